@@ -1,0 +1,8 @@
+import 'reflect-metadata';
+import { onShutdownSignal, runMain } from '@crm/common';
+import { startContacts } from './contacts.service-definition';
+
+runMain('contacts', async () => {
+  const service = await startContacts();
+  onShutdownSignal(() => service.close());
+});

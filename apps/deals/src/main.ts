@@ -1,0 +1,8 @@
+import 'reflect-metadata';
+import { onShutdownSignal, runMain } from '@crm/common';
+import { startDeals } from './deals.service-definition';
+
+runMain('deals', async () => {
+  const service = await startDeals();
+  onShutdownSignal(() => service.close());
+});

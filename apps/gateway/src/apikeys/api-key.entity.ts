@@ -1,0 +1,36 @@
+import type { ApiScope } from '@crm/contracts';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** An API key. Only a SHA-256 digest of the secret is stored; the secret is shown once, at creation. */
+@Entity({ name: 'api_keys' })
+export class ApiKey {
+  @PrimaryColumn({ type: 'text' })
+  id!: string;
+
+  @Column({ type: 'text' })
+  name!: string;
+
+  @Column({ type: 'text' })
+  scope!: ApiScope;
+
+  @Column({ name: 'key_hash', type: 'text', unique: true })
+  keyHash!: string;
+
+  @Column({ type: 'text' })
+  last4!: string;
+
+  @Column({ type: 'text' })
+  environment!: 'live' | 'test';
+
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  expiresAt!: Date | null;
+
+  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
+  revokedAt!: Date | null;
+
+  @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
+  lastUsedAt!: Date | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt!: Date;
+}

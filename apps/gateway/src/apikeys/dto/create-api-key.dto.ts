@@ -1,0 +1,17 @@
+import { API_SCOPES, ApiScope } from '@crm/contracts';
+import { IsDefined, IsIn, IsOptional, IsRFC3339, IsString, Length } from 'class-validator';
+
+export class CreateApiKeyDto {
+  @IsDefined({ message: 'name is required' })
+  @IsString({ message: 'name must be a string' })
+  @Length(1, 100, { message: 'name must be 1 to 100 characters' })
+  name!: string;
+
+  @IsDefined({ message: 'scope is required' })
+  @IsIn(API_SCOPES, { message: `scope must be one of ${API_SCOPES.join(', ')}` })
+  scope!: ApiScope;
+
+  @IsOptional()
+  @IsRFC3339({ message: 'expires_at must be an RFC 3339 date-time, e.g. 2030-01-01T00:00:00Z' })
+  expires_at?: string;
+}

@@ -1,0 +1,7 @@
+import { CreateOutbox1763800000000 } from '@crm/messaging';
+import { ApiKey } from '../apikeys/api-key.entity';
+import { CreateApiKeys1763800000100 } from './migrations/1763800000100-create-api-keys';
+
+export const GATEWAY_SCHEMA = 'gateway';
+export const gatewayEntities = [ApiKey];
+export const gatewayMigrations = [CreateOutbox1763800000000, CreateApiKeys1763800000100];

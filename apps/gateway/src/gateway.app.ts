@@ -1,0 +1,98 @@
+import { createLogger, DatabaseSpec, Env, NestPinoLogger, openDatabase } from '@crm/common';
+import { connectNats } from '@crm/messaging';
+import { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { randomUUID } from 'crypto';
+import type { Express, NextFunction, Request, Response } from 'express';
+import pinoHttp from 'pino-http';
+import { ApiKeysService } from './apikeys/api-keys.service';
+import { GatewayConfig, loadGatewayConfig } from './config';
+import { GATEWAY_SCHEMA, gatewayEntities, gatewayMigrations } from './database';
+import { GatewayModule } from './gateway.module';
+import { AccessMiddleware } from './http/access.middleware';
+import { jsonBody } from './http/json-body';
+import { GatewayRequest } from './http/request-context';
+import { GatewayMetrics } from './metrics/gateway-metrics';
+import { connectRedis } from './redis';
+
+export interface RunningGateway {
+  app: INestApplication;
+  config: GatewayConfig;
+  url: string;
+  close(): Promise<void>;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function gatewayDatabase(config: Pick<GatewayConfig, 'databaseUrl'>): DatabaseSpec {
+  return { url: config.databaseUrl, schema: GATEWAY_SCHEMA, entities: gatewayEntities, migrations: gatewayMigrations, poolSize: 20 };
+}
+
+/** Starts the HTTP gateway: request ids and logs, key check, rate limit, body parsing, then routes. */
+export async function startGateway(env: Env = process.env): Promise<RunningGateway> {
+  const config = loadGatewayConfig(env);
+  const logger = createLogger('gateway', config.logLevel);
+  const database = gatewayDatabase(config);
+  const dataSource = await openDatabase(database);
+  const nc = await connectNats(config.natsUrl, 'crm-gateway').catch(async (err) => {
+    await dataSource.destroy();
+    throw err;
+  });
+  const redis = await connectRedis(config.redisUrl, logger).catch(async (err) => {
+    await nc.close();
+    await dataSource.destroy();
+    throw err;
+  });
+
+  const app = await NestFactory.create(GatewayModule.register({ config, logger, database, dataSource, nc, redis }), {
+    bodyParser: false,
+    logger: new NestPinoLogger(logger),
+    abortOnError: false,
+  });
+  const express = app.getHttpAdapter().getInstance() as Express;
+  express.disable('x-powered-by');
+  express.set('trust proxy', config.trustProxy);
+
+  const metrics = app.get(GatewayMetrics);
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (req, res) => {
+        const given = req.headers['x-request-id'];
+        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      customProps: (req) => ({ key_id: (req as GatewayRequest).principal?.keyId }),
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    }),
+  );
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const end = metrics.requests.startTimer({ method: req.method });
+    res.on('finish', () => end({ route: (req.route?.path as string | undefined) ?? 'unmatched', status: String(res.statusCode) }));
+    next();
+  });
+  const access = app.get(AccessMiddleware);
+  app.use((req: GatewayRequest, res: Response, next: NextFunction) => void access.use(req, res, next));
+  app.use(jsonBody());
+
+  if (config.bootstrapApiKey) await app.get(ApiKeysService).ensureBootstrapKey(config.bootstrapApiKey);
+  await app.listen(config.port, config.host);
+  const { port } = app.getHttpServer().address() as { port: number };
+  const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+  logger.info({ url, namespace: config.namespace }, 'gateway ready');
+
+  let closed = false;
+  return {
+    app,
+    config,
+    url,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      await nc.drain().catch(() => undefined);
+      if (dataSource.isInitialized) await dataSource.destroy();
+    },
+  };
+}

@@ -1,0 +1,89 @@
+import { DatabaseSpec, dataSourceOptions, Logger } from '@crm/common';
+import { ServiceName } from '@crm/contracts';
+import { MessagingModule } from '@crm/messaging';
+import { DependencyHealth } from '@crm/runtime';
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
+import { TerminusModule } from '@nestjs/terminus';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import Redis from 'ioredis';
+import { NatsConnection } from 'nats';
+import { DataSource } from 'typeorm';
+import { ApiKeysController } from './apikeys/api-keys.controller';
+import { ApiKeysService } from './apikeys/api-keys.service';
+import { GATEWAY_CONFIG, GatewayConfig } from './config';
+import { HealthController } from './health/health.controller';
+import { AccessMiddleware } from './http/access.middleware';
+import { ApiExceptionFilter } from './http/api-exception.filter';
+import { RouteIndex } from './http/route-index';
+import { GatewayMetrics } from './metrics/gateway-metrics';
+import { MetricsController } from './metrics/metrics.controller';
+import { RateLimiterService, REDIS } from './rate-limit/rate-limiter.service';
+import { CaptureController } from './routes/capture.controller';
+import { ContactsController } from './routes/contacts.controller';
+import { DealsController } from './routes/deals.controller';
+import { EventsController } from './routes/events.controller';
+import { PipelinesController } from './routes/pipelines.controller';
+import { SchemaController } from './routes/schema.controller';
+import { ServiceForwarder } from './routes/service-forwarder';
+import { WebhooksController } from './routes/webhooks.controller';
+import { LOGGER } from './tokens';
+
+export interface GatewayDeps {
+  config: GatewayConfig;
+  logger: Logger;
+  database: DatabaseSpec;
+  dataSource: DataSource;
+  nc: NatsConnection;
+  redis: Redis;
+}
+
+@Module({})
+export class GatewayModule {
+  static register(deps: GatewayDeps): DynamicModule {
+    const { config, logger, database, dataSource, nc, redis } = deps;
+    return {
+      module: GatewayModule,
+      imports: [
+        DiscoveryModule,
+        TerminusModule,
+        TypeOrmModule.forRootAsync({ useFactory: () => dataSourceOptions(database), dataSourceFactory: async () => dataSource }),
+        MessagingModule.forRoot({
+          nc,
+          serveRpc: false,
+          service: ServiceName.Gateway,
+          namespace: config.namespace,
+          rpcTimeoutMs: config.rpcTimeoutMs,
+          logger,
+          databaseUrl: config.databaseUrl,
+          schema: database.schema,
+        }),
+      ],
+      controllers: [
+        HealthController,
+        MetricsController,
+        ApiKeysController,
+        ContactsController,
+        DealsController,
+        PipelinesController,
+        EventsController,
+        WebhooksController,
+        SchemaController,
+        CaptureController,
+      ],
+      providers: [
+        { provide: GATEWAY_CONFIG, useValue: config },
+        { provide: LOGGER, useValue: logger },
+        { provide: REDIS, useValue: redis },
+        { provide: APP_FILTER, useClass: ApiExceptionFilter },
+        ApiKeysService,
+        RateLimiterService,
+        GatewayMetrics,
+        AccessMiddleware,
+        RouteIndex,
+        ServiceForwarder,
+        DependencyHealth,
+      ],
+    };
+  }
+}

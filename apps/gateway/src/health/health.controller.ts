@@ -1,0 +1,69 @@
+import { Logger } from '@crm/common';
+import { healthRpc, RPC_SERVICES, RpcServiceName } from '@crm/contracts';
+import { NATS_CONNECTION, RpcClient } from '@crm/messaging';
+import { DependencyHealth, withTimeout } from '@crm/runtime';
+import { Controller, Get, HttpException, Inject, Res } from '@nestjs/common';
+import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
+import type { Response } from 'express';
+import Redis from 'ioredis';
+import { NatsConnection } from 'nats';
+import { DataSource } from 'typeorm';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config';
+import { REDIS } from '../rate-limit/rate-limiter.service';
+import { LOGGER } from '../tokens';
+
+/**
+ * GET /health, open without a key: each dependency and each service as up or down. 200 only when
+ * everything is up, 503 otherwise, with the same body shape either way.
+ */
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly dependencies: DependencyHealth,
+    private readonly indicators: HealthIndicatorService,
+    private readonly dataSource: DataSource,
+    private readonly rpc: RpcClient,
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  @Get()
+  async check(@Res() res: Response): Promise<void> {
+    const timeout = this.config.healthTimeoutMs;
+    try {
+      const result = await this.health.check([
+        () => this.dependencies.database(this.dataSource, timeout),
+        () => this.redisUp(timeout),
+        () => this.dependencies.nats(this.nc, timeout),
+        ...RPC_SERVICES.map((service) => () => this.serviceUp(service, timeout)),
+      ]);
+      res.status(200).json(result);
+    } catch (err) {
+      if (err instanceof HttpException) {
+        res.status(err.getStatus()).json(err.getResponse());
+        return;
+      }
+      this.logger.error({ err }, 'health check failed');
+      res.status(503).json({ status: 'error' });
+    }
+  }
+
+  private async redisUp(timeout: number) {
+    const check = this.indicators.check('redis');
+    try {
+      await withTimeout(this.redis.ping(), timeout, 'Redis');
+      return check.up();
+    } catch (err) {
+      return check.down({ message: (err as Error).message });
+    }
+  }
+
+  private async serviceUp(service: RpcServiceName, timeout: number) {
+    const check = this.indicators.check(service);
+    const reply = await this.rpc.call(healthRpc(service), { ctx: { request_id: 'health' }, params: {}, query: {}, body: null }, timeout);
+    return reply.ok ? check.up() : check.down({ message: reply.error.message });
+  }
+}

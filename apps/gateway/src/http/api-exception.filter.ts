@@ -1,0 +1,46 @@
+import { DomainError, ErrorCode, Logger } from '@crm/common';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, NotFoundException } from '@nestjs/common';
+import type { Response } from 'express';
+import { LOGGER } from '../tokens';
+import { codeForStatus } from './error-status';
+import { GatewayRequest } from './request-context';
+import { RouteIndex } from './route-index';
+import { writeError } from './write-error';
+
+/** Renders every failure in the spec's error shape; nothing else reaches the client. */
+@Catch()
+export class ApiExceptionFilter implements ExceptionFilter {
+  constructor(
+    private readonly routes: RouteIndex,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const res = http.getResponse<Response>();
+    const req = http.getRequest<GatewayRequest>();
+
+    if (exception instanceof DomainError) return writeError(res, exception.toBody());
+
+    if (exception instanceof NotFoundException) {
+      // Nest raises this only when no route matched.
+      const allowed = this.routes.allowedMethods(req.path);
+      if (allowed.length) {
+        return writeError(
+          res,
+          { code: ErrorCode.MethodNotAllowed, message: `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}.` },
+          { Allow: allowed.join(', ') },
+        );
+      }
+      return writeError(res, { code: ErrorCode.NotFound, message: `No route ${req.method} ${req.path}.` });
+    }
+
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      return writeError(res, { code: codeForStatus(status), message: exception.message });
+    }
+
+    this.logger.error({ err: exception, request_id: req.id }, 'unhandled error');
+    writeError(res, { code: ErrorCode.Internal, message: 'An internal error occurred.' });
+  }
+}

@@ -1,0 +1,41 @@
+import { ErrorCode } from '@crm/common';
+import express, { NextFunction, Request, RequestHandler, Response } from 'express';
+import { writeError } from './write-error';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+function hasBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * Parses JSON request bodies up to 1 MiB. Malformed JSON, other media types and oversized bodies
+ * answer in the spec's error shape before any route runs.
+ */
+export function jsonBody(): RequestHandler {
+  const parse = express.json({ limit: BODY_LIMIT_BYTES, strict: false, type: () => true });
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!hasBody(req)) return next();
+    if (!req.is('application/json') && !req.is('application/*+json')) {
+      return writeError(res, {
+        code: ErrorCode.UnsupportedMediaType,
+        message: `Request bodies must be JSON sent with Content-Type: application/json (got '${req.headers['content-type'] ?? 'none'}').`,
+      });
+    }
+    parse(req, res, (err?: { type?: string; message?: string }) => {
+      if (!err) return next();
+      switch (err.type) {
+        case 'entity.too.large':
+          return writeError(res, { code: ErrorCode.PayloadTooLarge, message: `Request body exceeds the ${BODY_LIMIT_BYTES} byte limit.` });
+        case 'entity.parse.failed':
+          return writeError(res, { code: ErrorCode.InvalidRequest, message: `Malformed JSON in request body: ${err.message}` });
+        case 'encoding.unsupported':
+        case 'charset.unsupported':
+          return writeError(res, { code: ErrorCode.UnsupportedMediaType, message: err.message ?? 'Unsupported body encoding.' });
+        default:
+          return writeError(res, { code: ErrorCode.InvalidRequest, message: err.message ?? 'The request body could not be read.' });
+      }
+    });
+  };
+}

@@ -1,0 +1,17 @@
+import type { ApiScope, RequestContext } from '@crm/contracts';
+import type { Request } from 'express';
+
+/** The API key a request was authenticated with. */
+export interface Principal {
+  keyId: string;
+  scope: ApiScope;
+}
+
+export interface GatewayRequest extends Request {
+  id: string;
+  principal?: Principal;
+}
+
+export function contextOf(req: GatewayRequest): RequestContext {
+  return { request_id: String(req.id), key_id: req.principal?.keyId, scope: req.principal?.scope };
+}

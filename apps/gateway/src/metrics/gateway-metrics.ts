@@ -1,0 +1,32 @@
+import { Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/** Prometheus metrics of one gateway instance, served at GET /metrics. */
+@Injectable()
+export class GatewayMetrics {
+  readonly registry = new Registry();
+
+  readonly requests = new Histogram({
+    name: 'crm_http_request_duration_seconds',
+    help: 'HTTP requests by method, route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  readonly rateLimiterFailOpen = new Counter({
+    name: 'crm_rate_limiter_fail_open_total',
+    help: 'Requests let through without a rate-limit decision because Redis could not be reached',
+    registers: [this.registry],
+  });
+
+  readonly rateLimited = new Counter({
+    name: 'crm_rate_limited_total',
+    help: 'Requests refused with 429',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+}

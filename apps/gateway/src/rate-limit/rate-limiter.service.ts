@@ -1,0 +1,73 @@
+import { Logger } from '@crm/common';
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import Redis from 'ioredis';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
+import { LOGGER } from '../tokens';
+import { TOKEN_BUCKET_LUA } from './token-bucket.lua';
+
+export const REDIS = Symbol('REDIS');
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Unix seconds at which the bucket is full again. */
+  resetAt: number;
+  /** Whole seconds to wait before the next request can succeed (0 when allowed). */
+  retryAfterSeconds: number;
+}
+
+type BucketReply = [number, number, number, number, number];
+
+/**
+ * Per-key token bucket in Redis, shared by all gateway replicas. When Redis cannot be reached the
+ * limiter fails open: requests pass, a warning is logged (at most every 10 s) and a counter rises.
+ * Refusing all traffic because a cache is down would turn a Redis hiccup into a full outage.
+ */
+@Injectable()
+export class RateLimiterService implements OnApplicationShutdown {
+  private readonly refillPerMs: number;
+  private lastWarning = 0;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: GatewayMetrics,
+  ) {
+    this.refillPerMs = config.rateLimitPerMinute / 60_000;
+    this.redis.defineCommand('crmTokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET_LUA });
+  }
+
+  async take(subject: string): Promise<RateDecision> {
+    const limit = this.config.rateLimitPerMinute;
+    try {
+      const key = `${this.config.namespace}:ratelimit:${subject}`;
+      const reply = (await (this.redis as unknown as { crmTokenBucket(...args: unknown[]): Promise<BucketReply> }).crmTokenBucket(
+        key,
+        this.config.rateLimitBurst,
+        this.refillPerMs,
+      )) as BucketReply;
+      const [allowed, remaining, retryAfterMs, untilFullMs, nowMs] = reply.map(Number);
+      return {
+        allowed: allowed === 1,
+        limit,
+        remaining,
+        resetAt: Math.ceil((nowMs + untilFullMs) / 1000),
+        retryAfterSeconds: allowed === 1 ? 0 : Math.max(1, Math.ceil(retryAfterMs / 1000)),
+      };
+    } catch (err) {
+      this.metrics.rateLimiterFailOpen.inc();
+      if (Date.now() - this.lastWarning > 10_000) {
+        this.lastWarning = Date.now();
+        this.logger.warn({ err: (err as Error).message }, 'rate limiter cannot reach Redis; letting requests through');
+      }
+      return { allowed: true, limit, remaining: limit, resetAt: Math.ceil(Date.now() / 1000), retryAfterSeconds: 0 };
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.redis.disconnect();
+  }
+}

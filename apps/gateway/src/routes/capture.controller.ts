@@ -1,0 +1,15 @@
+import { ContactsRpc } from '@crm/contracts';
+import { Controller, HttpCode, Post, Req } from '@nestjs/common';
+import { GatewayRequest } from '../http/request-context';
+import { ServiceForwarder } from './service-forwarder';
+
+@Controller('capture')
+export class CaptureController {
+  constructor(private readonly forward: ServiceForwarder) {}
+
+  @Post()
+  @HttpCode(202)
+  capture(@Req() req: GatewayRequest) {
+    return this.forward.to(ContactsRpc.Capture, req);
+  }
+}

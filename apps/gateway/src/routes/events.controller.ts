@@ -1,0 +1,14 @@
+import { EventsRpc } from '@crm/contracts';
+import { Controller, Get, Req } from '@nestjs/common';
+import { GatewayRequest } from '../http/request-context';
+import { ServiceForwarder } from './service-forwarder';
+
+@Controller('events')
+export class EventsController {
+  constructor(private readonly forward: ServiceForwarder) {}
+
+  @Get()
+  list(@Req() req: GatewayRequest) {
+    return this.forward.to(EventsRpc.List, req);
+  }
+}

@@ -1,0 +1,15 @@
+import { ContactsRpc } from '@crm/contracts';
+import { Controller, Get, Req } from '@nestjs/common';
+import { GatewayRequest } from '../http/request-context';
+import { ServiceForwarder } from './service-forwarder';
+
+/** Custom object types live with the records they describe, in the contacts service. */
+@Controller('schema')
+export class SchemaController {
+  constructor(private readonly forward: ServiceForwarder) {}
+
+  @Get()
+  get(@Req() req: GatewayRequest) {
+    return this.forward.to(ContactsRpc.Schema, req);
+  }
+}

@@ -1,0 +1,53 @@
+import { WebhooksRpc } from '@crm/contracts';
+import { Controller, Delete, Get, HttpCode, Patch, Post, Req } from '@nestjs/common';
+import { GatewayRequest } from '../http/request-context';
+import { ServiceForwarder } from './service-forwarder';
+
+@Controller('webhooks')
+export class WebhooksController {
+  constructor(private readonly forward: ServiceForwarder) {}
+
+  @Post()
+  @HttpCode(201)
+  create(@Req() req: GatewayRequest) {
+    return this.forward.to(WebhooksRpc.Create, req);
+  }
+
+  @Get()
+  list(@Req() req: GatewayRequest) {
+    return this.forward.to(WebhooksRpc.List, req);
+  }
+
+  @Get(':id')
+  get(@Req() req: GatewayRequest) {
+    return this.forward.to(WebhooksRpc.Get, req);
+  }
+
+  @Patch(':id')
+  update(@Req() req: GatewayRequest) {
+    return this.forward.to(WebhooksRpc.Update, req);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  async remove(@Req() req: GatewayRequest) {
+    await this.forward.to(WebhooksRpc.Delete, req);
+  }
+
+  @Get(':id/deliveries')
+  deliveries(@Req() req: GatewayRequest) {
+    return this.forward.to(WebhooksRpc.Deliveries, req);
+  }
+
+  @Post(':id/ping')
+  @HttpCode(200)
+  ping(@Req() req: GatewayRequest) {
+    return this.forward.to(WebhooksRpc.Ping, req);
+  }
+
+  @Post(':id/replay')
+  @HttpCode(200)
+  replay(@Req() req: GatewayRequest) {
+    return this.forward.to(WebhooksRpc.Replay, req);
+  }
+}

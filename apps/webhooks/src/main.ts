@@ -1,0 +1,8 @@
+import 'reflect-metadata';
+import { onShutdownSignal, runMain } from '@crm/common';
+import { startWebhooks } from './webhooks.service-definition';
+
+runMain('webhooks', async () => {
+  const service = await startWebhooks();
+  onShutdownSignal(() => service.close());
+});

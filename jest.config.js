@@ -1,0 +1,19 @@
+/** One Jest run covers unit tests beside the code, per-app integration tests and the black-box API suite. */
+const fs = require('fs');
+const swcrc = JSON.parse(fs.readFileSync(`${__dirname}/.swcrc`, 'utf8'));
+
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/test'],
+  testMatch: ['**/*.spec.ts', '**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
+  moduleNameMapper: {
+    '^@crm/common$': '<rootDir>/libs/common/src/index.ts',
+    '^@crm/contracts$': '<rootDir>/libs/contracts/src/index.ts',
+    '^@crm/messaging$': '<rootDir>/libs/messaging/src/index.ts',
+    '^@crm/runtime$': '<rootDir>/libs/runtime/src/index.ts',
+  },
+  testTimeout: 60000,
+  // Every suite gets its own database and NATS namespace, so files may run side by side; two workers fit two cores.
+  maxWorkers: 2,
+};

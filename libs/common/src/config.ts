@@ -1,0 +1,102 @@
+/**
+ * Configuration comes from environment variables with safe local defaults. A bad value stops start-up
+ * with one line that names the variable.
+ */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export type Env = Record<string, string | undefined>;
+
+export function stringVar(env: Env, name: string, fallback: string): string {
+  const value = env[name];
+  return value === undefined || value === '' ? fallback : value;
+}
+
+export function optionalVar(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+export function urlVar(env: Env, name: string, fallback: string, protocols: string[]): string {
+  const value = stringVar(env, name, fallback);
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL: '${value}'`);
+  }
+  if (!protocols.includes(parsed.protocol.replace(/:$/, ''))) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}://, got '${parsed.protocol}//'`);
+  }
+  return value;
+}
+
+export function intVar(env: Env, name: string, fallback: number, bounds: { min?: number; max?: number } = {}): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got '${raw}'`);
+  const value = Number(raw);
+  if (bounds.min !== undefined && value < bounds.min) throw new ConfigError(`${name} must be at least ${bounds.min}, got ${value}`);
+  if (bounds.max !== undefined && value > bounds.max) throw new ConfigError(`${name} must be at most ${bounds.max}, got ${value}`);
+  return value;
+}
+
+export function boolVar(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['true', '1', 'yes'].includes(raw.toLowerCase())) return true;
+  if (['false', '0', 'no'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false, got '${raw}'`);
+}
+
+export function enumVar<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const value = stringVar(env, name, fallback);
+  if (!allowed.includes(value as T)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got '${value}'`);
+  return value as T;
+}
+
+/** Settings every process of the system shares. */
+export interface BaseConfig {
+  databaseUrl: string;
+  natsUrl: string;
+  /** Prefix of every NATS subject, JetStream name and Redis key, so environments can share one broker. */
+  namespace: string;
+  logLevel: string;
+  rpcTimeoutMs: number;
+}
+
+export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/crm';
+export const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+export function loadBaseConfig(env: Env): BaseConfig {
+  const namespace = stringVar(env, 'CRM_NAMESPACE', 'crm');
+  if (!/^[a-z][a-z0-9_]{0,39}$/.test(namespace)) {
+    throw new ConfigError(`CRM_NAMESPACE must be lowercase letters, digits and '_' (starting with a letter), got '${namespace}'`);
+  }
+  return {
+    databaseUrl: urlVar(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres', 'postgresql']),
+    natsUrl: urlVar(env, 'NATS_URL', DEFAULT_NATS_URL, ['nats', 'tls']),
+    namespace,
+    logLevel: enumVar(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    rpcTimeoutMs: intVar(env, 'RPC_TIMEOUT_MS', 5000, { min: 100, max: 60000 }),
+  };
+}
+
+/** Settings of a NATS-only service: the base plus the port of its health endpoint for probes. */
+export interface ServiceConfig extends BaseConfig {
+  healthPort: number;
+  healthHost: string;
+}
+
+export function loadServiceConfig(env: Env, defaultHealthPort: number): ServiceConfig {
+  return {
+    ...loadBaseConfig(env),
+    healthPort: intVar(env, 'HEALTH_PORT', defaultHealthPort, { min: 0, max: 65535 }),
+    healthHost: stringVar(env, 'HEALTH_HOST', '0.0.0.0'),
+  };
+}

@@ -1,0 +1,73 @@
+/** Error codes a client can see in `{error: {code, message}}`. HTTP statuses are assigned at the gateway only. */
+export const ErrorCode = {
+  InvalidRequest: 'invalid_request',
+  ValidationFailed: 'validation_failed',
+  Unauthorized: 'unauthorized',
+  Forbidden: 'forbidden',
+  NotFound: 'not_found',
+  MethodNotAllowed: 'method_not_allowed',
+  Conflict: 'conflict',
+  PayloadTooLarge: 'payload_too_large',
+  UnsupportedMediaType: 'unsupported_media_type',
+  RateLimitExceeded: 'rate_limit_exceeded',
+  Internal: 'internal_error',
+  NotImplemented: 'not_implemented',
+  BadGateway: 'bad_gateway',
+  ServiceUnavailable: 'service_unavailable',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** One problem with one input field. `code` is machine-readable, e.g. `required`, `unknown_field`, `invalid_value`. */
+export interface FieldIssue {
+  field: string;
+  code: string;
+  message: string;
+}
+
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  details?: FieldIssue[];
+}
+
+/**
+ * A failure the client caused or must know about. Services throw it; it crosses NATS as data and the
+ * gateway renders it. It carries no HTTP types, so domain code stays transport-free.
+ */
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: FieldIssue[],
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+
+  toBody(): ErrorBody {
+    return this.details?.length
+      ? { code: this.code, message: this.message, details: this.details }
+      : { code: this.code, message: this.message };
+  }
+
+  static notFound(resource: string, id: string): DomainError {
+    return new DomainError(ErrorCode.NotFound, `No ${resource} with id '${id}'.`);
+  }
+
+  static invalid(field: string, message: string, code = 'invalid_value'): DomainError {
+    return new DomainError(ErrorCode.ValidationFailed, message, [{ field, code, message }]);
+  }
+
+  static conflict(message: string, details?: FieldIssue[]): DomainError {
+    return new DomainError(ErrorCode.Conflict, message, details);
+  }
+}
+
+export function isErrorBody(value: unknown): value is ErrorBody {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as ErrorBody).code === 'string' &&
+    typeof (value as ErrorBody).message === 'string'
+  );
+}

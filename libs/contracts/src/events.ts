@@ -1,0 +1,71 @@
+/**
+ * Domain event types (`resource.action`) and their payloads. docs/events.md describes each one; a
+ * payload that changes shape gets a new type name rather than a silent change.
+ */
+export const EventType = {
+  ContactCreated: 'contact.created',
+  ContactUpdated: 'contact.updated',
+  ContactDeleted: 'contact.deleted',
+  ContactEnriched: 'contact.enriched',
+  CompanyCreated: 'company.created',
+  CompanyUpdated: 'company.updated',
+  CompanyDeleted: 'company.deleted',
+  CompanyEnriched: 'company.enriched',
+  DealCreated: 'deal.created',
+  DealUpdated: 'deal.updated',
+  DealDeleted: 'deal.deleted',
+  DealStageChanged: 'deal.stage_changed',
+  DealWon: 'deal.won',
+  DealLost: 'deal.lost',
+  ActivityCreated: 'activity.created',
+  ActivityUpdated: 'activity.updated',
+  ActivityDeleted: 'activity.deleted',
+  TaskCreated: 'task.created',
+  TaskUpdated: 'task.updated',
+  TaskDeleted: 'task.deleted',
+  PipelineCreated: 'pipeline.created',
+  PipelineUpdated: 'pipeline.updated',
+  PipelineDeleted: 'pipeline.deleted',
+  TriggerDealStale: 'trigger.deal.stale',
+  ImportCompleted: 'import.completed',
+  ApiKeyCreated: 'api_key.created',
+  ApiKeyRevoked: 'api_key.revoked',
+  WebhookDisabled: 'webhook.disabled',
+} as const;
+export type EventType = (typeof EventType)[keyof typeof EventType];
+
+export const EVENT_TYPES: readonly EventType[] = Object.values(EventType);
+
+export function isEventType(value: string): value is EventType {
+  return (EVENT_TYPES as readonly string[]).includes(value);
+}
+
+/** An event as stored in the log, published on NATS and delivered to webhooks. */
+export interface DomainEvent<D = Record<string, unknown>> {
+  id: string;
+  type: EventType;
+  occurred_at: string;
+  data: D;
+}
+
+export interface ContactCreatedData {
+  contact_id: string;
+  email: string;
+}
+
+export interface DealStageChangedData {
+  deal_id: string;
+  from_stage_id: string | null;
+  to_stage_id: string;
+}
+
+export interface ApiKeyCreatedData {
+  key_id: string;
+  name: string;
+  scope: string;
+  last4: string;
+}
+
+export interface ApiKeyRevokedData {
+  key_id: string;
+}

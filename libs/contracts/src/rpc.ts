@@ -1,0 +1,76 @@
+import type { ErrorBody } from '@crm/common';
+
+export const API_SCOPES = ['read', 'read-write', 'capture-only'] as const;
+export type ApiScope = (typeof API_SCOPES)[number];
+
+/** Who is calling, carried from the gateway to the service that does the work. */
+export interface RequestContext {
+  request_id: string;
+  key_id?: string;
+  scope?: ApiScope;
+}
+
+/** What the gateway sends for one HTTP request: path parameters, query, body, caller. */
+export interface RpcRequest<B = unknown, Q = Record<string, unknown>, P = Record<string, string>> {
+  ctx: RequestContext;
+  params: P;
+  query: Q;
+  body: B;
+}
+
+/** `body` is the HTTP response body as the client will see it; the gateway picks the status. */
+export type RpcReply = { ok: true; body?: unknown } | { ok: false; error: ErrorBody };
+
+/** Request names: `<service>.<resource>.<action>`. Each route of the HTTP API maps to one. */
+export const ContactsRpc = {
+  Create: 'contacts.contacts.create',
+  List: 'contacts.contacts.list',
+  Get: 'contacts.contacts.get',
+  Update: 'contacts.contacts.update',
+  Delete: 'contacts.contacts.delete',
+  Merge: 'contacts.contacts.merge',
+  ListDeals: 'contacts.contacts.deals',
+  ListActivities: 'contacts.contacts.activities',
+  ListTasks: 'contacts.contacts.tasks',
+  DealActivities: 'contacts.deals.activities',
+  DealTasks: 'contacts.deals.tasks',
+  Schema: 'contacts.schema.get',
+  Capture: 'contacts.capture.create',
+} as const;
+
+export const PipelinesRpc = {
+  Create: 'deals.pipelines.create',
+  List: 'deals.pipelines.list',
+  Get: 'deals.pipelines.get',
+  Update: 'deals.pipelines.update',
+  Delete: 'deals.pipelines.delete',
+  ListDeals: 'deals.pipelines.deals',
+  AddStage: 'deals.pipelines.add_stage',
+  ReorderStages: 'deals.pipelines.reorder_stages',
+  DeleteStage: 'deals.pipelines.delete_stage',
+} as const;
+
+export const DealsRpc = {
+  Create: 'deals.deals.create',
+  List: 'deals.deals.list',
+  Get: 'deals.deals.get',
+  Update: 'deals.deals.update',
+  Delete: 'deals.deals.delete',
+  MoveStage: 'deals.deals.move_stage',
+  History: 'deals.deals.history',
+} as const;
+
+export const EventsRpc = {
+  List: 'events.events.list',
+} as const;
+
+export const WebhooksRpc = {
+  Create: 'webhooks.webhooks.create',
+  List: 'webhooks.webhooks.list',
+  Get: 'webhooks.webhooks.get',
+  Update: 'webhooks.webhooks.update',
+  Delete: 'webhooks.webhooks.delete',
+  Deliveries: 'webhooks.webhooks.deliveries',
+  Ping: 'webhooks.webhooks.ping',
+  Replay: 'webhooks.webhooks.replay',
+} as const;

@@ -1,0 +1,56 @@
+/**
+ * Every NATS name the services agree on. Call sites use these builders, never string literals.
+ * Names are prefixed by the deployment's namespace (CRM_NAMESPACE) so two environments, or a test run
+ * beside a running stack, can share one NATS server without answering each other.
+ */
+export const ServiceName = {
+  Gateway: 'gateway',
+  Contacts: 'contacts',
+  Deals: 'deals',
+  Events: 'events',
+  Webhooks: 'webhooks',
+} as const;
+export type ServiceName = (typeof ServiceName)[keyof typeof ServiceName];
+
+/** The services that answer requests over NATS (the gateway only asks). */
+export const RPC_SERVICES = [ServiceName.Contacts, ServiceName.Deals, ServiceName.Events, ServiceName.Webhooks] as const;
+export type RpcServiceName = (typeof RPC_SERVICES)[number];
+
+/** `<namespace>.rpc.<service>.<resource>.<action>`: request/reply, load-balanced over a queue group. */
+export function rpcSubject(namespace: string, name: string): string {
+  return `${namespace}.rpc.${name}`;
+}
+
+export function rpcServiceWildcard(namespace: string, service: RpcServiceName): string {
+  return `${namespace}.rpc.${service}.>`;
+}
+
+export function rpcQueueGroup(namespace: string, service: RpcServiceName): string {
+  return `${namespace}.${service}`;
+}
+
+/** The name of a service's liveness request, answered by the RPC server itself. */
+export function healthRpc(service: RpcServiceName): string {
+  return `${service}.health`;
+}
+
+/** Domain events: `<namespace>.events.<type>`, e.g. `crm.events.contact.created`. */
+export function eventSubject(namespace: string, type: string): string {
+  return `${namespace}.events.${type}`;
+}
+
+export function eventSubjectWildcard(namespace: string): string {
+  return `${namespace}.events.>`;
+}
+
+/** The JetStream stream holding every domain event, e.g. `CRM_EVENTS`. */
+export function eventStreamName(namespace: string): string {
+  return `${namespace.toUpperCase()}_EVENTS`;
+}
+
+/** Durable JetStream consumer names, one per consuming service. */
+export const EventConsumer = {
+  EventLog: 'event-log',
+  Webhooks: 'webhooks',
+  Deals: 'deals-activity',
+} as const;

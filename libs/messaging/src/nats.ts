@@ -1,0 +1,29 @@
+import { StartupError } from '@crm/common';
+import { connect, NatsConnection } from 'nats';
+
+export const NATS_CONNECTION = Symbol('NATS_CONNECTION');
+
+/** Connects once at start-up (failing with one clear line), then reconnects for ever while running. */
+export async function connectNats(url: string, name: string): Promise<NatsConnection> {
+  try {
+    return await connect({
+      servers: url,
+      name,
+      timeout: 5000,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      pingInterval: 10_000,
+    });
+  } catch (err) {
+    throw new StartupError(`NATS at ${url} is unreachable: ${(err as Error).message}`);
+  }
+}
+
+/** Sends and parses JSON; one place decides the wire format. */
+export function encodeJson(value: unknown): Uint8Array {
+  return Buffer.from(JSON.stringify(value), 'utf8');
+}
+
+export function decodeJson<T>(data: Uint8Array): T {
+  return JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as T;
+}

@@ -1,0 +1,2 @@
+export * from './health.indicators';
+export * from './service-app';
