@@ -19,12 +19,15 @@ import { RouteIndex } from './http/route-index';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { MetricsController } from './metrics/metrics.controller';
 import { RateLimiterService, REDIS } from './rate-limit/rate-limiter.service';
+import { ActivitiesController } from './routes/activities.controller';
 import { CaptureController } from './routes/capture.controller';
+import { CompaniesController } from './routes/companies.controller';
 import { ContactsController } from './routes/contacts.controller';
 import { DealsController } from './routes/deals.controller';
 import { EventsController } from './routes/events.controller';
 import { PipelinesController } from './routes/pipelines.controller';
 import { SchemaController } from './routes/schema.controller';
+import { TasksController } from './routes/tasks.controller';
 import { ServiceForwarder } from './routes/service-forwarder';
 import { WebhooksController } from './routes/webhooks.controller';
 import { LOGGER } from './tokens';
@@ -64,6 +67,9 @@ export class GatewayModule {
         MetricsController,
         ApiKeysController,
         ContactsController,
+        CompaniesController,
+        ActivitiesController,
+        TasksController,
         DealsController,
         PipelinesController,
         EventsController,

@@ -1,3 +1,6 @@
+export * from './contacts';
+export * from './deals';
 export * from './events';
 export * from './rpc';
 export * from './subjects';
+export * from './webhooks';

@@ -74,3 +74,45 @@ export const WebhooksRpc = {
   Ping: 'webhooks.webhooks.ping',
   Replay: 'webhooks.webhooks.replay',
 } as const;
+
+export const CompaniesRpc = {
+  Create: 'contacts.companies.create',
+  List: 'contacts.companies.list',
+  Get: 'contacts.companies.get',
+  Update: 'contacts.companies.update',
+  Delete: 'contacts.companies.delete',
+} as const;
+
+export const ActivitiesRpc = {
+  Create: 'contacts.activities.create',
+  List: 'contacts.activities.list',
+  Get: 'contacts.activities.get',
+  Update: 'contacts.activities.update',
+  Delete: 'contacts.activities.delete',
+} as const;
+
+export const TasksRpc = {
+  Create: 'contacts.tasks.create',
+  List: 'contacts.tasks.list',
+  Get: 'contacts.tasks.get',
+  Update: 'contacts.tasks.update',
+  Delete: 'contacts.tasks.delete',
+} as const;
+
+/**
+ * Service-to-service requests that have no HTTP route. Payload types live beside each service's
+ * contracts (libs/contracts/src/<service>/).
+ */
+export const ContactsInternalRpc = {
+  /** Which of the given contact and company ids exist, with their display names. */
+  Resolve: 'contacts.internal.resolve',
+} as const;
+
+export const DealsInternalRpc = {
+  /** Deals of one contact, for GET /contacts/:id/deals. */
+  ListForContact: 'deals.internal.list_for_contact',
+  /** Moves every deal of one contact to another (contact merge); idempotent. */
+  ReassignContact: 'deals.internal.reassign_contact',
+  /** Which of the given deal ids exist, with their names. */
+  Resolve: 'deals.internal.resolve',
+} as const;

@@ -1,3 +1,4 @@
+export * from './event-consumer';
 export * from './jetstream';
 export * from './messaging.module';
 export * from './messaging.options';

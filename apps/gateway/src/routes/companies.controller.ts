@@ -1,0 +1,36 @@
+import { CompaniesRpc } from '@crm/contracts';
+import { Controller, Delete, Get, HttpCode, Patch, Post, Req } from '@nestjs/common';
+import { GatewayRequest } from '../http/request-context';
+import { ServiceForwarder } from './service-forwarder';
+
+@Controller('companies')
+export class CompaniesController {
+  constructor(private readonly forward: ServiceForwarder) {}
+
+  @Post()
+  @HttpCode(201)
+  create(@Req() req: GatewayRequest) {
+    return this.forward.to(CompaniesRpc.Create, req);
+  }
+
+  @Get()
+  list(@Req() req: GatewayRequest) {
+    return this.forward.to(CompaniesRpc.List, req);
+  }
+
+  @Get(':id')
+  get(@Req() req: GatewayRequest) {
+    return this.forward.to(CompaniesRpc.Get, req);
+  }
+
+  @Patch(':id')
+  update(@Req() req: GatewayRequest) {
+    return this.forward.to(CompaniesRpc.Update, req);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  async remove(@Req() req: GatewayRequest) {
+    await this.forward.to(CompaniesRpc.Delete, req);
+  }
+}

@@ -1,0 +1,36 @@
+import { TasksRpc } from '@crm/contracts';
+import { Controller, Delete, Get, HttpCode, Patch, Post, Req } from '@nestjs/common';
+import { GatewayRequest } from '../http/request-context';
+import { ServiceForwarder } from './service-forwarder';
+
+@Controller('tasks')
+export class TasksController {
+  constructor(private readonly forward: ServiceForwarder) {}
+
+  @Post()
+  @HttpCode(201)
+  create(@Req() req: GatewayRequest) {
+    return this.forward.to(TasksRpc.Create, req);
+  }
+
+  @Get()
+  list(@Req() req: GatewayRequest) {
+    return this.forward.to(TasksRpc.List, req);
+  }
+
+  @Get(':id')
+  get(@Req() req: GatewayRequest) {
+    return this.forward.to(TasksRpc.Get, req);
+  }
+
+  @Patch(':id')
+  update(@Req() req: GatewayRequest) {
+    return this.forward.to(TasksRpc.Update, req);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  async remove(@Req() req: GatewayRequest) {
+    await this.forward.to(TasksRpc.Delete, req);
+  }
+}

@@ -1,0 +1,2 @@
+// Request and response shapes of the contacts service live here.
+export {};

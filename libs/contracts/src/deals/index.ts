@@ -1,0 +1,2 @@
+// Request and response shapes of the deals service live here.
+export {};

@@ -1,0 +1,2 @@
+// Request and response shapes of the webhooks service live here.
+export {};

@@ -1,0 +1,117 @@
+import { Logger } from '@crm/common';
+import { DomainEvent, eventStreamName, eventSubject } from '@crm/contracts';
+import { AckPolicy, ConsumerConfig, DeliverPolicy, JsMsg, NatsConnection, nanos } from 'nats';
+import { ensureEventStream } from './jetstream';
+import { decodeJson } from './nats';
+
+export interface DurableConsumerOptions {
+  nc: NatsConnection;
+  namespace: string;
+  /** Durable name: the stream remembers how far this consumer got, across restarts. */
+  durable: string;
+  /** Event types to receive (all when omitted). */
+  types?: string[];
+  /** Called with events in stream order; must be idempotent (redelivery after a crash is possible). */
+  handle: (events: DomainEvent[]) => Promise<void>;
+  logger: Logger;
+  batchSize?: number;
+  /** How long one fetch waits for messages before returning an empty batch. */
+  fetchExpiresMs?: number;
+}
+
+/**
+ * Pulls a durable JetStream consumer in batches and acknowledges a batch only after `handle`
+ * resolved, i.e. after the caller committed. A failing batch is retried in place with backoff before
+ * anything newer is fetched, so events are handled in stream order even across failures.
+ */
+export class DurableEventConsumer {
+  private running = false;
+  private loop?: Promise<void>;
+  private wake?: () => void;
+
+  constructor(private readonly options: DurableConsumerOptions) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+  }
+
+  private async sleep(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  private async ensureConsumer(): Promise<void> {
+    const { nc, namespace, durable, types } = this.options;
+    const stream = await ensureEventStream(nc, namespace);
+    const jsm = await nc.jetstreamManager();
+    const config: Partial<ConsumerConfig> = {
+      durable_name: durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: nanos(60_000),
+      max_ack_pending: 10_000,
+      ...(types?.length ? { filter_subjects: types.map((t) => eventSubject(namespace, t)) } : {}),
+    };
+    try {
+      await jsm.consumers.info(stream, durable);
+      await jsm.consumers.update(stream, durable, config);
+    } catch {
+      await jsm.consumers.add(stream, config);
+    }
+  }
+
+  private async run(): Promise<void> {
+    const { nc, namespace, durable, logger } = this.options;
+    const batchSize = this.options.batchSize ?? 256;
+    const expires = this.options.fetchExpiresMs ?? 1000;
+    let ready = false;
+    let backoff = 100;
+    while (this.running) {
+      try {
+        if (!ready) {
+          await this.ensureConsumer();
+          ready = true;
+        }
+        const consumer = await nc.jetstream().consumers.get(eventStreamName(namespace), durable);
+        const fetched = await consumer.fetch({ max_messages: batchSize, expires });
+        const messages: JsMsg[] = [];
+        for await (const m of fetched) messages.push(m);
+        if (!messages.length) continue;
+        const events = messages.map((m) => decodeJson<DomainEvent>(m.data));
+        for (;;) {
+          try {
+            await this.options.handle(events);
+            break;
+          } catch (err) {
+            if (!this.running) return;
+            logger.warn({ err: (err as Error).message, durable }, 'event consumer could not handle a batch; retrying');
+            for (const m of messages) m.working();
+            await this.sleep(backoff);
+            backoff = Math.min(backoff * 2, 5000);
+          }
+        }
+        backoff = 100;
+        await Promise.all(messages.map((m) => m.ackAck().catch(() => false)));
+      } catch (err) {
+        if (!this.running) return;
+        ready = false;
+        logger.warn({ err: (err as Error).message, durable }, 'event consumer lost JetStream; retrying');
+        await this.sleep(backoff);
+        backoff = Math.min(backoff * 2, 5000);
+      }
+    }
+  }
+}
