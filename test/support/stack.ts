@@ -6,18 +6,15 @@ import { randomBytes } from 'crypto';
 import Redis from 'ioredis';
 import { connect } from 'nats';
 import { Client } from 'pg';
-import { startContacts } from '../../apps/contacts/src/contacts.service-definition';
-import { startDeals } from '../../apps/deals/src/deals.service-definition';
-import { startEvents } from '../../apps/events/src/events.service-definition';
 import { RunningGateway, startGateway } from '../../apps/gateway/src/gateway.app';
-import { startWebhooks } from '../../apps/webhooks/src/webhooks.service-definition';
 import { ApiClient } from './api-client';
 
+/** Loaded on demand, so a suite only loads the services it starts. */
 const starters: Record<RpcServiceName, (env: Env) => Promise<RunningService>> = {
-  contacts: startContacts,
-  deals: startDeals,
-  events: startEvents,
-  webhooks: startWebhooks,
+  contacts: async (env) => (await import('../../apps/contacts/src/contacts.service-definition')).startContacts(env),
+  deals: async (env) => (await import('../../apps/deals/src/deals.service-definition')).startDeals(env),
+  events: async (env) => (await import('../../apps/events/src/events.service-definition')).startEvents(env),
+  webhooks: async (env) => (await import('../../apps/webhooks/src/webhooks.service-definition')).startWebhooks(env),
 };
 
 export interface TestStack {

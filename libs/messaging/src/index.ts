@@ -1,4 +1,5 @@
 export * from './event-consumer';
+export * from './event-stream-reader';
 export * from './jetstream';
 export * from './messaging.module';
 export * from './messaging.options';

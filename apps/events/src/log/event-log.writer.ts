@@ -1,0 +1,85 @@
+import { Logger } from '@crm/common';
+import { DomainEvent } from '@crm/contracts';
+import { EventStreamReader, MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION, SequencedEvent } from '@crm/messaging';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { NatsConnection } from 'nats';
+import { DataSource, EntityManager } from 'typeorm';
+
+/**
+ * Appends every domain event from JetStream to the log exactly once and in stream order. Each batch
+ * is one transaction under the writer lock that also advances the stream checkpoint, so a crash
+ * resumes right after the last committed event. Several replicas may run: whichever holds the lock
+ * writes, and events another replica already wrote (at or below the checkpoint, or with a known id)
+ * are skipped.
+ */
+@Injectable()
+export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShutdown {
+  private reader?: EventStreamReader;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(MESSAGING_OPTIONS) private readonly messaging: MessagingOptions,
+  ) {}
+
+  private get logger(): Logger {
+    return this.messaging.logger;
+  }
+
+  onApplicationBootstrap(): void {
+    this.reader = new EventStreamReader({
+      nc: this.nc,
+      namespace: this.messaging.namespace,
+      name: 'event-log',
+      checkpoint: () => this.checkpoint(this.dataSource.manager),
+      handle: (batch) => this.append(batch),
+      logger: this.logger,
+    });
+    this.reader.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.reader?.stop();
+  }
+
+  private async checkpoint(m: EntityManager): Promise<number> {
+    const [{ seq }] = await m.query(`SELECT stream_seq::text AS seq FROM log_checkpoint`);
+    return Number(seq);
+  }
+
+  async append(batch: SequencedEvent[]): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      // Held to commit: positions are drawn and become visible in the same order.
+      await m.query(`SELECT pg_advisory_xact_lock(hashtext('crm:event-log'))`);
+      const checkpoint = await this.checkpoint(m);
+      const unseen = batch.filter((b) => b.seq > checkpoint);
+      if (!unseen.length) return;
+      // A relay may publish an event twice (after a crash between publish and delete, past the
+      // stream's duplicate window); the id decides.
+      const known: { id: string }[] = await m.query(`SELECT id FROM events WHERE id = ANY($1::text[])`, [unseen.map((b) => b.event.id)]);
+      const seen = new Set(known.map((k) => k.id));
+      const fresh: DomainEvent[] = [];
+      for (const { event } of unseen) {
+        if (seen.has(event.id)) continue;
+        seen.add(event.id);
+        fresh.push(event);
+      }
+      if (fresh.length) {
+        const drawn: { p: string }[] = await m.query(`SELECT nextval('event_position')::text AS p FROM generate_series(1, $1)`, [fresh.length]);
+        const positions = drawn.map((r) => BigInt(r.p)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        await m.query(
+          `INSERT INTO events (position, id, type, occurred_at, data)
+           SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[], $5::jsonb[])`,
+          [
+            positions.map(String),
+            fresh.map((e) => e.id),
+            fresh.map((e) => e.type),
+            fresh.map((e) => e.occurred_at),
+            fresh.map((e) => JSON.stringify(e.data ?? {})),
+          ],
+        );
+      }
+      await m.query(`UPDATE log_checkpoint SET stream_seq = $1`, [unseen[unseen.length - 1].seq]);
+    });
+  }
+}

@@ -1,0 +1,58 @@
+import { decodeCursor, encodeCursor, Page, pageSize } from '@crm/common';
+import { DomainEvent } from '@crm/contracts';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ListEventsQuery } from './dto/list-events.query';
+import { parseEventTypeFilter } from './event-type-filter';
+
+interface Row {
+  position: string;
+  id: string;
+  type: string;
+  occurred_at: Date;
+  data: Record<string, unknown>;
+}
+
+export const EVENTS_LIST = 'events';
+
+/** Reads the log for GET /events. */
+@Injectable()
+export class EventsService {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Events after the cursor in log order. `next_cursor` is always present: after the last event
+   * served, or, when a page ends the log, at the log's head as seen by this read, so a filtered poller
+   * does not rescan events it skipped. Positions become visible in increasing order (see the writer),
+   * so resuming from the head can never miss an event committed later.
+   */
+  async list(query: ListEventsQuery): Promise<Page<DomainEvent> & { next_cursor: string }> {
+    const after = decodeCursor<number>(EVENTS_LIST, query.cursor, 'number') ?? 0;
+    const filter = parseEventTypeFilter(query.type);
+    const size = pageSize(query);
+    return this.dataSource.transaction('REPEATABLE READ', async (m) => {
+      const params: unknown[] = [String(after), size + 1];
+      let where = 'position > $1';
+      if (filter) {
+        params.push(filter.types, filter.prefixes.map((p) => `${p}%`));
+        where += ` AND (type = ANY($3::text[]) OR type LIKE ANY($4::text[]))`;
+      }
+      const rows: Row[] = await m.query(
+        `SELECT position::text AS position, id, type, occurred_at, data FROM events WHERE ${where} ORDER BY position LIMIT $2`,
+        params,
+      );
+      const hasMore = rows.length > size;
+      const served = hasMore ? rows.slice(0, size) : rows;
+      let resumeAt = served.length ? Number(served[served.length - 1].position) : after;
+      if (!hasMore) {
+        const [{ head }] = await m.query(`SELECT coalesce(max(position), 0)::text AS head FROM events`);
+        resumeAt = Math.max(resumeAt, Number(head));
+      }
+      return {
+        data: served.map((r) => ({ id: r.id, type: r.type as DomainEvent['type'], occurred_at: r.occurred_at.toISOString(), data: r.data })),
+        has_more: hasMore,
+        next_cursor: encodeCursor(EVENTS_LIST, resumeAt),
+      };
+    });
+  }
+}

@@ -1,0 +1,126 @@
+import { Logger } from '@crm/common';
+import { DomainEvent, eventStreamName, eventSubject } from '@crm/contracts';
+import { ConsumerMessages, DeliverPolicy, JsMsg, NatsConnection } from 'nats';
+import { ensureEventStream } from './jetstream';
+import { decodeJson } from './nats';
+
+export interface SequencedEvent {
+  /** The event's JetStream stream sequence: its place in the stream. */
+  seq: number;
+  event: DomainEvent;
+}
+
+export interface EventStreamReaderOptions {
+  nc: NatsConnection;
+  namespace: string;
+  /** For logs. */
+  name: string;
+  /** Event types to read (all when omitted). */
+  types?: string[];
+  /** Stream sequence of the last event the owner committed; reading resumes right after it. */
+  checkpoint: () => Promise<number>;
+  /**
+   * Handles events in stream order. It must store the last `seq` as its checkpoint in the same
+   * transaction as its effects, and skip events at or below the stored checkpoint.
+   */
+  handle: (events: SequencedEvent[]) => Promise<void>;
+  logger: Logger;
+  batchSize?: number;
+  /** A partial batch is handled once no message has arrived for this long. */
+  lingerMs?: number;
+}
+
+const IDLE = Symbol('idle');
+const STOP = Symbol('stop');
+
+/**
+ * Reads the event stream in strict order from a checkpoint the owner keeps in its own database, with
+ * an ordered JetStream consumer. Progress lives with the data it produced, so a crash at any point
+ * resumes exactly after the last committed event: nothing is skipped, nothing is applied twice, and no
+ * redelivery timer can reorder events. On any failure the reader restarts from the checkpoint.
+ */
+export class EventStreamReader {
+  private running = false;
+  private loop?: Promise<void>;
+  private active?: ConsumerMessages;
+  private stopSignal!: Promise<typeof STOP>;
+  private signalStop!: () => void;
+
+  constructor(private readonly options: EventStreamReaderOptions) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopSignal = new Promise((resolve) => (this.signalStop = () => resolve(STOP)));
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.signalStop();
+    this.active?.stop();
+    await this.loop;
+  }
+
+  private sleep(ms: number): Promise<typeof IDLE> {
+    return new Promise((resolve) => setTimeout(() => resolve(IDLE), ms));
+  }
+
+  private async run(): Promise<void> {
+    const { logger, name } = this.options;
+    let backoff = 100;
+    while (this.running) {
+      try {
+        await this.readFromCheckpoint();
+        backoff = 100;
+      } catch (err) {
+        if (!this.running) break;
+        logger.warn({ err: (err as Error).message, reader: name }, 'event reader failed; resuming from the checkpoint');
+        await Promise.race([this.sleep(backoff), this.stopSignal]);
+        backoff = Math.min(backoff * 2, 5000);
+      } finally {
+        this.active?.stop();
+        this.active = undefined;
+      }
+    }
+  }
+
+  private async readFromCheckpoint(): Promise<void> {
+    const { nc, namespace, types } = this.options;
+    const batchSize = this.options.batchSize ?? 500;
+    const linger = this.options.lingerMs ?? 5;
+    await ensureEventStream(nc, namespace);
+    const from = (await this.options.checkpoint()) + 1;
+    const consumer = await nc.jetstream().consumers.get(eventStreamName(namespace), {
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: from,
+      ...(types?.length ? { filterSubjects: types.map((t) => eventSubject(namespace, t)) } : {}),
+    });
+    const messages = await consumer.consume({ max_messages: batchSize });
+    this.active = messages;
+    const iterator = messages[Symbol.asyncIterator]();
+    let next = iterator.next();
+    let batch: SequencedEvent[] = [];
+    while (this.running) {
+      const outcome = await Promise.race<IteratorResult<JsMsg> | typeof IDLE | typeof STOP>([
+        next,
+        this.stopSignal,
+        ...(batch.length ? [this.sleep(linger)] : []),
+      ]);
+      if (outcome === STOP) return;
+      if (outcome === IDLE) {
+        await this.options.handle(batch);
+        batch = [];
+        continue;
+      }
+      if (outcome.done) throw new Error('the ordered consumer closed');
+      batch.push({ seq: outcome.value.seq, event: decodeJson<DomainEvent>(outcome.value.data) });
+      next = iterator.next();
+      if (batch.length >= batchSize) {
+        await this.options.handle(batch);
+        batch = [];
+      }
+    }
+  }
+}
