@@ -1,4 +1,8 @@
 import { CreateOutbox1763800000000 } from '@crm/messaging';
+import { Delivery } from '../deliveries/delivery.entity';
+import { WebhookEvent } from '../event-log/webhook-event.entity';
+import { Subscription } from '../webhooks/subscription.entity';
+import { CreateWebhooks1763800000600 } from './migrations/1763800000600-create-webhooks';
 
-export const webhooksEntities = [];
-export const webhooksMigrations = [CreateOutbox1763800000000];
+export const webhooksEntities = [Subscription, Delivery, WebhookEvent];
+export const webhooksMigrations = [CreateOutbox1763800000000, CreateWebhooks1763800000600];

@@ -1,2 +1,4 @@
-// Request and response shapes of the webhooks service live here.
-export {};
+// Request and response shapes of the webhooks service.
+export * from './metadata';
+export * from './webhook.dto';
+export * from './webhook.views';

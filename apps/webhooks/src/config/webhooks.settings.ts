@@ -1,0 +1,56 @@
+import { boolVar, ConfigError, Env, intVar, stringVar } from '@crm/common';
+
+export const WEBHOOKS_SETTINGS = Symbol('WEBHOOKS_SETTINGS');
+
+export interface WebhooksSettings {
+  /** Delay before each retry of a failed event, in milliseconds; its length is the number of retries. */
+  retryScheduleMs: number[];
+  /** Each delay is spread uniformly over ±this fraction so a recovering endpoint is not hit in lock-step. */
+  retryJitter: number;
+  /** One attempt (connect, send, answer) may take this long before it counts as failed. */
+  timeoutMs: number;
+  /** A subscription is disabled after this many consecutive events were given up on. */
+  disableAfterFailedEvents: number;
+  /** How often each replica looks for due work when nothing woke it earlier. */
+  dispatchIntervalMs: number;
+  /** Subscriptions one replica delivers to at the same time (each subscription gets at most one). */
+  maxConcurrency: number;
+  /** Events one subscription is sent in a row before its slot goes back to the pool. */
+  eventsPerTurn: number;
+  /** Most subscriptions a deployment may have. */
+  maxSubscriptions: number;
+  allowInsecure: boolean;
+  allowPrivate: boolean;
+}
+
+/** Roughly exponential, capped at 12 h: an event is given up on about 33 hours after its first attempt. */
+export const DEFAULT_RETRY_SCHEDULE_MS = [5_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000, 43_200_000];
+
+function scheduleVar(env: Env, name: string, fallback: number[]): number[] {
+  const raw = stringVar(env, name, '');
+  if (raw === '') return fallback;
+  const parts = raw.split(',').map((p) => p.trim());
+  if (parts.length > 20) throw new ConfigError(`${name} may list at most 20 delays, got ${parts.length}`);
+  return parts.map((part) => {
+    if (!/^\d+$/.test(part)) throw new ConfigError(`${name} must be comma-separated milliseconds, e.g. 5000,60000; got '${raw}'`);
+    const value = Number(part);
+    if (value < 1 || value > 7 * 24 * 3_600_000) throw new ConfigError(`${name} delays must be between 1 ms and 7 days, got ${value}`);
+    return value;
+  });
+}
+
+export function loadWebhooksSettings(env: Env): WebhooksSettings {
+  const jitterPercent = intVar(env, 'WEBHOOKS_RETRY_JITTER_PERCENT', 20, { min: 0, max: 100 });
+  return {
+    retryScheduleMs: scheduleVar(env, 'WEBHOOKS_RETRY_SCHEDULE_MS', DEFAULT_RETRY_SCHEDULE_MS),
+    retryJitter: jitterPercent / 100,
+    timeoutMs: intVar(env, 'WEBHOOKS_TIMEOUT_MS', 10_000, { min: 100, max: 60_000 }),
+    disableAfterFailedEvents: intVar(env, 'WEBHOOKS_DISABLE_AFTER_FAILED_EVENTS', 5, { min: 1, max: 1000 }),
+    dispatchIntervalMs: intVar(env, 'WEBHOOKS_DISPATCH_INTERVAL_MS', 1000, { min: 10, max: 60_000 }),
+    maxConcurrency: intVar(env, 'WEBHOOKS_MAX_CONCURRENCY', 32, { min: 1, max: 1000 }),
+    eventsPerTurn: intVar(env, 'WEBHOOKS_EVENTS_PER_TURN', 100, { min: 1, max: 10_000 }),
+    maxSubscriptions: intVar(env, 'WEBHOOKS_MAX_SUBSCRIPTIONS', 100, { min: 1, max: 100_000 }),
+    allowInsecure: boolVar(env, 'WEBHOOKS_ALLOW_INSECURE', false),
+    allowPrivate: boolVar(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
+  };
+}

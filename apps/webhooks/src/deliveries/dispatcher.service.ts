@@ -1,0 +1,279 @@
+import { IdPrefix, Logger, newId } from '@crm/common';
+import { EventType, WebhookDisabledData } from '@crm/contracts';
+import { OutboxRelay, OutboxService } from '@crm/messaging';
+import { LOGGER } from '@crm/runtime';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { randomUUID } from 'crypto';
+import { DataSource, EntityManager } from 'typeorm';
+import { WEBHOOKS_SETTINGS, WebhooksSettings } from '../config/webhooks.settings';
+import { postJson, SendResult } from '../endpoints/endpoint-client';
+import { signedHeaders } from '../endpoints/signing';
+import { DispatchSignal } from './dispatch-signal';
+import { afterFailure } from './retry-policy';
+
+/** The one attempt a replica is about to make, as fixed inside the transaction that recorded it. */
+interface PreparedAttempt {
+  subscriptionId: string;
+  leaseToken: string;
+  cursorRevision: number;
+  url: string;
+  secret: string;
+  deliveryId: string;
+  eventId: string;
+  eventPosition: number;
+  body: string;
+}
+
+interface SubscriptionRow {
+  id: string;
+  url: string;
+  secret: string;
+  status: string;
+  event_types: string[] | null;
+  bookmark: string;
+  cursor_revision: number;
+  retry_position: string | null;
+  retry_count: number;
+  failure_count: number;
+  due: boolean;
+}
+
+/**
+ * Pushes events to subscriptions. Each replica claims due subscriptions with a lease (taken with
+ * FOR UPDATE SKIP LOCKED, so two replicas never claim the same one) and sends each claimed
+ * subscription its events one at a time, in position order. A subscription occupies at most one of
+ * the replica's `maxConcurrency` slots, so a slow endpoint delays only itself.
+ */
+@Injectable()
+export class DispatcherService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly abort = new AbortController();
+  private timer?: NodeJS.Timeout;
+  private claiming?: Promise<void>;
+  private claimAgain = false;
+  private stopped = false;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: OutboxService,
+    private readonly relay: OutboxRelay,
+    private readonly signal: DispatchSignal,
+    @Inject(WEBHOOKS_SETTINGS) private readonly settings: WebhooksSettings,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  private get leaseMs(): number {
+    return this.settings.timeoutMs + 30_000;
+  }
+
+  onApplicationBootstrap(): void {
+    this.signal.onKick(() => this.kick());
+    this.timer = setInterval(() => this.kick(), this.settings.dispatchIntervalMs);
+    this.kick();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.abort.abort();
+    await this.claiming?.catch(() => undefined);
+    await Promise.allSettled([...this.inFlight.values()]);
+  }
+
+  /** Looks for due work now, or right after the look under way. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    this.claiming = this.claimAndStart()
+      .catch((err: Error) => this.logger.warn({ err: err.message }, 'webhook dispatcher could not claim work; will retry'))
+      .finally(() => {
+        this.claiming = undefined;
+        if (this.claimAgain) {
+          this.claimAgain = false;
+          this.kick();
+        }
+      });
+  }
+
+  private async claimAndStart(): Promise<void> {
+    const free = this.settings.maxConcurrency - this.inFlight.size;
+    if (free <= 0) return;
+    const token = randomUUID();
+    const claimed: { id: string }[] = await this.dataSource.query(
+      `WITH due AS (
+         SELECT s.id FROM subscriptions s
+         WHERE s.status = 'active'
+           AND (s.lease_expires_at IS NULL OR s.lease_expires_at < now())
+           AND (s.next_attempt_at IS NULL OR s.next_attempt_at <= now())
+           AND EXISTS (SELECT 1 FROM webhook_events e
+                       WHERE e.position > s.bookmark AND (s.event_types IS NULL OR e.type = ANY (s.event_types)))
+         ORDER BY s.next_attempt_at NULLS FIRST, s.id
+         LIMIT $1
+         FOR UPDATE OF s SKIP LOCKED)
+       UPDATE subscriptions s SET lease_token = $2, lease_expires_at = now() + make_interval(secs => $3::float8 / 1000)
+       FROM due WHERE s.id = due.id
+       RETURNING s.id`,
+      [free, token, this.leaseMs],
+    );
+    for (const { id } of claimed) {
+      if (this.inFlight.has(id)) continue;
+      const turn = this.turn(id, token)
+        .catch((err: Error) => this.logger.error({ err: err.message, webhook_id: id }, 'webhook delivery turn failed'))
+        .finally(() => {
+          this.inFlight.delete(id);
+          this.kick();
+        });
+      this.inFlight.set(id, turn);
+    }
+  }
+
+  /** Sends one claimed subscription its due events in order, until it is caught up, failing, or has had its share. */
+  private async turn(subscriptionId: string, token: string): Promise<void> {
+    try {
+      for (let sent = 0; sent < this.settings.eventsPerTurn && !this.stopped; sent++) {
+        const attempt = await this.prepare(subscriptionId, token);
+        if (!attempt) return;
+        const result = await postJson(attempt.url, attempt.body, signedHeaders(attempt.secret, attempt.eventId, attempt.body), {
+          timeoutMs: this.settings.timeoutMs,
+          allowPrivate: this.settings.allowPrivate,
+          signal: this.abort.signal,
+        });
+        if (this.stopped) {
+          // Not the endpoint's fault: record it, but leave the retry state alone so the next owner sends it again.
+          await this.recordAttempt(this.dataSource.manager, attempt.deliveryId, { ...result, ok: false });
+          return;
+        }
+        if (!(await this.complete(attempt, result))) return;
+      }
+    } finally {
+      await this.dataSource
+        .query(`UPDATE subscriptions SET lease_token = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_token = $2`, [subscriptionId, token])
+        .catch(() => undefined);
+    }
+  }
+
+  /** Picks the next event for a subscription we hold the lease of, and records a pending attempt for it. */
+  private prepare(subscriptionId: string, token: string): Promise<PreparedAttempt | undefined> {
+    return this.dataSource.transaction(async (m) => {
+      const [sub]: SubscriptionRow[] = await m.query(
+        `SELECT id, url, secret, status, event_types, bookmark, cursor_revision, retry_position, retry_count, failure_count,
+                (next_attempt_at IS NULL OR next_attempt_at <= now()) AS due
+         FROM subscriptions WHERE id = $1 AND lease_token = $2 FOR UPDATE`,
+        [subscriptionId, token],
+      );
+      if (!sub || sub.status !== 'active' || !sub.due) return undefined;
+      // Attempts left pending hold the lease of a replica that stopped before recording an answer.
+      await m.query(
+        `UPDATE deliveries SET status = 'failed', error = 'interrupted before an answer was recorded; the event will be sent again'
+         WHERE subscription_id = $1 AND status = 'pending'`,
+        [sub.id],
+      );
+      const [event]: { position: string; id: string; body: string }[] = await m.query(
+        `SELECT position, id, body FROM webhook_events
+         WHERE position > $1 AND ($2::text[] IS NULL OR type = ANY ($2::text[]))
+         ORDER BY position LIMIT 1`,
+        [sub.bookmark, sub.event_types],
+      );
+      if (!event) return undefined;
+      const sameEvent = sub.retry_position !== null && Number(sub.retry_position) === Number(event.position);
+      await m.query(
+        `UPDATE subscriptions SET retry_position = $2, retry_count = $3, lease_expires_at = now() + make_interval(secs => $4::float8 / 1000)
+         WHERE id = $1`,
+        [sub.id, event.position, sameEvent ? sub.retry_count : 0, this.leaseMs],
+      );
+      const [{ attempt }]: { attempt: number }[] = await m.query(
+        `SELECT coalesce(max(attempt), 0) + 1 AS attempt FROM deliveries WHERE subscription_id = $1 AND event_id = $2`,
+        [sub.id, event.id],
+      );
+      const deliveryId = newId(IdPrefix.Delivery);
+      await m.query(`INSERT INTO deliveries (id, subscription_id, event_id, attempt, status) VALUES ($1, $2, $3, $4, 'pending')`, [
+        deliveryId,
+        sub.id,
+        event.id,
+        attempt,
+      ]);
+      return {
+        subscriptionId: sub.id,
+        leaseToken: token,
+        cursorRevision: sub.cursor_revision,
+        url: sub.url,
+        secret: sub.secret,
+        deliveryId,
+        eventId: event.id,
+        eventPosition: Number(event.position),
+        body: event.body,
+      };
+    });
+  }
+
+  private async recordAttempt(m: EntityManager, deliveryId: string, result: SendResult): Promise<void> {
+    await m.query(`UPDATE deliveries SET status = $2, http_status = $3, error = $4, duration_ms = $5 WHERE id = $1`, [
+      deliveryId,
+      result.ok ? 'success' : 'failed',
+      result.httpStatus,
+      result.error,
+      result.durationMs,
+    ]);
+  }
+
+  /**
+   * Records the answer and moves the subscription on. Returns whether to go on with its next event now.
+   * Nothing moves when the lease was lost or the cursor was replayed while the request was in flight.
+   */
+  private async complete(attempt: PreparedAttempt, result: SendResult): Promise<boolean> {
+    let disabled: WebhookDisabledData | undefined;
+    const goOn = await this.dataSource.transaction(async (m) => {
+      await this.recordAttempt(m, attempt.deliveryId, result);
+      const [sub]: SubscriptionRow[] = await m.query(
+        `SELECT id, status, cursor_revision, retry_count, failure_count FROM subscriptions WHERE id = $1 AND lease_token = $2 FOR UPDATE`,
+        [attempt.subscriptionId, attempt.leaseToken],
+      );
+      if (!sub) return false;
+      if (sub.cursor_revision !== attempt.cursorRevision) return true;
+      if (result.ok) {
+        await m.query(
+          `UPDATE subscriptions SET bookmark = $2, retry_position = NULL, retry_count = 0, next_attempt_at = NULL,
+                  failure_count = 0, last_delivered_at = now()
+           WHERE id = $1`,
+          [sub.id, attempt.eventPosition],
+        );
+        return true;
+      }
+      const failedAttempts = sub.retry_count + 1;
+      const next = afterFailure(failedAttempts, this.settings.retryScheduleMs, this.settings.retryJitter);
+      if (next.kind === 'retry') {
+        await m.query(
+          `UPDATE subscriptions SET retry_count = $2, next_attempt_at = now() + make_interval(secs => $3::float8 / 1000) WHERE id = $1`,
+          [sub.id, failedAttempts, next.delayMs],
+        );
+        return false;
+      }
+      const failureCount = sub.failure_count + 1;
+      const disable = sub.status === 'active' && failureCount >= this.settings.disableAfterFailedEvents;
+      await m.query(
+        `UPDATE subscriptions SET bookmark = $2, retry_position = NULL, retry_count = 0, next_attempt_at = NULL, failure_count = $3,
+                status = CASE WHEN $4 THEN 'disabled' ELSE status END,
+                updated_at = CASE WHEN $4 THEN now() ELSE updated_at END
+         WHERE id = $1`,
+        [sub.id, attempt.eventPosition, failureCount, disable],
+      );
+      if (disable) {
+        disabled = {
+          webhook_id: sub.id,
+          failure_count: failureCount,
+          reason: `${failureCount} consecutive events could not be delivered; the last attempt failed with: ${result.error}`,
+        };
+        await this.outbox.append<WebhookDisabledData>(m, EventType.WebhookDisabled, disabled);
+      }
+      return !disable;
+    });
+    if (disabled) {
+      this.relay.kick();
+      this.logger.warn({ webhook_id: disabled.webhook_id, failure_count: disabled.failure_count }, `webhook disabled: ${disabled.reason}`);
+    }
+    return goOn;
+  }
+}

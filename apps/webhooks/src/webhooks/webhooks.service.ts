@@ -1,0 +1,192 @@
+import { decodeCursor, DomainError, ErrorCode, IdPrefix, isId, newId, Page, pageSize, ServiceConfig, toPage } from '@crm/common';
+import {
+  CreateWebhookDto,
+  DeliveryView,
+  ListDeliveriesQuery,
+  ListWebhooksQuery,
+  PingResultView,
+  UpdateWebhookDto,
+  WebhookView,
+} from '@crm/contracts';
+import { SERVICE_CONFIG } from '@crm/runtime';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { WEBHOOKS_SETTINGS, WebhooksSettings } from '../config/webhooks.settings';
+import { Delivery } from '../deliveries/delivery.entity';
+import { presentDelivery } from '../deliveries/delivery.presenter';
+import { DispatchSignal } from '../deliveries/dispatch-signal';
+import { urlProblem } from '../endpoints/address-policy';
+import { postJson } from '../endpoints/endpoint-client';
+import { generateSigningSecret, MAX_SECRET_BYTES, MIN_SECRET_BYTES, secretKeyBytes, signedHeaders } from '../endpoints/signing';
+import { WebhookEvent } from '../event-log/webhook-event.entity';
+import { Subscription } from './subscription.entity';
+import { presentSubscription } from './subscription.presenter';
+
+const CREATE_LOCK = 'crm:webhooks:create';
+/** A ping must answer before the gateway gives up on the request. */
+const PING_HEADROOM_MS = 500;
+
+@Injectable()
+export class WebhooksService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly signal: DispatchSignal,
+    @Inject(WEBHOOKS_SETTINGS) private readonly settings: WebhooksSettings,
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+  ) {}
+
+  async create(dto: CreateWebhookDto): Promise<{ data: WebhookView; secret: string }> {
+    this.checkUrl(dto.url);
+    if (dto.secret !== undefined) this.checkSecret(dto.secret);
+    const secret = dto.secret ?? generateSigningSecret();
+    const saved = await this.dataSource.transaction(async (m) => {
+      // Serialises creates so the count check below cannot be raced past.
+      await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [CREATE_LOCK]);
+      const [{ count }] = await m.query(`SELECT count(*)::int AS count FROM subscriptions`);
+      if (count >= this.settings.maxSubscriptions) {
+        throw DomainError.conflict(`A deployment may have at most ${this.settings.maxSubscriptions} webhook subscriptions; delete one first.`);
+      }
+      // A new subscription receives events from now on, not the history (use replay for that).
+      const [{ head }] = await m.query(`SELECT coalesce(max(position), 0) AS head FROM webhook_events`);
+      const row = m.create(Subscription, {
+        id: newId(IdPrefix.Webhook),
+        name: dto.name,
+        url: dto.url,
+        secret,
+        eventTypes: dto.event_types ?? null,
+        status: 'active',
+        failureCount: 0,
+        lastDeliveredAt: null,
+        metadata: dto.metadata ?? {},
+        bookmark: Number(head),
+      });
+      await m.insert(Subscription, row as QueryDeepPartialEntity<Subscription>);
+      return m.findOneByOrFail(Subscription, { id: row.id });
+    });
+    return { data: presentSubscription(saved), secret };
+  }
+
+  async list(query: ListWebhooksQuery): Promise<Page<WebhookView>> {
+    const after = decodeCursor<string>('webhooks', query.cursor, 'string');
+    const size = pageSize(query);
+    const qb = this.dataSource.getRepository(Subscription).createQueryBuilder('s').orderBy('s.id', 'ASC').limit(size + 1);
+    if (query.status) qb.andWhere('s.status = :status', { status: query.status });
+    if (after) qb.andWhere('s.id > :after', { after });
+    return toPage('webhooks', await qb.getMany(), size, (s) => s.id, presentSubscription);
+  }
+
+  async get(id: string): Promise<{ data: WebhookView }> {
+    return { data: presentSubscription(await this.find(this.dataSource.manager, id)) };
+  }
+
+  async update(id: string, dto: UpdateWebhookDto): Promise<{ data: WebhookView }> {
+    if (dto.url !== undefined) this.checkUrl(dto.url);
+    if (dto.secret !== undefined) this.checkSecret(dto.secret);
+    const saved = await this.dataSource.transaction(async (m) => {
+      const sub = await this.find(m, id, true);
+      const patch: Partial<Subscription> = {};
+      if (dto.name !== undefined) patch.name = dto.name;
+      if (dto.secret !== undefined) patch.secret = dto.secret;
+      if (dto.metadata !== undefined) patch.metadata = dto.metadata;
+      if (dto.event_types !== undefined) patch.eventTypes = dto.event_types;
+      if (dto.url !== undefined && dto.url !== sub.url) {
+        // A new endpoint starts a fresh retry schedule, right away.
+        Object.assign(patch, { url: dto.url, retryCount: 0, nextAttemptAt: null });
+      }
+      if (dto.status !== undefined && dto.status !== sub.status) {
+        patch.status = dto.status;
+        if (dto.status === 'active') {
+          patch.nextAttemptAt = null;
+          if (sub.status === 'disabled') Object.assign(patch, { failureCount: 0, retryCount: 0, retryPosition: null });
+        }
+      }
+      await m.update(Subscription, { id: sub.id }, { ...patch, updatedAt: () => 'now()' } as object);
+      return m.findOneByOrFail(Subscription, { id: sub.id });
+    });
+    if (saved.status === 'active') this.signal.kick();
+    return { data: presentSubscription(saved) };
+  }
+
+  async remove(id: string): Promise<void> {
+    if (!isId(id, IdPrefix.Webhook)) throw DomainError.notFound('webhook', id);
+    const result = await this.dataSource.createQueryBuilder().delete().from(Subscription).where({ id }).execute();
+    if (!result.affected) throw DomainError.notFound('webhook', id);
+  }
+
+  async deliveries(id: string, query: ListDeliveriesQuery): Promise<Page<DeliveryView>> {
+    const after = decodeCursor<string>('deliveries', query.cursor, 'string');
+    await this.find(this.dataSource.manager, id);
+    const size = pageSize(query);
+    const qb = this.dataSource
+      .getRepository(Delivery)
+      .createQueryBuilder('d')
+      .where('d.subscription_id = :id', { id })
+      .orderBy('d.id', 'ASC')
+      .limit(size + 1);
+    if (query.status) qb.andWhere('d.status = :status', { status: query.status });
+    if (after) qb.andWhere('d.id > :after', { after });
+    return toPage('deliveries', await qb.getMany(), size, (d) => d.id, presentDelivery);
+  }
+
+  /**
+   * Resets the bookmark to just before the named event, so that event and every later one the
+   * subscription's event_types match are delivered again, in order, on the next dispatch cycle.
+   */
+  async replay(id: string, eventId: string): Promise<{ data: WebhookView }> {
+    const saved = await this.dataSource.transaction(async (m) => {
+      const sub = await this.find(m, id, true);
+      const event = isId(eventId, IdPrefix.Event) ? await m.findOneBy(WebhookEvent, { id: eventId }) : null;
+      if (!event) throw DomainError.notFound('event', eventId);
+      await m.update(
+        Subscription,
+        { id: sub.id },
+        {
+          bookmark: event.position - 1,
+          cursorRevision: sub.cursorRevision + 1,
+          retryPosition: null,
+          retryCount: 0,
+          nextAttemptAt: null,
+          updatedAt: () => 'now()',
+        } as object,
+      );
+      return m.findOneByOrFail(Subscription, { id: sub.id });
+    });
+    this.signal.kick();
+    return { data: presentSubscription(saved) };
+  }
+
+  /** Sends a signed `webhook.ping` now, whatever the subscription's status; it is not recorded as a delivery. */
+  async ping(id: string): Promise<{ data: PingResultView }> {
+    const sub = await this.find(this.dataSource.manager, id);
+    const messageId = newId(IdPrefix.Event);
+    const body = JSON.stringify({ id: messageId, type: 'webhook.ping', occurred_at: new Date().toISOString(), data: { webhook_id: sub.id } });
+    const timeoutMs = Math.max(100, Math.min(this.settings.timeoutMs, this.config.rpcTimeoutMs - PING_HEADROOM_MS));
+    const result = await postJson(sub.url, body, signedHeaders(sub.secret, messageId, body), { timeoutMs, allowPrivate: this.settings.allowPrivate });
+    if (result.ok && result.httpStatus !== null) return { data: { http_status: result.httpStatus, duration_ms: result.durationMs } };
+    const message =
+      result.httpStatus !== null
+        ? `The endpoint answered HTTP ${result.httpStatus} after ${result.durationMs} ms.`
+        : `The endpoint could not be reached: ${result.error} (after ${result.durationMs} ms).`;
+    throw new DomainError(ErrorCode.BadGateway, message);
+  }
+
+  private async find(m: EntityManager, id: string, lock = false): Promise<Subscription> {
+    if (!isId(id, IdPrefix.Webhook)) throw DomainError.notFound('webhook', id);
+    const sub = await m.findOne(Subscription, { where: { id }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    if (!sub) throw DomainError.notFound('webhook', id);
+    return sub;
+  }
+
+  private checkUrl(url: string): void {
+    const problem = urlProblem(url, this.settings);
+    if (problem) throw DomainError.invalid('url', problem);
+  }
+
+  private checkSecret(secret: string): void {
+    const bytes = secretKeyBytes(secret);
+    if (bytes < MIN_SECRET_BYTES || bytes > MAX_SECRET_BYTES) {
+      throw DomainError.invalid('secret', `secret must carry ${MIN_SECRET_BYTES} to ${MAX_SECRET_BYTES} bytes of key, got ${bytes}`);
+    }
+  }
+}

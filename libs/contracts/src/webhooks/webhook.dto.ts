@@ -1,0 +1,101 @@
+import { PageQuery } from '@crm/common';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsDefined, IsIn, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { EVENT_TYPES } from '../events';
+import { IsWebhookMetadata } from './metadata';
+
+export const WEBHOOK_STATUSES = ['active', 'paused', 'disabled'] as const;
+export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
+
+export const DELIVERY_STATUSES = ['success', 'failed', 'pending'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export const WEBHOOK_NAME_MAX_LENGTH = 200;
+export const WEBHOOK_URL_MAX_LENGTH = 2048;
+export const WEBHOOK_EVENT_TYPES_MAX = 100;
+/** Standard Webhooks: `whsec_` followed by the base64 of a 24 to 64 byte key. */
+export const SIGNING_SECRET_SHAPE = /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/;
+const SECRET_MESSAGE = 'secret must be whsec_ followed by the base64 of 24 to 64 random bytes';
+
+export class CreateWebhookDto {
+  @IsDefined({ message: 'name is required' })
+  @IsString({ message: 'name must be a string' })
+  @Length(1, WEBHOOK_NAME_MAX_LENGTH, { message: `name must be 1 to ${WEBHOOK_NAME_MAX_LENGTH} characters` })
+  name!: string;
+
+  @IsDefined({ message: 'url is required' })
+  @IsString({ message: 'url must be a string' })
+  @Length(1, WEBHOOK_URL_MAX_LENGTH, { message: `url must be 1 to ${WEBHOOK_URL_MAX_LENGTH} characters` })
+  url!: string;
+
+  @IsOptional()
+  @IsString({ message: SECRET_MESSAGE })
+  @Matches(SIGNING_SECRET_SHAPE, { message: SECRET_MESSAGE })
+  secret?: string;
+
+  /** Omitted or null: every event type. */
+  @IsOptional()
+  @IsArray({ message: 'event_types must be an array of event types' })
+  @ArrayMinSize(1, { message: 'event_types must not be empty; omit it (or send null) to receive every event type' })
+  @ArrayMaxSize(WEBHOOK_EVENT_TYPES_MAX, { message: `event_types may list at most ${WEBHOOK_EVENT_TYPES_MAX} types` })
+  @ArrayUnique({ message: 'event_types must not repeat a type' })
+  @IsIn(EVENT_TYPES, { each: true, message: 'event_types may only contain known event types (see GET /events)' })
+  event_types?: string[] | null;
+
+  @IsOptional()
+  @IsWebhookMetadata()
+  metadata?: Record<string, unknown>;
+}
+
+export class UpdateWebhookDto {
+  @IsOptional()
+  @IsString({ message: 'name must be a string' })
+  @Length(1, WEBHOOK_NAME_MAX_LENGTH, { message: `name must be 1 to ${WEBHOOK_NAME_MAX_LENGTH} characters` })
+  name?: string;
+
+  @IsOptional()
+  @IsString({ message: 'url must be a string' })
+  @Length(1, WEBHOOK_URL_MAX_LENGTH, { message: `url must be 1 to ${WEBHOOK_URL_MAX_LENGTH} characters` })
+  url?: string;
+
+  @IsOptional()
+  @IsString({ message: SECRET_MESSAGE })
+  @Matches(SIGNING_SECRET_SHAPE, { message: SECRET_MESSAGE })
+  secret?: string;
+
+  /** null switches the subscription to every event type. */
+  @ValidateIf((_, value) => value !== undefined && value !== null)
+  @IsArray({ message: 'event_types must be an array of event types' })
+  @ArrayMinSize(1, { message: 'event_types must not be empty; send null to receive every event type' })
+  @ArrayMaxSize(WEBHOOK_EVENT_TYPES_MAX, { message: `event_types may list at most ${WEBHOOK_EVENT_TYPES_MAX} types` })
+  @ArrayUnique({ message: 'event_types must not repeat a type' })
+  @IsIn(EVENT_TYPES, { each: true, message: 'event_types may only contain known event types (see GET /events)' })
+  event_types?: string[] | null;
+
+  @IsOptional()
+  @IsIn(WEBHOOK_STATUSES, { message: `status must be one of ${WEBHOOK_STATUSES.join(', ')}` })
+  status?: WebhookStatus;
+
+  /** Replaces the whole metadata object; {} clears it. */
+  @IsOptional()
+  @IsWebhookMetadata()
+  metadata?: Record<string, unknown>;
+}
+
+export class ListWebhooksQuery extends PageQuery {
+  @IsOptional()
+  @IsIn(WEBHOOK_STATUSES, { message: `status must be one of ${WEBHOOK_STATUSES.join(', ')}` })
+  status?: WebhookStatus;
+}
+
+export class ListDeliveriesQuery extends PageQuery {
+  @IsOptional()
+  @IsIn(DELIVERY_STATUSES, { message: `status must be one of ${DELIVERY_STATUSES.join(', ')}` })
+  status?: DeliveryStatus;
+}
+
+export class ReplayWebhookDto {
+  @IsDefined({ message: 'event_id is required' })
+  @IsString({ message: 'event_id must be a string' })
+  @MaxLength(64, { message: 'event_id must be at most 64 characters' })
+  event_id!: string;
+}
