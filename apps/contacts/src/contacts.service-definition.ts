@@ -1,12 +1,16 @@
 import { ServiceName } from '@crm/contracts';
 import { RunningService, ServiceDefinition, startService } from '@crm/runtime';
+import { ActivitiesModule } from './activities/activities.module';
+import { CompaniesModule } from './companies/companies.module';
+import { ContactsModule } from './contacts/contacts.module';
 import { contactsEntities, contactsMigrations } from './database';
+import { TasksModule } from './tasks/tasks.module';
 
 export const contactsService: ServiceDefinition = {
   service: ServiceName.Contacts,
   defaultHealthPort: 3001,
   database: { entities: contactsEntities, migrations: contactsMigrations },
-  imports: [],
+  imports: [ContactsModule, CompaniesModule, ActivitiesModule, TasksModule],
 };
 
 export function startContacts(env?: Record<string, string | undefined>): Promise<RunningService> {

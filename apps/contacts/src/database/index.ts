@@ -1,4 +1,18 @@
 import { CreateOutbox1763800000000 } from '@crm/messaging';
+import { Activity } from '../activities/activity.entity';
+import { Company } from '../companies/company.entity';
+import { Contact } from '../contacts/contact.entity';
+import { Task } from '../tasks/task.entity';
+import { CreateCompanies1763800001000 } from './migrations/1763800001000-create-companies';
+import { CreateContacts1763800001100 } from './migrations/1763800001100-create-contacts';
+import { CreateActivities1763800001200 } from './migrations/1763800001200-create-activities';
+import { CreateTasks1763800001300 } from './migrations/1763800001300-create-tasks';
 
-export const contactsEntities = [];
-export const contactsMigrations = [CreateOutbox1763800000000];
+export const contactsEntities = [Company, Contact, Activity, Task];
+export const contactsMigrations = [
+  CreateOutbox1763800000000,
+  CreateCompanies1763800001000,
+  CreateContacts1763800001100,
+  CreateActivities1763800001200,
+  CreateTasks1763800001300,
+];

@@ -32,3 +32,10 @@ export interface ContactDeletedData {
 export interface CompanyDeletedData {
   company_id: string;
 }
+
+export * from './activity.dto';
+export * from './company.dto';
+export * from './contact.dto';
+export * from './task.dto';
+export * from './values';
+export * from './views';

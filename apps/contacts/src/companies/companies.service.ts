@@ -1,0 +1,128 @@
+import { decodeCursor, DomainError, IdPrefix, isId, newId, Page, pageSize, toPage } from '@crm/common';
+import {
+  CompanyCreatedData,
+  CompanyDeletedData,
+  CompanyUpdatedData,
+  CompanyView,
+  ContactUpdatedData,
+  CreateCompanyDto,
+  EventType,
+  ListCompaniesQuery,
+  UpdateCompanyDto,
+} from '@crm/contracts';
+import { OutboxService } from '@crm/messaging';
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { isUniqueViolation, returnedRows } from '../shared/db-errors';
+import { diffFields, FieldSpec, likePattern } from '../shared/field-changes';
+import { Company } from './company.entity';
+import { presentCompany } from './company.presenter';
+
+const LIST = 'companies';
+const DOMAIN_INDEX = 'companies_domain_key';
+
+const COMPANY_FIELDS: FieldSpec<Company>[] = [
+  { api: 'name', prop: 'name', kind: 'value' },
+  { api: 'domain', prop: 'domain', kind: 'value' },
+  { api: 'industry', prop: 'industry', kind: 'value' },
+  { api: 'metadata', prop: 'metadata', kind: 'json' },
+];
+
+@Injectable()
+export class CompaniesService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: OutboxService,
+  ) {}
+
+  async create(dto: CreateCompanyDto): Promise<Company> {
+    const id = newId(IdPrefix.Company);
+    try {
+      return await this.dataSource.transaction(async (m) => {
+        await m.insert(Company, {
+          id,
+          name: dto.name,
+          domain: dto.domain ?? null,
+          industry: dto.industry ?? null,
+          metadata: dto.metadata ?? {},
+        } as QueryDeepPartialEntity<Company>);
+        const company = await m.findOneByOrFail(Company, { id });
+        await this.outbox.append<CompanyCreatedData>(m, EventType.CompanyCreated, { company_id: id, name: company.name, domain: company.domain });
+        return company;
+      });
+    } catch (err) {
+      throw await this.translateWriteError(err, dto.domain ?? undefined);
+    }
+  }
+
+  async list(query: ListCompaniesQuery): Promise<Page<CompanyView>> {
+    const after = decodeCursor<string>(LIST, query.cursor, 'string');
+    const size = pageSize(query);
+    const qb = this.dataSource.getRepository(Company).createQueryBuilder('c').orderBy('c.id', 'ASC').limit(size + 1);
+    if (after) qb.andWhere('c.id > :after', { after });
+    if (query.domain) qb.andWhere('lower(c.domain) = :domain', { domain: query.domain });
+    if (query.search) qb.andWhere('c.name ILIKE :pattern', { pattern: likePattern(query.search) });
+    return toPage(LIST, await qb.getMany(), size, (c) => c.id, presentCompany);
+  }
+
+  async get(id: string): Promise<Company> {
+    return this.find(this.dataSource.manager, id);
+  }
+
+  async update(id: string, dto: UpdateCompanyDto): Promise<Company> {
+    if (!isId(id, IdPrefix.Company)) throw DomainError.notFound('company', id);
+    try {
+      return await this.dataSource.transaction(async (m) => {
+        const company = await this.find(m, id, true);
+        const { set, changes } = diffFields(company, dto as Record<string, unknown>, COMPANY_FIELDS);
+        if (!changes.changed.length) return company;
+        await m.update(Company, { id }, { ...set, updatedAt: () => 'now()' } as QueryDeepPartialEntity<Company>);
+        await this.outbox.append<CompanyUpdatedData>(m, EventType.CompanyUpdated, { company_id: id, ...changes });
+        return m.findOneByOrFail(Company, { id });
+      });
+    } catch (err) {
+      throw await this.translateWriteError(err, dto.domain ?? undefined);
+    }
+  }
+
+  /** Contacts of a deleted company keep existing without it; deals unlink it when they see company.deleted. */
+  async remove(id: string): Promise<void> {
+    if (!isId(id, IdPrefix.Company)) throw DomainError.notFound('company', id);
+    await this.dataSource.transaction(async (m) => {
+      // Locked first: contact writes that link this company wait (FOR KEY SHARE) and then fail cleanly.
+      await this.find(m, id, true);
+      const unlinked: { id: string }[] = returnedRows(
+        await m.query(`UPDATE contacts SET company_id = NULL, updated_at = now() WHERE company_id = $1 RETURNING id`, [id]),
+      );
+      for (const contact of unlinked) {
+        await this.outbox.append<ContactUpdatedData>(m, EventType.ContactUpdated, {
+          contact_id: contact.id,
+          changed: ['company_id'],
+          previous: { company_id: id },
+          current: { company_id: null },
+        });
+      }
+      await m.delete(Company, { id });
+      await this.outbox.append<CompanyDeletedData>(m, EventType.CompanyDeleted, { company_id: id });
+    });
+  }
+
+  private async find(m: EntityManager, id: string, lock = false): Promise<Company> {
+    if (!isId(id, IdPrefix.Company)) throw DomainError.notFound('company', id);
+    const company = await m.findOne(Company, { where: { id }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    if (!company) throw DomainError.notFound('company', id);
+    return company;
+  }
+
+  private async translateWriteError(err: unknown, domain: string | undefined): Promise<unknown> {
+    if (isUniqueViolation(err, DOMAIN_INDEX) && domain) {
+      const [existing] = await this.dataSource.query(`SELECT id FROM companies WHERE lower(domain) = lower($1)`, [domain]);
+      const owner = existing ? ` (${existing.id})` : '';
+      return DomainError.conflict(`A company with domain '${domain}' already exists${owner}.`, [
+        { field: 'domain', code: 'duplicate', message: `domain '${domain}' is already used by another company${owner}` },
+      ]);
+    }
+    return err;
+  }
+}

@@ -1,0 +1,61 @@
+import type { ContactSummaryView, ContactView, RelatedSummary } from '@crm/contracts';
+import { Company } from '../companies/company.entity';
+import { iso } from '../shared/field-changes';
+import { Contact } from './contact.entity';
+
+/** How a contact is named wherever another record refers to it. */
+export function contactDisplayName(contact: Pick<Contact, 'firstName' | 'lastName' | 'email'>): string {
+  return [contact.firstName, contact.lastName].filter((part) => part).join(' ') || contact.email;
+}
+
+export function presentContactSummary(contact: Contact): ContactSummaryView {
+  return {
+    id: contact.id,
+    email: contact.email,
+    first_name: contact.firstName,
+    last_name: contact.lastName,
+    stage: contact.stage,
+    source: contact.source,
+    created_at: contact.createdAt.toISOString(),
+    updated_at: contact.updatedAt.toISOString(),
+  };
+}
+
+/** Users have no records of their own yet, so an owner is named by its identifier. */
+function ownerSummary(ownerId: string | null): RelatedSummary | null {
+  return ownerId ? { type: 'user', id: ownerId, name: ownerId } : null;
+}
+
+function companySummary(company: Company | null): RelatedSummary | null {
+  return company ? { type: 'company', id: company.id, name: company.name } : null;
+}
+
+export function presentContact(contact: Contact, company: Company | null): ContactView {
+  return {
+    id: contact.id,
+    email: contact.email,
+    first_name: contact.firstName,
+    last_name: contact.lastName,
+    phone: contact.phone,
+    title: contact.title,
+    stage: contact.stage,
+    source: contact.source,
+    source_detail: contact.sourceDetail,
+    company_id: contact.companyId,
+    owner_id: contact.ownerId,
+    icp_score: contact.icpScore,
+    icp_score_reason: contact.icpScoreReason,
+    icp_scored_at: iso(contact.icpScoredAt),
+    metadata: contact.metadata ?? {},
+    relationships: { company: companySummary(company), owner: ownerSummary(contact.ownerId) },
+    created_at: contact.createdAt.toISOString(),
+    updated_at: contact.updatedAt.toISOString(),
+  };
+}
+
+/** `{data, included}`: the full contact and the summaries of the records it points to. */
+export function presentContactWithIncluded(contact: Contact, company: Company | null): { data: ContactView; included: RelatedSummary[] } {
+  const data = presentContact(contact, company);
+  const included = [data.relationships.company, data.relationships.owner].filter((r): r is RelatedSummary => r !== null);
+  return { data, included };
+}

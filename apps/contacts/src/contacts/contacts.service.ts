@@ -1,0 +1,327 @@
+import { decodeCursor, DomainError, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import {
+  ActivityEventData,
+  ContactCreatedData,
+  ContactsLimits,
+  ContactDeletedData,
+  ContactSummaryView,
+  ContactUpdatedData,
+  CreateContactDto,
+  DealsInternalRpc,
+  DealSummary,
+  EventType,
+  ListContactsQuery,
+  ListDealsForContactRequest,
+  MergeContactsDto,
+  ReassignContactReply,
+  ReassignContactRequest,
+  RequestContext,
+  TaskEventData,
+  UpdateContactDto,
+} from '@crm/contracts';
+import { OutboxService, RpcClient } from '@crm/messaging';
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { Activity } from '../activities/activity.entity';
+import { activityEventData } from '../activities/activity.presenter';
+import { Company } from '../companies/company.entity';
+import { CONTACT_SEARCH_TEXT } from '../database/migrations/1763800001100-create-contacts';
+import { isForeignKeyViolation, isUniqueViolation, returnedRows } from '../shared/db-errors';
+import { canonicalJson, diffFields, FieldSpec, likePattern } from '../shared/field-changes';
+import { requireCompany } from '../shared/references';
+import { Task } from '../tasks/task.entity';
+import { taskEventData } from '../tasks/task.presenter';
+import { Contact } from './contact.entity';
+import { presentContactSummary } from './contact.presenter';
+
+const LIST = 'contacts';
+const EMAIL_INDEX = 'contacts_email_key';
+
+/** Every writable contact field and how it is stored. Email is handled apart (never null, unique). */
+const CONTACT_FIELDS: FieldSpec<Contact>[] = [
+  { api: 'email', prop: 'email', kind: 'value' },
+  { api: 'first_name', prop: 'firstName', kind: 'value' },
+  { api: 'last_name', prop: 'lastName', kind: 'value' },
+  { api: 'phone', prop: 'phone', kind: 'value' },
+  { api: 'title', prop: 'title', kind: 'value' },
+  { api: 'stage', prop: 'stage', kind: 'value' },
+  { api: 'source', prop: 'source', kind: 'value' },
+  { api: 'source_detail', prop: 'sourceDetail', kind: 'value' },
+  { api: 'company_id', prop: 'companyId', kind: 'value' },
+  { api: 'owner_id', prop: 'ownerId', kind: 'value' },
+  { api: 'icp_score', prop: 'icpScore', kind: 'value' },
+  { api: 'icp_score_reason', prop: 'icpScoreReason', kind: 'value' },
+  { api: 'icp_scored_at', prop: 'icpScoredAt', kind: 'date' },
+  { api: 'metadata', prop: 'metadata', kind: 'json' },
+];
+
+/** Fields a merge copies from the loser when the winner has none. The ICP score moves with its reason and date. */
+const MERGE_FILLED_FIELDS = CONTACT_FIELDS.filter((f) => !['email', 'metadata', 'icp_score', 'icp_score_reason', 'icp_scored_at'].includes(f.api));
+const ICP_FIELDS = CONTACT_FIELDS.filter((f) => f.api.startsWith('icp_'));
+
+export interface ContactWithCompany {
+  contact: Contact;
+  company: Company | null;
+}
+
+function emptyValue(value: unknown): boolean {
+  return value === null || value === undefined || value === '';
+}
+
+@Injectable()
+export class ContactsService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: OutboxService,
+    private readonly rpc: RpcClient,
+  ) {}
+
+  async create(dto: CreateContactDto): Promise<Contact> {
+    const id = newId(IdPrefix.Contact);
+    try {
+      return await this.dataSource.transaction(async (m) => {
+        if (dto.company_id) await requireCompany(m, dto.company_id);
+        const scored = dto.icp_score !== undefined && dto.icp_score !== null;
+        await m.insert(Contact, {
+          id,
+          email: dto.email,
+          firstName: dto.first_name ?? null,
+          lastName: dto.last_name ?? null,
+          phone: dto.phone ?? null,
+          title: dto.title ?? null,
+          stage: dto.stage ?? null,
+          source: dto.source ?? null,
+          sourceDetail: dto.source_detail ?? null,
+          companyId: dto.company_id ?? null,
+          ownerId: dto.owner_id ?? null,
+          icpScore: dto.icp_score ?? null,
+          icpScoreReason: dto.icp_score_reason ?? null,
+          // A score without a date was computed now.
+          icpScoredAt: dto.icp_scored_at ? new Date(dto.icp_scored_at) : scored ? new Date() : null,
+          metadata: dto.metadata ?? {},
+        } as QueryDeepPartialEntity<Contact>);
+        const contact = await m.findOneByOrFail(Contact, { id });
+        await this.outbox.append<ContactCreatedData>(m, EventType.ContactCreated, { contact_id: id, email: contact.email });
+        return contact;
+      });
+    } catch (err) {
+      throw await this.translateWriteError(err, dto.email, dto.company_id ?? undefined);
+    }
+  }
+
+  async list(query: ListContactsQuery): Promise<Page<ContactSummaryView>> {
+    const after = decodeCursor<string>(LIST, query.cursor, 'string');
+    const size = pageSize(query);
+    const qb = this.dataSource.getRepository(Contact).createQueryBuilder('c').orderBy('c.id', 'ASC').limit(size + 1);
+    if (after) qb.andWhere('c.id > :after', { after });
+    if (query.stage) qb.andWhere('c.stage = :stage', { stage: query.stage });
+    if (query.source) qb.andWhere('c.source = :source', { source: query.source });
+    if (query.company_id) qb.andWhere('c.company_id = :companyId', { companyId: query.company_id });
+    if (query.owner_id) qb.andWhere('c.owner_id = :ownerId', { ownerId: query.owner_id });
+    // Exactly the indexed expression, so the trigram index serves the ILIKE.
+    if (query.search) qb.andWhere(`${CONTACT_SEARCH_TEXT} ILIKE :pattern`, { pattern: likePattern(query.search) });
+    if (query.icp_score_min !== undefined) qb.andWhere('c.icp_score >= :icpMin', { icpMin: query.icp_score_min });
+    if (query.icp_score_max !== undefined) qb.andWhere('c.icp_score <= :icpMax', { icpMax: query.icp_score_max });
+    if (query.icp_scored_after) qb.andWhere('c.icp_scored_at > :scoredAfter', { scoredAfter: new Date(query.icp_scored_after) });
+    if (query.icp_scored_before) qb.andWhere('c.icp_scored_at < :scoredBefore', { scoredBefore: new Date(query.icp_scored_before) });
+    if (query.created_after) qb.andWhere('c.created_at > :createdAfter', { createdAfter: new Date(query.created_after) });
+    if (query.created_before) qb.andWhere('c.created_at < :createdBefore', { createdBefore: new Date(query.created_before) });
+    return toPage(LIST, await qb.getMany(), size, (c) => c.id, presentContactSummary);
+  }
+
+  async get(id: string): Promise<ContactWithCompany> {
+    const contact = await this.find(this.dataSource.manager, id);
+    return { contact, company: await this.companyOf(this.dataSource.manager, contact) };
+  }
+
+  async update(id: string, dto: UpdateContactDto): Promise<ContactWithCompany> {
+    if (!isId(id, IdPrefix.Contact)) throw DomainError.notFound('contact', id);
+    try {
+      return await this.dataSource.transaction(async (m) => {
+        const contact = await this.find(m, id, true);
+        const input = { ...dto } as Record<string, unknown>;
+        // A new score without a date was computed now.
+        if (dto.icp_score !== undefined && dto.icp_score !== null && dto.icp_scored_at === undefined && dto.icp_score !== contact.icpScore) {
+          input.icp_scored_at = new Date().toISOString();
+        }
+        const { set, changes } = diffFields(contact, input, CONTACT_FIELDS);
+        if (!changes.changed.length) return { contact, company: await this.companyOf(m, contact) };
+        if (set.companyId) await requireCompany(m, set.companyId);
+        await m.update(Contact, { id }, { ...set, updatedAt: () => 'now()' } as QueryDeepPartialEntity<Contact>);
+        const updated = await m.findOneByOrFail(Contact, { id });
+        await this.outbox.append<ContactUpdatedData>(m, EventType.ContactUpdated, { contact_id: id, ...changes });
+        return { contact: updated, company: await this.companyOf(m, updated) };
+      });
+    } catch (err) {
+      throw await this.translateWriteError(err, dto.email, dto.company_id ?? undefined);
+    }
+  }
+
+  /**
+   * Deletes a contact. Its activities and tasks that also belong to a deal stay with the deal and lose
+   * the contact; the rest are deleted with it. The deals service unlinks the contact from its deals when
+   * it sees contact.deleted.
+   */
+  async remove(id: string): Promise<void> {
+    if (!isId(id, IdPrefix.Contact)) throw DomainError.notFound('contact', id);
+    await this.dataSource.transaction(async (m) => {
+      await this.find(m, id, true);
+      await this.detachWork(m, id);
+      await m.delete(Contact, { id });
+      await this.outbox.append<ContactDeletedData>(m, EventType.ContactDeleted, { contact_id: id });
+    });
+  }
+
+  /**
+   * Merges `loser` into `winner`. Deals move first, over NATS, while both contacts are locked: if that
+   * fails nothing here has changed and the error is returned. If this transaction fails after the deals
+   * moved, retrying the merge completes it, because moving deals again is a no-op.
+   */
+  async merge(ctx: RequestContext, dto: MergeContactsDto): Promise<ContactWithCompany> {
+    if (dto.winner_id === dto.loser_id) {
+      throw DomainError.invalid('loser_id', 'loser_id must differ from winner_id: a contact cannot be merged with itself', 'same_contact');
+    }
+    if (!isId(dto.winner_id, IdPrefix.Contact)) throw DomainError.notFound('contact', dto.winner_id);
+    if (!isId(dto.loser_id, IdPrefix.Contact)) throw DomainError.notFound('contact', dto.loser_id);
+    return this.dataSource.transaction(async (m) => {
+      // Both rows, locked in id order so two opposite merges cannot deadlock.
+      const locked = await m
+        .getRepository(Contact)
+        .createQueryBuilder('c')
+        .setLock('pessimistic_write')
+        .where('c.id IN (:...ids)', { ids: [dto.winner_id, dto.loser_id] })
+        .orderBy('c.id', 'ASC')
+        .getMany();
+      const winner = locked.find((c) => c.id === dto.winner_id);
+      const loser = locked.find((c) => c.id === dto.loser_id);
+      if (!winner) throw DomainError.notFound('contact', dto.winner_id);
+      if (!loser) throw DomainError.notFound('contact', dto.loser_id);
+
+      const reassign: ReassignContactRequest = { from_contact_id: loser.id, to_contact_id: winner.id };
+      await this.rpc.request<ReassignContactReply>(DealsInternalRpc.ReassignContact, { ctx, params: {}, query: {}, body: reassign });
+
+      await this.moveWork(m, loser.id, winner.id);
+      const { set, changes } = diffFields(winner, this.fillFromLoser(winner, loser), CONTACT_FIELDS);
+      await m.delete(Contact, { id: loser.id });
+      await this.outbox.append<ContactDeletedData>(m, EventType.ContactDeleted, { contact_id: loser.id, merged_into: winner.id });
+      if (changes.changed.length) {
+        await m.update(Contact, { id: winner.id }, { ...set, updatedAt: () => 'now()' } as QueryDeepPartialEntity<Contact>);
+        await this.outbox.append<ContactUpdatedData>(m, EventType.ContactUpdated, { contact_id: winner.id, ...changes });
+      }
+      const merged = await m.findOneByOrFail(Contact, { id: winner.id });
+      return { contact: merged, company: await this.companyOf(m, merged) };
+    });
+  }
+
+  /** GET /contacts/:id/deals: the contact must exist here; its deals are listed by the deals service. */
+  async listDeals(ctx: RequestContext, id: string, query: PageQuery): Promise<Page<DealSummary>> {
+    await this.find(this.dataSource.manager, id);
+    const body: ListDealsForContactRequest = { contact_id: id, cursor: query.cursor, limit: query.limit };
+    return this.rpc.request<Page<DealSummary>>(DealsInternalRpc.ListForContact, { ctx, params: {}, query: {}, body });
+  }
+
+  /** Throws 404 unless the contact exists; `lock` holds it until the transaction ends. */
+  async find(m: EntityManager, id: string, lock = false): Promise<Contact> {
+    if (!isId(id, IdPrefix.Contact)) throw DomainError.notFound('contact', id);
+    const contact = await m.findOne(Contact, { where: { id }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    if (!contact) throw DomainError.notFound('contact', id);
+    return contact;
+  }
+
+  private async companyOf(m: EntityManager, contact: Contact): Promise<Company | null> {
+    return contact.companyId ? m.findOneBy(Company, { id: contact.companyId }) : null;
+  }
+
+  /** The merge input: each field empty on the winner takes the loser's value; metadata keys only the winner lacks. */
+  private fillFromLoser(winner: Contact, loser: Contact): Record<string, unknown> {
+    const input: Record<string, unknown> = {};
+    for (const field of MERGE_FILLED_FIELDS) {
+      if (emptyValue(winner[field.prop]) && !emptyValue(loser[field.prop])) input[field.api] = loser[field.prop];
+    }
+    if (winner.icpScore === null && loser.icpScore !== null) {
+      for (const field of ICP_FIELDS) input[field.api] = field.kind === 'date' ? (loser[field.prop] as Date | null)?.toISOString() ?? null : loser[field.prop];
+    }
+    const metadata = { ...(loser.metadata ?? {}), ...(winner.metadata ?? {}) };
+    // The merged metadata must still fit the limits; if it would not, the winner's is kept as it is.
+    if (canonicalJson(metadata) !== canonicalJson(winner.metadata ?? {}) && Object.keys(metadata).length <= ContactsLimits.metadataKeys && Buffer.byteLength(JSON.stringify(metadata)) <= ContactsLimits.metadataBytes) {
+      input.metadata = metadata;
+    }
+    return input;
+  }
+
+  /** On delete: work shared with a deal stays with the deal; work of this contact alone goes with it. */
+  private async detachWork(m: EntityManager, contactId: string): Promise<void> {
+    const deletedActivities: RawActivity[] = returnedRows(await m.query(
+      `DELETE FROM activities WHERE contact_id = $1 AND deal_id IS NULL RETURNING id, type, contact_id, deal_id, occurred_at`,
+      [contactId],
+    ));
+    for (const row of deletedActivities) await this.outbox.append<ActivityEventData>(m, EventType.ActivityDeleted, activityEventData(rawActivity(row)));
+    const unlinkedActivities: RawActivity[] = returnedRows(await m.query(
+      `UPDATE activities SET contact_id = NULL, updated_at = now() WHERE contact_id = $1 RETURNING id, type, contact_id, deal_id, occurred_at`,
+      [contactId],
+    ));
+    for (const row of unlinkedActivities) {
+      await this.outbox.append<ActivityEventData>(m, EventType.ActivityUpdated, activityEventData(rawActivity(row), ['contact_id']));
+    }
+    const deletedTasks: RawTask[] = returnedRows(await m.query(`DELETE FROM tasks WHERE contact_id = $1 AND deal_id IS NULL RETURNING id, status, contact_id, deal_id`, [
+      contactId,
+    ]));
+    for (const row of deletedTasks) await this.outbox.append<TaskEventData>(m, EventType.TaskDeleted, taskEventData(rawTask(row)));
+    const unlinkedTasks: RawTask[] = returnedRows(await m.query(
+      `UPDATE tasks SET contact_id = NULL, updated_at = now() WHERE contact_id = $1 RETURNING id, status, contact_id, deal_id`,
+      [contactId],
+    ));
+    for (const row of unlinkedTasks) await this.outbox.append<TaskEventData>(m, EventType.TaskUpdated, taskEventData(rawTask(row), ['contact_id']));
+  }
+
+  /** On merge: every activity and task of the loser now belongs to the winner. */
+  private async moveWork(m: EntityManager, fromId: string, toId: string): Promise<void> {
+    const activities: RawActivity[] = returnedRows(await m.query(
+      `UPDATE activities SET contact_id = $2, updated_at = now() WHERE contact_id = $1 RETURNING id, type, contact_id, deal_id, occurred_at`,
+      [fromId, toId],
+    ));
+    for (const row of activities) await this.outbox.append<ActivityEventData>(m, EventType.ActivityUpdated, activityEventData(rawActivity(row), ['contact_id']));
+    const tasks: RawTask[] = returnedRows(await m.query(`UPDATE tasks SET contact_id = $2, updated_at = now() WHERE contact_id = $1 RETURNING id, status, contact_id, deal_id`, [
+      fromId,
+      toId,
+    ]));
+    for (const row of tasks) await this.outbox.append<TaskEventData>(m, EventType.TaskUpdated, taskEventData(rawTask(row), ['contact_id']));
+  }
+
+  private async translateWriteError(err: unknown, email: string | undefined, companyId: string | undefined): Promise<unknown> {
+    if (isUniqueViolation(err, EMAIL_INDEX) && email) {
+      const [existing] = await this.dataSource.query(`SELECT id FROM contacts WHERE lower(email) = lower($1)`, [email]);
+      const owner = existing ? ` (${existing.id})` : '';
+      return DomainError.conflict(`A contact with email '${email}' already exists${owner}.`, [
+        { field: 'email', code: 'duplicate', message: `email '${email}' is already used by another contact${owner}` },
+      ]);
+    }
+    // The company was deleted between the check and the write.
+    if (isForeignKeyViolation(err) && companyId) return DomainError.invalid('company_id', `No company with id '${companyId}'.`, 'not_found');
+    return err;
+  }
+}
+
+interface RawActivity {
+  id: string;
+  type: string;
+  contact_id: string | null;
+  deal_id: string | null;
+  occurred_at: Date;
+}
+
+interface RawTask {
+  id: string;
+  status: string;
+  contact_id: string | null;
+  deal_id: string | null;
+}
+
+function rawActivity(row: RawActivity): Pick<Activity, 'id' | 'type' | 'contactId' | 'dealId' | 'occurredAt'> {
+  return { id: row.id, type: row.type, contactId: row.contact_id, dealId: row.deal_id, occurredAt: new Date(row.occurred_at) };
+}
+
+function rawTask(row: RawTask): Pick<Task, 'id' | 'status' | 'contactId' | 'dealId'> {
+  return { id: row.id, status: row.status, contactId: row.contact_id, dealId: row.deal_id };
+}

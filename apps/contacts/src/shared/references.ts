@@ -1,0 +1,36 @@
+import { DomainError } from '@crm/common';
+import { DealsInternalRpc, RequestContext, ResolveDealsReply, ResolveDealsRequest } from '@crm/contracts';
+import { RpcClient } from '@crm/messaging';
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+
+/**
+ * Checks that a referenced contact exists and keeps it from being deleted until the caller commits
+ * (FOR KEY SHARE conflicts with the FOR UPDATE a delete or merge takes first).
+ */
+export async function requireContact(manager: EntityManager, id: string, field = 'contact_id'): Promise<void> {
+  const rows: unknown[] = await manager.query(`SELECT 1 FROM contacts WHERE id = $1 FOR KEY SHARE`, [id]);
+  if (!rows.length) throw DomainError.invalid(field, `No contact with id '${id}'.`, 'not_found');
+}
+
+export async function requireCompany(manager: EntityManager, id: string, field = 'company_id'): Promise<void> {
+  const rows: unknown[] = await manager.query(`SELECT 1 FROM companies WHERE id = $1 FOR KEY SHARE`, [id]);
+  if (!rows.length) throw DomainError.invalid(field, `No company with id '${id}'.`, 'not_found');
+}
+
+/** Deals live in the deals service; their existence is asked for over NATS. */
+@Injectable()
+export class DealDirectory {
+  constructor(private readonly rpc: RpcClient) {}
+
+  async exists(ctx: RequestContext, dealId: string): Promise<boolean> {
+    const body: ResolveDealsRequest = { deal_ids: [dealId] };
+    const reply = await this.rpc.request<ResolveDealsReply>(DealsInternalRpc.Resolve, { ctx, params: {}, query: {}, body });
+    return reply.deals.some((deal) => deal.id === dealId);
+  }
+
+  /** For a deal_id in a request body: an unknown deal is the client's mistake (400). */
+  async requireDeal(ctx: RequestContext, dealId: string, field = 'deal_id'): Promise<void> {
+    if (!(await this.exists(ctx, dealId))) throw DomainError.invalid(field, `No deal with id '${dealId}'.`, 'not_found');
+  }
+}

@@ -1,0 +1,43 @@
+import type { TaskEventData, TaskSummaryView, TaskView } from '@crm/contracts';
+import { iso } from '../shared/field-changes';
+import { Task } from './task.entity';
+
+export function presentTaskSummary(task: Task): TaskSummaryView {
+  return {
+    id: task.id,
+    title: task.title,
+    priority: task.priority,
+    status: task.status,
+    due_at: iso(task.dueAt),
+    created_at: task.createdAt.toISOString(),
+    updated_at: task.updatedAt.toISOString(),
+  };
+}
+
+export function presentTask(task: Task): TaskView {
+  return {
+    id: task.id,
+    title: task.title,
+    description: task.description,
+    priority: task.priority,
+    status: task.status,
+    due_at: iso(task.dueAt),
+    completed_at: iso(task.completedAt),
+    contact_id: task.contactId,
+    deal_id: task.dealId,
+    owner_id: task.ownerId,
+    metadata: task.metadata ?? {},
+    created_at: task.createdAt.toISOString(),
+    updated_at: task.updatedAt.toISOString(),
+  };
+}
+
+export function taskEventData(task: Pick<Task, 'id' | 'status' | 'contactId' | 'dealId'>, changed?: string[]): TaskEventData {
+  return {
+    task_id: task.id,
+    status: task.status,
+    contact_id: task.contactId,
+    deal_id: task.dealId,
+    ...(changed ? { changed } : {}),
+  };
+}

@@ -1,0 +1,81 @@
+import { PageQuery } from '@crm/common';
+import { IsDefined, IsIn, IsOptional, IsRFC3339, IsString, MaxLength } from 'class-validator';
+import { IfPresent, IsIdOf } from './dto-helpers';
+import { IsMetadata } from './metadata.validator';
+import { ACTIVITY_STATUSES, ACTIVITY_TYPES, ActivityStatus, ActivityType, ContactsLimits } from './values';
+
+const TYPE_MESSAGE = `type must be one of ${ACTIVITY_TYPES.join(', ')}`;
+const STATUS_MESSAGE = `status must be one of ${ACTIVITY_STATUSES.join(', ')}`;
+const OCCURRED_MESSAGE = 'occurred_at must be an RFC 3339 date-time, e.g. 2030-01-01T00:00:00Z';
+
+class ActivityFieldsDto {
+  @IsOptional()
+  @IsString({ message: 'subject must be a string' })
+  @MaxLength(ContactsLimits.subject, { message: `subject must be at most ${ContactsLimits.subject} characters` })
+  subject?: string | null;
+
+  @IsOptional()
+  @IsString({ message: 'body must be a string' })
+  @MaxLength(ContactsLimits.body, { message: `body must be at most ${ContactsLimits.body} characters` })
+  body?: string | null;
+
+  @IsOptional()
+  @IsIdOf('cont', 'contact_id')
+  contact_id?: string | null;
+
+  @IsOptional()
+  @IsIdOf('deal', 'deal_id')
+  deal_id?: string | null;
+
+  @IsOptional()
+  @IsMetadata()
+  metadata?: Record<string, unknown> | null;
+}
+
+export class CreateActivityDto extends ActivityFieldsDto {
+  @IsDefined({ message: 'type is required' })
+  @IsIn(ACTIVITY_TYPES, { message: TYPE_MESSAGE })
+  type!: ActivityType;
+
+  @IsOptional()
+  @IsIn(ACTIVITY_STATUSES, { message: STATUS_MESSAGE })
+  status?: ActivityStatus;
+
+  @IsOptional()
+  @IsRFC3339({ message: OCCURRED_MESSAGE })
+  occurred_at?: string;
+}
+
+export class UpdateActivityDto extends ActivityFieldsDto {
+  @IfPresent()
+  @IsIn(ACTIVITY_TYPES, { message: TYPE_MESSAGE })
+  type?: ActivityType;
+
+  @IfPresent()
+  @IsIn(ACTIVITY_STATUSES, { message: STATUS_MESSAGE })
+  status?: ActivityStatus;
+
+  @IfPresent()
+  @IsRFC3339({ message: OCCURRED_MESSAGE })
+  occurred_at?: string;
+}
+
+export class ListActivitiesQuery extends PageQuery {
+  @IsOptional()
+  @IsIn(ACTIVITY_TYPES, { message: TYPE_MESSAGE })
+  type?: ActivityType;
+
+  @IsOptional()
+  @IsIn(ACTIVITY_STATUSES, { message: STATUS_MESSAGE })
+  status?: ActivityStatus;
+
+  @IsOptional()
+  @IsString({ message: 'contact_id must be a string' })
+  @MaxLength(64, { message: 'contact_id must be at most 64 characters' })
+  contact_id?: string;
+
+  @IsOptional()
+  @IsString({ message: 'deal_id must be a string' })
+  @MaxLength(64, { message: 'deal_id must be at most 64 characters' })
+  deal_id?: string;
+}
