@@ -14,6 +14,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { isForeignKeyViolation } from '../shared/db-errors';
+import { NOW_MS } from '../shared/sql';
 import { diffFields, FieldSpec } from '../shared/field-changes';
 import { DealDirectory, requireContact } from '../shared/references';
 import { Activity } from './activity.entity';
@@ -50,7 +51,7 @@ export class ActivitiesService {
           status: dto.status ?? 'completed',
           subject: dto.subject ?? null,
           body: dto.body ?? null,
-          occurredAt: dto.occurred_at ? new Date(dto.occurred_at) : () => 'now()',
+          occurredAt: dto.occurred_at ? new Date(dto.occurred_at) : () => NOW_MS,
           contactId: dto.contact_id ?? null,
           dealId: dto.deal_id ?? null,
           metadata: dto.metadata ?? {},
@@ -102,7 +103,7 @@ export class ActivitiesService {
         const { set, changes } = diffFields(activity, dto as Record<string, unknown>, ACTIVITY_FIELDS);
         if (!changes.changed.length) return activity;
         if (set.contactId) await requireContact(m, set.contactId);
-        await m.update(Activity, { id }, { ...set, updatedAt: () => 'now()' } as QueryDeepPartialEntity<Activity>);
+        await m.update(Activity, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Activity>);
         const updated = await m.findOneByOrFail(Activity, { id });
         await this.outbox.append<ActivityEventData>(m, EventType.ActivityUpdated, activityEventData(updated, changes.changed));
         return updated;

@@ -1,3 +1,4 @@
+import { NOW_MS } from '../shared/sql';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 @Entity({ name: 'activities' })
@@ -29,9 +30,9 @@ export class Activity {
   @Column({ type: 'jsonb', default: () => `'{}'::jsonb` })
   metadata!: Record<string, unknown>;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => NOW_MS })
   createdAt!: Date;
 
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
+  @Column({ name: 'updated_at', type: 'timestamptz', default: () => NOW_MS })
   updatedAt!: Date;
 }

@@ -15,6 +15,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { isUniqueViolation, returnedRows } from '../shared/db-errors';
+import { NOW_MS } from '../shared/sql';
 import { diffFields, FieldSpec, likePattern } from '../shared/field-changes';
 import { Company } from './company.entity';
 import { presentCompany } from './company.presenter';
@@ -77,7 +78,7 @@ export class CompaniesService {
         const company = await this.find(m, id, true);
         const { set, changes } = diffFields(company, dto as Record<string, unknown>, COMPANY_FIELDS);
         if (!changes.changed.length) return company;
-        await m.update(Company, { id }, { ...set, updatedAt: () => 'now()' } as QueryDeepPartialEntity<Company>);
+        await m.update(Company, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Company>);
         await this.outbox.append<CompanyUpdatedData>(m, EventType.CompanyUpdated, { company_id: id, ...changes });
         return m.findOneByOrFail(Company, { id });
       });
@@ -93,7 +94,7 @@ export class CompaniesService {
       // Locked first: contact writes that link this company wait (FOR KEY SHARE) and then fail cleanly.
       await this.find(m, id, true);
       const unlinked: { id: string }[] = returnedRows(
-        await m.query(`UPDATE contacts SET company_id = NULL, updated_at = now() WHERE company_id = $1 RETURNING id`, [id]),
+        await m.query(`UPDATE contacts SET company_id = NULL, updated_at = ${NOW_MS} WHERE company_id = $1 RETURNING id`, [id]),
       );
       for (const contact of unlinked) {
         await this.outbox.append<ContactUpdatedData>(m, EventType.ContactUpdated, {

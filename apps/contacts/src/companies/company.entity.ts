@@ -1,3 +1,4 @@
+import { NOW_MS } from '../shared/sql';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 @Entity({ name: 'companies' })
@@ -17,9 +18,9 @@ export class Company {
   @Column({ type: 'jsonb', default: () => `'{}'::jsonb` })
   metadata!: Record<string, unknown>;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => NOW_MS })
   createdAt!: Date;
 
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
+  @Column({ name: 'updated_at', type: 'timestamptz', default: () => NOW_MS })
   updatedAt!: Date;
 }

@@ -1,3 +1,4 @@
+import { NOW_MS } from '../shared/sql';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 @Entity({ name: 'contacts' })
@@ -48,9 +49,9 @@ export class Contact {
   @Column({ type: 'jsonb', default: () => `'{}'::jsonb` })
   metadata!: Record<string, unknown>;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => NOW_MS })
   createdAt!: Date;
 
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
+  @Column({ name: 'updated_at', type: 'timestamptz', default: () => NOW_MS })
   updatedAt!: Date;
 }

@@ -28,6 +28,7 @@ import { activityEventData } from '../activities/activity.presenter';
 import { Company } from '../companies/company.entity';
 import { CONTACT_SEARCH_TEXT } from '../database/migrations/1763800001100-create-contacts';
 import { isForeignKeyViolation, isUniqueViolation, returnedRows } from '../shared/db-errors';
+import { NOW_MS } from '../shared/sql';
 import { canonicalJson, diffFields, FieldSpec, likePattern } from '../shared/field-changes';
 import { requireCompany } from '../shared/references';
 import { Task } from '../tasks/task.entity';
@@ -148,7 +149,7 @@ export class ContactsService {
         const { set, changes } = diffFields(contact, input, CONTACT_FIELDS);
         if (!changes.changed.length) return { contact, company: await this.companyOf(m, contact) };
         if (set.companyId) await requireCompany(m, set.companyId);
-        await m.update(Contact, { id }, { ...set, updatedAt: () => 'now()' } as QueryDeepPartialEntity<Contact>);
+        await m.update(Contact, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Contact>);
         const updated = await m.findOneByOrFail(Contact, { id });
         await this.outbox.append<ContactUpdatedData>(m, EventType.ContactUpdated, { contact_id: id, ...changes });
         return { contact: updated, company: await this.companyOf(m, updated) };
@@ -206,7 +207,7 @@ export class ContactsService {
       await m.delete(Contact, { id: loser.id });
       await this.outbox.append<ContactDeletedData>(m, EventType.ContactDeleted, { contact_id: loser.id, merged_into: winner.id });
       if (changes.changed.length) {
-        await m.update(Contact, { id: winner.id }, { ...set, updatedAt: () => 'now()' } as QueryDeepPartialEntity<Contact>);
+        await m.update(Contact, { id: winner.id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Contact>);
         await this.outbox.append<ContactUpdatedData>(m, EventType.ContactUpdated, { contact_id: winner.id, ...changes });
       }
       const merged = await m.findOneByOrFail(Contact, { id: winner.id });
@@ -258,7 +259,7 @@ export class ContactsService {
     ));
     for (const row of deletedActivities) await this.outbox.append<ActivityEventData>(m, EventType.ActivityDeleted, activityEventData(rawActivity(row)));
     const unlinkedActivities: RawActivity[] = returnedRows(await m.query(
-      `UPDATE activities SET contact_id = NULL, updated_at = now() WHERE contact_id = $1 RETURNING id, type, contact_id, deal_id, occurred_at`,
+      `UPDATE activities SET contact_id = NULL, updated_at = ${NOW_MS} WHERE contact_id = $1 RETURNING id, type, contact_id, deal_id, occurred_at`,
       [contactId],
     ));
     for (const row of unlinkedActivities) {
@@ -269,7 +270,7 @@ export class ContactsService {
     ]));
     for (const row of deletedTasks) await this.outbox.append<TaskEventData>(m, EventType.TaskDeleted, taskEventData(rawTask(row)));
     const unlinkedTasks: RawTask[] = returnedRows(await m.query(
-      `UPDATE tasks SET contact_id = NULL, updated_at = now() WHERE contact_id = $1 RETURNING id, status, contact_id, deal_id`,
+      `UPDATE tasks SET contact_id = NULL, updated_at = ${NOW_MS} WHERE contact_id = $1 RETURNING id, status, contact_id, deal_id`,
       [contactId],
     ));
     for (const row of unlinkedTasks) await this.outbox.append<TaskEventData>(m, EventType.TaskUpdated, taskEventData(rawTask(row), ['contact_id']));
@@ -278,11 +279,11 @@ export class ContactsService {
   /** On merge: every activity and task of the loser now belongs to the winner. */
   private async moveWork(m: EntityManager, fromId: string, toId: string): Promise<void> {
     const activities: RawActivity[] = returnedRows(await m.query(
-      `UPDATE activities SET contact_id = $2, updated_at = now() WHERE contact_id = $1 RETURNING id, type, contact_id, deal_id, occurred_at`,
+      `UPDATE activities SET contact_id = $2, updated_at = ${NOW_MS} WHERE contact_id = $1 RETURNING id, type, contact_id, deal_id, occurred_at`,
       [fromId, toId],
     ));
     for (const row of activities) await this.outbox.append<ActivityEventData>(m, EventType.ActivityUpdated, activityEventData(rawActivity(row), ['contact_id']));
-    const tasks: RawTask[] = returnedRows(await m.query(`UPDATE tasks SET contact_id = $2, updated_at = now() WHERE contact_id = $1 RETURNING id, status, contact_id, deal_id`, [
+    const tasks: RawTask[] = returnedRows(await m.query(`UPDATE tasks SET contact_id = $2, updated_at = ${NOW_MS} WHERE contact_id = $1 RETURNING id, status, contact_id, deal_id`, [
       fromId,
       toId,
     ]));

@@ -5,6 +5,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { isForeignKeyViolation } from '../shared/db-errors';
+import { NOW_MS } from '../shared/sql';
 import { diffFields, FieldSpec } from '../shared/field-changes';
 import { DealDirectory, requireContact } from '../shared/references';
 import { Task } from './task.entity';
@@ -44,7 +45,7 @@ export class TasksService {
           priority: dto.priority ?? 'medium',
           status,
           dueAt: dto.due_at ? new Date(dto.due_at) : null,
-          completedAt: status === 'completed' ? () => 'now()' : null,
+          completedAt: status === 'completed' ? () => NOW_MS : null,
           contactId: dto.contact_id ?? null,
           dealId: dto.deal_id ?? null,
           ownerId: dto.owner_id ?? null,
@@ -98,9 +99,9 @@ export class TasksService {
         const { set, changes } = diffFields(task, dto as Record<string, unknown>, TASK_FIELDS);
         if (!changes.changed.length) return task;
         if (set.contactId) await requireContact(m, set.contactId);
-        const values: QueryDeepPartialEntity<Task> = { ...set, updatedAt: () => 'now()' } as QueryDeepPartialEntity<Task>;
+        const values: QueryDeepPartialEntity<Task> = { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Task>;
         // completed_at records when the task was last completed; leaving that status clears it.
-        if (set.status === 'completed') values.completedAt = () => 'now()';
+        if (set.status === 'completed') values.completedAt = () => NOW_MS;
         else if (set.status !== undefined) values.completedAt = null;
         await m.update(Task, { id }, values);
         const updated = await m.findOneByOrFail(Task, { id });

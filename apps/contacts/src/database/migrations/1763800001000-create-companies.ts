@@ -14,8 +14,8 @@ export class CreateCompanies1763800001000 implements MigrationInterface {
         domain text,
         industry text,
         metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        updated_at timestamptz NOT NULL DEFAULT now()
+        created_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now()),
+        updated_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now())
       )`);
     // One company per domain, so imports and enrichment can match on it.
     await q.query(`CREATE UNIQUE INDEX companies_domain_key ON companies (lower(domain)) WHERE domain IS NOT NULL`);

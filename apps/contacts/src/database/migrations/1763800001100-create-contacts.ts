@@ -24,8 +24,8 @@ export class CreateContacts1763800001100 implements MigrationInterface {
         icp_score_reason text,
         icp_scored_at timestamptz,
         metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        updated_at timestamptz NOT NULL DEFAULT now()
+        created_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now()),
+        updated_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now())
       )`);
     // Email is unique per organisation regardless of case; the index, not a lookup, settles racing creates.
     await q.query(`CREATE UNIQUE INDEX contacts_email_key ON contacts (lower(email))`);

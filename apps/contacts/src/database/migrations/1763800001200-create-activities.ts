@@ -16,8 +16,8 @@ export class CreateActivities1763800001200 implements MigrationInterface {
         contact_id text REFERENCES contacts (id),
         deal_id text,
         metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        updated_at timestamptz NOT NULL DEFAULT now()
+        created_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now()),
+        updated_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now())
       )`);
     await q.query(`CREATE INDEX activities_contact_id ON activities (contact_id, id)`);
     await q.query(`CREATE INDEX activities_deal_id ON activities (deal_id, id)`);

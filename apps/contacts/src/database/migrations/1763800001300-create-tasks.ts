@@ -17,8 +17,8 @@ export class CreateTasks1763800001300 implements MigrationInterface {
         deal_id text,
         owner_id text,
         metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        updated_at timestamptz NOT NULL DEFAULT now()
+        created_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now()),
+        updated_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now())
       )`);
     await q.query(`CREATE INDEX tasks_contact_id ON tasks (contact_id, id)`);
     await q.query(`CREATE INDEX tasks_deal_id ON tasks (deal_id, id)`);
