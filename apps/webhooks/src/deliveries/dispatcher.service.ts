@@ -102,7 +102,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
     const free = this.settings.maxConcurrency - this.inFlight.size;
     if (free <= 0) return;
     const token = randomUUID();
-    const claimed: { id: string }[] = await this.dataSource.query(
+    const result: unknown[] = await this.dataSource.query(
       `WITH due AS (
          SELECT s.id FROM subscriptions s
          WHERE s.status = 'active'
@@ -118,6 +118,8 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
        RETURNING s.id`,
       [free, token, this.leaseMs],
     );
+    // TypeORM answers an UPDATE ... RETURNING with [rows, affected].
+    const claimed = (Array.isArray(result[0]) ? result[0] : result) as { id: string }[];
     for (const { id } of claimed) {
       if (this.inFlight.has(id)) continue;
       const turn = this.turn(id, token)

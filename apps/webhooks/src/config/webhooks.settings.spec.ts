@@ -1,0 +1,25 @@
+import { ConfigError } from '@crm/common';
+import { DEFAULT_RETRY_SCHEDULE_MS, loadWebhooksSettings } from './webhooks.settings';
+
+describe('webhooks settings', () => {
+  it('has production defaults: HTTPS only, public addresses only', () => {
+    const s = loadWebhooksSettings({});
+    expect(s).toMatchObject({ retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS, timeoutMs: 10_000, disableAfterFailedEvents: 5, allowInsecure: false, allowPrivate: false });
+  });
+
+  it('reads a retry schedule', () => {
+    expect(loadWebhooksSettings({ WEBHOOKS_RETRY_SCHEDULE_MS: '100, 200,400' }).retryScheduleMs).toEqual([100, 200, 400]);
+  });
+
+  it.each([
+    ['WEBHOOKS_RETRY_SCHEDULE_MS', '100,soon'],
+    ['WEBHOOKS_RETRY_SCHEDULE_MS', '0'],
+    ['WEBHOOKS_TIMEOUT_MS', '10'],
+    ['WEBHOOKS_DISABLE_AFTER_FAILED_EVENTS', '0'],
+    ['WEBHOOKS_MAX_CONCURRENCY', 'many'],
+    ['WEBHOOKS_ALLOW_PRIVATE', 'maybe'],
+    ['WEBHOOKS_RETRY_JITTER_PERCENT', '150'],
+  ])('refuses %s=%s', (name, value) => {
+    expect(() => loadWebhooksSettings({ [name]: value })).toThrow(ConfigError);
+  });
+});
