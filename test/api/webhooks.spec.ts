@@ -145,6 +145,11 @@ describe('Webhooks', () => {
       const badStatus = await stack.api.patch(`/webhooks/${b.id}`, { status: 'sleeping' });
       expect(badStatus.status).toBe(400);
       expect(badStatus.body.error.details[0]).toMatchObject({ field: 'status' });
+      const nulls = await stack.api.patch(`/webhooks/${b.id}`, { name: null, url: null, secret: null, status: null, metadata: null });
+      expect(nulls.status).toBe(400);
+      expect(nulls.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['metadata', 'name', 'secret', 'status', 'url']);
+      const nullSecret = await stack.api.post('/webhooks', { name: 'n', url: 'http://127.0.0.1:9/x', secret: null });
+      expect(nullSecret.status).toBe(400);
 
       const paused = await stack.api.listAll('/webhooks?status=paused');
       expect(paused.map((w) => w.id)).toEqual([b.id]);

@@ -14,6 +14,9 @@ export const WEBHOOK_URL_MAX_LENGTH = 2048;
 export const WEBHOOK_EVENT_TYPES_MAX = 100;
 /** Standard Webhooks: `whsec_` followed by the base64 of a 24 to 64 byte key. */
 export const SIGNING_SECRET_SHAPE = /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/;
+/** Optional, but when present it must be valid: `null` is not a way to clear a required field. */
+const IsAbsentOrValid = () => ValidateIf((_, value) => value !== undefined);
+
 const SECRET_MESSAGE = 'secret must be whsec_ followed by the base64 of 24 to 64 random bytes';
 
 export class CreateWebhookDto {
@@ -27,7 +30,7 @@ export class CreateWebhookDto {
   @Length(1, WEBHOOK_URL_MAX_LENGTH, { message: `url must be 1 to ${WEBHOOK_URL_MAX_LENGTH} characters` })
   url!: string;
 
-  @IsOptional()
+  @IsAbsentOrValid()
   @IsString({ message: SECRET_MESSAGE })
   @Matches(SIGNING_SECRET_SHAPE, { message: SECRET_MESSAGE })
   secret?: string;
@@ -47,17 +50,17 @@ export class CreateWebhookDto {
 }
 
 export class UpdateWebhookDto {
-  @IsOptional()
+  @IsAbsentOrValid()
   @IsString({ message: 'name must be a string' })
   @Length(1, WEBHOOK_NAME_MAX_LENGTH, { message: `name must be 1 to ${WEBHOOK_NAME_MAX_LENGTH} characters` })
   name?: string;
 
-  @IsOptional()
+  @IsAbsentOrValid()
   @IsString({ message: 'url must be a string' })
   @Length(1, WEBHOOK_URL_MAX_LENGTH, { message: `url must be 1 to ${WEBHOOK_URL_MAX_LENGTH} characters` })
   url?: string;
 
-  @IsOptional()
+  @IsAbsentOrValid()
   @IsString({ message: SECRET_MESSAGE })
   @Matches(SIGNING_SECRET_SHAPE, { message: SECRET_MESSAGE })
   secret?: string;
@@ -71,12 +74,12 @@ export class UpdateWebhookDto {
   @IsIn(EVENT_TYPES, { each: true, message: 'event_types may only contain known event types (see GET /events)' })
   event_types?: string[] | null;
 
-  @IsOptional()
+  @IsAbsentOrValid()
   @IsIn(WEBHOOK_STATUSES, { message: `status must be one of ${WEBHOOK_STATUSES.join(', ')}` })
   status?: WebhookStatus;
 
   /** Replaces the whole metadata object; {} clears it. */
-  @IsOptional()
+  @IsAbsentOrValid()
   @IsWebhookMetadata()
   metadata?: Record<string, unknown>;
 }
