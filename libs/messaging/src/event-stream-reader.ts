@@ -53,6 +53,7 @@ export class EventStreamReader {
     this.running = true;
     this.stopSignal = new Promise((resolve) => (this.signalStop = () => resolve(STOP)));
     this.loop = this.run();
+    void this.restartOnReconnect();
   }
 
   async stop(): Promise<void> {
@@ -61,6 +62,17 @@ export class EventStreamReader {
     this.signalStop();
     this.active?.stop();
     await this.loop;
+  }
+
+  /**
+   * A broker restart loses the ephemeral ordered consumer; rather than wait for missed heartbeats,
+   * start over from the checkpoint as soon as the connection is back.
+   */
+  private async restartOnReconnect(): Promise<void> {
+    for await (const status of this.options.nc.status()) {
+      if (!this.running) break;
+      if (status.type === 'reconnect') this.active?.stop();
+    }
   }
 
   private sleep(ms: number): Promise<typeof IDLE> {
@@ -97,7 +109,7 @@ export class EventStreamReader {
       opt_start_seq: from,
       ...(types?.length ? { filterSubjects: types.map((t) => eventSubject(namespace, t)) } : {}),
     });
-    const messages = await consumer.consume({ max_messages: batchSize });
+    const messages = await consumer.consume({ max_messages: batchSize, expires: 5000 });
     this.active = messages;
     const iterator = messages[Symbol.asyncIterator]();
     let next = iterator.next();

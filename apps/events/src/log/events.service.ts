@@ -6,7 +6,8 @@ import { ListEventsQuery } from './dto/list-events.query';
 import { parseEventTypeFilter } from './event-type-filter';
 
 interface Row {
-  position: string;
+  /** The bigint position as text; named apart from the column so ORDER BY sorts the number. */
+  pos: string;
   id: string;
   type: string;
   occurred_at: Date;
@@ -38,12 +39,12 @@ export class EventsService {
         where += ` AND (type = ANY($3::text[]) OR type LIKE ANY($4::text[]))`;
       }
       const rows: Row[] = await m.query(
-        `SELECT position::text AS position, id, type, occurred_at, data FROM events WHERE ${where} ORDER BY position LIMIT $2`,
+        `SELECT position::text AS pos, id, type, occurred_at, data FROM events WHERE ${where} ORDER BY position LIMIT $2`,
         params,
       );
       const hasMore = rows.length > size;
       const served = hasMore ? rows.slice(0, size) : rows;
-      let resumeAt = served.length ? Number(served[served.length - 1].position) : after;
+      let resumeAt = served.length ? Number(served[served.length - 1].pos) : after;
       if (!hasMore) {
         const [{ head }] = await m.query(`SELECT coalesce(max(position), 0)::text AS head FROM events`);
         resumeAt = Math.max(resumeAt, Number(head));
