@@ -1,4 +1,9 @@
 import { CreateOutbox1763800000000 } from '@crm/messaging';
+import { Deal } from '../deals/deal.entity';
+import { StageHistory } from '../deals/stage-history.entity';
+import { Pipeline } from '../pipelines/pipeline.entity';
+import { Stage } from '../pipelines/stage.entity';
+import { CreatePipelinesAndDeals1763800000400 } from './migrations/1763800000400-create-pipelines-and-deals';
 
-export const dealsEntities = [];
-export const dealsMigrations = [CreateOutbox1763800000000];
+export const dealsEntities = [Pipeline, Stage, Deal, StageHistory];
+export const dealsMigrations = [CreateOutbox1763800000000, CreatePipelinesAndDeals1763800000400];

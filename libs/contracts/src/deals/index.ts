@@ -38,3 +38,8 @@ export interface ResolveDealsRequest {
 export interface ResolveDealsReply {
   deals: RelatedSummary[];
 }
+
+export * from './deal.dto';
+export * from './events';
+export * from './pipeline.dto';
+export * from './validators';

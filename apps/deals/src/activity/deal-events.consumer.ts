@@ -1,0 +1,79 @@
+import { isId, IdPrefix, Logger } from '@crm/common';
+import { ActivityEventData, CompanyDeletedData, ContactDeletedData, DomainEvent, EventConsumer, EventType } from '@crm/contracts';
+import { DurableEventConsumer, MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION, OutboxRelay } from '@crm/messaging';
+import { LOGGER } from '@crm/runtime';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { NatsConnection } from 'nats';
+import { DataSource } from 'typeorm';
+import { ContactLinksService } from '../internal/contact-links.service';
+
+const CONSUMED = [EventType.ActivityCreated, EventType.ActivityUpdated, EventType.ContactDeleted, EventType.CompanyDeleted];
+
+/**
+ * Follows the contacts service: activity times feed last_activity_at (and so the stale-deal trigger),
+ * deleted contacts and companies are unlinked. Each batch commits in one transaction before it is
+ * acknowledged, and every step is idempotent, so a redelivered batch changes nothing twice.
+ */
+@Injectable()
+export class DealEventsConsumer implements OnApplicationBootstrap, OnApplicationShutdown {
+  private consumer?: DurableEventConsumer;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly links: ContactLinksService,
+    private readonly relay: OutboxRelay,
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(MESSAGING_OPTIONS) private readonly options: MessagingOptions,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.consumer = new DurableEventConsumer({
+      nc: this.nc,
+      namespace: this.options.namespace,
+      durable: EventConsumer.Deals,
+      types: CONSUMED,
+      logger: this.logger,
+      handle: (events) => this.handle(events),
+    });
+    this.consumer.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.consumer?.stop();
+  }
+
+  async handle(events: DomainEvent[]): Promise<void> {
+    let wrote = false;
+    await this.dataSource.transaction(async (m) => {
+      for (const event of events) {
+        switch (event.type) {
+          case EventType.ActivityCreated:
+          case EventType.ActivityUpdated: {
+            const data = event.data as unknown as ActivityEventData;
+            const occurredAt = new Date(data.occurred_at);
+            if (!isId(data.deal_id, IdPrefix.Deal) || Number.isNaN(occurredAt.getTime())) break;
+            await this.links.recordActivity(m, data.deal_id, occurredAt);
+            break;
+          }
+          case EventType.ContactDeleted: {
+            const data = event.data as unknown as ContactDeletedData;
+            // After a merge the contacts service has already moved the deals to the winner.
+            if (data.merged_into || typeof data.contact_id !== 'string') break;
+            wrote = (await this.links.unlinkContact(m, data.contact_id)) > 0 || wrote;
+            break;
+          }
+          case EventType.CompanyDeleted: {
+            const data = event.data as unknown as CompanyDeletedData;
+            if (typeof data.company_id !== 'string') break;
+            wrote = (await this.links.unlinkCompany(m, data.company_id)) > 0 || wrote;
+            break;
+          }
+          default:
+            break;
+        }
+      }
+    });
+    if (wrote) this.relay.kick();
+  }
+}

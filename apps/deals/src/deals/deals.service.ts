@@ -1,0 +1,304 @@
+import { decodeCursor, DomainError, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import {
+  CreateDealDto,
+  DealCreatedData,
+  DealDeletedData,
+  DealUpdatedData,
+  DealView,
+  EventType,
+  FullDealView,
+  ListDealsQuery,
+  PipelineDealsQuery,
+  RelatedSummary,
+  RequestContext,
+  StageHistoryView,
+  UpdateDealDto,
+} from '@crm/contracts';
+import { OutboxRelay, OutboxService } from '@crm/messaging';
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
+import { Pipeline } from '../pipelines/pipeline.entity';
+import { Stage } from '../pipelines/stage.entity';
+import { ContactsDirectory } from './contacts-directory';
+import { Actor, DealStageMover } from './deal-stage-mover';
+import { Deal } from './deal.entity';
+import { presentDeal, presentHistory } from './deal.presenter';
+import { StageHistory } from './stage-history.entity';
+
+export interface FullDealResponse {
+  data: FullDealView;
+  included: RelatedSummary[];
+}
+
+/** Fields a PATCH may change other than the stage, with their column properties. */
+const PLAIN_FIELDS = [
+  ['name', 'name'],
+  ['contact_id', 'contactId'],
+  ['company_id', 'companyId'],
+  ['value', 'value'],
+  ['currency', 'currency'],
+  ['owner_id', 'ownerId'],
+  ['source', 'source'],
+  ['loss_reason', 'lossReason'],
+] as const;
+
+const DAY_MS = 86_400_000;
+
+function actorOf(ctx: RequestContext): Actor {
+  return { keyId: ctx.key_id ?? null };
+}
+
+@Injectable()
+export class DealsService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: OutboxService,
+    private readonly relay: OutboxRelay,
+    private readonly mover: DealStageMover,
+    private readonly directory: ContactsDirectory,
+  ) {}
+
+  async create(ctx: RequestContext, dto: CreateDealDto): Promise<DealView> {
+    await this.directory.assertExist(ctx, dto);
+    const deal = await this.write(async (m) => {
+      const stage = await this.stageOf(m, dto.pipeline_id, dto.stage_id, 'stage_id');
+      const [{ now }] = (await m.query(`SELECT clock_timestamp() AS now`)) as Array<{ now: Date }>;
+      const row: Deal = {
+        id: newId(IdPrefix.Deal),
+        name: dto.name,
+        pipelineId: stage.pipelineId,
+        stageId: stage.id,
+        contactId: dto.contact_id ?? null,
+        companyId: dto.company_id ?? null,
+        value: dto.value ?? 0,
+        currency: dto.currency ?? 'USD',
+        // A deal created straight into a closed stage is closed; an explicit status has the last word.
+        status: dto.status ?? (stage.type === 'won' ? 'won' : stage.type === 'lost' ? 'lost' : 'open'),
+        expectedClose: dto.expected_close ? new Date(dto.expected_close) : null,
+        ownerId: dto.owner_id ?? null,
+        source: dto.source ?? null,
+        metadata: dto.metadata ?? {},
+        lossReason: null,
+        stageEnteredAt: now,
+        lastActivityAt: null,
+        staleNotifiedAt: null,
+        createdAt: now,
+        updatedAt: now,
+      };
+      await m.insert(Deal, row);
+      await this.mover.recordPlacement(m, row, actorOf(ctx));
+      await this.outbox.append<DealCreatedData>(m, EventType.DealCreated, {
+        deal_id: row.id,
+        name: row.name,
+        pipeline_id: row.pipelineId,
+        stage_id: row.stageId,
+        contact_id: row.contactId,
+        company_id: row.companyId,
+        value: row.value,
+        currency: row.currency,
+        status: row.status,
+      });
+      await this.mover.announceStatus(m, row, null);
+      return row;
+    });
+    return presentDeal(deal);
+  }
+
+  async list(query: ListDealsQuery): Promise<Page<DealView>> {
+    return this.page('deals', query, (qb) => this.applyFilters(qb, query));
+  }
+
+  async listForPipeline(pipelineId: string, query: PipelineDealsQuery): Promise<Page<DealView>> {
+    const exists = isId(pipelineId, IdPrefix.Pipeline) && (await this.dataSource.getRepository(Pipeline).exists({ where: { id: pipelineId } }));
+    if (!exists) throw DomainError.notFound('pipeline', pipelineId);
+    return this.page(`pipelines/${pipelineId}/deals`, query, (qb) => this.applyFilters(qb, { ...query, pipeline_id: pipelineId }));
+  }
+
+  async get(ctx: RequestContext, id: string): Promise<FullDealResponse> {
+    return this.full(ctx, await this.find(this.dataSource.manager, id));
+  }
+
+  async update(ctx: RequestContext, id: string, dto: UpdateDealDto): Promise<FullDealResponse> {
+    await this.directory.assertExist(ctx, { contact_id: dto.contact_id, company_id: dto.company_id });
+    const deal = await this.write(async (m) => {
+      const deal = await this.find(m, id, true);
+      const before = { ...deal };
+      const changed: string[] = [];
+      for (const [field, prop] of PLAIN_FIELDS) {
+        const value = dto[field];
+        if (value === undefined) continue;
+        if (before[prop] !== value) changed.push(field);
+        (deal as unknown as Record<string, unknown>)[prop] = value;
+      }
+      if (dto.expected_close !== undefined) {
+        const next = dto.expected_close === null ? null : new Date(dto.expected_close);
+        if ((before.expectedClose?.getTime() ?? null) !== (next?.getTime() ?? null)) changed.push('expected_close');
+        deal.expectedClose = next;
+      }
+      if (dto.metadata !== undefined) {
+        const next = dto.metadata ?? {};
+        if (JSON.stringify(next) !== JSON.stringify(before.metadata)) changed.push('metadata');
+        deal.metadata = next;
+      }
+
+      const target = await this.targetStage(m, deal, dto);
+      if (target) {
+        // The mover writes the stage, status and history; the plain fields follow below.
+        await this.mover.move(m, deal, target, actorOf(ctx), dto.status);
+        changed.push('stage_id', 'stage_entered_at');
+        if (target.pipelineId !== before.pipelineId) changed.push('pipeline_id');
+        if (deal.status !== before.status) changed.push('status');
+        if (deal.lossReason !== before.lossReason && !changed.includes('loss_reason')) changed.push('loss_reason');
+      } else if (dto.status !== undefined && dto.status !== before.status) {
+        deal.status = dto.status;
+        changed.push('status');
+        await this.mover.announceStatus(m, deal, before.status);
+      }
+      if (!changed.length) return deal;
+      const [{ now }] = (await m.query(`SELECT clock_timestamp() AS now`)) as Array<{ now: Date }>;
+      deal.updatedAt = now;
+      await m.update(Deal, { id }, {
+        name: deal.name,
+        contactId: deal.contactId,
+        companyId: deal.companyId,
+        value: deal.value,
+        currency: deal.currency,
+        ownerId: deal.ownerId,
+        source: deal.source,
+        lossReason: deal.lossReason,
+        expectedClose: deal.expectedClose,
+        metadata: deal.metadata,
+        status: deal.status,
+        updatedAt: now,
+      });
+      await this.outbox.append<DealUpdatedData>(m, EventType.DealUpdated, { deal_id: id, changed: [...new Set(changed)] });
+      return deal;
+    });
+    return this.full(ctx, deal);
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.write(async (m) => {
+      const result = isId(id, IdPrefix.Deal) ? await m.delete(Deal, { id }) : { affected: 0 };
+      if (!result.affected) throw DomainError.notFound('deal', id);
+      await this.outbox.append<DealDeletedData>(m, EventType.DealDeleted, { deal_id: id });
+    });
+  }
+
+  /** Moving to the stage the deal is already in changes nothing and records nothing. */
+  async moveStage(ctx: RequestContext, id: string, stageId: string): Promise<FullDealResponse> {
+    const deal = await this.write(async (m) => {
+      const deal = await this.find(m, id, true);
+      const stage = isId(stageId, IdPrefix.Stage) ? await m.findOne(Stage, { where: { id: stageId } }) : null;
+      if (!stage || stage.pipelineId !== deal.pipelineId) {
+        throw DomainError.invalid('stage_id', `stage_id must be a stage of the deal's pipeline '${deal.pipelineId}'.`);
+      }
+      if (stage.id !== deal.stageId) await this.mover.move(m, deal, stage, actorOf(ctx));
+      return deal;
+    });
+    return this.full(ctx, deal);
+  }
+
+  async history(id: string, query: PageQuery): Promise<Page<StageHistoryView>> {
+    const list = `deals/${id}/history`;
+    const after = decodeCursor<string>(list, query.cursor, 'string');
+    await this.find(this.dataSource.manager, id);
+    const size = pageSize(query);
+    const qb = this.dataSource
+      .getRepository(StageHistory)
+      .createQueryBuilder('h')
+      .where('h.deal_id = :id', { id })
+      .orderBy('h.id', 'ASC')
+      .limit(size + 1);
+    if (after) qb.andWhere('h.id > :after', { after });
+    return toPage(list, await qb.getMany(), size, (h) => h.id, presentHistory);
+  }
+
+  private async page(list: string, query: PageQuery, filter: (qb: SelectQueryBuilder<Deal>) => void): Promise<Page<DealView>> {
+    const after = decodeCursor<string>(list, query.cursor, 'string');
+    const size = pageSize(query);
+    const qb = this.dataSource.getRepository(Deal).createQueryBuilder('d').orderBy('d.id', 'ASC').limit(size + 1);
+    filter(qb);
+    if (after) qb.andWhere('d.id > :after', { after });
+    const now = new Date();
+    return toPage(list, await qb.getMany(), size, (d) => d.id, (d) => presentDeal(d, now));
+  }
+
+  private applyFilters(qb: SelectQueryBuilder<Deal>, q: ListDealsQuery): void {
+    qb.where('TRUE');
+    if (q.status !== undefined) qb.andWhere('d.status = :status', { status: q.status });
+    if (q.pipeline_id !== undefined) qb.andWhere('d.pipeline_id = :pipelineId', { pipelineId: q.pipeline_id });
+    if (q.stage_id !== undefined) qb.andWhere('d.stage_id = :stageId', { stageId: q.stage_id });
+    if (q.contact_id !== undefined) qb.andWhere('d.contact_id = :contactId', { contactId: q.contact_id });
+    if (q.company_id !== undefined) qb.andWhere('d.company_id = :companyId', { companyId: q.company_id });
+    if (q.owner_id !== undefined) qb.andWhere('d.owner_id = :ownerId', { ownerId: q.owner_id });
+    if (q.min_value !== undefined) qb.andWhere('d.value >= :minValue', { minValue: q.min_value });
+    if (q.max_value !== undefined) qb.andWhere('d.value <= :maxValue', { maxValue: q.max_value });
+    if (q.created_after !== undefined) qb.andWhere('d.created_at > :createdAfter', { createdAfter: new Date(q.created_after) });
+    if (q.created_before !== undefined) qb.andWhere('d.created_at < :createdBefore', { createdBefore: new Date(q.created_before) });
+    if (q.days_since_activity_gt !== undefined) {
+      // More than N whole days without activity: at least N + 1 full days since the last one.
+      const cutoff = new Date(Date.now() - (q.days_since_activity_gt + 1) * DAY_MS);
+      qb.andWhere('COALESCE(d.last_activity_at, d.created_at) <= :cutoff', { cutoff });
+    }
+  }
+
+  /** The stage an update moves the deal to, or undefined when it stays where it is. */
+  private async targetStage(m: EntityManager, deal: Deal, dto: UpdateDealDto): Promise<Stage | undefined> {
+    if (dto.pipeline_id === undefined && dto.stage_id === undefined) return undefined;
+    const pipelineId = dto.pipeline_id ?? deal.pipelineId;
+    if (dto.stage_id === undefined) {
+      if (pipelineId === deal.pipelineId) return undefined;
+      throw DomainError.invalid('stage_id', 'stage_id is required when pipeline_id changes.', 'required');
+    }
+    const stage = await this.stageOf(m, pipelineId, dto.stage_id, 'stage_id');
+    return stage.id === deal.stageId ? undefined : stage;
+  }
+
+  /** The stage `stageId` of pipeline `pipelineId`, or a 400 naming what is wrong. */
+  private async stageOf(m: EntityManager, pipelineId: string, stageId: string, field: string): Promise<Stage> {
+    const pipelineExists = isId(pipelineId, IdPrefix.Pipeline) && (await m.exists(Pipeline, { where: { id: pipelineId } }));
+    if (!pipelineExists) throw DomainError.invalid('pipeline_id', `No pipeline with id '${pipelineId}'.`, 'not_found');
+    const stage = isId(stageId, IdPrefix.Stage) ? await m.findOne(Stage, { where: { id: stageId } }) : null;
+    if (!stage || stage.pipelineId !== pipelineId) {
+      throw DomainError.invalid(field, `stage_id must be a stage of pipeline '${pipelineId}'.`);
+    }
+    return stage;
+  }
+
+  private async find(m: EntityManager, id: string, lock = false): Promise<Deal> {
+    let deal: Deal | null = null;
+    if (isId(id, IdPrefix.Deal)) {
+      const qb = m.createQueryBuilder(Deal, 'd').where('d.id = :id', { id });
+      if (lock) qb.setLock('pessimistic_write');
+      deal = await qb.getOne();
+    }
+    if (!deal) throw DomainError.notFound('deal', id);
+    return deal;
+  }
+
+  private async full(ctx: RequestContext, deal: Deal): Promise<FullDealResponse> {
+    const [links, pipeline, stage] = await Promise.all([
+      this.directory.describe(ctx, { contact_id: deal.contactId, company_id: deal.companyId }),
+      this.dataSource.getRepository(Pipeline).findOne({ where: { id: deal.pipelineId } }),
+      this.dataSource.getRepository(Stage).findOne({ where: { id: deal.stageId } }),
+    ]);
+    const view: FullDealView = {
+      ...presentDeal(deal),
+      relationships: {
+        contact: links.contact,
+        company: links.company,
+        pipeline: { type: 'pipeline', id: deal.pipelineId, name: pipeline?.name ?? '' },
+        stage: { type: 'stage', id: deal.stageId, name: stage?.name ?? '' },
+      },
+    };
+    const included = [links.contact, links.company].filter((r): r is RelatedSummary => r !== null);
+    return { data: view, included };
+  }
+
+  private async write<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
+    const result = await this.dataSource.transaction(work);
+    this.relay.kick();
+    return result;
+  }
+}

@@ -1,0 +1,90 @@
+import { decodeCursor, Page, pageSize, toPage } from '@crm/common';
+import { DealSummary, DealUpdatedData, EventType, ReassignContactReply, ResolveDealsReply } from '@crm/contracts';
+import { OutboxRelay, OutboxService } from '@crm/messaging';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { Deal } from '../deals/deal.entity';
+import { presentDealSummary } from '../deals/deal.presenter';
+import { DEALS_SETTINGS, DealsSettings } from '../deals.settings';
+import { ListForContactBody } from './internal.dto';
+
+/** How deals follow what happens to contacts, companies and activities in the contacts service. */
+@Injectable()
+export class ContactLinksService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: OutboxService,
+    private readonly relay: OutboxRelay,
+    @Inject(DEALS_SETTINGS) private readonly settings: DealsSettings,
+  ) {}
+
+  async listForContact(body: ListForContactBody): Promise<Page<DealSummary>> {
+    const list = `contacts/${body.contact_id}/deals`;
+    const after = decodeCursor<string>(list, body.cursor, 'string');
+    const size = pageSize(body);
+    const qb = this.dataSource
+      .getRepository(Deal)
+      .createQueryBuilder('d')
+      .where('d.contact_id = :contactId', { contactId: body.contact_id })
+      .orderBy('d.id', 'ASC')
+      .limit(size + 1);
+    if (after) qb.andWhere('d.id > :after', { after });
+    return toPage(list, await qb.getMany(), size, (d) => d.id, presentDealSummary);
+  }
+
+  /** Idempotent: a retried merge finds nothing left to move and emits nothing. */
+  async reassignContact(from: string, to: string): Promise<ReassignContactReply> {
+    if (from === to) return { moved: 0 };
+    const moved = await this.relink(`contact_id`, from, to);
+    return { moved };
+  }
+
+  async resolve(ids: string[]): Promise<ResolveDealsReply> {
+    if (!ids.length) return { deals: [] };
+    const rows = (await this.dataSource.query(`SELECT id, name FROM deals WHERE id = ANY($1::text[]) ORDER BY id`, [[...new Set(ids)]])) as Array<{
+      id: string;
+      name: string;
+    }>;
+    return { deals: rows.map((r) => ({ type: 'deal', id: r.id, name: r.name })) };
+  }
+
+  unlinkContact(m: EntityManager, contactId: string): Promise<number> {
+    return this.relinkIn(m, 'contact_id', contactId, null);
+  }
+
+  unlinkCompany(m: EntityManager, companyId: string): Promise<number> {
+    return this.relinkIn(m, 'company_id', companyId, null);
+  }
+
+  /**
+   * Keeps the latest activity time (events may arrive late or carry a past occurred_at). A deal that was
+   * reported stale becomes eligible again only when the new activity brings it back under the threshold,
+   * so the next report needs a fresh crossing.
+   */
+  async recordActivity(m: EntityManager, dealId: string, occurredAt: Date): Promise<void> {
+    await m.query(
+      `UPDATE deals SET
+         last_activity_at = $2,
+         stale_notified_at = CASE WHEN $2 > clock_timestamp() - make_interval(secs => $3::double precision / 1000) THEN NULL ELSE stale_notified_at END
+       WHERE id = $1 AND (last_activity_at IS NULL OR last_activity_at < $2)`,
+      [dealId, occurredAt, this.settings.staleAfterMs],
+    );
+  }
+
+  private async relink(column: 'contact_id' | 'company_id', from: string, to: string | null): Promise<number> {
+    const moved = await this.dataSource.transaction((m) => this.relinkIn(m, column, from, to));
+    if (moved) this.relay.kick();
+    return moved;
+  }
+
+  private async relinkIn(m: EntityManager, column: 'contact_id' | 'company_id', from: string, to: string | null): Promise<number> {
+    const [rows] = (await m.query(`UPDATE deals SET ${column} = $2, updated_at = clock_timestamp() WHERE ${column} = $1 RETURNING id`, [from, to])) as [
+      Array<{ id: string }>,
+      number,
+    ];
+    for (const { id } of [...rows].sort((a, b) => a.id.localeCompare(b.id))) {
+      await this.outbox.append<DealUpdatedData>(m, EventType.DealUpdated, { deal_id: id, changed: [column] });
+    }
+    return rows.length;
+  }
+}

@@ -1,0 +1,86 @@
+import { Logger } from '@crm/common';
+import { DealStaleData, EventType } from '@crm/contracts';
+import { OutboxRelay, OutboxService } from '@crm/messaging';
+import { LOGGER } from '@crm/runtime';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { DataSource } from 'typeorm';
+import { DEALS_SETTINGS, DealsSettings } from '../deals.settings';
+
+const JOB_NAME = 'stale-deals';
+const BATCH = 500;
+const DAY_MS = 86_400_000;
+
+/**
+ * Emits trigger.deal.stale once per deal when its inactivity (last_activity_at, else created_at)
+ * crosses the threshold. The deal is marked in the same transaction as the outbox row, so it is
+ * reported once; new activity clears the mark (see ContactLinksService.recordActivity). A
+ * transaction-scoped advisory lock lets one replica sweep at a time.
+ */
+@Injectable()
+export class StaleDealsJob implements OnApplicationBootstrap, OnApplicationShutdown {
+  private running?: Promise<unknown>;
+  private stopped = false;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: OutboxService,
+    private readonly relay: OutboxRelay,
+    private readonly scheduler: SchedulerRegistry,
+    @Inject(DEALS_SETTINGS) private readonly settings: DealsSettings,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const timer = setInterval(() => this.tick(), this.settings.staleCheckIntervalMs);
+    this.scheduler.addInterval(JOB_NAME, timer);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.scheduler.doesExist('interval', JOB_NAME)) this.scheduler.deleteInterval(JOB_NAME);
+    await this.running;
+  }
+
+  private tick(): void {
+    if (this.running || this.stopped) return;
+    this.running = this.sweep()
+      .catch((err: Error) => this.logger.warn({ err: err.message }, 'stale-deal sweep failed; retrying next interval'))
+      .finally(() => (this.running = undefined));
+  }
+
+  /** Reports every deal that crossed the threshold since the last sweep; returns how many. */
+  async sweep(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const reported = await this.dataSource.transaction(async (m) => {
+        const [{ locked }] = (await m.query(`SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.stale_sweep')) AS locked`)) as Array<{
+          locked: boolean;
+        }>;
+        if (!locked) return -1;
+        const rows = (await m.query(
+          `SELECT id, COALESCE(last_activity_at, created_at) AS inactive_since FROM deals
+            WHERE stale_notified_at IS NULL AND status IN ('open', 'stalled')
+              AND COALESCE(last_activity_at, created_at) <= clock_timestamp() - make_interval(secs => $1::double precision / 1000)
+            ORDER BY id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
+          [this.settings.staleAfterMs],
+        )) as Array<{ id: string; inactive_since: Date }>;
+        if (!rows.length) return 0;
+        await m.query(`UPDATE deals SET stale_notified_at = clock_timestamp() WHERE id = ANY($1::text[])`, [rows.map((r) => r.id)]);
+        for (const row of rows) {
+          await this.outbox.append<DealStaleData>(m, EventType.TriggerDealStale, {
+            deal_id: row.id,
+            last_activity_at: row.inactive_since.toISOString(),
+            threshold_days: this.settings.staleAfterMs / DAY_MS,
+          });
+        }
+        return rows.length;
+      });
+      if (reported <= 0) break;
+      total += reported;
+      this.relay.kick();
+      if (reported < BATCH || this.stopped) break;
+    }
+    return total;
+  }
+}

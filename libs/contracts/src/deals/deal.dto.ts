@@ -1,0 +1,266 @@
+import { PageQuery } from '@crm/common';
+import { Transform, Type } from 'class-transformer';
+import { IsDefined, IsIn, IsInt, IsOptional, IsRFC3339, IsString, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import type { RelatedSummary } from '../related';
+import { IsCurrencyCode, IsMetadata, upperCase } from './validators';
+
+export const DEAL_STATUSES = ['open', 'won', 'lost', 'stalled'] as const;
+export type DealStatus = (typeof DEAL_STATUSES)[number];
+
+/** The acquisition sources contacts use, so deal and contact reports line up. */
+export const DEAL_SOURCES = ['organic', 'referral', 'paid', 'social', 'email', 'event', 'outbound', 'other'] as const;
+export type DealSource = (typeof DEAL_SOURCES)[number];
+
+export const DEAL_NAME_MAX = 255;
+export const LOSS_REASON_MAX = 500;
+/** Largest value a JSON number carries exactly: 2^53 - 1 cents. */
+export const DEAL_VALUE_MAX = Number.MAX_SAFE_INTEGER;
+
+const ID_MAX = 64;
+const USER_ID = /^user_[0-9a-z]{26}$/;
+
+/** Fields PATCH may clear with null; on create null means "not given". */
+const presentOrNull = (field: string) => (o: Record<string, unknown>) => o[field] !== undefined && o[field] !== null;
+const present = (field: string) => (o: Record<string, unknown>) => o[field] !== undefined;
+
+export class CreateDealDto {
+  @IsDefined({ message: 'name is required' })
+  @IsString({ message: 'name must be a string' })
+  @Length(1, DEAL_NAME_MAX, { message: `name must be 1 to ${DEAL_NAME_MAX} characters` })
+  name!: string;
+
+  @IsDefined({ message: 'pipeline_id is required' })
+  @IsString({ message: 'pipeline_id must be a string' })
+  @MaxLength(ID_MAX, { message: `pipeline_id must be at most ${ID_MAX} characters` })
+  pipeline_id!: string;
+
+  @IsDefined({ message: 'stage_id is required' })
+  @IsString({ message: 'stage_id must be a string' })
+  @MaxLength(ID_MAX, { message: `stage_id must be at most ${ID_MAX} characters` })
+  stage_id!: string;
+
+  @ValidateIf(presentOrNull('contact_id'))
+  @IsString({ message: 'contact_id must be a string' })
+  @MaxLength(ID_MAX, { message: `contact_id must be at most ${ID_MAX} characters` })
+  contact_id?: string | null;
+
+  @ValidateIf(presentOrNull('company_id'))
+  @IsString({ message: 'company_id must be a string' })
+  @MaxLength(ID_MAX, { message: `company_id must be at most ${ID_MAX} characters` })
+  company_id?: string | null;
+
+  @IsOptional()
+  @IsInt({ message: 'value must be an integer number of cents' })
+  @Min(0, { message: 'value must be zero or more' })
+  @Max(DEAL_VALUE_MAX, { message: `value must be at most ${DEAL_VALUE_MAX}` })
+  value?: number;
+
+  @IsOptional()
+  @Transform(upperCase)
+  @IsCurrencyCode({ message: 'currency must be an ISO 4217 code such as USD' })
+  currency?: string;
+
+  @IsOptional()
+  @IsIn(DEAL_STATUSES, { message: `status must be one of ${DEAL_STATUSES.join(', ')}` })
+  status?: DealStatus;
+
+  @ValidateIf(presentOrNull('expected_close'))
+  @IsRFC3339({ message: 'expected_close must be an RFC 3339 date-time, e.g. 2030-01-31T00:00:00Z' })
+  expected_close?: string | null;
+
+  @ValidateIf(presentOrNull('owner_id'))
+  @IsString({ message: 'owner_id must be a string' })
+  @Matches(USER_ID, { message: 'owner_id must be a user id (user_...)' })
+  owner_id?: string | null;
+
+  @ValidateIf(presentOrNull('source'))
+  @IsIn(DEAL_SOURCES, { message: `source must be one of ${DEAL_SOURCES.join(', ')}` })
+  source?: DealSource | null;
+
+  @ValidateIf(presentOrNull('metadata'))
+  @IsMetadata()
+  metadata?: Record<string, unknown> | null;
+}
+
+/** Every create field is optional; name, pipeline_id, stage_id, value, currency and status cannot be null. */
+export class UpdateDealDto {
+  @ValidateIf(present('name'))
+  @IsString({ message: 'name must be a string' })
+  @Length(1, DEAL_NAME_MAX, { message: `name must be 1 to ${DEAL_NAME_MAX} characters` })
+  name?: string;
+
+  @ValidateIf(present('pipeline_id'))
+  @IsString({ message: 'pipeline_id must be a string' })
+  @MaxLength(ID_MAX, { message: `pipeline_id must be at most ${ID_MAX} characters` })
+  pipeline_id?: string;
+
+  @ValidateIf(present('stage_id'))
+  @IsString({ message: 'stage_id must be a string' })
+  @MaxLength(ID_MAX, { message: `stage_id must be at most ${ID_MAX} characters` })
+  stage_id?: string;
+
+  @ValidateIf(presentOrNull('contact_id'))
+  @IsString({ message: 'contact_id must be a string' })
+  @MaxLength(ID_MAX, { message: `contact_id must be at most ${ID_MAX} characters` })
+  contact_id?: string | null;
+
+  @ValidateIf(presentOrNull('company_id'))
+  @IsString({ message: 'company_id must be a string' })
+  @MaxLength(ID_MAX, { message: `company_id must be at most ${ID_MAX} characters` })
+  company_id?: string | null;
+
+  @ValidateIf(present('value'))
+  @IsInt({ message: 'value must be an integer number of cents' })
+  @Min(0, { message: 'value must be zero or more' })
+  @Max(DEAL_VALUE_MAX, { message: `value must be at most ${DEAL_VALUE_MAX}` })
+  value?: number;
+
+  @ValidateIf(present('currency'))
+  @Transform(upperCase)
+  @IsCurrencyCode({ message: 'currency must be an ISO 4217 code such as USD' })
+  currency?: string;
+
+  @ValidateIf(present('status'))
+  @IsIn(DEAL_STATUSES, { message: `status must be one of ${DEAL_STATUSES.join(', ')}` })
+  status?: DealStatus;
+
+  @ValidateIf(presentOrNull('expected_close'))
+  @IsRFC3339({ message: 'expected_close must be an RFC 3339 date-time, e.g. 2030-01-31T00:00:00Z' })
+  expected_close?: string | null;
+
+  @ValidateIf(presentOrNull('owner_id'))
+  @IsString({ message: 'owner_id must be a string' })
+  @Matches(USER_ID, { message: 'owner_id must be a user id (user_...)' })
+  owner_id?: string | null;
+
+  @ValidateIf(presentOrNull('source'))
+  @IsIn(DEAL_SOURCES, { message: `source must be one of ${DEAL_SOURCES.join(', ')}` })
+  source?: DealSource | null;
+
+  @ValidateIf(presentOrNull('metadata'))
+  @IsMetadata()
+  metadata?: Record<string, unknown> | null;
+
+  @ValidateIf(presentOrNull('loss_reason'))
+  @IsString({ message: 'loss_reason must be a string' })
+  @Length(1, LOSS_REASON_MAX, { message: `loss_reason must be 1 to ${LOSS_REASON_MAX} characters` })
+  loss_reason?: string | null;
+}
+
+export class MoveDealStageDto {
+  @IsDefined({ message: 'stage_id is required' })
+  @IsString({ message: 'stage_id must be a string' })
+  @MaxLength(ID_MAX, { message: `stage_id must be at most ${ID_MAX} characters` })
+  stage_id!: string;
+}
+
+const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value);
+
+/** Query of GET /pipelines/:id/deals. */
+export class PipelineDealsQuery extends PageQuery {
+  @IsOptional()
+  @IsIn(DEAL_STATUSES, { message: `status must be one of ${DEAL_STATUSES.join(', ')}` })
+  status?: DealStatus;
+
+  @IsOptional()
+  @IsString({ message: 'stage_id must be a string' })
+  @MaxLength(ID_MAX, { message: `stage_id must be at most ${ID_MAX} characters` })
+  stage_id?: string;
+}
+
+/** Query of GET /deals. Every filter narrows the list; all must match. */
+export class ListDealsQuery extends PipelineDealsQuery {
+  @IsOptional()
+  @IsString({ message: 'pipeline_id must be a string' })
+  @MaxLength(ID_MAX, { message: `pipeline_id must be at most ${ID_MAX} characters` })
+  pipeline_id?: string;
+
+  @IsOptional()
+  @IsString({ message: 'contact_id must be a string' })
+  @MaxLength(ID_MAX, { message: `contact_id must be at most ${ID_MAX} characters` })
+  contact_id?: string;
+
+  @IsOptional()
+  @IsString({ message: 'company_id must be a string' })
+  @MaxLength(ID_MAX, { message: `company_id must be at most ${ID_MAX} characters` })
+  company_id?: string;
+
+  @IsOptional()
+  @IsString({ message: 'owner_id must be a string' })
+  @MaxLength(ID_MAX, { message: `owner_id must be at most ${ID_MAX} characters` })
+  owner_id?: string;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'min_value must be an integer number of cents' })
+  @Min(0, { message: 'min_value must be zero or more' })
+  @Max(DEAL_VALUE_MAX, { message: `min_value must be at most ${DEAL_VALUE_MAX}` })
+  min_value?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'max_value must be an integer number of cents' })
+  @Min(0, { message: 'max_value must be zero or more' })
+  @Max(DEAL_VALUE_MAX, { message: `max_value must be at most ${DEAL_VALUE_MAX}` })
+  max_value?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'days_since_activity_gt must be an integer' })
+  @Min(0, { message: 'days_since_activity_gt must be zero or more' })
+  @Max(36500, { message: 'days_since_activity_gt must be at most 36500' })
+  days_since_activity_gt?: number;
+
+  @IsOptional()
+  @IsRFC3339({ message: 'created_after must be an RFC 3339 date-time' })
+  created_after?: string;
+
+  @IsOptional()
+  @IsRFC3339({ message: 'created_before must be an RFC 3339 date-time' })
+  created_before?: string;
+}
+
+/** A deal as create and list responses show it. */
+export interface DealView {
+  id: string;
+  name: string;
+  pipeline_id: string;
+  stage_id: string;
+  contact_id: string | null;
+  company_id: string | null;
+  value: number;
+  currency: string;
+  status: DealStatus;
+  expected_close: string | null;
+  owner_id: string | null;
+  source: DealSource | null;
+  metadata: Record<string, unknown>;
+  loss_reason: string | null;
+  stage_entered_at: string;
+  last_activity_at: string | null;
+  days_in_stage: number;
+  deal_age_days: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The full record of get, update and stage-move: relationships filled in. */
+export interface FullDealView extends DealView {
+  relationships: {
+    contact: RelatedSummary | null;
+    company: RelatedSummary | null;
+    pipeline: RelatedSummary;
+    stage: RelatedSummary;
+  };
+}
+
+export interface StageHistoryView {
+  id: string;
+  deal_id: string;
+  from_stage_id: string | null;
+  to_stage_id: string;
+  changed_at: string;
+  changed_by: string;
+  /** The API key that made the change; null for changes the service made itself. */
+  changed_by_key_id: string | null;
+}

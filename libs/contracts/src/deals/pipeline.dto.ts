@@ -1,0 +1,132 @@
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { IsMetadata } from './validators';
+
+export const STAGE_TYPES = ['open', 'won', 'lost'] as const;
+export type StageType = (typeof STAGE_TYPES)[number];
+
+/** Most stages one pipeline may hold; HubSpot allows 100, real pipelines have under 15. */
+export const MAX_STAGES_PER_PIPELINE = 50;
+export const PIPELINE_NAME_MAX = 100;
+export const STAGE_NAME_MAX = 100;
+
+/** A stage as sent inside POST /pipelines, and the body of POST /pipelines/:id/stages. */
+export class StageInputDto {
+  @IsDefined({ message: 'name is required' })
+  @IsString({ message: 'name must be a string' })
+  @Length(1, STAGE_NAME_MAX, { message: `name must be 1 to ${STAGE_NAME_MAX} characters` })
+  name!: string;
+
+  @IsDefined({ message: 'type is required' })
+  @IsIn(STAGE_TYPES, { message: `type must be one of ${STAGE_TYPES.join(', ')}` })
+  type!: StageType;
+
+  @IsOptional()
+  @IsInt({ message: 'position must be an integer' })
+  @Min(0, { message: 'position must be zero or more' })
+  @Max(MAX_STAGES_PER_PIPELINE, { message: `position must be at most ${MAX_STAGES_PER_PIPELINE}` })
+  position?: number;
+
+  @IsOptional()
+  @IsString({ message: 'color must be a string' })
+  @Matches(/^#[0-9a-fA-F]{6}$/, { message: 'color must be a hex color #rrggbb' })
+  color?: string;
+
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'probability must be a number' })
+  @Min(0, { message: 'probability must be between 0.0 and 1.0' })
+  @Max(1, { message: 'probability must be between 0.0 and 1.0' })
+  probability?: number;
+}
+
+export class CreatePipelineDto {
+  @IsDefined({ message: 'name is required' })
+  @IsString({ message: 'name must be a string' })
+  @Length(1, PIPELINE_NAME_MAX, { message: `name must be 1 to ${PIPELINE_NAME_MAX} characters` })
+  name!: string;
+
+  @IsOptional()
+  @IsBoolean({ message: 'is_default must be a boolean' })
+  is_default?: boolean;
+
+  @IsOptional()
+  @IsArray({ message: 'stages must be an array' })
+  @ArrayMaxSize(MAX_STAGES_PER_PIPELINE, { message: `stages may hold at most ${MAX_STAGES_PER_PIPELINE} stages` })
+  @ValidateNested({ each: true })
+  @Type(() => StageInputDto)
+  stages?: StageInputDto[];
+
+  @IsOptional()
+  @IsMetadata()
+  metadata?: Record<string, unknown>;
+}
+
+export class UpdatePipelineDto {
+  @ValidateIf((o: UpdatePipelineDto) => o.name !== undefined)
+  @IsString({ message: 'name must be a string' })
+  @Length(1, PIPELINE_NAME_MAX, { message: `name must be 1 to ${PIPELINE_NAME_MAX} characters` })
+  name?: string;
+
+  @ValidateIf((o: UpdatePipelineDto) => o.is_default !== undefined)
+  @IsBoolean({ message: 'is_default must be a boolean' })
+  is_default?: boolean;
+
+  @ValidateIf((o: UpdatePipelineDto) => o.metadata !== undefined)
+  @IsMetadata()
+  metadata?: Record<string, unknown>;
+}
+
+export class AddStageDto extends StageInputDto {}
+
+export class ReorderStagesDto {
+  @IsDefined({ message: 'stage_ids is required' })
+  @IsArray({ message: 'stage_ids must be an array' })
+  @ArrayMaxSize(MAX_STAGES_PER_PIPELINE * 2, { message: `stage_ids may hold at most ${MAX_STAGES_PER_PIPELINE * 2} ids` })
+  @IsString({ each: true, message: 'stage_ids must be an array of strings' })
+  @MaxLength(64, { each: true, message: 'stage_ids entries must be at most 64 characters' })
+  stage_ids!: string[];
+}
+
+/** Query of DELETE /pipelines/:id and DELETE /pipelines/:id/stages/:stage_id. */
+export class DeleteWithMoveQuery {
+  @IsOptional()
+  @IsString({ message: 'move_to_stage_id must be a string' })
+  @MaxLength(64, { message: 'move_to_stage_id must be at most 64 characters' })
+  move_to_stage_id?: string;
+}
+
+export interface StageView {
+  id: string;
+  name: string;
+  type: StageType;
+  position: number;
+  color: string | null;
+  probability: number;
+}
+
+export interface PipelineView {
+  id: string;
+  name: string;
+  is_default: boolean;
+  stages: StageView[];
+  metadata: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
