@@ -32,7 +32,7 @@ export class DealEventsConsumer implements OnApplicationBootstrap, OnApplication
       nc: this.nc,
       namespace: this.options.namespace,
       durable: EventConsumer.Deals,
-      types: CONSUMED,
+      // No subject filter: several filter subjects need NATS 2.10, and the handler skips other types anyway.
       logger: this.logger,
       handle: (events) => this.handle(events),
     });
@@ -47,6 +47,7 @@ export class DealEventsConsumer implements OnApplicationBootstrap, OnApplication
     let wrote = false;
     await this.dataSource.transaction(async (m) => {
       for (const event of events) {
+        if (!CONSUMED.includes(event.type)) continue;
         switch (event.type) {
           case EventType.ActivityCreated:
           case EventType.ActivityUpdated: {
