@@ -129,6 +129,12 @@ describe('the code', () => {
   it('has an allow-list of variables some process really reads', () => {
     for (const name of Object.keys(DEFAULT_IS_RIGHT)) expect(allRead).toContain(name);
   });
+
+  it('has every variable it reads in the configuration reference of docs/deployment.md', () => {
+    const documented = new Set([...read('docs/deployment.md').matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map((m) => m[1]));
+    expect([...allRead].filter((name) => !documented.has(name)).sort()).toEqual([]);
+    expect([...documented].filter((name) => !allRead.has(name)).sort()).toEqual([]);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
