@@ -162,6 +162,15 @@ describe('Contacts with deals: merge, deal lists and deletion', () => {
       expect((await stack.api.get(`/deals/${loserDeals[0].id}`)).body.data.contact_id).toBe(winner.id);
       // The loser's email is free again.
       expect((await stack.api.post('/contacts', { email: loser.email })).status).toBe(201);
+
+      const deleted = await eventually(async () =>
+        (await stack.api.listAll('/events?type=contact.deleted')).find((e: { data: { contact_id: string } }) => e.data.contact_id === loser.id),
+      );
+      expect(deleted.data).toEqual({ contact_id: loser.id, merged_into: winner.id });
+      const updated = await eventually(async () =>
+        (await stack.api.listAll('/events?type=contact.updated')).find((e: { data: { contact_id: string } }) => e.data.contact_id === winner.id),
+      );
+      expect(updated.data.changed).toEqual(['last_name', 'phone', 'company_id', 'icp_score', 'icp_score_reason', 'icp_scored_at', 'metadata']);
     });
 
     it('refuses to merge a contact with itself, unknown contacts and incomplete bodies', async () => {
