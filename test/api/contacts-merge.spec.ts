@@ -112,6 +112,25 @@ describe('Contacts with deals: merge, deal lists and deletion', () => {
     });
   });
 
+  describe('deleting a deal', () => {
+    it('detaches its activities and tasks held by a contact and deletes those of the deal alone', async () => {
+      const c = await contact();
+      const d = await deal(c.id);
+      const shared = (await stack.api.post('/activities', { type: 'call', contact_id: c.id, deal_id: d.id })).body.data;
+      const dealOnly = (await stack.api.post('/activities', { type: 'note', deal_id: d.id })).body.data;
+      const task = (await stack.api.post('/tasks', { title: 'deal only', deal_id: d.id })).body.data;
+      expect((await stack.api.delete(`/deals/${d.id}`)).status).toBe(204);
+      await eventually(async () => ((await stack.api.get(`/activities/${dealOnly.id}`)).status === 404 ? true : undefined));
+      await eventually(async () => ((await stack.api.get(`/tasks/${task.id}`)).status === 404 ? true : undefined));
+      const kept = await eventually(async () => {
+        const res = await stack.api.get(`/activities/${shared.id}`);
+        return res.body.data.deal_id === null ? res.body.data : undefined;
+      });
+      expect(kept).toMatchObject({ contact_id: c.id, deal_id: null });
+      expect((await stack.api.get(`/contacts/${c.id}/activities`)).body.data.map((a: { id: string }) => a.id)).toEqual([shared.id]);
+    });
+  });
+
   describe('POST /contacts/merge', () => {
     it('moves deals, activities and tasks to the winner, fills its empty fields and deletes the loser', async () => {
       const company = (await stack.api.post('/companies', { name: 'Merged Co' })).body.data;

@@ -3,6 +3,7 @@ import { RunningService, ServiceDefinition, startService } from '@crm/runtime';
 import { ActivitiesModule } from './activities/activities.module';
 import { CompaniesModule } from './companies/companies.module';
 import { ContactsModule } from './contacts/contacts.module';
+import { WorkLinksModule } from './work-links/work-links.module';
 import { contactsEntities, contactsMigrations } from './database';
 import { TasksModule } from './tasks/tasks.module';
 
@@ -10,7 +11,7 @@ export const contactsService: ServiceDefinition = {
   service: ServiceName.Contacts,
   defaultHealthPort: 3001,
   database: { entities: contactsEntities, migrations: contactsMigrations },
-  imports: [ContactsModule, CompaniesModule, ActivitiesModule, TasksModule],
+  imports: [WorkLinksModule, ContactsModule, CompaniesModule, ActivitiesModule, TasksModule],
 };
 
 export function startContacts(env?: Record<string, string | undefined>): Promise<RunningService> {

@@ -53,4 +53,6 @@ export const EventConsumer = {
   EventLog: 'event-log',
   Webhooks: 'webhooks',
   Deals: 'deals-activity',
+  /** The contacts service follows deal deletions to detach activities and tasks. */
+  Contacts: 'contacts-deal-links',
 } as const;

@@ -1,6 +1,5 @@
 import { decodeCursor, DomainError, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
 import {
-  ActivityEventData,
   ContactCreatedData,
   ContactsLimits,
   ContactDeletedData,
@@ -16,23 +15,19 @@ import {
   ReassignContactReply,
   ReassignContactRequest,
   RequestContext,
-  TaskEventData,
   UpdateContactDto,
 } from '@crm/contracts';
 import { OutboxService, RpcClient } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { Activity } from '../activities/activity.entity';
-import { activityEventData } from '../activities/activity.presenter';
 import { Company } from '../companies/company.entity';
 import { CONTACT_SEARCH_TEXT } from '../database/migrations/1763800001100-create-contacts';
-import { isForeignKeyViolation, isUniqueViolation, returnedRows } from '../shared/db-errors';
-import { NOW_MS } from '../shared/sql';
+import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors';
 import { canonicalJson, diffFields, FieldSpec, likePattern } from '../shared/field-changes';
 import { requireCompany } from '../shared/references';
-import { Task } from '../tasks/task.entity';
-import { taskEventData } from '../tasks/task.presenter';
+import { NOW_MS } from '../shared/sql';
+import { WorkLinks } from '../work-links/work-links.service';
 import { Contact } from './contact.entity';
 import { presentContactSummary } from './contact.presenter';
 
@@ -76,6 +71,7 @@ export class ContactsService {
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
     private readonly rpc: RpcClient,
+    private readonly links: WorkLinks,
   ) {}
 
   async create(dto: CreateContactDto): Promise<Contact> {
@@ -168,7 +164,7 @@ export class ContactsService {
     if (!isId(id, IdPrefix.Contact)) throw DomainError.notFound('contact', id);
     await this.dataSource.transaction(async (m) => {
       await this.find(m, id, true);
-      await this.detachWork(m, id);
+      await this.links.detach(m, 'contact_id', id);
       await m.delete(Contact, { id });
       await this.outbox.append<ContactDeletedData>(m, EventType.ContactDeleted, { contact_id: id });
     });
@@ -202,7 +198,7 @@ export class ContactsService {
       const reassign: ReassignContactRequest = { from_contact_id: loser.id, to_contact_id: winner.id };
       await this.rpc.request<ReassignContactReply>(DealsInternalRpc.ReassignContact, { ctx, params: {}, query: {}, body: reassign });
 
-      await this.moveWork(m, loser.id, winner.id);
+      await this.links.move(m, loser.id, winner.id);
       const { set, changes } = diffFields(winner, this.fillFromLoser(winner, loser), CONTACT_FIELDS);
       await m.delete(Contact, { id: loser.id });
       await this.outbox.append<ContactDeletedData>(m, EventType.ContactDeleted, { contact_id: loser.id, merged_into: winner.id });
@@ -251,45 +247,6 @@ export class ContactsService {
     return input;
   }
 
-  /** On delete: work shared with a deal stays with the deal; work of this contact alone goes with it. */
-  private async detachWork(m: EntityManager, contactId: string): Promise<void> {
-    const deletedActivities: RawActivity[] = returnedRows(await m.query(
-      `DELETE FROM activities WHERE contact_id = $1 AND deal_id IS NULL RETURNING id, type, contact_id, deal_id, occurred_at`,
-      [contactId],
-    ));
-    for (const row of deletedActivities) await this.outbox.append<ActivityEventData>(m, EventType.ActivityDeleted, activityEventData(rawActivity(row)));
-    const unlinkedActivities: RawActivity[] = returnedRows(await m.query(
-      `UPDATE activities SET contact_id = NULL, updated_at = ${NOW_MS} WHERE contact_id = $1 RETURNING id, type, contact_id, deal_id, occurred_at`,
-      [contactId],
-    ));
-    for (const row of unlinkedActivities) {
-      await this.outbox.append<ActivityEventData>(m, EventType.ActivityUpdated, activityEventData(rawActivity(row), ['contact_id']));
-    }
-    const deletedTasks: RawTask[] = returnedRows(await m.query(`DELETE FROM tasks WHERE contact_id = $1 AND deal_id IS NULL RETURNING id, status, contact_id, deal_id`, [
-      contactId,
-    ]));
-    for (const row of deletedTasks) await this.outbox.append<TaskEventData>(m, EventType.TaskDeleted, taskEventData(rawTask(row)));
-    const unlinkedTasks: RawTask[] = returnedRows(await m.query(
-      `UPDATE tasks SET contact_id = NULL, updated_at = ${NOW_MS} WHERE contact_id = $1 RETURNING id, status, contact_id, deal_id`,
-      [contactId],
-    ));
-    for (const row of unlinkedTasks) await this.outbox.append<TaskEventData>(m, EventType.TaskUpdated, taskEventData(rawTask(row), ['contact_id']));
-  }
-
-  /** On merge: every activity and task of the loser now belongs to the winner. */
-  private async moveWork(m: EntityManager, fromId: string, toId: string): Promise<void> {
-    const activities: RawActivity[] = returnedRows(await m.query(
-      `UPDATE activities SET contact_id = $2, updated_at = ${NOW_MS} WHERE contact_id = $1 RETURNING id, type, contact_id, deal_id, occurred_at`,
-      [fromId, toId],
-    ));
-    for (const row of activities) await this.outbox.append<ActivityEventData>(m, EventType.ActivityUpdated, activityEventData(rawActivity(row), ['contact_id']));
-    const tasks: RawTask[] = returnedRows(await m.query(`UPDATE tasks SET contact_id = $2, updated_at = ${NOW_MS} WHERE contact_id = $1 RETURNING id, status, contact_id, deal_id`, [
-      fromId,
-      toId,
-    ]));
-    for (const row of tasks) await this.outbox.append<TaskEventData>(m, EventType.TaskUpdated, taskEventData(rawTask(row), ['contact_id']));
-  }
-
   private async translateWriteError(err: unknown, email: string | undefined, companyId: string | undefined): Promise<unknown> {
     if (isUniqueViolation(err, EMAIL_INDEX) && email) {
       const [existing] = await this.dataSource.query(`SELECT id FROM contacts WHERE lower(email) = lower($1)`, [email]);
@@ -302,27 +259,4 @@ export class ContactsService {
     if (isForeignKeyViolation(err) && companyId) return DomainError.invalid('company_id', `No company with id '${companyId}'.`, 'not_found');
     return err;
   }
-}
-
-interface RawActivity {
-  id: string;
-  type: string;
-  contact_id: string | null;
-  deal_id: string | null;
-  occurred_at: Date;
-}
-
-interface RawTask {
-  id: string;
-  status: string;
-  contact_id: string | null;
-  deal_id: string | null;
-}
-
-function rawActivity(row: RawActivity): Pick<Activity, 'id' | 'type' | 'contactId' | 'dealId' | 'occurredAt'> {
-  return { id: row.id, type: row.type, contactId: row.contact_id, dealId: row.deal_id, occurredAt: new Date(row.occurred_at) };
-}
-
-function rawTask(row: RawTask): Pick<Task, 'id' | 'status' | 'contactId' | 'dealId'> {
-  return { id: row.id, status: row.status, contactId: row.contact_id, dealId: row.deal_id };
 }
