@@ -1,0 +1,124 @@
+import { connect, NatsConnection } from 'nats';
+import { startStack, TestStack } from '../support/stack';
+
+describe('HTTP edge cases at the gateway', () => {
+  let stack: TestStack;
+  let nc: NatsConnection;
+  beforeAll(async () => {
+    stack = await startStack({ services: ['events'], env: { RPC_TIMEOUT_MS: '400' } });
+    nc = await connect({ servers: stack.env.NATS_URL });
+  });
+  afterAll(async () => {
+    await nc.close();
+    await stack.stop();
+  });
+
+  it('answers malformed JSON with 400 invalid_request', async () => {
+    const res = await stack.api.post('/apikeys', undefined, { rawBody: '{"name": "x",' });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('invalid_request');
+    expect(res.body.error.message).toMatch(/^Malformed JSON in request body/);
+  });
+
+  it('answers a body over 1 MiB with 413 payload_too_large, and accepts one just under', async () => {
+    const big = JSON.stringify({ name: 'x', scope: 'read', pad: 'a'.repeat(1024 * 1024) });
+    const res = await stack.api.post('/apikeys', undefined, { rawBody: big });
+    expect(res.status).toBe(413);
+    expect(res.body.error.code).toBe('payload_too_large');
+    const underLimit = JSON.stringify({ name: 'x', scope: 'read', pad: 'a'.repeat(1024 * 1000) });
+    const validated = await stack.api.post('/apikeys', undefined, { rawBody: underLimit });
+    expect(validated.status).toBe(400);
+    expect(validated.body.error.details).toEqual([{ field: 'pad', code: 'unknown_field', message: "unknown field 'pad'" }]);
+  });
+
+  it('rejects bodies that are not JSON with 415, and non-object JSON with 400', async () => {
+    const form = await stack.api.post('/apikeys', undefined, { rawBody: 'name=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    expect(form.status).toBe(415);
+    expect(form.body.error.code).toBe('unsupported_media_type');
+    for (const raw of ['[1,2]', '"text"', '42', 'null']) {
+      const res = await stack.api.post('/apikeys', undefined, { rawBody: raw });
+      expect({ raw, status: res.status }).toEqual({ raw, status: 400 });
+    }
+  });
+
+  it('answers unknown routes with 404 and known paths with the wrong method with 405 and Allow', async () => {
+    const missing = await stack.api.get('/nothing-here');
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual({ error: { code: 'not_found', message: 'No route GET /nothing-here.' } });
+
+    const wrong = await stack.api.request('PUT', '/contacts');
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('GET, HEAD, POST');
+    expect(wrong.body.error.code).toBe('method_not_allowed');
+    const stage = await stack.api.request('PATCH', '/pipelines/pipe_x/stages');
+    expect(stage.status).toBe(405);
+    expect(stage.headers.get('allow')).toBe('POST, PUT');
+  });
+
+  it('echoes a well-formed X-Request-Id and makes one up otherwise', async () => {
+    const given = await stack.api.get('/apikeys', { headers: { 'X-Request-Id': 'client-req-123' } });
+    expect(given.headers.get('x-request-id')).toBe('client-req-123');
+    const made = await stack.api.get('/apikeys');
+    expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const hostile = await stack.api.get('/apikeys', { headers: { 'X-Request-Id': 'a b\tc' } });
+    expect(hostile.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers 503 service_unavailable at once when no service listens', async () => {
+    // Only the events service runs in this stack; nothing answers for deals.
+    const res = await stack.api.get('/deals');
+    expect(res.status).toBe(503);
+    expect(res.body.error).toEqual({ code: 'service_unavailable', message: 'The deals service is not available; try again shortly.' });
+    expect(res.headers.get('retry-after')).toBe('1');
+  });
+
+  it('answers 503 when a service takes longer than the RPC timeout, instead of hanging', async () => {
+    // A subscriber that never answers stands in for a stuck replica.
+    const stuck = nc.subscribe(`${stack.namespace}.rpc.webhooks.>`, { queue: `${stack.namespace}.webhooks` });
+    try {
+      const res = await stack.api.get('/webhooks');
+      expect(res.status).toBe(503);
+      expect(res.body.error.message).toBe('The webhooks service did not answer within 400 ms; try again shortly.');
+    } finally {
+      stuck.unsubscribe();
+    }
+  });
+
+  it('answers 501 not_implemented for an operation a running service does not offer', async () => {
+    const { RpcClient } = await import('@crm/messaging');
+    const client = new RpcClient(nc, stack.namespace, 1000);
+    const reply = await client.call('events.events.frobnicate', { ctx: { request_id: 't' }, params: {}, query: {}, body: null });
+    expect(reply).toEqual({ ok: false, error: { code: 'not_implemented', message: 'This operation is not implemented yet.' } });
+  });
+});
+
+describe('GET /health', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack.stop());
+
+  it('needs no key and answers 200 with every dependency and service up', async () => {
+    const res = await stack.api.get('/health', { key: null });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('ok');
+    expect(Object.keys(res.body.details).sort()).toEqual(['contacts', 'database', 'deals', 'events', 'nats', 'redis', 'webhooks']);
+    expect(Object.values(res.body.details).every((d: any) => d.status === 'up')).toBe(true);
+  });
+
+  it('answers 503 naming the service that is down', async () => {
+    await stack.stopService('webhooks');
+    const res = await stack.api.get('/health', { key: null });
+    expect(res.status).toBe(503);
+    expect(res.body.status).toBe('error');
+    expect(res.body.error.webhooks).toEqual({ status: 'down', message: 'The webhooks service is not available; try again shortly.' });
+    expect(res.body.details.contacts.status).toBe('up');
+  });
+
+  it('serves Prometheus metrics without a key', async () => {
+    const res = await stack.api.get('/metrics', { key: null });
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('crm_http_request_duration_seconds_bucket');
+  });
+});
