@@ -1,7 +1,7 @@
 import { Client } from 'pg';
-import { ApiClient, eventually } from '../../../test/support/api-client';
-import { NatsServer, ServiceProcess, spawnService, startNatsServer } from '../../../test/support/processes';
-import { startStack, TestStack } from '../../../test/support/stack';
+import { ApiClient, eventually } from '@crm/test-support';
+import { NatsServer, ServiceProcess, spawnService, startNatsServer } from '@crm/test-support';
+import { startStack, TestStack } from '@crm/test-support';
 
 const UNLIMITED = { RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_BURST: '1000000' };
 

@@ -1,8 +1,8 @@
 import { spawnSync } from 'child_process';
 import { existsSync } from 'fs';
 import { join } from 'path';
-import { ApiClient, eventually } from '../../../test/support/api-client';
-import { dropNamespace, randomKey, startStack, testEnv } from '../../../test/support/stack';
+import { ApiClient, eventually } from '@crm/test-support';
+import { dropNamespace, randomKey, startStack, testEnv } from '@crm/test-support';
 import { loadGatewayConfig } from '../src/config';
 import { startGateway } from '../src/gateway.app';
 

@@ -2,7 +2,6 @@ import { Client } from 'pg';
 import { DataSource, DataSourceOptions, MixedList } from 'typeorm';
 import { StartupError } from './startup';
 
-// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 type ClassList = MixedList<Function>;
 
 export interface DatabaseSpec {

@@ -1,0 +1,43 @@
+// Lint is about structure, not style: apps never import other apps, libraries never import apps,
+// and every import between projects goes through a library's public entry point.
+const nx = require('@nx/eslint-plugin');
+const tseslint = require('typescript-eslint');
+
+module.exports = [
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.nx/**'] },
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parser: tseslint.parser },
+    plugins: { '@nx': nx, '@typescript-eslint': tseslint.plugin },
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: [],
+          depConstraints: [
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
+            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Tests may use the shared test support, which starts whole apps.
+    files: ['**/*.spec.ts', 'test/**/*.ts'],
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          depConstraints: [
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib', 'type:test'] },
+            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
+            { sourceTag: 'type:test', onlyDependOnLibsWithTags: ['type:lib', 'type:app'] },
+          ],
+        },
+      ],
+    },
+  },
+];

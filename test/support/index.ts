@@ -1,0 +1,3 @@
+export * from './api-client';
+export * from './processes';
+export * from './stack';
