@@ -115,7 +115,7 @@ describe('rate limiting', () => {
         const metrics = await fetch(`${stack.gateway.url}/metrics`).then((r) => r.text());
         const failOpen = Number(/^crm_rate_limiter_fail_open_total (\d+)/m.exec(metrics)?.[1]);
         expect(failOpen).toBeGreaterThanOrEqual(1);
-        const health = await fetch(`${stack.gateway.url}/health`).then((r) => r.json());
+        const health = (await fetch(`${stack.gateway.url}/health`).then((r) => r.json())) as { error: Record<string, { status: string }> };
         expect(health.error.redis.status).toBe('down');
       } finally {
         admin.disconnect();

@@ -3,6 +3,7 @@ export * from './database';
 export * from './errors';
 export * from './ids';
 export * from './logger';
+export * from './metadata';
 export * from './pagination';
 export * from './startup';
 export * from './validation';

@@ -1,7 +1,7 @@
 import { PageQuery } from '@crm/common';
 import { IsDefined, IsIn, IsOptional, IsRFC3339, IsString, MaxLength } from 'class-validator';
 import { IfPresent, IsIdOf } from './dto-helpers';
-import { IsMetadata } from './metadata.validator';
+import { IsMetadata } from '@crm/common';
 import { ACTIVITY_STATUSES, ACTIVITY_TYPES, ActivityStatus, ActivityType, ContactsLimits } from './values';
 
 const TYPE_MESSAGE = `type must be one of ${ACTIVITY_TYPES.join(', ')}`;

@@ -1,7 +1,7 @@
 import { PageQuery } from '@crm/common';
 import { IsDefined, IsFQDN, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
 import { IfPresent, Normalise, Trim } from './dto-helpers';
-import { IsMetadata } from './metadata.validator';
+import { IsMetadata } from '@crm/common';
 import { ContactsLimits } from './values';
 
 const DOMAIN_MESSAGE = 'domain must be a domain name such as example.com (no scheme or path)';

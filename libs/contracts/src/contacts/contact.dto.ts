@@ -1,7 +1,7 @@
 import { PageQuery } from '@crm/common';
 import { ArrayMaxSize, IsArray, IsDefined, IsEmail, IsIn, IsInt, IsOptional, IsRFC3339, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { IfPresent, IsIdOf, Normalise, QueryInt, Trim } from './dto-helpers';
-import { IsMetadata } from './metadata.validator';
+import { IsMetadata } from '@crm/common';
 import { CONTACT_SOURCES, CONTACT_STAGES, ContactSource, ContactStage, ContactsLimits } from './values';
 
 const PHONE = /^[0-9+().\-\s/xX#*]{3,50}$/;

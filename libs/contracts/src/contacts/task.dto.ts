@@ -1,7 +1,7 @@
 import { PageQuery } from '@crm/common';
 import { IsDefined, IsIn, IsOptional, IsRFC3339, IsString, Length, MaxLength } from 'class-validator';
 import { IfPresent, IsIdOf, Trim } from './dto-helpers';
-import { IsMetadata } from './metadata.validator';
+import { IsMetadata } from '@crm/common';
 import { ContactsLimits, TASK_PRIORITIES, TASK_STATUSES, TaskPriority, TaskStatus } from './values';
 
 const PRIORITY_MESSAGE = `priority must be one of ${TASK_PRIORITIES.join(', ')}`;

@@ -1,7 +1,7 @@
 import { PageQuery } from '@crm/common';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsDefined, IsIn, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { EVENT_TYPES } from '../events';
-import { IsWebhookMetadata } from './metadata';
+import { IsMetadata } from '@crm/common';
 
 export const WEBHOOK_STATUSES = ['active', 'paused', 'disabled'] as const;
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
@@ -45,7 +45,7 @@ export class CreateWebhookDto {
   event_types?: string[] | null;
 
   @IsOptional()
-  @IsWebhookMetadata()
+  @IsMetadata()
   metadata?: Record<string, unknown>;
 }
 
@@ -80,7 +80,7 @@ export class UpdateWebhookDto {
 
   /** Replaces the whole metadata object; {} clears it. */
   @IsAbsentOrValid()
-  @IsWebhookMetadata()
+  @IsMetadata()
   metadata?: Record<string, unknown>;
 }
 
