@@ -3,6 +3,7 @@ import { Delivery } from '../deliveries/delivery.entity';
 import { WebhookEvent } from '../event-log/webhook-event.entity';
 import { Subscription } from '../webhooks/subscription.entity';
 import { CreateWebhooks1763800000600 } from './migrations/1763800000600-create-webhooks';
+import { AddIntakeCheckpoint1763800000700 } from './migrations/1763800000700-add-intake-checkpoint';
 
 export const webhooksEntities = [Subscription, Delivery, WebhookEvent];
-export const webhooksMigrations = [CreateOutbox1763800000000, CreateWebhooks1763800000600];
+export const webhooksMigrations = [CreateOutbox1763800000000, CreateWebhooks1763800000600, AddIntakeCheckpoint1763800000700];

@@ -1,6 +1,5 @@
 import { Logger } from '@crm/common';
-import { DomainEvent, EventConsumer } from '@crm/contracts';
-import { DurableEventConsumer, MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION } from '@crm/messaging';
+import { EventStreamReader, MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION, SequencedEvent } from '@crm/messaging';
 import { LOGGER } from '@crm/runtime';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { NatsConnection } from 'nats';
@@ -13,14 +12,16 @@ const CONSUMER_LOCK = 'crm:webhooks:event-intake';
 const INSERT_LOCK = 'crm:webhooks:event-insert';
 
 /**
- * Copies every domain event from JetStream into webhook_events, numbering them in consumption order.
- * Only one replica consumes at a time (it holds a session advisory lock on a dedicated connection), so
- * positions follow the stream's order; another replica takes over when that connection drops.
+ * Copies every domain event from JetStream into webhook_events, numbering them in stream order.
+ * Only one replica reads at a time (it holds a session advisory lock on a dedicated connection);
+ * another replica takes over when that connection drops. Reading resumes from the stream sequence
+ * committed with the last copied batch, so after a crash or a takeover nothing is skipped, copied
+ * twice, or copied out of order.
  */
 @Injectable()
 export class EventIntakeService implements OnApplicationBootstrap, OnApplicationShutdown {
   private lockClient?: Client;
-  private consumer?: DurableEventConsumer;
+  private consumer?: EventStreamReader;
   private timer?: NodeJS.Timeout;
   private stopped = false;
   private attempting = false;
@@ -62,12 +63,13 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
         void this.resign();
       });
       this.lockClient = client;
-      this.consumer = new DurableEventConsumer({
+      this.consumer = new EventStreamReader({
         nc: this.nc,
         namespace: this.messaging.namespace,
-        durable: EventConsumer.Webhooks,
+        name: 'webhook-intake',
         logger: this.logger,
-        handle: (events) => this.store(events),
+        checkpoint: async () => Number((await this.dataSource.query(`SELECT stream_seq::text AS seq FROM intake_checkpoint`))[0].seq),
+        handle: (batch) => this.store(batch),
       });
       this.consumer.start();
       this.logger.info('this replica now copies events for webhook delivery');
@@ -88,17 +90,21 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
     await client?.end().catch(() => undefined);
   }
 
-  /** Idempotent on event id: a batch redelivered after a crash adds nothing. */
-  async store(events: DomainEvent[]): Promise<void> {
-    if (!events.length) return;
+  /** Skips what the checkpoint says is copied already, and is idempotent on event id besides. */
+  async store(batch: SequencedEvent[]): Promise<void> {
+    if (!batch.length) return;
     await this.dataSource.transaction(async (m) => {
       // Serialises inserts so positions become visible in increasing order: a dispatcher reading
       // `position > bookmark` can never skip a row that commits later with a smaller position.
       await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [INSERT_LOCK]);
+      const [{ seq }] = await m.query(`SELECT stream_seq::text AS seq FROM intake_checkpoint`);
+      const events = batch.filter((b) => b.seq > Number(seq)).map((b) => b.event);
+      if (!events.length) return;
       for (const event of events) {
         const body = JSON.stringify({ id: event.id, type: event.type, occurred_at: event.occurred_at, data: event.data });
         await m.query(`INSERT INTO webhook_events (id, type, body) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`, [event.id, event.type, body]);
       }
+      await m.query(`UPDATE intake_checkpoint SET stream_seq = $1`, [batch[batch.length - 1].seq]);
     });
     this.signal.kick();
   }
