@@ -275,7 +275,7 @@ describe('Deals', () => {
       expect(res.body.included).toEqual([]);
       expect(Date.parse(res.body.data.updated_at)).toBeGreaterThan(Date.parse(deal.updated_at));
       const [updated] = await waitForEvent(deal.id, 'deal.updated');
-      expect(updated.data.changed.sort()).toEqual(['name', 'source', 'value']);
+      expect((updated.data.changed as string[]).sort()).toEqual(['name', 'source', 'value']);
 
       const same = await stack.api.patch(`/deals/${deal.id}`, { value: 200 });
       expect(same.status).toBe(200);
@@ -482,7 +482,7 @@ describe('Deals', () => {
 
     it('pages with a keyset cursor that stays stable while deals are added and removed', async () => {
       const owner = 'user_01j00000000000000000000pag';
-      const made = [];
+      const made: Array<{ id: string }> = [];
       for (let i = 0; i < 7; i++) made.push(await createDeal({ owner_id: owner, name: `P${i}` }));
       const seen: string[] = [];
       let page = await stack.api.get(`/deals?owner_id=${owner}&limit=3`);

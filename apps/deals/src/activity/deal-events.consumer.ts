@@ -7,7 +7,7 @@ import { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 import { ContactLinksService } from '../internal/contact-links.service';
 
-const CONSUMED = [EventType.ActivityCreated, EventType.ActivityUpdated, EventType.ContactDeleted, EventType.CompanyDeleted];
+const CONSUMED: readonly string[] = [EventType.ActivityCreated, EventType.ActivityUpdated, EventType.ContactDeleted, EventType.CompanyDeleted];
 
 /**
  * Follows the contacts service: activity times feed last_activity_at (and so the stale-deal trigger),
