@@ -46,7 +46,7 @@ export class Deal {
   source!: DealSource | null;
 
   @Column({ type: 'jsonb' })
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- arbitrary client JSON
+  /** Arbitrary client JSON (limits in docs/deals.md). */
   metadata!: Record<string, any>;
 
   @Column({ name: 'loss_reason', type: 'text', nullable: true })

@@ -13,7 +13,7 @@ export class Pipeline {
   isDefault!: boolean;
 
   @Column({ type: 'jsonb' })
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- arbitrary client JSON
+  /** Arbitrary client JSON (limits in docs/deals.md). */
   metadata!: Record<string, any>;
 
   /** Filled in by the service when a response needs them; not a column. */
