@@ -21,6 +21,7 @@ describe('Companies', () => {
       domain: d,
       industry: 'Software',
       metadata: { size: 'smb' },
+      custom_fields: {},
       created_at: expect.any(String),
       updated_at: company.created_at,
     });

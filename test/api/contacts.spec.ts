@@ -137,6 +137,7 @@ describe('Contacts', () => {
           icp_score_reason: 'mid-market',
           icp_scored_at: '2030-05-01T10:00:00.000Z',
           metadata: {},
+          custom_fields: {},
           relationships: {
             company: { type: 'company', id: company.id, name: 'Acme Ltd' },
             owner: { type: 'user', id: 'user_01bbbbbbbbbbbbbbbbbbbbbbbb', name: 'user_01bbbbbbbbbbbbbbbbbbbbbbbb' },

@@ -25,6 +25,7 @@ import { CompaniesController } from './routes/companies.controller';
 import { ContactsController } from './routes/contacts.controller';
 import { DealsController } from './routes/deals.controller';
 import { EventsController } from './routes/events.controller';
+import { ObjectsController } from './routes/objects.controller';
 import { PipelinesController } from './routes/pipelines.controller';
 import { SchemaController } from './routes/schema.controller';
 import { TasksController } from './routes/tasks.controller';
@@ -76,6 +77,7 @@ export class GatewayModule {
         WebhooksController,
         SchemaController,
         CaptureController,
+        ObjectsController,
       ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },

@@ -31,6 +31,11 @@ export const EventType = {
   ApiKeyCreated: 'api_key.created',
   ApiKeyRevoked: 'api_key.revoked',
   WebhookDisabled: 'webhook.disabled',
+  ObjectTypeCreated: 'object_type.created',
+  ObjectTypeUpdated: 'object_type.updated',
+  ObjectRecordCreated: 'object_record.created',
+  ObjectRecordUpdated: 'object_record.updated',
+  ObjectRecordDeleted: 'object_record.deleted',
 } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
 

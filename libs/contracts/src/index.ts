@@ -5,3 +5,4 @@ export * from './related';
 export * from './rpc';
 export * from './subjects';
 export * from './webhooks';
+export * from './schema';

@@ -99,6 +99,24 @@ export const TasksRpc = {
   Delete: 'contacts.tasks.delete',
 } as const;
 
+/** Custom object types, and custom fields of built-in objects (`/objects/:slug` where slug is e.g. contacts). */
+export const ObjectTypesRpc = {
+  Create: 'contacts.objects.create',
+  List: 'contacts.objects.list',
+  Get: 'contacts.objects.get',
+  Update: 'contacts.objects.update',
+  AddField: 'contacts.objects.add_field',
+} as const;
+
+/** Records of custom objects, `/objects/:slug/records`. */
+export const ObjectRecordsRpc = {
+  Create: 'contacts.records.create',
+  List: 'contacts.records.list',
+  Get: 'contacts.records.get',
+  Update: 'contacts.records.update',
+  Delete: 'contacts.records.delete',
+} as const;
+
 /**
  * Service-to-service requests that have no HTTP route. Payload types live beside each service's
  * contracts (libs/contracts/src/<service>/).

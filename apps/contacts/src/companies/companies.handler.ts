@@ -11,7 +11,7 @@ export class CompaniesHandler {
 
   @RpcHandler(CompaniesRpc.Create)
   async create(req: RpcRequest) {
-    return { data: presentCompany(await this.companies.create(validateInput(CreateCompanyDto, req.body))) };
+    return { data: presentCompany(await this.companies.create(req.ctx, validateInput(CreateCompanyDto, req.body))) };
   }
 
   @RpcHandler(CompaniesRpc.List)
@@ -26,7 +26,7 @@ export class CompaniesHandler {
 
   @RpcHandler(CompaniesRpc.Update)
   async update(req: RpcRequest) {
-    return { data: presentCompany(await this.companies.update(req.params.id, validateInput(UpdateCompanyDto, req.body))) };
+    return { data: presentCompany(await this.companies.update(req.ctx, req.params.id, validateInput(UpdateCompanyDto, req.body))) };
   }
 
   @RpcHandler(CompaniesRpc.Delete)

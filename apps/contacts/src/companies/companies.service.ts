@@ -8,12 +8,14 @@ import {
   CreateCompanyDto,
   EventType,
   ListCompaniesQuery,
+  RequestContext,
   UpdateCompanyDto,
 } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { FieldEnforcer } from '../objects/field-enforcer';
 import { isUniqueViolation, returnedRows } from '../shared/db-errors';
 import { NOW_MS } from '../shared/sql';
 import { diffFields, FieldSpec, likePattern } from '../shared/field-changes';
@@ -28,6 +30,7 @@ const COMPANY_FIELDS: FieldSpec<Company>[] = [
   { api: 'domain', prop: 'domain', kind: 'value' },
   { api: 'industry', prop: 'industry', kind: 'value' },
   { api: 'metadata', prop: 'metadata', kind: 'json' },
+  { api: 'custom_fields', prop: 'customFields', kind: 'json' },
 ];
 
 @Injectable()
@@ -35,18 +38,21 @@ export class CompaniesService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
+    private readonly customFields: FieldEnforcer,
   ) {}
 
-  async create(dto: CreateCompanyDto): Promise<Company> {
+  async create(ctx: RequestContext, dto: CreateCompanyDto): Promise<Company> {
     const id = newId(IdPrefix.Company);
     try {
       return await this.dataSource.transaction(async (m) => {
+        const customFields = await this.customFields.builtInValues(m, ctx, 'companies', id, dto.custom_fields);
         await m.insert(Company, {
           id,
           name: dto.name,
           domain: dto.domain ?? null,
           industry: dto.industry ?? null,
           metadata: dto.metadata ?? {},
+          customFields,
         } as QueryDeepPartialEntity<Company>);
         const company = await m.findOneByOrFail(Company, { id });
         await this.outbox.append<CompanyCreatedData>(m, EventType.CompanyCreated, { company_id: id, name: company.name, domain: company.domain });
@@ -71,12 +77,14 @@ export class CompaniesService {
     return this.find(this.dataSource.manager, id);
   }
 
-  async update(id: string, dto: UpdateCompanyDto): Promise<Company> {
+  async update(ctx: RequestContext, id: string, dto: UpdateCompanyDto): Promise<Company> {
     if (!isId(id, IdPrefix.Company)) throw DomainError.notFound('company', id);
     try {
       return await this.dataSource.transaction(async (m) => {
         const company = await this.find(m, id, true);
-        const { set, changes } = diffFields(company, dto as Record<string, unknown>, COMPANY_FIELDS);
+        const input: Record<string, unknown> = { ...dto };
+        input.custom_fields = await this.customFields.builtInValues(m, ctx, 'companies', id, dto.custom_fields, company.customFields ?? {});
+        const { set, changes } = diffFields(company, input, COMPANY_FIELDS);
         if (!changes.changed.length) return company;
         await m.update(Company, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Company>);
         await this.outbox.append<CompanyUpdatedData>(m, EventType.CompanyUpdated, { company_id: id, ...changes });

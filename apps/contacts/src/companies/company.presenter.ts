@@ -8,6 +8,7 @@ export function presentCompany(company: Company): CompanyView {
     domain: company.domain,
     industry: company.industry,
     metadata: company.metadata ?? {},
+    custom_fields: company.customFields ?? {},
     created_at: company.createdAt.toISOString(),
     updated_at: company.updatedAt.toISOString(),
   };

@@ -49,6 +49,10 @@ export class Contact {
   @Column({ type: 'jsonb', default: () => `'{}'::jsonb` })
   metadata!: Record<string, unknown>;
 
+  /** Values of the custom fields defined for this object (see docs/schema.md). */
+  @Column({ name: 'custom_fields', type: 'jsonb', default: () => `'{}'::jsonb` })
+  customFields!: Record<string, unknown>;
+
   @Column({ name: 'created_at', type: 'timestamptz', default: () => NOW_MS })
   createdAt!: Date;
 

@@ -47,6 +47,7 @@ export function presentContact(contact: Contact, company: Company | null): Conta
     icp_score_reason: contact.icpScoreReason,
     icp_scored_at: iso(contact.icpScoredAt),
     metadata: contact.metadata ?? {},
+    custom_fields: contact.customFields ?? {},
     relationships: { company: companySummary(company), owner: ownerSummary(contact.ownerId) },
     created_at: contact.createdAt.toISOString(),
     updated_at: contact.updatedAt.toISOString(),

@@ -11,7 +11,7 @@ export class ContactsHandler {
 
   @RpcHandler(ContactsRpc.Create)
   async create(req: RpcRequest) {
-    const contact = await this.contacts.create(validateInput(CreateContactDto, req.body));
+    const contact = await this.contacts.create(req.ctx, validateInput(CreateContactDto, req.body));
     return { data: presentContactSummary(contact) };
   }
 
@@ -28,7 +28,7 @@ export class ContactsHandler {
 
   @RpcHandler(ContactsRpc.Update)
   async update(req: RpcRequest) {
-    const { contact, company } = await this.contacts.update(req.params.id, validateInput(UpdateContactDto, req.body));
+    const { contact, company } = await this.contacts.update(req.ctx, req.params.id, validateInput(UpdateContactDto, req.body));
     return presentContactWithIncluded(contact, company);
   }
 

@@ -27,6 +27,7 @@ import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors';
 import { canonicalJson, diffFields, FieldSpec, likePattern } from '../shared/field-changes';
 import { requireCompany } from '../shared/references';
 import { NOW_MS } from '../shared/sql';
+import { FieldEnforcer } from '../objects/field-enforcer';
 import { WorkLinks } from '../work-links/work-links.service';
 import { Contact } from './contact.entity';
 import { presentContactSummary } from './contact.presenter';
@@ -35,7 +36,7 @@ const LIST = 'contacts';
 const EMAIL_INDEX = 'contacts_email_key';
 
 /** Every writable contact field and how it is stored. Email is handled apart (never null, unique). */
-const CONTACT_FIELDS: FieldSpec<Contact>[] = [
+export const CONTACT_FIELDS: FieldSpec<Contact>[] = [
   { api: 'email', prop: 'email', kind: 'value' },
   { api: 'first_name', prop: 'firstName', kind: 'value' },
   { api: 'last_name', prop: 'lastName', kind: 'value' },
@@ -50,10 +51,11 @@ const CONTACT_FIELDS: FieldSpec<Contact>[] = [
   { api: 'icp_score_reason', prop: 'icpScoreReason', kind: 'value' },
   { api: 'icp_scored_at', prop: 'icpScoredAt', kind: 'date' },
   { api: 'metadata', prop: 'metadata', kind: 'json' },
+  { api: 'custom_fields', prop: 'customFields', kind: 'json' },
 ];
 
 /** Fields a merge copies from the loser when the winner has none. The ICP score moves with its reason and date. */
-const MERGE_FILLED_FIELDS = CONTACT_FIELDS.filter((f) => !['email', 'metadata', 'icp_score', 'icp_score_reason', 'icp_scored_at'].includes(f.api));
+const MERGE_FILLED_FIELDS = CONTACT_FIELDS.filter((f) => !['email', 'metadata', 'custom_fields', 'icp_score', 'icp_score_reason', 'icp_scored_at'].includes(f.api));
 const ICP_FIELDS = CONTACT_FIELDS.filter((f) => f.api.startsWith('icp_'));
 
 export interface ContactWithCompany {
@@ -72,13 +74,15 @@ export class ContactsService {
     private readonly outbox: OutboxService,
     private readonly rpc: RpcClient,
     private readonly links: WorkLinks,
+    private readonly customFields: FieldEnforcer,
   ) {}
 
-  async create(dto: CreateContactDto): Promise<Contact> {
+  async create(ctx: RequestContext, dto: CreateContactDto): Promise<Contact> {
     const id = newId(IdPrefix.Contact);
     try {
       return await this.dataSource.transaction(async (m) => {
         if (dto.company_id) await requireCompany(m, dto.company_id);
+        const customFields = await this.customFields.builtInValues(m, ctx, 'contacts', id, dto.custom_fields);
         const scored = dto.icp_score !== undefined && dto.icp_score !== null;
         await m.insert(Contact, {
           id,
@@ -97,6 +101,7 @@ export class ContactsService {
           // A score without a date was computed now.
           icpScoredAt: dto.icp_scored_at ? new Date(dto.icp_scored_at) : scored ? new Date() : null,
           metadata: dto.metadata ?? {},
+          customFields,
         } as QueryDeepPartialEntity<Contact>);
         const contact = await m.findOneByOrFail(Contact, { id });
         await this.outbox.append<ContactCreatedData>(m, EventType.ContactCreated, { contact_id: id, email: contact.email });
@@ -132,7 +137,7 @@ export class ContactsService {
     return { contact, company: await this.companyOf(this.dataSource.manager, contact) };
   }
 
-  async update(id: string, dto: UpdateContactDto): Promise<ContactWithCompany> {
+  async update(ctx: RequestContext, id: string, dto: UpdateContactDto): Promise<ContactWithCompany> {
     if (!isId(id, IdPrefix.Contact)) throw DomainError.notFound('contact', id);
     try {
       return await this.dataSource.transaction(async (m) => {
@@ -142,6 +147,7 @@ export class ContactsService {
         if (dto.icp_score !== undefined && dto.icp_score !== null && dto.icp_scored_at === undefined && dto.icp_score !== contact.icpScore) {
           input.icp_scored_at = new Date().toISOString();
         }
+        input.custom_fields = await this.customFields.builtInValues(m, ctx, 'contacts', id, dto.custom_fields, contact.customFields ?? {});
         const { set, changes } = diffFields(contact, input, CONTACT_FIELDS);
         if (!changes.changed.length) return { contact, company: await this.companyOf(m, contact) };
         if (set.companyId) await requireCompany(m, set.companyId);

@@ -1,5 +1,6 @@
 import { PageQuery } from '@crm/common';
 import { IsDefined, IsIn, IsOptional, IsRFC3339, IsString, MaxLength } from 'class-validator';
+import { SchemaField } from '../schema/schema-field';
 import { IfPresent, IsIdOf } from './dto-helpers';
 import { IsMetadata } from '@crm/common';
 import { ACTIVITY_STATUSES, ACTIVITY_TYPES, ActivityStatus, ActivityType, ContactsLimits } from './values';
@@ -20,10 +21,12 @@ class ActivityFieldsDto {
   body?: string | null;
 
   @IsOptional()
+  @SchemaField({ reference_target: 'contacts' })
   @IsIdOf('cont', 'contact_id')
   contact_id?: string | null;
 
   @IsOptional()
+  @SchemaField({ reference_target: 'deals' })
   @IsIdOf('deal', 'deal_id')
   deal_id?: string | null;
 

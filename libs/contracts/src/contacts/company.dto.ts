@@ -2,12 +2,15 @@ import { PageQuery } from '@crm/common';
 import { IsDefined, IsFQDN, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
 import { IfPresent, Normalise, Trim } from './dto-helpers';
 import { IsMetadata } from '@crm/common';
+import { IsCustomFieldValues } from '../schema/field-values';
+import { SchemaField } from '../schema/schema-field';
 import { ContactsLimits } from './values';
 
 const DOMAIN_MESSAGE = 'domain must be a domain name such as example.com (no scheme or path)';
 
 class CompanyFieldsDto {
   @IsOptional()
+  @SchemaField({ unique: true })
   @Normalise()
   @IsString({ message: DOMAIN_MESSAGE })
   @MaxLength(ContactsLimits.domain, { message: `domain must be at most ${ContactsLimits.domain} characters` })
@@ -22,6 +25,12 @@ class CompanyFieldsDto {
   @IsOptional()
   @IsMetadata()
   metadata?: Record<string, unknown> | null;
+
+  /** Values of the custom fields defined on companies (POST /objects/companies/fields); PATCH merges by key. */
+  @IsOptional()
+  @SchemaField({ customFieldsContainer: true })
+  @IsCustomFieldValues()
+  custom_fields?: Record<string, unknown> | null;
 }
 
 export class CreateCompanyDto extends CompanyFieldsDto {

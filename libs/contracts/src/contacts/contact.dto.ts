@@ -2,6 +2,8 @@ import { PageQuery } from '@crm/common';
 import { ArrayMaxSize, IsArray, IsDefined, IsEmail, IsIn, IsInt, IsOptional, IsRFC3339, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { IfPresent, IsIdOf, Normalise, QueryInt, Trim } from './dto-helpers';
 import { IsMetadata } from '@crm/common';
+import { IsCustomFieldValues } from '../schema/field-values';
+import { SchemaField } from '../schema/schema-field';
 import { CONTACT_SOURCES, CONTACT_STAGES, ContactSource, ContactStage, ContactsLimits } from './values';
 
 const PHONE = /^[0-9+().\-\s/xX#*]{3,50}$/;
@@ -19,6 +21,7 @@ class ContactFieldsDto {
   last_name?: string | null;
 
   @IsOptional()
+  @SchemaField({ type: 'phone' })
   @IsString({ message: 'phone must be a string' })
   @Matches(PHONE, { message: 'phone must be 3 to 50 characters of digits, spaces and + ( ) . - / x # *' })
   phone?: string | null;
@@ -42,10 +45,12 @@ class ContactFieldsDto {
   source_detail?: string | null;
 
   @IsOptional()
+  @SchemaField({ reference_target: 'companies' })
   @IsIdOf('comp', 'company_id')
   company_id?: string | null;
 
   @IsOptional()
+  @SchemaField({ reference_target: 'users' })
   @IsIdOf('user', 'owner_id')
   owner_id?: string | null;
 
@@ -67,12 +72,19 @@ class ContactFieldsDto {
   @IsOptional()
   @IsMetadata()
   metadata?: Record<string, unknown> | null;
+
+  /** Values of the custom fields defined on contacts (POST /objects/contacts/fields); PATCH merges by key. */
+  @IsOptional()
+  @SchemaField({ customFieldsContainer: true })
+  @IsCustomFieldValues()
+  custom_fields?: Record<string, unknown> | null;
 }
 
 const EMAIL_MESSAGE = 'email must be a valid email address';
 
 export class CreateContactDto extends ContactFieldsDto {
   @IsDefined({ message: 'email is required' })
+  @SchemaField({ unique: true })
   @Normalise()
   @IsString({ message: EMAIL_MESSAGE })
   @MaxLength(ContactsLimits.email, { message: `email must be at most ${ContactsLimits.email} characters` })
@@ -83,6 +95,7 @@ export class CreateContactDto extends ContactFieldsDto {
 export class UpdateContactDto extends ContactFieldsDto {
   /** Optional, but never null: a contact always has an email. */
   @IfPresent()
+  @SchemaField({ unique: true })
   @Normalise()
   @IsString({ message: EMAIL_MESSAGE })
   @MaxLength(ContactsLimits.email, { message: `email must be at most ${ContactsLimits.email} characters` })

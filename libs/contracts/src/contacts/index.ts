@@ -39,3 +39,4 @@ export * from './contact.dto';
 export * from './task.dto';
 export * from './values';
 export * from './views';
+export * from './capture.dto';

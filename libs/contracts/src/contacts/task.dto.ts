@@ -1,5 +1,6 @@
 import { PageQuery } from '@crm/common';
 import { IsDefined, IsIn, IsOptional, IsRFC3339, IsString, Length, MaxLength } from 'class-validator';
+import { SchemaField } from '../schema/schema-field';
 import { IfPresent, IsIdOf, Trim } from './dto-helpers';
 import { IsMetadata } from '@crm/common';
 import { ContactsLimits, TASK_PRIORITIES, TASK_STATUSES, TaskPriority, TaskStatus } from './values';
@@ -19,14 +20,17 @@ class TaskFieldsDto {
   due_at?: string | null;
 
   @IsOptional()
+  @SchemaField({ reference_target: 'contacts' })
   @IsIdOf('cont', 'contact_id')
   contact_id?: string | null;
 
   @IsOptional()
+  @SchemaField({ reference_target: 'deals' })
   @IsIdOf('deal', 'deal_id')
   deal_id?: string | null;
 
   @IsOptional()
+  @SchemaField({ reference_target: 'users' })
   @IsIdOf('user', 'owner_id')
   owner_id?: string | null;
 

@@ -23,6 +23,8 @@ export interface ContactView extends ContactSummaryView {
   icp_score_reason: string | null;
   icp_scored_at: string | null;
   metadata: Record<string, unknown>;
+  /** Values of the custom fields defined on contacts. */
+  custom_fields: Record<string, unknown>;
   relationships: { company: RelatedSummary | null; owner: RelatedSummary | null };
 }
 
@@ -32,6 +34,8 @@ export interface CompanyView {
   domain: string | null;
   industry: string | null;
   metadata: Record<string, unknown>;
+  /** Values of the custom fields defined on companies. */
+  custom_fields: Record<string, unknown>;
   created_at: string;
   updated_at: string;
 }

@@ -2,6 +2,7 @@ import { PageQuery } from '@crm/common';
 import { Transform, Type } from 'class-transformer';
 import { IsDefined, IsIn, IsInt, IsOptional, IsRFC3339, IsString, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import type { RelatedSummary } from '../related';
+import { SchemaField } from '../schema/schema-field';
 import { IsCurrencyCode, IsMetadata, upperCase } from './validators';
 
 export const DEAL_STATUSES = ['open', 'won', 'lost', 'stalled'] as const;
@@ -30,26 +31,31 @@ export class CreateDealDto {
   name!: string;
 
   @IsDefined({ message: 'pipeline_id is required' })
+  @SchemaField({ reference_target: 'pipelines' })
   @IsString({ message: 'pipeline_id must be a string' })
   @MaxLength(ID_MAX, { message: `pipeline_id must be at most ${ID_MAX} characters` })
   pipeline_id!: string;
 
   @IsDefined({ message: 'stage_id is required' })
+  @SchemaField({ reference_target: 'stages' })
   @IsString({ message: 'stage_id must be a string' })
   @MaxLength(ID_MAX, { message: `stage_id must be at most ${ID_MAX} characters` })
   stage_id!: string;
 
   @ValidateIf(presentOrNull('contact_id'))
+  @SchemaField({ reference_target: 'contacts' })
   @IsString({ message: 'contact_id must be a string' })
   @MaxLength(ID_MAX, { message: `contact_id must be at most ${ID_MAX} characters` })
   contact_id?: string | null;
 
   @ValidateIf(presentOrNull('company_id'))
+  @SchemaField({ reference_target: 'companies' })
   @IsString({ message: 'company_id must be a string' })
   @MaxLength(ID_MAX, { message: `company_id must be at most ${ID_MAX} characters` })
   company_id?: string | null;
 
   @IsOptional()
+  @SchemaField({ type: 'currency' })
   @IsInt({ message: 'value must be an integer number of cents' })
   @Min(0, { message: 'value must be zero or more' })
   @Max(DEAL_VALUE_MAX, { message: `value must be at most ${DEAL_VALUE_MAX}` })
@@ -69,6 +75,7 @@ export class CreateDealDto {
   expected_close?: string | null;
 
   @ValidateIf(presentOrNull('owner_id'))
+  @SchemaField({ reference_target: 'users' })
   @IsString({ message: 'owner_id must be a string' })
   @Matches(USER_ID, { message: 'owner_id must be a user id (user_...)' })
   owner_id?: string | null;
@@ -90,26 +97,31 @@ export class UpdateDealDto {
   name?: string;
 
   @ValidateIf(present('pipeline_id'))
+  @SchemaField({ reference_target: 'pipelines' })
   @IsString({ message: 'pipeline_id must be a string' })
   @MaxLength(ID_MAX, { message: `pipeline_id must be at most ${ID_MAX} characters` })
   pipeline_id?: string;
 
   @ValidateIf(present('stage_id'))
+  @SchemaField({ reference_target: 'stages' })
   @IsString({ message: 'stage_id must be a string' })
   @MaxLength(ID_MAX, { message: `stage_id must be at most ${ID_MAX} characters` })
   stage_id?: string;
 
   @ValidateIf(presentOrNull('contact_id'))
+  @SchemaField({ reference_target: 'contacts' })
   @IsString({ message: 'contact_id must be a string' })
   @MaxLength(ID_MAX, { message: `contact_id must be at most ${ID_MAX} characters` })
   contact_id?: string | null;
 
   @ValidateIf(presentOrNull('company_id'))
+  @SchemaField({ reference_target: 'companies' })
   @IsString({ message: 'company_id must be a string' })
   @MaxLength(ID_MAX, { message: `company_id must be at most ${ID_MAX} characters` })
   company_id?: string | null;
 
   @ValidateIf(present('value'))
+  @SchemaField({ type: 'currency' })
   @IsInt({ message: 'value must be an integer number of cents' })
   @Min(0, { message: 'value must be zero or more' })
   @Max(DEAL_VALUE_MAX, { message: `value must be at most ${DEAL_VALUE_MAX}` })
@@ -129,6 +141,7 @@ export class UpdateDealDto {
   expected_close?: string | null;
 
   @ValidateIf(presentOrNull('owner_id'))
+  @SchemaField({ reference_target: 'users' })
   @IsString({ message: 'owner_id must be a string' })
   @Matches(USER_ID, { message: 'owner_id must be a user id (user_...)' })
   owner_id?: string | null;
@@ -149,6 +162,7 @@ export class UpdateDealDto {
 
 export class MoveDealStageDto {
   @IsDefined({ message: 'stage_id is required' })
+  @SchemaField({ reference_target: 'stages' })
   @IsString({ message: 'stage_id must be a string' })
   @MaxLength(ID_MAX, { message: `stage_id must be at most ${ID_MAX} characters` })
   stage_id!: string;
@@ -163,6 +177,7 @@ export class PipelineDealsQuery extends PageQuery {
   status?: DealStatus;
 
   @IsOptional()
+  @SchemaField({ reference_target: 'stages' })
   @IsString({ message: 'stage_id must be a string' })
   @MaxLength(ID_MAX, { message: `stage_id must be at most ${ID_MAX} characters` })
   stage_id?: string;
@@ -171,16 +186,19 @@ export class PipelineDealsQuery extends PageQuery {
 /** Query of GET /deals. Every filter narrows the list; all must match. */
 export class ListDealsQuery extends PipelineDealsQuery {
   @IsOptional()
+  @SchemaField({ reference_target: 'pipelines' })
   @IsString({ message: 'pipeline_id must be a string' })
   @MaxLength(ID_MAX, { message: `pipeline_id must be at most ${ID_MAX} characters` })
   pipeline_id?: string;
 
   @IsOptional()
+  @SchemaField({ reference_target: 'contacts' })
   @IsString({ message: 'contact_id must be a string' })
   @MaxLength(ID_MAX, { message: `contact_id must be at most ${ID_MAX} characters` })
   contact_id?: string;
 
   @IsOptional()
+  @SchemaField({ reference_target: 'companies' })
   @IsString({ message: 'company_id must be a string' })
   @MaxLength(ID_MAX, { message: `company_id must be at most ${ID_MAX} characters` })
   company_id?: string;

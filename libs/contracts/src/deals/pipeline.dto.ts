@@ -17,6 +17,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import { SchemaField } from '../schema/schema-field';
 import { IsMetadata } from './validators';
 
 export const STAGE_TYPES = ['open', 'won', 'lost'] as const;
@@ -71,6 +72,7 @@ export class CreatePipelineDto {
   @ArrayMaxSize(MAX_STAGES_PER_PIPELINE, { message: `stages may hold at most ${MAX_STAGES_PER_PIPELINE} stages` })
   @ValidateNested({ each: true })
   @Type(() => StageInputDto)
+  @SchemaField({ items: () => StageInputDto })
   stages?: StageInputDto[];
 
   @IsOptional()

@@ -1,0 +1,135 @@
+import { decodeCursor, DomainError, ErrorCode, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import {
+  EventType,
+  ObjectRecordEventData,
+  ObjectRecordInputDto,
+  ObjectRecordView,
+  RequestContext,
+  UpdateObjectRecordDto,
+  ValidationWarning,
+} from '@crm/contracts';
+import { OutboxService } from '@crm/messaging';
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { canonicalJson } from '../shared/field-changes';
+import { NOW_MS } from '../shared/sql';
+import { archivedObject, FieldEnforcer, withoutNulls } from './field-enforcer';
+import { ObjectRecord, ObjectType } from './object-type.entity';
+import { builtInObject, presentRecord } from './object-type.presenter';
+import { ObjectTypesService } from './object-types.service';
+
+const LIST = 'object_records';
+
+export interface RecordWrite {
+  record: ObjectRecord;
+  type: ObjectType;
+  warnings: ValidationWarning[];
+}
+
+
+function builtInRecords(slug: string): DomainError {
+  return new DomainError(ErrorCode.NotFound, `'${slug}' is a built-in object: its records are served at /${slug}, not /objects/${slug}/records.`);
+}
+
+@Injectable()
+export class ObjectRecordsService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: OutboxService,
+    private readonly types: ObjectTypesService,
+    private readonly enforcer: FieldEnforcer,
+  ) {}
+
+  async create(ctx: RequestContext, slug: string, dto: ObjectRecordInputDto): Promise<RecordWrite> {
+    return this.dataSource.transaction(async (m) => {
+      // A share lock: the type cannot be archived or gain fields while this write checks against it.
+      const type = await this.writableType(m, slug);
+      const id = newId(IdPrefix.ObjectRecord);
+      const values = withoutNulls(dto.values);
+      const warnings = await this.enforcer.enforce(m, ctx, this.target(type), {
+        values: dto.values,
+        stored: values,
+        partial: false,
+        store: { kind: 'record', objectTypeId: type.id, recordId: id },
+        path: 'values',
+      });
+      await m.insert(ObjectRecord, { id, objectTypeId: type.id, values } as QueryDeepPartialEntity<ObjectRecord>);
+      await this.outbox.append<ObjectRecordEventData>(m, EventType.ObjectRecordCreated, { record_id: id, object_type_id: type.id, object: type.slug });
+      return { record: await m.findOneByOrFail(ObjectRecord, { id }), type, warnings };
+    });
+  }
+
+  async list(slug: string, query: PageQuery): Promise<Page<ObjectRecordView>> {
+    const type = await this.readableType(this.dataSource.manager, slug);
+    const after = decodeCursor<string>(`${LIST}:${type.id}`, query.cursor, 'string');
+    const size = pageSize(query);
+    const qb = this.dataSource
+      .getRepository(ObjectRecord)
+      .createQueryBuilder('r')
+      .where('r.object_type_id = :typeId', { typeId: type.id })
+      .orderBy('r.id', 'ASC')
+      .limit(size + 1);
+    if (after) qb.andWhere('r.id > :after', { after });
+    return toPage(`${LIST}:${type.id}`, await qb.getMany(), size, (r) => r.id, (r) => presentRecord(r, type));
+  }
+
+  async get(slug: string, id: string): Promise<{ record: ObjectRecord; type: ObjectType }> {
+    const type = await this.readableType(this.dataSource.manager, slug);
+    return { record: await this.findRecord(this.dataSource.manager, type, id), type };
+  }
+
+  /** Merges the sent values into the record (null removes a key) and checks only what was sent. */
+  async update(ctx: RequestContext, slug: string, id: string, dto: UpdateObjectRecordDto): Promise<RecordWrite> {
+    return this.dataSource.transaction(async (m) => {
+      const type = await this.writableType(m, slug);
+      const record = await this.findRecord(m, type, id, true);
+      const sent = dto.values ?? {};
+      const values = withoutNulls({ ...record.values, ...sent });
+      const warnings = await this.enforcer.enforce(m, ctx, this.target(type), {
+        values: sent,
+        stored: values,
+        partial: true,
+        store: { kind: 'record', objectTypeId: type.id, recordId: id },
+        path: 'values',
+      });
+      const changed = Object.keys(sent).filter((k) => canonicalJson(record.values[k] ?? null) !== canonicalJson(sent[k]));
+      if (!changed.length) return { record, type, warnings };
+      await m.update(ObjectRecord, { id }, { values, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<ObjectRecord>);
+      await this.outbox.append<ObjectRecordEventData>(m, EventType.ObjectRecordUpdated, { record_id: id, object_type_id: type.id, object: type.slug, changed });
+      return { record: await m.findOneByOrFail(ObjectRecord, { id }), type, warnings };
+    });
+  }
+
+  async remove(slug: string, id: string): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      const type = await this.writableType(m, slug);
+      await this.findRecord(m, type, id, true);
+      await m.delete(ObjectRecord, { id });
+      await this.outbox.append<ObjectRecordEventData>(m, EventType.ObjectRecordDeleted, { record_id: id, object_type_id: type.id, object: type.slug });
+    });
+  }
+
+  private target(type: ObjectType) {
+    return { slug: type.slug, level: type.enforcementLevel, fields: type.fields };
+  }
+
+  private async readableType(m: EntityManager, slug: string): Promise<ObjectType> {
+    if (builtInObject(slug)) throw builtInRecords(slug);
+    return this.types.find(m, slug);
+  }
+
+  private async writableType(m: EntityManager, slug: string): Promise<ObjectType> {
+    if (builtInObject(slug)) throw builtInRecords(slug);
+    const type = await this.types.find(m, slug, 'share');
+    if (type.status === 'archived') throw archivedObject(type.slug);
+    return type;
+  }
+
+  private async findRecord(m: EntityManager, type: ObjectType, id: string, lock = false): Promise<ObjectRecord> {
+    if (!isId(id, IdPrefix.ObjectRecord)) throw DomainError.notFound(`${type.slug} record`, id);
+    const record = await m.findOne(ObjectRecord, { where: { id, objectTypeId: type.id }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    if (!record) throw DomainError.notFound(`${type.slug} record`, id);
+    return record;
+  }
+}

@@ -1,0 +1,201 @@
+import { decodeCursor, DomainError, ErrorCode, FieldIssue, IdPrefix, newId, Page, pageSize, toPage, validationFailed } from '@crm/common';
+import {
+  CreateObjectTypeDto,
+  CustomFieldDefinition,
+  definitionProblems,
+  EventType,
+  FieldDefinitionDto,
+  ListObjectTypesQuery,
+  normaliseDefinition,
+  ObjectSchemaView,
+  ObjectTypeEventData,
+  REFERENCEABLE_BUILT_INS,
+  RESERVED_SLUGS,
+  SchemaLimits,
+  UpdateObjectTypeDto,
+} from '@crm/contracts';
+import { OutboxService } from '@crm/messaging';
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { isUniqueViolation } from '../shared/db-errors';
+import { NOW_MS } from '../shared/sql';
+import { BuiltInCustomFields, ObjectType } from './object-type.entity';
+import { acceptsCustomFields, builtInFieldNames, builtInObject, CustomFieldBuiltIn, presentBuiltInObject, presentObjectType } from './object-type.presenter';
+
+const LIST = 'object_types';
+const SLUG_INDEX = 'object_types_slug_key';
+
+/** Custom object types, and the custom fields of built-in objects. */
+@Injectable()
+export class ObjectTypesService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: OutboxService,
+  ) {}
+
+  async create(dto: CreateObjectTypeDto): Promise<ObjectType> {
+    if (RESERVED_SLUGS.has(dto.slug)) {
+      throw DomainError.invalid('slug', `slug '${dto.slug}' is reserved for a built-in object or endpoint`, 'reserved');
+    }
+    const fields = (dto.fields ?? []).map((f) => normaliseDefinition(f));
+    const id = newId(IdPrefix.ObjectType);
+    try {
+      return await this.dataSource.transaction(async (m) => {
+        // One creator at a time, so the count limit holds under concurrency.
+        await m.query(`SELECT pg_advisory_xact_lock(hashtext('crm.object_types.create'))`);
+        const [{ count }] = await m.query(`SELECT count(*)::int AS count FROM object_types`);
+        if (count >= SchemaLimits.customObjectTypes) {
+          throw new DomainError(ErrorCode.Conflict, `At most ${SchemaLimits.customObjectTypes} custom object types may exist (archived ones count).`);
+        }
+        await this.checkDefinitions(m, fields, 'fields', dto.slug);
+        await m.insert(ObjectType, {
+          id,
+          slug: dto.slug,
+          name: dto.name,
+          enforcementLevel: dto.enforcement_level ?? 'hard',
+          status: 'active',
+          fields,
+        } as QueryDeepPartialEntity<ObjectType>);
+        await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeCreated, { object_type_id: id, slug: dto.slug });
+        return m.findOneByOrFail(ObjectType, { id });
+      });
+    } catch (err) {
+      if (isUniqueViolation(err, SLUG_INDEX)) {
+        throw DomainError.conflict(`An object type with slug '${dto.slug}' already exists.`, [
+          { field: 'slug', code: 'duplicate', message: `slug '${dto.slug}' is already used by another object type` },
+        ]);
+      }
+      throw err;
+    }
+  }
+
+  async list(query: ListObjectTypesQuery): Promise<Page<ObjectSchemaView>> {
+    const after = decodeCursor<string>(LIST, query.cursor, 'string');
+    const size = pageSize(query);
+    const qb = this.dataSource.getRepository(ObjectType).createQueryBuilder('t').orderBy('t.id', 'ASC').limit(size + 1);
+    if (after) qb.andWhere('t.id > :after', { after });
+    if (query.status) qb.andWhere('t.status = :status', { status: query.status });
+    return toPage(LIST, await qb.getMany(), size, (t) => t.id, presentObjectType);
+  }
+
+  /** An object by slug (or a custom object by id), built-in or custom, as GET /schema shows it. */
+  async view(slugOrId: string): Promise<ObjectSchemaView> {
+    const builtIn = builtInObject(slugOrId);
+    if (builtIn) return presentBuiltInObject(builtIn, await this.builtInFields(this.dataSource.manager, slugOrId));
+    return presentObjectType(await this.find(this.dataSource.manager, slugOrId));
+  }
+
+  async update(slugOrId: string, dto: UpdateObjectTypeDto): Promise<ObjectSchemaView> {
+    if (builtInObject(slugOrId)) {
+      throw new DomainError(ErrorCode.InvalidRequest, `'${slugOrId}' is a built-in object: its name, status and enforcement level cannot change.`);
+    }
+    return this.dataSource.transaction(async (m) => {
+      const type = await this.find(m, slugOrId, true);
+      const set: Partial<ObjectType> = {};
+      if (dto.name !== undefined && dto.name !== type.name) set.name = dto.name;
+      if (dto.enforcement_level !== undefined && dto.enforcement_level !== type.enforcementLevel) set.enforcementLevel = dto.enforcement_level;
+      if (dto.status !== undefined && dto.status !== type.status) set.status = dto.status;
+      const changed = Object.keys(set).map((k) => (k === 'enforcementLevel' ? 'enforcement_level' : k));
+      if (!changed.length) return presentObjectType(type);
+      await m.update(ObjectType, { id: type.id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<ObjectType>);
+      await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: type.id, slug: type.slug, changed });
+      return presentObjectType(await m.findOneByOrFail(ObjectType, { id: type.id }));
+    });
+  }
+
+  /** Adds one field to a custom object, or a custom field to contacts or companies. */
+  async addField(slugOrId: string, dto: FieldDefinitionDto): Promise<ObjectSchemaView> {
+    const def = normaliseDefinition(dto);
+    const builtIn = builtInObject(slugOrId);
+    if (builtIn && !acceptsCustomFields(builtIn.slug)) {
+      throw new DomainError(
+        ErrorCode.InvalidRequest,
+        `Custom fields can be added to contacts, companies and custom objects; '${builtIn.slug}' does not accept them in this version.`,
+      );
+    }
+    return this.dataSource.transaction(async (m) => {
+      if (builtIn) {
+        const slug = builtIn.slug as CustomFieldBuiltIn;
+        await m.query(`INSERT INTO built_in_custom_fields (object_slug) VALUES ($1) ON CONFLICT DO NOTHING`, [slug]);
+        const row = await m.findOneOrFail(BuiltInCustomFields, { where: { objectSlug: slug }, lock: { mode: 'pessimistic_write' } });
+        if (builtInFieldNames(slug).has(def.name) || def.name === 'custom_fields') throw duplicateField(def.name, `a built-in field of ${slug}`);
+        const fields = this.appendField(row.fields, def);
+        await this.checkDefinitions(m, [def], 'field', slug);
+        await m.update(BuiltInCustomFields, { objectSlug: slug }, { fields, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<BuiltInCustomFields>);
+        await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: null, slug, changed: ['fields'] });
+        return presentBuiltInObject(builtIn, fields);
+      }
+      const type = await this.find(m, slugOrId, true);
+      const fields = this.appendField(type.fields, def);
+      await this.checkDefinitions(m, [def], 'field', type.slug);
+      await m.update(ObjectType, { id: type.id }, { fields, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<ObjectType>);
+      await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: type.id, slug: type.slug, changed: ['fields'] });
+      return presentObjectType(await m.findOneByOrFail(ObjectType, { id: type.id }));
+    });
+  }
+
+  /** The custom fields of a built-in object (none until the first is added). */
+  async builtInFields(m: EntityManager, slug: string): Promise<CustomFieldDefinition[]> {
+    const row = await m.findOneBy(BuiltInCustomFields, { objectSlug: slug });
+    return row?.fields ?? [];
+  }
+
+  async allCustom(m: EntityManager, status?: 'active'): Promise<ObjectType[]> {
+    return m.find(ObjectType, { where: status ? { status } : {}, order: { id: 'ASC' } });
+  }
+
+  /** A custom object type by slug or `ot_` id; 404 otherwise. `lock` holds it for the transaction. */
+  async find(m: EntityManager, slugOrId: string, lock: false | 'share' | true = false): Promise<ObjectType> {
+    const where = slugOrId.startsWith(`${IdPrefix.ObjectType}_`) ? { id: slugOrId } : { slug: slugOrId };
+    const mode = lock === 'share' ? ('pessimistic_read' as const) : ('pessimistic_write' as const);
+    const type = await m.findOne(ObjectType, { where, ...(lock ? { lock: { mode } } : {}) });
+    if (!type) throw new DomainError(ErrorCode.NotFound, `No object type '${slugOrId}'.`);
+    return type;
+  }
+
+  private appendField(existing: CustomFieldDefinition[], def: CustomFieldDefinition): CustomFieldDefinition[] {
+    if (existing.some((f) => f.name === def.name)) throw duplicateField(def.name, 'an existing field');
+    if (existing.length >= SchemaLimits.fieldsPerObject) {
+      throw new DomainError(ErrorCode.Conflict, `An object may have at most ${SchemaLimits.fieldsPerObject} custom fields.`);
+    }
+    return [...existing, def];
+  }
+
+  /**
+   * Definitions must be consistent (enum values for enums, a target for references...), named once, and
+   * reference an object that exists: a built-in one with records, a custom one, or the object itself.
+   */
+  private async checkDefinitions(m: EntityManager, defs: CustomFieldDefinition[], path: string, ownSlug: string): Promise<void> {
+    const issues: FieldIssue[] = [];
+    const seen = new Set<string>();
+    const single = path === 'field';
+    for (const [i, def] of defs.entries()) {
+      const at = single ? path : `${path}.${i}`;
+      if (seen.has(def.name)) issues.push({ field: `${at}.name`, code: 'duplicate', message: `${at}.name '${def.name}' is used by another field` });
+      seen.add(def.name);
+      issues.push(...definitionProblems(def, at).map((p) => ({ ...p, message: `${p.field.replace(/\.[a-z_]+$/, '')}: ${p.message}` })));
+      for (const [key, target] of [
+        ['reference_target', def.reference_target],
+        ['items.reference_target', def.items?.reference_target],
+      ] as const) {
+        if (target && !(await this.referenceable(m, target, ownSlug))) {
+          issues.push({ field: `${at}.${key}`, code: 'not_found', message: `${at}.${key} names no object with records: '${target}'` });
+        }
+      }
+    }
+    if (issues.length) throw validationFailed(issues);
+  }
+
+  private async referenceable(m: EntityManager, target: string, ownSlug: string): Promise<boolean> {
+    if ((REFERENCEABLE_BUILT_INS as readonly string[]).includes(target) || target === ownSlug) return true;
+    const rows: unknown[] = await m.query(`SELECT 1 FROM object_types WHERE slug = $1`, [target]);
+    return rows.length > 0;
+  }
+}
+
+function duplicateField(name: string, what: string): DomainError {
+  return DomainError.conflict(`A field named '${name}' already exists: ${what}.`, [
+    { field: 'name', code: 'duplicate', message: `name '${name}' is already ${what}` },
+  ]);
+}

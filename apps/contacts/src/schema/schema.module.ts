@@ -1,0 +1,5 @@
+import { Module } from '@nestjs/common';
+import { SchemaHandler } from './schema.handler';
+
+@Module({ providers: [SchemaHandler] })
+export class SchemaModule {}

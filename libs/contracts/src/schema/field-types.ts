@@ -1,0 +1,162 @@
+/** The twelve value types a field definition may have (GET /schema, custom fields). */
+export const FIELD_TYPES = [
+  'string',
+  'number',
+  'boolean',
+  'date',
+  'datetime',
+  'email',
+  'url',
+  'phone',
+  'currency',
+  'enum',
+  'reference',
+  'array',
+] as const;
+export type FieldType = (typeof FIELD_TYPES)[number];
+
+/**
+ * Built-in objects also have `metadata` (a free JSON object) and nested records (a pipeline's stages):
+ * those are described with the extra type `object` and nested `fields`. Custom fields cannot use it.
+ */
+export type SchemaFieldType = FieldType | 'object';
+
+/** The types an array's items may have: any scalar type, not arrays of arrays. */
+export const ARRAY_ITEM_TYPES = FIELD_TYPES.filter((t) => t !== 'array');
+export type ArrayItemType = Exclude<FieldType, 'array'>;
+
+/** Types a `unique` custom field may have: those with one comparable value. */
+export const UNIQUE_FIELD_TYPES: readonly FieldType[] = ['string', 'number', 'date', 'datetime', 'email', 'url', 'phone', 'currency', 'enum', 'reference'];
+
+export const ENFORCEMENT_LEVELS = ['none', 'soft', 'hard'] as const;
+export type EnforcementLevel = (typeof ENFORCEMENT_LEVELS)[number];
+
+export const OBJECT_TYPE_STATUSES = ['active', 'archived'] as const;
+export type ObjectTypeStatus = (typeof OBJECT_TYPE_STATUSES)[number];
+
+export const OBJECT_KINDS = ['built_in', 'custom'] as const;
+export type ObjectKind = (typeof OBJECT_KINDS)[number];
+
+/** The item definition of an array field, under the key `items`. */
+export interface ItemDefinition {
+  type: SchemaFieldType;
+  enum_values?: string[];
+  reference_target?: string;
+  max_length?: number;
+  pattern?: string;
+  /** For items of type `object`: the fields of each item. */
+  fields?: FieldDefinition[];
+}
+
+/** One field as GET /schema describes it. Optional keys appear only when they apply (flags only when true). */
+export interface FieldDefinition {
+  name: string;
+  label: string;
+  type: SchemaFieldType;
+  required?: true;
+  unique?: true;
+  enum_values?: string[];
+  reference_target?: string;
+  /** For type `array`. */
+  items?: ItemDefinition;
+  /** For type `object`, when its shape is fixed. */
+  fields?: FieldDefinition[];
+  /** For type `number`: only whole numbers are accepted. */
+  integer?: true;
+  min_length?: number;
+  max_length?: number;
+  min?: number;
+  max?: number;
+  /** A regular expression (JavaScript syntax) string values must match. */
+  pattern?: string;
+  /** Accepted by update (PATCH) only, never on create. */
+  update_only?: true;
+  /** A custom field of a built-in object: sent and returned inside the record's `custom_fields` object. */
+  custom?: true;
+}
+
+/** A custom field definition as stored and as sent to POST /objects and POST /objects/:slug/fields. */
+export interface CustomFieldDefinition {
+  name: string;
+  label: string;
+  type: FieldType;
+  required?: true;
+  unique?: true;
+  enum_values?: string[];
+  reference_target?: string;
+  items?: { type: ArrayItemType; enum_values?: string[]; reference_target?: string };
+}
+
+/** One entry of GET /schema and the body of the /objects endpoints. */
+export interface ObjectSchemaView {
+  /** Custom objects only. */
+  id?: string;
+  name: string;
+  slug: string;
+  kind: ObjectKind;
+  /** Custom objects only. */
+  status?: ObjectTypeStatus;
+  enforcement_level: EnforcementLevel;
+  /** Whether POST /objects/:slug/fields may add custom fields to this object. */
+  accepts_custom_fields: boolean;
+  fields: FieldDefinition[];
+  created_at?: string;
+  updated_at?: string;
+}
+
+export interface SchemaView {
+  objects: ObjectSchemaView[];
+}
+
+/** A record of a custom object. */
+export interface ObjectRecordView {
+  id: string;
+  object: string;
+  object_type_id: string;
+  values: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Under enforcement level `soft`, what a write accepted although it broke the field definitions. */
+export interface ValidationWarning {
+  field: string;
+  code: string;
+  message: string;
+}
+
+/** Limits on custom objects, fields and values; documented in docs/schema.md. */
+export const SchemaLimits = {
+  objectName: 100,
+  slugMax: 63,
+  fieldName: 63,
+  fieldLabel: 100,
+  fieldsPerObject: 100,
+  customObjectTypes: 200,
+  enumValues: 100,
+  enumValueLength: 100,
+  stringValue: 10_000,
+  arrayItems: 100,
+  valuesBytes: 64 * 1024,
+  valuesKeys: 150,
+} as const;
+
+export const SLUG_SHAPE = /^[a-z][a-z0-9_]{0,62}$/;
+export const FIELD_NAME_SHAPE = /^[a-z][a-z0-9_]{0,62}$/;
+
+/** Data of object_type.created / object_type.updated; `object_type_id` is null for a built-in object gaining a field. */
+export interface ObjectTypeEventData {
+  object_type_id: string | null;
+  slug: string;
+  /** object_type.updated only. */
+  changed?: string[];
+}
+
+/** Data of object_record.created / updated / deleted. */
+export interface ObjectRecordEventData {
+  record_id: string;
+  object_type_id: string;
+  object: string;
+  /** object_record.updated only: the value keys that changed. */
+  changed?: string[];
+}

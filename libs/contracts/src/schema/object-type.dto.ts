@@ -1,0 +1,152 @@
+import { PageQuery } from '@crm/common';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  ArrayUnique,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import {
+  ARRAY_ITEM_TYPES,
+  ArrayItemType,
+  ENFORCEMENT_LEVELS,
+  EnforcementLevel,
+  FIELD_NAME_SHAPE,
+  FIELD_TYPES,
+  FieldType,
+  OBJECT_TYPE_STATUSES,
+  ObjectTypeStatus,
+  SchemaLimits,
+  SLUG_SHAPE,
+} from './field-types';
+
+const SLUG_MESSAGE = 'must start with a lowercase letter and hold only a-z, 0-9 and _ (at most 63 characters)';
+const present = (field: string) => (o: Record<string, unknown>) => o[field] !== undefined;
+
+class EnumValuesRule {
+  @IsOptional()
+  @IsArray({ message: 'enum_values must be an array of strings' })
+  @ArrayMinSize(1, { message: 'enum_values must hold at least one value' })
+  @ArrayMaxSize(SchemaLimits.enumValues, { message: `enum_values may hold at most ${SchemaLimits.enumValues} values` })
+  @ArrayUnique({ message: 'enum_values must not repeat a value' })
+  @IsString({ each: true, message: 'enum_values must be an array of strings' })
+  @Length(1, SchemaLimits.enumValueLength, { each: true, message: `each enum value must be 1 to ${SchemaLimits.enumValueLength} characters` })
+  enum_values?: string[];
+
+  @IsOptional()
+  @IsString({ message: 'reference_target must be a string' })
+  @Matches(SLUG_SHAPE, { message: `reference_target ${SLUG_MESSAGE}` })
+  reference_target?: string;
+}
+
+/** The item definition of an array field. */
+export class ItemDefinitionDto extends EnumValuesRule {
+  @IsDefined({ message: 'type is required' })
+  @IsIn(ARRAY_ITEM_TYPES, { message: `type must be one of ${ARRAY_ITEM_TYPES.join(', ')}` })
+  type!: ArrayItemType;
+}
+
+/** A custom field definition: the body of POST /objects/:slug/fields and each entry of `fields`. */
+export class FieldDefinitionDto extends EnumValuesRule {
+  @IsDefined({ message: 'name is required' })
+  @IsString({ message: 'name must be a string' })
+  @Matches(FIELD_NAME_SHAPE, { message: `name ${SLUG_MESSAGE}` })
+  name!: string;
+
+  @IsOptional()
+  @IsString({ message: 'label must be a string' })
+  @Length(1, SchemaLimits.fieldLabel, { message: `label must be 1 to ${SchemaLimits.fieldLabel} characters` })
+  label?: string;
+
+  @IsDefined({ message: 'type is required' })
+  @IsIn(FIELD_TYPES, { message: `type must be one of ${FIELD_TYPES.join(', ')}` })
+  type!: FieldType;
+
+  @IsOptional()
+  @IsBoolean({ message: 'required must be a boolean' })
+  required?: boolean;
+
+  @IsOptional()
+  @IsBoolean({ message: 'unique must be a boolean' })
+  unique?: boolean;
+
+  @IsOptional()
+  @IsObject({ message: 'items must be an item definition object' })
+  @ValidateNested()
+  @Type(() => ItemDefinitionDto)
+  items?: ItemDefinitionDto;
+}
+
+export class CreateObjectTypeDto {
+  @IsDefined({ message: 'name is required' })
+  @IsString({ message: 'name must be a string' })
+  @Length(1, SchemaLimits.objectName, { message: `name must be 1 to ${SchemaLimits.objectName} characters` })
+  name!: string;
+
+  @IsDefined({ message: 'slug is required' })
+  @IsString({ message: 'slug must be a string' })
+  @Matches(SLUG_SHAPE, { message: `slug ${SLUG_MESSAGE}` })
+  slug!: string;
+
+  @IsOptional()
+  @IsIn(ENFORCEMENT_LEVELS, { message: `enforcement_level must be one of ${ENFORCEMENT_LEVELS.join(', ')}` })
+  enforcement_level?: EnforcementLevel;
+
+  @IsOptional()
+  @IsArray({ message: 'fields must be an array of field definitions' })
+  @ArrayMaxSize(SchemaLimits.fieldsPerObject, { message: `fields may hold at most ${SchemaLimits.fieldsPerObject} definitions` })
+  @ValidateNested({ each: true })
+  @Type(() => FieldDefinitionDto)
+  fields?: FieldDefinitionDto[];
+}
+
+/** PATCH /objects/:slug. Fields are added with POST /objects/:slug/fields; the slug never changes. */
+export class UpdateObjectTypeDto {
+  @ValidateIf(present('name'))
+  @IsString({ message: 'name must be a string' })
+  @Length(1, SchemaLimits.objectName, { message: `name must be 1 to ${SchemaLimits.objectName} characters` })
+  name?: string;
+
+  @ValidateIf(present('enforcement_level'))
+  @IsIn(ENFORCEMENT_LEVELS, { message: `enforcement_level must be one of ${ENFORCEMENT_LEVELS.join(', ')}` })
+  enforcement_level?: EnforcementLevel;
+
+  @ValidateIf(present('status'))
+  @IsIn(OBJECT_TYPE_STATUSES, { message: `status must be one of ${OBJECT_TYPE_STATUSES.join(', ')}` })
+  status?: ObjectTypeStatus;
+}
+
+export class ListObjectTypesQuery extends PageQuery {
+  @IsOptional()
+  @IsIn(OBJECT_TYPE_STATUSES, { message: `status must be one of ${OBJECT_TYPE_STATUSES.join(', ')}` })
+  status?: ObjectTypeStatus;
+}
+
+/** Body of record create and update: the values, checked against the object's fields per its enforcement level. */
+export class ObjectRecordInputDto {
+  @IsDefined({ message: 'values is required' })
+  @IsObject({ message: 'values must be a JSON object' })
+  values!: Record<string, unknown>;
+}
+
+export class UpdateObjectRecordDto {
+  @IsOptional()
+  @IsObject({ message: 'values must be a JSON object' })
+  values?: Record<string, unknown>;
+}
+
+/** Slugs and field names are short ASCII identifiers; anything else cannot name an object. */
+export function isSlug(value: unknown): value is string {
+  return typeof value === 'string' && SLUG_SHAPE.test(value);
+}
+
