@@ -9,7 +9,10 @@ export interface DurableConsumerOptions {
   namespace: string;
   /** Durable name: the stream remembers how far this consumer got, across restarts. */
   durable: string;
-  /** Event types to receive (all when omitted). */
+  /**
+   * Event types to handle (all when omitted). One type is filtered by the server; several are filtered
+   * here, because multi-subject consumer filters need NATS 2.10 and deployments may run 2.9.
+   */
   types?: string[];
   /** Called with events in stream order; must be idempotent (redelivery after a crash is possible). */
   handle: (events: DomainEvent[]) => Promise<void>;
@@ -63,7 +66,7 @@ export class DurableEventConsumer {
       deliver_policy: DeliverPolicy.All,
       ack_wait: nanos(60_000),
       max_ack_pending: 10_000,
-      ...(types?.length ? { filter_subjects: types.map((t) => eventSubject(namespace, t)) } : {}),
+      ...(types?.length === 1 ? { filter_subject: eventSubject(namespace, types[0]) } : {}),
     };
     try {
       await jsm.consumers.info(stream, durable);
@@ -90,8 +93,10 @@ export class DurableEventConsumer {
         const messages: JsMsg[] = [];
         for await (const m of fetched) messages.push(m);
         if (!messages.length) continue;
-        const events = messages.map((m) => decodeJson<DomainEvent>(m.data));
+        const wanted = this.options.types?.length ? new Set(this.options.types) : undefined;
+        const events = messages.map((m) => decodeJson<DomainEvent>(m.data)).filter((e) => !wanted || wanted.has(e.type));
         for (;;) {
+          if (!events.length) break;
           try {
             await this.options.handle(events);
             break;

@@ -1,5 +1,5 @@
 import { Logger } from '@crm/common';
-import { DomainEvent, eventStreamName, eventSubject } from '@crm/contracts';
+import { DomainEvent, eventStreamName } from '@crm/contracts';
 import { ConsumerMessages, DeliverPolicy, JsMsg, NatsConnection } from 'nats';
 import { ensureEventStream } from './jetstream';
 import { decodeJson } from './nats';
@@ -15,8 +15,6 @@ export interface EventStreamReaderOptions {
   namespace: string;
   /** For logs. */
   name: string;
-  /** Event types to read (all when omitted). */
-  types?: string[];
   /** Stream sequence of the last event the owner committed; reading resumes right after it. */
   checkpoint: () => Promise<number>;
   /**
@@ -99,7 +97,7 @@ export class EventStreamReader {
   }
 
   private async readFromCheckpoint(): Promise<void> {
-    const { nc, namespace, types } = this.options;
+    const { nc, namespace } = this.options;
     const batchSize = this.options.batchSize ?? 500;
     const linger = this.options.lingerMs ?? 5;
     await ensureEventStream(nc, namespace);
@@ -107,7 +105,6 @@ export class EventStreamReader {
     const consumer = await nc.jetstream().consumers.get(eventStreamName(namespace), {
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: from,
-      ...(types?.length ? { filterSubjects: types.map((t) => eventSubject(namespace, t)) } : {}),
     });
     const messages = await consumer.consume({ max_messages: batchSize, expires: 5000 });
     this.active = messages;

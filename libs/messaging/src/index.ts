@@ -1,5 +1,6 @@
 export * from './event-consumer';
 export * from './event-stream-reader';
+export * from './event-subscriptions';
 export * from './jetstream';
 export * from './messaging.module';
 export * from './messaging.options';

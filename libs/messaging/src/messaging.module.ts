@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { NatsConnection } from 'nats';
+import { EventSubscriptions } from './event-subscriptions';
 import { MESSAGING_OPTIONS, MessagingOptions } from './messaging.options';
 import { NATS_CONNECTION } from './nats';
 import { OutboxRelay } from './outbox/outbox.relay';
@@ -28,9 +29,10 @@ export class MessagingModule {
         { provide: RpcClient, useFactory: () => new RpcClient(nc, options.namespace, options.rpcTimeoutMs) },
         OutboxService,
         OutboxRelay,
+        EventSubscriptions,
         ...(serveRpc ? [RpcServer] : []),
       ],
-      exports: [NATS_CONNECTION, MESSAGING_OPTIONS, RpcClient, OutboxService, OutboxRelay],
+      exports: [NATS_CONNECTION, MESSAGING_OPTIONS, RpcClient, OutboxService, OutboxRelay, EventSubscriptions],
     };
   }
 }

@@ -1,9 +1,7 @@
-import { IdPrefix, isId, Logger } from '@crm/common';
+import { IdPrefix, isId } from '@crm/common';
 import { DomainEvent, EventConsumer, EventType } from '@crm/contracts';
-import { DurableEventConsumer, MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION } from '@crm/messaging';
-import { LOGGER } from '@crm/runtime';
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { NatsConnection } from 'nats';
+import { EventSubscriptions } from '@crm/messaging';
+import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { WorkLinks } from './work-links.service';
 
@@ -12,31 +10,13 @@ import { WorkLinks } from './work-links.service';
  * when no contact holds them either. A batch commits in one transaction before it is acknowledged.
  */
 @Injectable()
-export class DealEventsConsumer implements OnApplicationBootstrap, OnApplicationShutdown {
-  private consumer?: DurableEventConsumer;
-
+export class DealEventsConsumer {
   constructor(
     private readonly dataSource: DataSource,
     private readonly links: WorkLinks,
-    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
-    @Inject(MESSAGING_OPTIONS) private readonly options: MessagingOptions,
-    @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.consumer = new DurableEventConsumer({
-      nc: this.nc,
-      namespace: this.options.namespace,
-      durable: EventConsumer.Contacts,
-      // No subject filter: the broker in use predates multi-subject filters; other types are skipped here.
-      logger: this.logger,
-      handle: (events) => this.handle(events),
-    });
-    this.consumer.start();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.consumer?.stop();
+    subscriptions: EventSubscriptions,
+  ) {
+    subscriptions.durable({ durable: EventConsumer.Contacts, types: [EventType.DealDeleted], handle: (events) => this.handle(events) });
   }
 
   async handle(events: DomainEvent[]): Promise<void> {

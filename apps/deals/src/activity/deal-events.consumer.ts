@@ -1,13 +1,11 @@
-import { isId, IdPrefix, Logger } from '@crm/common';
+import { isId, IdPrefix } from '@crm/common';
 import { ActivityEventData, CompanyDeletedData, ContactDeletedData, DomainEvent, EventConsumer, EventType } from '@crm/contracts';
-import { DurableEventConsumer, MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION, OutboxRelay } from '@crm/messaging';
-import { LOGGER } from '@crm/runtime';
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { NatsConnection } from 'nats';
+import { EventSubscriptions, OutboxRelay } from '@crm/messaging';
+import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ContactLinksService } from '../internal/contact-links.service';
 
-const CONSUMED: readonly string[] = [EventType.ActivityCreated, EventType.ActivityUpdated, EventType.ContactDeleted, EventType.CompanyDeleted];
+const CONSUMED: string[] = [EventType.ActivityCreated, EventType.ActivityUpdated, EventType.ContactDeleted, EventType.CompanyDeleted];
 
 /**
  * Follows the contacts service: activity times feed last_activity_at (and so the stale-deal trigger),
@@ -15,39 +13,20 @@ const CONSUMED: readonly string[] = [EventType.ActivityCreated, EventType.Activi
  * acknowledged, and every step is idempotent, so a redelivered batch changes nothing twice.
  */
 @Injectable()
-export class DealEventsConsumer implements OnApplicationBootstrap, OnApplicationShutdown {
-  private consumer?: DurableEventConsumer;
-
+export class DealEventsConsumer {
   constructor(
     private readonly dataSource: DataSource,
     private readonly links: ContactLinksService,
     private readonly relay: OutboxRelay,
-    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
-    @Inject(MESSAGING_OPTIONS) private readonly options: MessagingOptions,
-    @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.consumer = new DurableEventConsumer({
-      nc: this.nc,
-      namespace: this.options.namespace,
-      durable: EventConsumer.Deals,
-      // No subject filter: several filter subjects need NATS 2.10, and the handler skips other types anyway.
-      logger: this.logger,
-      handle: (events) => this.handle(events),
-    });
-    this.consumer.start();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.consumer?.stop();
+    subscriptions: EventSubscriptions,
+  ) {
+    subscriptions.durable({ durable: EventConsumer.Deals, types: CONSUMED, handle: (events) => this.handle(events) });
   }
 
   async handle(events: DomainEvent[]): Promise<void> {
     let wrote = false;
     await this.dataSource.transaction(async (m) => {
       for (const event of events) {
-        if (!CONSUMED.includes(event.type)) continue;
         switch (event.type) {
           case EventType.ActivityCreated:
           case EventType.ActivityUpdated: {

@@ -1,0 +1,54 @@
+import { DomainEvent } from '@crm/contracts';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { NatsConnection } from 'nats';
+import { DurableEventConsumer } from './event-consumer';
+import { MESSAGING_OPTIONS, MessagingOptions } from './messaging.options';
+import { NATS_CONNECTION } from './nats';
+
+export interface DurableSubscription {
+  /** Durable consumer name (EventConsumer in libs/contracts); the stream remembers its progress. */
+  durable: string;
+  /** Event types to handle; all when omitted. */
+  types?: string[];
+  /** Idempotent handling of one batch, in one transaction; acknowledged only after it resolves. */
+  handle: (events: DomainEvent[]) => Promise<void>;
+}
+
+/**
+ * Runs a service's durable event consumers for the life of the application: providers declare what
+ * they consume (usually in their constructor) and this starts them once the app is up and stops them
+ * on shutdown.
+ */
+@Injectable()
+export class EventSubscriptions implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly declared: DurableSubscription[] = [];
+  private readonly running: DurableEventConsumer[] = [];
+
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(MESSAGING_OPTIONS) private readonly options: MessagingOptions,
+  ) {}
+
+  durable(subscription: DurableSubscription): void {
+    this.declared.push(subscription);
+  }
+
+  onApplicationBootstrap(): void {
+    for (const { durable, types, handle } of this.declared) {
+      const consumer = new DurableEventConsumer({
+        nc: this.nc,
+        namespace: this.options.namespace,
+        durable,
+        types,
+        handle,
+        logger: this.options.logger,
+      });
+      consumer.start();
+      this.running.push(consumer);
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all(this.running.map((c) => c.stop()));
+  }
+}
