@@ -1,9 +1,9 @@
-import { PageQuery } from '@crm/common';
+import { IsMetadata, PageQuery } from '@crm/common';
 import { Transform, Type } from 'class-transformer';
 import { IsDefined, IsIn, IsInt, IsOptional, IsRFC3339, IsString, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import type { RelatedSummary } from '../related';
 import { SchemaField } from '../schema/schema-field';
-import { IsCurrencyCode, IsMetadata, upperCase } from './validators';
+import { IsCurrencyCode, upperCase } from './validators';
 
 export const DEAL_STATUSES = ['open', 'won', 'lost', 'stalled'] as const;
 export type DealStatus = (typeof DEAL_STATUSES)[number];

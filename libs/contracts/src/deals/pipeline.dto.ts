@@ -18,7 +18,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { SchemaField } from '../schema/schema-field';
-import { IsMetadata } from './validators';
+import { IsMetadata } from '@crm/common';
 
 export const STAGE_TYPES = ['open', 'won', 'lost'] as const;
 export type StageType = (typeof STAGE_TYPES)[number];
