@@ -5,5 +5,6 @@ export * from './ids';
 export * from './logger';
 export * from './metadata';
 export * from './pagination';
+export * from './postgres-errors';
 export * from './startup';
 export * from './validation';

@@ -1,4 +1,4 @@
-import { decodeCursor, DomainError, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import { decodeCursor, DomainError, IdPrefix, isForeignKeyViolation, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
 import {
   ActivityEventData,
   ActivitySummaryView,
@@ -13,7 +13,6 @@ import { OutboxService } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { isForeignKeyViolation } from '../shared/db-errors';
 import { NOW_MS } from '../shared/sql';
 import { diffFields, FieldSpec } from '../shared/field-changes';
 import { DealDirectory, requireContact } from '../shared/references';

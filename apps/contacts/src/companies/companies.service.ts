@@ -1,4 +1,4 @@
-import { decodeCursor, DomainError, IdPrefix, isId, newId, Page, pageSize, toPage } from '@crm/common';
+import { decodeCursor, DomainError, IdPrefix, isId, isUniqueViolation, newId, Page, pageSize, returnedRows, toPage } from '@crm/common';
 import {
   CompanyCreatedData,
   CompanyDeletedData,
@@ -16,7 +16,6 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { FieldEnforcer } from '../objects/field-enforcer';
-import { isUniqueViolation, returnedRows } from '../shared/db-errors';
 import { NOW_MS } from '../shared/sql';
 import { diffFields, FieldSpec, likePattern } from '../shared/field-changes';
 import { Company } from './company.entity';

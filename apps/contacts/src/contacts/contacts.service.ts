@@ -1,4 +1,4 @@
-import { decodeCursor, DomainError, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import { decodeCursor, DomainError, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
 import {
   ContactCreatedData,
   ContactsLimits,
@@ -23,7 +23,6 @@ import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Company } from '../companies/company.entity';
 import { CONTACT_SEARCH_TEXT } from '../database/migrations/1763800001100-create-contacts';
-import { isForeignKeyViolation, isUniqueViolation } from '../shared/db-errors';
 import { canonicalJson, diffFields, FieldSpec, likePattern } from '../shared/field-changes';
 import { requireCompany } from '../shared/references';
 import { NOW_MS } from '../shared/sql';

@@ -1,4 +1,4 @@
-import { decodeCursor, DomainError, ErrorCode, FieldIssue, IdPrefix, newId, Page, pageSize, toPage, validationFailed } from '@crm/common';
+import { decodeCursor, DomainError, ErrorCode, FieldIssue, IdPrefix, isUniqueViolation, newId, Page, pageSize, toPage, validationFailed } from '@crm/common';
 import {
   CreateObjectTypeDto,
   CustomFieldDefinition,
@@ -18,7 +18,6 @@ import { OutboxService } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { isUniqueViolation } from '../shared/db-errors';
 import { NOW_MS } from '../shared/sql';
 import { BuiltInCustomFields, ObjectType } from './object-type.entity';
 import { acceptsCustomFields, builtInFieldNames, builtInObject, CustomFieldBuiltIn, presentBuiltInObject, presentObjectType } from './object-type.presenter';

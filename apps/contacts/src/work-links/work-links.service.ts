@@ -1,9 +1,9 @@
+import { returnedRows } from '@crm/common';
 import { ActivityEventData, EventType, TaskEventData } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { activityEventData } from '../activities/activity.presenter';
-import { returnedRows } from '../shared/db-errors';
 import { NOW_MS } from '../shared/sql';
 import { taskEventData } from '../tasks/task.presenter';
 

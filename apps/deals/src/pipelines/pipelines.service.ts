@@ -1,4 +1,4 @@
-import { decodeCursor, DomainError, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import { decodeCursor, DomainError, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
 import {
   AddStageDto,
   CreatePipelineDto,
@@ -15,7 +15,6 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Actor, DealStageMover } from '../deals/deal-stage-mover';
 import { Deal } from '../deals/deal.entity';
-import { PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, pgError } from '../shared/pg-errors';
 import { Pipeline } from './pipeline.entity';
 import { presentPipeline } from './pipeline.presenter';
 import { Stage } from './stage.entity';
@@ -245,7 +244,7 @@ export class PipelinesService {
     try {
       await remove();
     } catch (err) {
-      if (pgError(err).code === PG_FOREIGN_KEY_VIOLATION) throw DomainError.conflict(`${refusal}: move or delete them first, or pass move_to_stage_id.`);
+      if (isForeignKeyViolation(err)) throw DomainError.conflict(`${refusal}: move or delete them first, or pass move_to_stage_id.`);
       throw err;
     }
   }
@@ -263,8 +262,7 @@ export class PipelinesService {
   }
 
   private stageNameConflict(err: unknown, name: string): unknown {
-    const { code, constraint } = pgError(err);
-    if (code === PG_UNIQUE_VIOLATION && constraint === 'stages_name_unique') {
+    if (isUniqueViolation(err, 'stages_name_unique')) {
       return DomainError.conflict(`This pipeline already has a stage named '${name}'.`, [
         { field: 'name', code: 'duplicate', message: `This pipeline already has a stage named '${name}'.` },
       ]);

@@ -1,4 +1,4 @@
-import { IdPrefix, Logger, newId } from '@crm/common';
+import { IdPrefix, Logger, newId, returnedRows } from '@crm/common';
 import { EventType, WebhookDisabledData } from '@crm/contracts';
 import { OutboxRelay, OutboxService } from '@crm/messaging';
 import { LOGGER } from '@crm/runtime';
@@ -118,8 +118,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
        RETURNING s.id`,
       [free, token, this.leaseMs],
     );
-    // TypeORM answers an UPDATE ... RETURNING with [rows, affected].
-    const claimed = (Array.isArray(result[0]) ? result[0] : result) as { id: string }[];
+    const claimed = returnedRows<{ id: string }>(result);
     for (const { id } of claimed) {
       if (this.inFlight.has(id)) continue;
       const turn = this.turn(id, token)

@@ -16,7 +16,7 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   return pg?.code === '23505' && (constraint === undefined || pg.constraint === constraint);
 }
 
-/** A foreign key rejected the write (23503): the referenced row was removed concurrently. */
+/** A foreign key rejected the write (23503): the referenced row was removed, or is still referenced. */
 export function isForeignKeyViolation(err: unknown): boolean {
   return pgError(err)?.code === '23503';
 }
