@@ -79,10 +79,15 @@ export class ApiKeysService {
       return { ok: false, message: `This is a ${shape[1]} key; this deployment accepts ${this.config.keyEnvironment} keys.` };
     }
     const hash = hashApiKey(presented);
-    const key = await this.dataSource.getRepository(ApiKey).findOne({ where: { keyHash: hash } });
-    if (!key || !sameHash(key.keyHash, hash)) return { ok: false, message: 'Invalid API key.' };
-    if (key.revokedAt) return { ok: false, message: 'This API key has been revoked.' };
-    if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) return { ok: false, message: 'This API key has expired.' };
+    // On every request: a plain indexed query, without the ORM's per-call query building.
+    const [key]: { id: string; scope: ApiKey['scope']; key_hash: string; revoked: boolean; expired: boolean }[] = await this.dataSource.query(
+      `SELECT id, scope, key_hash, revoked_at IS NOT NULL AS revoked, coalesce(expires_at <= now(), false) AS expired
+       FROM api_keys WHERE key_hash = $1`,
+      [hash],
+    );
+    if (!key || !sameHash(key.key_hash, hash)) return { ok: false, message: 'Invalid API key.' };
+    if (key.revoked) return { ok: false, message: 'This API key has been revoked.' };
+    if (key.expired) return { ok: false, message: 'This API key has expired.' };
     this.touch(key.id);
     return { ok: true, principal: { keyId: key.id, scope: key.scope } };
   }
