@@ -124,7 +124,7 @@ describe('GET /events', () => {
     const foreign = Buffer.from(JSON.stringify({ l: 'apikeys', k: 'key_x' })).toString('base64url');
     expect((await stack.api.get(`/events?cursor=${foreign}`)).status).toBe(400);
 
-    for (const limit of ['0', '201', 'ten', '1.5']) {
+    for (const limit of ['0', '201', 'ten', '1.5', '1e2', '']) {
       const res = await stack.api.get(`/events?limit=${limit}`);
       expect(res.status).toBe(400);
       expect(res.body.error.details[0].field).toBe('limit');

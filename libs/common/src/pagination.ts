@@ -1,6 +1,14 @@
-import { Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { DomainError, ErrorCode } from './errors';
+
+/**
+ * Query values arrive as strings: accept only plain integers (up to 16 digits, so every safe integer
+ * fits), and turn anything else ('1.5', '1e2', '', 'ten') into NaN for the integer rule to reject,
+ * rather than coercing it.
+ */
+export const QueryInt = (): PropertyDecorator =>
+  Transform(({ value }) => (typeof value === 'string' ? (/^-?\d{1,16}$/.test(value) ? Number(value) : Number.NaN) : value));
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
@@ -13,7 +21,7 @@ export class PageQuery {
   cursor?: string;
 
   @IsOptional()
-  @Type(() => Number)
+  @QueryInt()
   @IsInt({ message: 'limit must be an integer' })
   @Min(1, { message: `limit must be between 1 and ${MAX_PAGE_SIZE}` })
   @Max(MAX_PAGE_SIZE, { message: `limit must be between 1 and ${MAX_PAGE_SIZE}` })

@@ -1,6 +1,6 @@
-import { PageQuery } from '@crm/common';
+import { PageQuery, QueryInt } from '@crm/common';
 import { ArrayMaxSize, IsArray, IsDefined, IsEmail, IsIn, IsInt, IsOptional, IsRFC3339, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
-import { IfPresent, IsIdOf, Normalise, QueryInt, Trim } from './dto-helpers';
+import { IfPresent, IsIdOf, Normalise, Trim } from './dto-helpers';
 import { IsMetadata } from '@crm/common';
 import { IsCustomFieldValues } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';

@@ -20,7 +20,3 @@ export const Normalise = (): PropertyDecorator =>
 
 /** Trims strings; other types pass through. */
 export const Trim = (): PropertyDecorator => Transform(({ value }) => (typeof value === 'string' ? value.trim() : value));
-
-/** Query values arrive as strings: accept only plain integers, so '1.5', '1e2' or '' are rejected instead of coerced. */
-export const QueryInt = (): PropertyDecorator =>
-  Transform(({ value }) => (typeof value === 'string' ? (/^-?\d{1,9}$/.test(value) ? Number(value) : Number.NaN) : value));

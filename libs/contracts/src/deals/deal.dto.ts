@@ -1,4 +1,4 @@
-import { IsMetadata, PageQuery } from '@crm/common';
+import { IsMetadata, PageQuery, QueryInt } from '@crm/common';
 import { Transform, Type } from 'class-transformer';
 import { IsDefined, IsIn, IsInt, IsOptional, IsRFC3339, IsString, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import type { RelatedSummary } from '../related';
@@ -168,7 +168,6 @@ export class MoveDealStageDto {
   stage_id!: string;
 }
 
-const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value);
 
 /** Query of GET /pipelines/:id/deals. */
 export class PipelineDealsQuery extends PageQuery {
@@ -209,21 +208,21 @@ export class ListDealsQuery extends PipelineDealsQuery {
   owner_id?: string;
 
   @IsOptional()
-  @Transform(toInt)
+  @QueryInt()
   @IsInt({ message: 'min_value must be an integer number of cents' })
   @Min(0, { message: 'min_value must be zero or more' })
   @Max(DEAL_VALUE_MAX, { message: `min_value must be at most ${DEAL_VALUE_MAX}` })
   min_value?: number;
 
   @IsOptional()
-  @Transform(toInt)
+  @QueryInt()
   @IsInt({ message: 'max_value must be an integer number of cents' })
   @Min(0, { message: 'max_value must be zero or more' })
   @Max(DEAL_VALUE_MAX, { message: `max_value must be at most ${DEAL_VALUE_MAX}` })
   max_value?: number;
 
   @IsOptional()
-  @Transform(toInt)
+  @QueryInt()
   @IsInt({ message: 'days_since_activity_gt must be an integer' })
   @Min(0, { message: 'days_since_activity_gt must be zero or more' })
   @Max(36500, { message: 'days_since_activity_gt must be at most 36500' })
