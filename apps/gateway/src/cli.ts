@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { createLogger, openDatabase, runMain } from '@crm/common';
 import { ServiceName } from '@crm/contracts';
-import { OutboxRelay, OutboxService } from '@crm/messaging';
+import { OutboxService } from '@crm/messaging';
 import { parseArgs } from 'util';
 import { ApiKeysService } from './apikeys/api-keys.service';
 import { loadGatewayConfig } from './config';
@@ -38,8 +38,7 @@ runMain('apikey', async () => {
     databaseUrl: config.databaseUrl,
     schema: database.schema,
   });
-  const laterRelay = { kick: () => undefined } as unknown as OutboxRelay;
-  const keys = new ApiKeysService(dataSource, outbox, laterRelay, config, logger);
+  const keys = new ApiKeysService(dataSource, outbox, config, logger);
   try {
     if (command === 'create') {
       const created = await keys.create({ name: values.name, scope: values.scope, expires_at: values['expires-at'] });

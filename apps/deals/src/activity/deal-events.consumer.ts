@@ -1,6 +1,6 @@
 import { isId, IdPrefix } from '@crm/common';
 import { ActivityEventData, CompanyDeletedData, ContactDeletedData, DomainEvent, EventConsumer, EventType } from '@crm/contracts';
-import { EventSubscriptions, OutboxRelay } from '@crm/messaging';
+import { EventSubscriptions } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ContactLinksService } from '../internal/contact-links.service';
@@ -17,14 +17,12 @@ export class DealEventsConsumer {
   constructor(
     private readonly dataSource: DataSource,
     private readonly links: ContactLinksService,
-    private readonly relay: OutboxRelay,
     subscriptions: EventSubscriptions,
   ) {
     subscriptions.durable({ durable: EventConsumer.Deals, types: CONSUMED, handle: (events) => this.handle(events) });
   }
 
   async handle(events: DomainEvent[]): Promise<void> {
-    let wrote = false;
     await this.dataSource.transaction(async (m) => {
       for (const event of events) {
         switch (event.type) {
@@ -40,13 +38,13 @@ export class DealEventsConsumer {
             const data = event.data as unknown as ContactDeletedData;
             // After a merge the contacts service has already moved the deals to the winner.
             if (data.merged_into || typeof data.contact_id !== 'string') break;
-            wrote = (await this.links.unlinkContact(m, data.contact_id)) > 0 || wrote;
+            await this.links.unlinkContact(m, data.contact_id);
             break;
           }
           case EventType.CompanyDeleted: {
             const data = event.data as unknown as CompanyDeletedData;
             if (typeof data.company_id !== 'string') break;
-            wrote = (await this.links.unlinkCompany(m, data.company_id)) > 0 || wrote;
+            await this.links.unlinkCompany(m, data.company_id);
             break;
           }
           default:
@@ -54,6 +52,5 @@ export class DealEventsConsumer {
         }
       }
     });
-    if (wrote) this.relay.kick();
   }
 }

@@ -14,7 +14,7 @@ import {
   StageHistoryView,
   UpdateDealDto,
 } from '@crm/contracts';
-import { OutboxRelay, OutboxService } from '@crm/messaging';
+import { OutboxService } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { Pipeline } from '../pipelines/pipeline.entity';
@@ -53,7 +53,6 @@ export class DealsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
-    private readonly relay: OutboxRelay,
     private readonly mover: DealStageMover,
     private readonly directory: ContactsDirectory,
   ) {}
@@ -297,8 +296,6 @@ export class DealsService {
   }
 
   private async write<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
-    const result = await this.dataSource.transaction(work);
-    this.relay.kick();
-    return result;
+    return this.dataSource.transaction(work);
   }
 }

@@ -1,6 +1,6 @@
 import { decodeCursor, Page, pageSize, toPage } from '@crm/common';
 import { DealSummary, DealUpdatedData, EventType, ReassignContactReply, ResolveDealsReply } from '@crm/contracts';
-import { OutboxRelay, OutboxService } from '@crm/messaging';
+import { OutboxService } from '@crm/messaging';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Deal } from '../deals/deal.entity';
@@ -14,7 +14,6 @@ export class ContactLinksService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
-    private readonly relay: OutboxRelay,
     @Inject(DEALS_SETTINGS) private readonly settings: DealsSettings,
   ) {}
 
@@ -72,9 +71,7 @@ export class ContactLinksService {
   }
 
   private async relink(column: 'contact_id' | 'company_id', from: string, to: string | null): Promise<number> {
-    const moved = await this.dataSource.transaction((m) => this.relinkIn(m, column, from, to));
-    if (moved) this.relay.kick();
-    return moved;
+    return this.dataSource.transaction((m) => this.relinkIn(m, column, from, to));
   }
 
   private async relinkIn(m: EntityManager, column: 'contact_id' | 'company_id', from: string, to: string | null): Promise<number> {

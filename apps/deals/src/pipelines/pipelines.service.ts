@@ -10,7 +10,7 @@ import {
   StageInputDto,
   UpdatePipelineDto,
 } from '@crm/contracts';
-import { OutboxRelay, OutboxService } from '@crm/messaging';
+import { OutboxService } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Actor, DealStageMover } from '../deals/deal-stage-mover';
@@ -27,7 +27,6 @@ export class PipelinesService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
-    private readonly relay: OutboxRelay,
     private readonly mover: DealStageMover,
   ) {}
 
@@ -272,7 +271,6 @@ export class PipelinesService {
 
   private async write(work: (m: EntityManager) => Promise<void>): Promise<void> {
     await this.dataSource.transaction(work);
-    this.relay.kick();
   }
 }
 

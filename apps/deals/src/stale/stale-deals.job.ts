@@ -1,6 +1,6 @@
 import { Logger } from '@crm/common';
 import { DealStaleData, EventType } from '@crm/contracts';
-import { OutboxRelay, OutboxService } from '@crm/messaging';
+import { OutboxService } from '@crm/messaging';
 import { LOGGER } from '@crm/runtime';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
@@ -25,7 +25,6 @@ export class StaleDealsJob implements OnApplicationBootstrap, OnApplicationShutd
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
-    private readonly relay: OutboxRelay,
     private readonly scheduler: SchedulerRegistry,
     @Inject(DEALS_SETTINGS) private readonly settings: DealsSettings,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -78,7 +77,6 @@ export class StaleDealsJob implements OnApplicationBootstrap, OnApplicationShutd
       });
       if (reported <= 0) break;
       total += reported;
-      this.relay.kick();
       if (reported < BATCH || this.stopped) break;
     }
     return total;

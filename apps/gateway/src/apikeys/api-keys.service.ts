@@ -1,6 +1,6 @@
 import { decodeCursor, DomainError, ErrorCode, IdPrefix, isId, Logger, newId, Page, PageQuery, pageSize, toPage, validateInput } from '@crm/common';
 import { ApiKeyCreatedData, ApiKeyRevokedData, EventType } from '@crm/contracts';
-import { OutboxRelay, OutboxService } from '@crm/messaging';
+import { OutboxService } from '@crm/messaging';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
@@ -23,7 +23,6 @@ export class ApiKeysService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
-    private readonly relay: OutboxRelay,
     @Inject(GATEWAY_CONFIG) private readonly config: Pick<GatewayConfig, 'keyEnvironment'>,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -134,7 +133,6 @@ export class ApiKeysService {
       });
       return saved;
     });
-    this.relay.kick();
     return key;
   }
 

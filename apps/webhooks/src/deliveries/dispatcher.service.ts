@@ -1,6 +1,6 @@
 import { IdPrefix, Logger, newId, returnedRows } from '@crm/common';
 import { EventType, WebhookDisabledData } from '@crm/contracts';
-import { OutboxRelay, OutboxService } from '@crm/messaging';
+import { OutboxService } from '@crm/messaging';
 import { LOGGER } from '@crm/runtime';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'crypto';
@@ -56,7 +56,6 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
-    private readonly relay: OutboxRelay,
     private readonly signal: DispatchSignal,
     @Inject(WEBHOOKS_SETTINGS) private readonly settings: WebhooksSettings,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -272,7 +271,6 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
       return !disable;
     });
     if (disabled) {
-      this.relay.kick();
       this.logger.warn({ webhook_id: disabled.webhook_id, failure_count: disabled.failure_count }, `webhook disabled: ${disabled.reason}`);
     }
     return goOn;

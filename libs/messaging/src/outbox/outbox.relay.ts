@@ -74,17 +74,6 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     });
   }
 
-  /** Resolves once everything committed before the call has been published (for tests and shutdown). */
-  async flush(): Promise<void> {
-    for (;;) {
-      await this.running;
-      const [{ pending }] = await this.dataSource.query(`SELECT count(*)::int AS pending FROM outbox`);
-      if (pending === 0) return;
-      this.kick();
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-
   private async listen(): Promise<void> {
     const client = new Client({ connectionString: this.options.databaseUrl });
     client.on('notification', () => this.kick());
