@@ -8,12 +8,13 @@
 # The base image is pinned to one Node.js 20 release on Debian bookworm (package.json requires >=20.19).
 ARG NODE_IMAGE=node:20.20.2-bookworm-slim
 
-# ---- build: full dependency tree, TypeScript compiled to dist/ ----
+# ---- build: full dependency tree, each app and library compiled by Nx into dist/ ----
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.base.json tsconfig.build.json ./
+COPY nx.json tsconfig.base.json ./
+COPY tools/build ./tools/build
 COPY libs ./libs
 COPY apps ./apps
 RUN npm run build

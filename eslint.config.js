@@ -18,19 +18,24 @@ module.exports = [
           depConstraints: [
             { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
             { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
+            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:lib'] },
           ],
         },
       ],
     },
   },
   {
-    // Tests may use the shared test support, which starts whole apps.
+    // Tests may use the shared test support, which starts whole apps in-process through their
+    // `<app>.app.ts` start-up module (the only app files test code may import by path); so an app's tests
+    // and the test support depend on each other, which is allowed for that pair only.
     files: ['**/*.spec.ts', 'test/**/*.ts'],
     rules: {
       '@nx/enforce-module-boundaries': [
         'error',
         {
           enforceBuildableLibDependency: false,
+          allow: ['^(\\.\\./)+apps/[a-z-]+/src/[a-z-]+\\.app$'],
+          ignoredCircularDependencies: [['tag:type:app', 'test-support']],
           depConstraints: [
             { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib', 'type:test'] },
             { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },

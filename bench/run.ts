@@ -1,11 +1,9 @@
 import autocannon from 'autocannon';
-import { ChildProcess, spawn } from 'child_process';
-import { randomBytes } from 'crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'fs';
+import { spawn } from 'child_process';
 import { createServer, Server } from 'http';
-import { cpus, totalmem } from 'os';
+import { mkdirSync, writeFileSync } from 'fs';
 import { join } from 'path';
-import { Client } from 'pg';
+import { alphanumeric, APPS, CONNECTIONS, createContactsLoad, DURATION_S, load, machine, percentile, Row, rssMiB, startBenchStack } from './bench-stack';
 
 /**
  * Benchmarks the system as it is deployed: five separate processes built from dist/, on a database and
@@ -13,137 +11,78 @@ import { Client } from 'pg';
  * writes the raw numbers to bench/results/. Run it on an otherwise idle machine: `npm run bench`.
  */
 const ROOT = join(__dirname, '..', '..');
-const APPS = ['contacts', 'deals', 'events', 'webhooks', 'gateway'] as const;
-const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 15);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const LAG_SAMPLES = Number(process.env.BENCH_LAG_SAMPLES ?? 200);
 
-interface Row {
-  scenario: string;
-  requests_per_s: number;
-  p50_ms: number;
-  p99_ms: number;
-  errors: number;
-  note: string;
-}
-
-function alphanumeric(n: number): string {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  return Array.from(randomBytes(n), (b) => alphabet[b % 62]).join('');
-}
-
-async function waitFor(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if ((await fetch(url).catch(() => undefined))?.ok) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${url} did not become healthy`);
-}
-
-function rssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Math.round(Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024);
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-async function load(scenario: string, url: string, key: string, options: Partial<autocannon.Options>, note = ''): Promise<Row> {
-  const result = await autocannon({
-    url,
-    connections: CONNECTIONS,
-    duration: DURATION_S,
-    headers: { 'X-Api-Key': key, 'Content-Type': 'application/json' },
-    ...options,
-  });
-  const errors = result.errors + result.timeouts + result.non2xx;
-  return {
-    scenario,
-    requests_per_s: Math.round(result.requests.average),
-    p50_ms: result.latency.p50,
-    p99_ms: result.latency.p99,
-    errors,
-    note,
-  };
-}
-
 async function main(): Promise<void> {
-  const namespace = `bench${randomBytes(4).toString('hex')}`;
-  const dbUrl = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm');
-  dbUrl.pathname = `/crm_${namespace}`;
-  const key = `crm_live_${alphanumeric(32)}`;
-  const port = 3900 + Math.floor(Math.random() * 90);
-  const env = {
-    ...process.env,
-    DATABASE_URL: dbUrl.toString(),
-    CRM_NAMESPACE: namespace,
-    CRM_BOOTSTRAP_API_KEY: key,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    HEALTH_HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_PER_MINUTE: '1000000',
-    RATE_LIMIT_BURST: '1000000',
-    WEBHOOKS_ALLOW_INSECURE: 'true',
-    WEBHOOKS_ALLOW_PRIVATE: 'true',
-  };
-  const children: Record<string, ChildProcess> = {};
-  const healthPorts: Record<string, number> = { contacts: port + 1, deals: port + 2, events: port + 3, webhooks: port + 4 };
-  for (const app of APPS) {
-    children[app] = spawn(process.execPath, [join(ROOT, 'dist', 'apps', app, 'src', 'main.js')], {
-      env: { ...env, HEALTH_PORT: String(healthPorts[app] ?? 0) },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-  }
-  const api = `http://127.0.0.1:${port}`;
+  const stack = await startBenchStack(ROOT);
+  const { api, key, children, post } = stack;
   const receiver: Server = createServer();
   const rows: Row[] = [];
+  const pairs: { stack: Row; bare: Row }[] = [];
+  let bare: Bare | undefined;
   let lag: Record<string, number> = {};
   let memory: Record<string, number> = {};
+  const headers = { 'X-Api-Key': key, 'Content-Type': 'application/json' };
   try {
-    await waitFor(`${api}/health`, 60_000);
-    const headers = { 'X-Api-Key': key, 'Content-Type': 'application/json' };
-    const post = async (path: string, body: unknown) => {
-      const res = await fetch(`${api}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-      if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
-      return ((await res.json()) as { data: any }).data;
+    bare = await startBare(stack.databaseUrl);
+    const bareApi = bare.api;
+    const barePost = async (path: string, body: unknown) =>
+      ((await (await fetch(`${bareApi}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })).json()) as { data: any }).data;
+    /** The same load on the stack, then on the bare handler, one right after the other. */
+    const both = async (scenario: string, path: (api: string) => string, options: () => Partial<autocannon.Options>, note: string) => {
+      const row = await load(scenario, `${api}${path('stack')}`, key, options(), note);
+      rows.push(row);
+      pairs.push({ stack: row, bare: await load(scenario, `${bareApi}${path('bare')}`, key, options(), note) });
     };
 
-    let n = 0;
-    rows.push(
-      await load('POST /contacts', `${api}/contacts`, key, {
-        method: 'POST',
-        requests: [
-          {
-            method: 'POST',
-            setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: `c${n++}-${alphanumeric(6)}@bench.example`, first_name: 'Bench', stage: 'lead' }) }),
-          },
-        ],
-      }, 'one transaction: row + outbox event'),
-    );
+    await both('POST /contacts', () => '/contacts', createContactsLoad, 'one transaction: row + outbox event');
     const contact = await post('/contacts', { email: `probe-${alphanumeric(6)}@bench.example`, first_name: 'Probe' });
-    rows.push(await load('GET /contacts/:id', `${api}/contacts/${contact.id}`, key, {}, 'full record with relationships'));
-    rows.push(await load('GET /contacts?limit=50', `${api}/contacts?limit=50`, key, {}, 'first page of the contacts written above'));
-    rows.push(await load('GET /contacts?search=c1&limit=50', `${api}/contacts?search=c1&limit=50`, key, {}, 'trigram search'));
-    rows.push(await load('GET /events?limit=200', `${api}/events?limit=200`, key, {}, 'oldest page of the log'));
+    await both('GET /contacts/:id', () => `/contacts/${contact.id}`, () => ({}), 'full record with relationships');
+    await both('GET /contacts?limit=50', () => '/contacts?limit=50', () => ({}), 'first page of the contacts written above');
+    await both('GET /contacts?search=c1&limit=50', () => '/contacts?search=c1&limit=50', () => ({}), 'trigram search');
+    await both('GET /events?limit=200', () => '/events?limit=200', () => ({}), 'oldest page of the log');
 
     const pipeline = await post('/pipelines', {
       name: 'Bench',
       stages: [
         { name: 'New', type: 'open' },
+        { name: 'Qualified', type: 'open' },
         { name: 'Won', type: 'won' },
         { name: 'Lost', type: 'lost' },
       ],
     });
-    rows.push(
-      await load('POST /deals', `${api}/deals`, key, {
+    const newDeal = { name: 'Bench deal', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, value: 1000, contact_id: contact.id };
+    await both('POST /deals', () => '/deals', () => ({ method: 'POST', body: JSON.stringify(newDeal) }), 'checks the contact over NATS, writes history + event');
+
+    // Stage moves spread over more deals than connections, each deal going back and forth between two open stages.
+    const deals: Record<string, string[]> = { stack: [], bare: [] };
+    for (let i = 0; i < 2 * CONNECTIONS; i++) {
+      deals.stack.push((await post('/deals', newDeal)).id);
+      deals.bare.push((await barePost('/deals', newDeal)).id);
+    }
+    let target: 'stack' | 'bare' = 'stack';
+    const moves = (): Partial<autocannon.Options> => {
+      const list = deals[target];
+      const inSecond = list.map(() => false);
+      let n = 0;
+      return {
         method: 'POST',
-        body: JSON.stringify({ name: 'Bench deal', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, value: 1000, contact_id: contact.id }),
-      }, 'checks the contact over NATS, writes history + event'),
-    );
+        requests: [
+          {
+            method: 'POST',
+            setupRequest: (req) => {
+              const i = n++ % list.length;
+              inSecond[i] = !inSecond[i];
+              const stageId = pipeline.stages[inSecond[i] ? 1 : 0].id;
+              return { ...req, path: `/deals/${list[i]}/stage`, body: JSON.stringify({ stage_id: stageId }) };
+            },
+          },
+        ],
+      };
+    };
+    rows.push(await load('POST /deals/:id/stage', `${api}/deals`, key, moves(), 'locks the deal, writes history + event'));
+    target = 'bare';
+    pairs.push({ stack: rows[rows.length - 1], bare: await load('POST /deals/:id/stage', `${bareApi}/deals`, key, moves(), '') });
 
     // End-to-end lag: from a write's 201 to the event in GET /events, and to a webhook receiver.
     const arrivals = new Map<string, number>();
@@ -195,20 +134,13 @@ async function main(): Promise<void> {
     memory = Object.fromEntries(APPS.map((app) => [app, rssMiB(children[app].pid!)]));
   } finally {
     receiver.close();
-    for (const child of Object.values(children)) child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 1500));
-    const admin = new URL(dbUrl.toString());
-    admin.pathname = '/postgres';
-    const pg = new Client({ connectionString: admin.toString() });
-    await pg.connect();
-    await pg.query(`DROP DATABASE IF EXISTS "crm_${namespace}" WITH (FORCE)`);
-    await pg.end();
+    bare?.stop();
+    await stack.stop();
   }
 
-  const machine = `${cpus().length} × ${cpus()[0].model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const stamp = new Date().toISOString();
   const lines = [
-    `Run ${stamp} on ${machine}; ${CONNECTIONS} connections, ${DURATION_S} s per scenario; load generator on the same machine.`,
+    `Run ${stamp} on ${machine()}; ${CONNECTIONS} connections, ${DURATION_S} s per scenario; load generator on the same machine.`,
     '',
     '| Scenario | req/s | p50 ms | p99 ms | errors | Notes |',
     '|---|---:|---:|---:|---:|---|',
@@ -217,10 +149,42 @@ async function main(): Promise<void> {
     `Change to event (${LAG_SAMPLES} sequential writes): in GET /events p50 ${lag.log_p50_ms} ms, p99 ${lag.log_p99_ms} ms; at a webhook receiver p50 ${lag.webhook_p50_ms} ms, p99 ${lag.webhook_p99_ms} ms.`,
     '',
     `Resident memory after the run (MiB): ${Object.entries(memory).map(([app, mib]) => `${app} ${mib}`).join(', ')}.`,
+    '',
+    'Against the bare baseline (bench/bare.ts: Node http + pg, the same SQL; stack run first, bare right after):',
+    '',
+    '| Scenario | stack req/s | bare req/s | req/s stack/bare | stack p50 ms | bare p50 ms | p50 stack/bare | stack p99 ms | bare p99 ms | errors stack/bare |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    ...pairs.map(
+      ({ stack: a, bare: b }) =>
+        `| ${a.scenario} | ${a.requests_per_s} | ${b.requests_per_s} | ${ratio(a.requests_per_s, b.requests_per_s)} | ${a.p50_ms} | ${b.p50_ms} | ${ratio(a.p50_ms, b.p50_ms)} | ${a.p99_ms} | ${b.p99_ms} | ${a.errors}/${b.errors} |`,
+    ),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
-  writeFileSync(join(ROOT, 'bench', 'results', `${stamp.replace(/[:.]/g, '-')}.json`), JSON.stringify({ stamp, machine, rows, lag, memory }, null, 2));
+  writeFileSync(join(ROOT, 'bench', 'results', `${stamp.replace(/[:.]/g, '-')}.json`), JSON.stringify({ stamp, machine: machine(), rows, bare: pairs.map((p) => p.bare), lag, memory }, null, 2));
+}
+
+function ratio(a: number, b: number): string {
+  return b ? `${(a / b).toFixed(2)}x` : '—';
+}
+
+interface Bare {
+  api: string;
+  stop(): void;
+}
+
+/** Starts bench/bare.ts (compiled) as a child process on the stack's database. */
+async function startBare(databaseUrl: string): Promise<Bare> {
+  const port = 3800 + Math.floor(Math.random() * 90);
+  const child = spawn(process.execPath, [join(__dirname, 'bare.js')], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`bare baseline exited with ${code}`)));
+    child.stdout!.once('data', () => resolve());
+  });
+  return { api: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
 }
 
 main().catch((err) => {

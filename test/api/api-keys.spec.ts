@@ -23,6 +23,7 @@ describe('API keys', () => {
       name: 'reporting',
       scope: 'read',
       last4: key.key.slice(-4),
+      user_id: null,
       expires_at: null,
       last_used_at: null,
       created_at: key.created_at,

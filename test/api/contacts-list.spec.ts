@@ -17,6 +17,12 @@ describe('Listing contacts', () => {
     expect(res.status).toBe(201);
     return res.body.data as { id: string; email: string; created_at: string };
   }
+  /** A team member of its own per test; owner_id must name an existing user. */
+  async function newOwner(): Promise<string> {
+    const res = await stack.api.post('/users', { name: 'Owner', email: email('owner') });
+    expect(res.status).toBe(201);
+    return res.body.data.id;
+  }
   const ids = (items: { id: string }[]) => items.map((i) => i.id);
 
   beforeAll(async () => {
@@ -25,7 +31,7 @@ describe('Listing contacts', () => {
   afterAll(() => stack.stop());
 
   it('lists the contact subset in creation order', async () => {
-    const owner = fakeId('user');
+    const owner = await newOwner();
     const a = await createFor(owner, { first_name: 'A', stage: 'lead' });
     const b = await createFor(owner, { first_name: 'B' });
     const res = await stack.api.get(`/contacts?owner_id=${owner}`);
@@ -35,7 +41,7 @@ describe('Listing contacts', () => {
   });
 
   it('pages with limit, has_more and next_cursor only while more exist', async () => {
-    const owner = fakeId('user');
+    const owner = await newOwner();
     const created = [];
     for (let i = 0; i < 5; i++) created.push(await createFor(owner));
     const first = await stack.api.get(`/contacts?owner_id=${owner}&limit=2`);
@@ -62,7 +68,7 @@ describe('Listing contacts', () => {
   });
 
   it('filters by stage, source, company_id and owner_id', async () => {
-    const owner = fakeId('user');
+    const owner = await newOwner();
     const company = (await stack.api.post('/companies', { name: 'Filter Co' })).body.data;
     const lead = await createFor(owner, { stage: 'lead', source: 'paid' });
     const customer = await createFor(owner, { stage: 'customer', source: 'paid', company_id: company.id });
@@ -78,7 +84,7 @@ describe('Listing contacts', () => {
   });
 
   it('searches first name, last name, full name and email, ignoring case', async () => {
-    const owner = fakeId('user');
+    const owner = await newOwner();
     const tag = `zq${randomBytes(3).toString('hex')}`;
     const ada = await createFor(owner, { first_name: `Ada${tag}`, last_name: 'Byron' });
     const bob = await createFor(owner, { first_name: 'Bob', last_name: `Mc${tag}` });
@@ -97,7 +103,7 @@ describe('Listing contacts', () => {
   });
 
   it('filters by ICP score range and scoring time', async () => {
-    const owner = fakeId('user');
+    const owner = await newOwner();
     const low = await createFor(owner, { icp_score: 10, icp_scored_at: '2030-01-01T00:00:00Z' });
     const mid = await createFor(owner, { icp_score: 50, icp_scored_at: '2030-02-01T00:00:00Z' });
     const high = await createFor(owner, { icp_score: 90, icp_scored_at: '2030-03-01T00:00:00Z' });
@@ -115,7 +121,7 @@ describe('Listing contacts', () => {
   });
 
   it('filters by creation time, exclusive at both ends', async () => {
-    const owner = fakeId('user');
+    const owner = await newOwner();
     const a = await createFor(owner);
     await new Promise((r) => setTimeout(r, 5));
     const b = await createFor(owner);
@@ -129,7 +135,7 @@ describe('Listing contacts', () => {
   });
 
   it('serves every contact exactly once while others are inserted and deleted during paging', async () => {
-    const owner = fakeId('user');
+    const owner = await newOwner();
     const initial: string[] = [];
     for (let i = 0; i < 30; i++) initial.push((await createFor(owner)).id);
     const toDelete = new Set(initial.filter((_, i) => i % 4 === 1));

@@ -1,4 +1,7 @@
+import { IdPrefix, newId } from '@crm/common';
+import { DealsInternalRpc, DomainEvent, EventType, eventSubject, rpcSubject } from '@crm/contracts';
 import { randomBytes } from 'crypto';
+import { connect, JSONCodec } from 'nats';
 import { eventually } from '../support/api-client';
 import { startStack, TestStack } from '../support/stack';
 
@@ -244,6 +247,77 @@ describe('Contacts with deals: merge, deal lists and deletion', () => {
       expect(retried.body.data.first_name).toBe('Later');
       expect(ids((await stack.api.get(`/contacts/${winner.id}/deals`)).body.data)).toEqual([loserDeal.id]);
       expect((await stack.api.get(`/contacts/${loser.id}`)).status).toBe(404);
+    });
+
+    it('locks neither contact while it waits for the deals service', async () => {
+      const winner = await contact();
+      const loser = await contact();
+      const timeoutMs = stack.services.contacts!.config.rpcTimeoutMs;
+      // A deals replica that takes the request and never answers: the merge waits its full timeout.
+      await stack.stopService('deals');
+      const nc = await connect({ servers: stack.env.NATS_URL });
+      try {
+        const sub = nc.subscribe(rpcSubject(stack.namespace, DealsInternalRpc.ReassignContact), { max: 1 });
+        const asked = (async () => {
+          for await (const _ of sub) return;
+        })();
+        let mergeSettled = false;
+        const merge = stack.api.post('/contacts/merge', { winner_id: winner.id, loser_id: loser.id }).finally(() => (mergeSettled = true));
+        await asked;
+        const started = Date.now();
+        const [w, l] = await Promise.all([
+          stack.api.patch(`/contacts/${winner.id}`, { first_name: 'Busy' }),
+          stack.api.patch(`/contacts/${loser.id}`, { first_name: 'Also busy' }),
+        ]);
+        expect([w.status, l.status]).toEqual([200, 200]);
+        expect(mergeSettled).toBe(false);
+        expect(Date.now() - started).toBeLessThan(timeoutMs / 2);
+        expect((await merge).status).toBe(503);
+      } finally {
+        await nc.close();
+        await stack.startService('deals');
+      }
+    });
+
+    it('moves a deal still linked to the merged contact when the deals service sees contact.deleted with merged_into', async () => {
+      const winner = await contact();
+      const loser = await contact();
+      const straggler = await deal(loser.id, 'Linked during the merge');
+      // The event a merge emits, as if the deal had been linked after the deals moved.
+      const nc = await connect({ servers: stack.env.NATS_URL });
+      try {
+        const event: DomainEvent = {
+          id: newId(IdPrefix.Event),
+          type: EventType.ContactDeleted,
+          occurred_at: new Date().toISOString(),
+          data: { contact_id: loser.id, merged_into: winner.id },
+        };
+        await nc.jetstream().publish(eventSubject(stack.namespace, event.type), JSONCodec().encode(event), { msgID: event.id });
+      } finally {
+        await nc.close();
+      }
+      await eventually(async () => ((await stack.api.get(`/deals/${straggler.id}`)).body.data.contact_id === winner.id ? true : undefined));
+      const updates = await eventually(async () => {
+        const events = (await stack.api.listAll('/events?type=deal.updated')).filter((e) => e.data.deal_id === straggler.id);
+        return events.length ? events : undefined;
+      });
+      expect(updates.map((e) => e.data.changed)).toEqual([['contact_id']]);
+    });
+
+    it('leaves every deal with the surviving contact after two opposite merges', async () => {
+      const a = await contact();
+      const b = await contact();
+      const [da, db] = [await deal(a.id, 'A'), await deal(b.id, 'B')];
+      const [ab, ba] = await Promise.all([
+        stack.api.post('/contacts/merge', { winner_id: a.id, loser_id: b.id }),
+        stack.api.post('/contacts/merge', { winner_id: b.id, loser_id: a.id }),
+      ]);
+      expect([ab.status, ba.status].sort()).toEqual([200, 404]);
+      const survivor = ab.status === 200 ? a : b;
+      await eventually(async () => {
+        const owners = await Promise.all([da, db].map(async (d) => (await stack.api.get(`/deals/${d.id}`)).body.data.contact_id));
+        return owners.every((o) => o === survivor.id) ? true : undefined;
+      });
     });
   });
 });

@@ -107,12 +107,13 @@ describe('Contacts', () => {
   describe('get', () => {
     it('returns the full record with relationships and included summaries', async () => {
       const company = (await stack.api.post('/companies', { name: 'Acme Ltd', domain: `acme-${Date.now()}.com` })).body.data;
+      const owner = (await stack.api.post('/users', { name: 'Olive Owner', email: email('owner') })).body.data;
       const created = (
         await stack.api.post('/contacts', {
           email: email('full'),
           first_name: 'Grace',
           company_id: company.id,
-          owner_id: 'user_01bbbbbbbbbbbbbbbbbbbbbbbb',
+          owner_id: owner.id,
           icp_score: 40,
           icp_score_reason: 'mid-market',
           icp_scored_at: '2030-05-01T10:00:00Z',
@@ -132,7 +133,7 @@ describe('Contacts', () => {
           source: null,
           source_detail: null,
           company_id: company.id,
-          owner_id: 'user_01bbbbbbbbbbbbbbbbbbbbbbbb',
+          owner_id: owner.id,
           icp_score: 40,
           icp_score_reason: 'mid-market',
           icp_scored_at: '2030-05-01T10:00:00.000Z',
@@ -140,14 +141,14 @@ describe('Contacts', () => {
           custom_fields: {},
           relationships: {
             company: { type: 'company', id: company.id, name: 'Acme Ltd' },
-            owner: { type: 'user', id: 'user_01bbbbbbbbbbbbbbbbbbbbbbbb', name: 'user_01bbbbbbbbbbbbbbbbbbbbbbbb' },
+            owner: { type: 'user', id: owner.id, name: 'Olive Owner' },
           },
           created_at: created.created_at,
           updated_at: created.updated_at,
         },
         included: [
           { type: 'company', id: company.id, name: 'Acme Ltd' },
-          { type: 'user', id: 'user_01bbbbbbbbbbbbbbbbbbbbbbbb', name: 'user_01bbbbbbbbbbbbbbbbbbbbbbbb' },
+          { type: 'user', id: owner.id, name: 'Olive Owner' },
         ],
       });
     });

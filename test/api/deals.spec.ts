@@ -1,9 +1,9 @@
-import { DealsInternalRpc, DomainEvent, eventSubject, eventSubjectWildcard, rpcSubject } from '@crm/contracts';
+import { DealsInternalRpc, DomainEvent, eventSubject, eventSubjectWildcard } from '@crm/contracts';
 import { ensureEventStream } from '@crm/messaging';
 import { randomUUID } from 'crypto';
 import { connect, JSONCodec, NatsConnection } from 'nats';
 import { eventually } from '../support/api-client';
-import { startStack, TestStack } from '../support/stack';
+import { askService, startStack, TestStack } from '../support/stack';
 
 const DAY_MS = 86_400_000;
 const SERVICE_USER = 'user_00000000000000000000000000';
@@ -38,6 +38,13 @@ describe('Deals', () => {
     await nc?.close();
     await stack?.stop();
   });
+
+  /** A team member to own deals; owner_id must name an existing user. */
+  async function newUser(name = 'Owner'): Promise<string> {
+    const res = await stack.api.post('/users', { name, email: `${name.toLowerCase().replace(/\W/g, '')}.${randomUUID()}@example.com` });
+    if (res.status !== 201) throw new Error(`user create answered ${res.status}: ${res.text}`);
+    return res.body.data.id;
+  }
 
   async function createDeal(body: Record<string, unknown> = {}) {
     const res = await stack.api.post('/deals', { name: 'Acme renewal', pipeline_id: pipeline.id, stage_id: stage.qualify, ...body });
@@ -107,11 +114,12 @@ describe('Deals', () => {
     });
 
     it('stores every field given, accepting a lowercase currency', async () => {
+      const ownerId = await newUser();
       const deal = await createDeal({
         value: 1_250_000,
         currency: 'eur',
         expected_close: '2031-03-31T00:00:00Z',
-        owner_id: 'user_01j0000000000000000000000a',
+        owner_id: ownerId,
         source: 'referral',
         metadata: { region: 'north' },
       });
@@ -119,7 +127,7 @@ describe('Deals', () => {
         value: 1_250_000,
         currency: 'EUR',
         expected_close: '2031-03-31T00:00:00.000Z',
-        owner_id: 'user_01j0000000000000000000000a',
+        owner_id: ownerId,
         source: 'referral',
         metadata: { region: 'north' },
       });
@@ -189,6 +197,7 @@ describe('Deals', () => {
         company: { type: 'company', id: company.body.data.id, name: 'Analytical Engines' },
         pipeline: { type: 'pipeline', id: pipeline.id, name: 'Sales' },
         stage: { type: 'stage', id: stage.qualify, name: 'Qualify' },
+        owner: null,
       });
       expect(got.body.included).toEqual([got.body.data.relationships.contact, got.body.data.relationships.company]);
 
@@ -202,34 +211,38 @@ describe('Deals', () => {
       expect(badPatch.body.error.details[0].field).toBe('contact_id');
     });
 
-    it('unlinks a deleted contact or company, once, and leaves merged contacts to the merge', async () => {
+    it('moves the deals of a merged contact to the winner, unlinks a deleted contact or company, once', async () => {
       const deal = await createDeal();
       // Links made as the contacts service would see them, without depending on its data.
       const contactId = 'cont_01j00000000000000000000001';
       const companyId = 'comp_01j00000000000000000000001';
-      const reassigned = await nc.request(
-        rpcSubject(stack.namespace, DealsInternalRpc.ReassignContact),
-        JSONCodec().encode({ ctx: { request_id: 't' }, params: {}, query: {}, body: { from_contact_id: 'cont_none', to_contact_id: contactId } }),
-      );
-      expect(JSONCodec().decode(reassigned.data)).toEqual({ ok: true, body: { moved: 0 } });
+      const reassigned = await askService(stack, DealsInternalRpc.ReassignContact, { from_contact_id: 'cont_none', to_contact_id: contactId });
+      expect(reassigned).toEqual({ moved: 0 });
 
       // Point the deal at ids directly through the internal merge path (the public PATCH checks existence).
       const seeded = await createDeal();
       await stack.services.deals!.dataSource.query(`UPDATE deals SET contact_id = $2, company_id = $3 WHERE id IN ($1, $4)`, [deal.id, contactId, companyId, seeded.id]);
 
-      await publish('contact.deleted', { contact_id: contactId, merged_into: 'cont_01j00000000000000000000009' });
-      await publish('contact.deleted', { contact_id: contactId });
-      await publish('contact.deleted', { contact_id: contactId });
+      const winnerId = 'cont_01j00000000000000000000009';
+      await publish('contact.deleted', { contact_id: contactId, merged_into: winnerId });
+      await publish('contact.deleted', { contact_id: contactId, merged_into: winnerId });
       await publish('company.deleted', { company_id: companyId });
       await eventually(async () => {
         const got = (await stack.api.get(`/deals/${deal.id}`)).body.data;
-        return got.contact_id === null && got.company_id === null ? got : undefined;
+        return got.contact_id === winnerId && got.company_id === null ? got : undefined;
+      });
+      // The winner is then deleted for good: its deals lose the contact.
+      await publish('contact.deleted', { contact_id: winnerId });
+      await publish('contact.deleted', { contact_id: winnerId });
+      await eventually(async () => {
+        const got = (await stack.api.get(`/deals/${deal.id}`)).body.data;
+        return got.contact_id === null ? got : undefined;
       });
       const updates = await eventually(async () => {
         const found = eventsFor(deal.id, 'deal.updated');
-        return found.length >= 2 ? found : undefined;
+        return found.length >= 3 ? found : undefined;
       });
-      expect(updates.map((e) => e.data.changed)).toEqual([['contact_id'], ['company_id']]);
+      expect(updates.map((e) => e.data.changed)).toEqual([['contact_id'], ['company_id'], ['contact_id']]);
     });
 
     it('reassigns deals from one contact to another idempotently', async () => {
@@ -238,30 +251,15 @@ describe('Deals', () => {
       const a = await createDeal();
       const b = await createDeal();
       await stack.services.deals!.dataSource.query(`UPDATE deals SET contact_id = $1 WHERE id IN ($2, $3)`, [from, a.id, b.id]);
-      const ask = async () =>
-        JSONCodec().decode(
-          (
-            await nc.request(
-              rpcSubject(stack.namespace, DealsInternalRpc.ReassignContact),
-              JSONCodec().encode({ ctx: { request_id: 't' }, params: {}, query: {}, body: { from_contact_id: from, to_contact_id: to } }),
-            )
-          ).data,
-        );
-      expect(await ask()).toEqual({ ok: true, body: { moved: 2 } });
-      expect(await ask()).toEqual({ ok: true, body: { moved: 0 } });
+      const ask = () => askService(stack, DealsInternalRpc.ReassignContact, { from_contact_id: from, to_contact_id: to });
+      expect(await ask()).toEqual({ moved: 2 });
+      expect(await ask()).toEqual({ moved: 0 });
       expect((await stack.api.get(`/deals?contact_id=${to}`)).body.data.map((d: { id: string }) => d.id)).toEqual([a.id, b.id]);
       await waitForEvent(a.id, 'deal.updated');
       await waitForEvent(b.id, 'deal.updated');
 
-      const resolved = JSONCodec().decode(
-        (
-          await nc.request(
-            rpcSubject(stack.namespace, DealsInternalRpc.Resolve),
-            JSONCodec().encode({ ctx: { request_id: 't' }, params: {}, query: {}, body: { deal_ids: [a.id, 'deal_00000000000000000000000000'] } }),
-          )
-        ).data,
-      );
-      expect(resolved).toEqual({ ok: true, body: { deals: [{ type: 'deal', id: a.id, name: 'Acme renewal' }] } });
+      const resolved = await askService(stack, DealsInternalRpc.Resolve, { deal_ids: [a.id, 'deal_00000000000000000000000000'] });
+      expect(resolved).toEqual({ deals: [{ type: 'deal', id: a.id, name: 'Acme renewal' }] });
     });
   });
 
@@ -411,8 +409,9 @@ describe('Deals', () => {
 
   describe('activity', () => {
     it('keeps the latest activity time from activity events, even out of order, and filters on inactivity', async () => {
-      const deal = await createDeal({ name: 'Quiet', owner_id: 'user_01j000000000000000000000qt' });
-      const fresh = await createDeal({ name: 'Busy', owner_id: 'user_01j000000000000000000000qt' });
+      const ownerId = await newUser();
+      const deal = await createDeal({ name: 'Quiet', owner_id: ownerId });
+      const fresh = await createDeal({ name: 'Busy', owner_id: ownerId });
       const tenDaysAgo = new Date(Date.now() - 10 * DAY_MS).toISOString();
       const twentyDaysAgo = new Date(Date.now() - 20 * DAY_MS).toISOString();
       await publish('activity.created', { activity_id: 'act_1', type: 'email', contact_id: null, deal_id: deal.id, occurred_at: tenDaysAgo });
@@ -422,7 +421,7 @@ describe('Deals', () => {
       const got = (await stack.api.get(`/deals/${deal.id}`)).body.data;
       expect(got.last_activity_at).toBe(tenDaysAgo);
 
-      const owner = 'owner_id=user_01j000000000000000000000qt';
+      const owner = `owner_id=${ownerId}`;
       const inactive = async (n: number) => (await stack.api.get(`/deals?${owner}&days_since_activity_gt=${n}`)).body.data.map((d: { id: string }) => d.id);
       expect(await inactive(5)).toEqual([deal.id]);
       expect(await inactive(9)).toEqual([deal.id]);
@@ -446,7 +445,7 @@ describe('Deals', () => {
 
   describe('lists', () => {
     it('filters by status, pipeline, stage, owner, value range and creation time', async () => {
-      const owner = 'user_01j00000000000000000000f17';
+      const owner = await newUser();
       const before = new Date().toISOString();
       const small = await createDeal({ owner_id: owner, value: 100 });
       const mid = await createDeal({ owner_id: owner, value: 5_000, stage_id: stage.propose });
@@ -481,7 +480,7 @@ describe('Deals', () => {
     });
 
     it('pages with a keyset cursor that stays stable while deals are added and removed', async () => {
-      const owner = 'user_01j00000000000000000000pag';
+      const owner = await newUser();
       const made: Array<{ id: string }> = [];
       for (let i = 0; i < 7; i++) made.push(await createDeal({ owner_id: owner, name: `P${i}` }));
       const seen: string[] = [];

@@ -1,5 +1,5 @@
 import { RunningService } from '@crm/runtime';
-import { startWebhooks } from '../../apps/webhooks/src/webhooks.service-definition';
+import { startWebhooks } from '../../apps/webhooks/src/webhooks.app';
 import { eventually } from '../support/api-client';
 import { startStack, TestStack } from '../support/stack';
 import { Receiver } from './webhooks-receiver';

@@ -34,6 +34,8 @@ async function portOpen(port: number): Promise<boolean> {
 export interface ServiceProcess {
   child: ChildProcess;
   healthUrl: string;
+  /** Where the process listens (the API, for the gateway). */
+  url: string;
   output(): string;
   /** SIGKILL: no shutdown hooks, no flushing; what a crash or OOM kill looks like. */
   kill9(): Promise<void>;
@@ -45,8 +47,10 @@ export async function spawnService(app: string, env: Env): Promise<ServiceProces
   const main = join(ROOT, 'dist', 'apps', app, 'src', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first (npm test does)`);
   const port = await freePort();
+  // The gateway serves /health on its API port; services on a health port of their own.
+  const listen = app === 'gateway' ? { PORT: String(port), HOST: '127.0.0.1' } : { HEALTH_PORT: String(port), HEALTH_HOST: '127.0.0.1' };
   const child = spawn(process.execPath, [main], {
-    env: { PATH: process.env.PATH, ...env, HEALTH_PORT: String(port), HEALTH_HOST: '127.0.0.1' },
+    env: { PATH: process.env.PATH, ...env, ...listen },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
@@ -62,6 +66,7 @@ export async function spawnService(app: string, env: Env): Promise<ServiceProces
   return {
     child,
     healthUrl,
+    url: `http://127.0.0.1:${port}`,
     output: () => log,
     async kill9() {
       child.kill('SIGKILL');
@@ -106,6 +111,61 @@ export async function startNatsServer(): Promise<NatsServer> {
     async destroy() {
       await server.stop();
       rmSync(store, { recursive: true, force: true });
+    },
+  };
+  await server.start();
+  return server;
+}
+
+export interface PostgresServer {
+  port: number;
+  /** A URL of a database on this server (created by the first service that starts). */
+  url(database: string): string;
+  start(): Promise<void>;
+  /** A fast shutdown: sessions are cut, as in a failover or a crash of the database host. */
+  stop(): Promise<void>;
+  /** Stops the server and deletes its data directory. */
+  destroy(): Promise<void>;
+}
+
+function runPg(binary: string, args: string[]): Promise<void> {
+  // PostgreSQL refuses to run as root; test machines and CI containers often are.
+  const asRoot = process.getuid?.() === 0;
+  const [command, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', binary, ...args]] : [binary, args];
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${binary} ${args[0]} exited ${code}: ${err}`))));
+  });
+}
+
+/**
+ * A private PostgreSQL on a free port with its own data directory, so a test can stop and restart the
+ * database without disturbing anything else on the machine. Uses initdb and pg_ctl from PATH, or from
+ * PG_BIN_DIR.
+ */
+export async function startPostgresServer(): Promise<PostgresServer> {
+  const bin = (name: string) => (process.env.PG_BIN_DIR ? join(process.env.PG_BIN_DIR, name) : name);
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'crm-pg-'));
+  if (process.getuid?.() === 0) await new Promise<void>((resolve, reject) => spawn('chown', ['postgres', dir]).once('exit', (c) => (c === 0 ? resolve() : reject(new Error('chown failed')))));
+  const data = join(dir, 'data');
+  await runPg(bin('initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync']);
+  const server: PostgresServer = {
+    port,
+    url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    async start() {
+      await runPg(bin('pg_ctl'), ['start', '-w', '-D', data, '-l', join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`]);
+      await eventually(async () => ((await portOpen(port)) ? true : undefined), 10_000, 50);
+    },
+    async stop() {
+      await runPg(bin('pg_ctl'), ['stop', '-w', '-D', data, '-m', 'fast']);
+    },
+    async destroy() {
+      await server.stop().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
     },
   };
   await server.start();

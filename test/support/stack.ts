@@ -1,20 +1,22 @@
 import 'reflect-metadata';
 import { DEFAULT_DATABASE_URL, DEFAULT_NATS_URL, DEFAULT_REDIS_URL, Env } from '@crm/common';
-import { eventStreamName, RPC_SERVICES, RpcServiceName } from '@crm/contracts';
+import { eventStreamName, internalRequest, RPC_SERVICES, RpcServiceName } from '@crm/contracts';
+import { CrmNatsClient } from '@crm/messaging';
 import { RunningService } from '@crm/runtime';
 import { randomBytes } from 'crypto';
 import Redis from 'ioredis';
 import { connect } from 'nats';
 import { Client } from 'pg';
+import { firstValueFrom } from 'rxjs';
 import { RunningGateway, startGateway } from '../../apps/gateway/src/gateway.app';
 import { ApiClient } from './api-client';
 
 /** Loaded on demand, so a suite only loads the services it starts. */
 const starters: Record<RpcServiceName, (env: Env) => Promise<RunningService>> = {
-  contacts: async (env) => (await import('../../apps/contacts/src/contacts.service-definition')).startContacts(env),
-  deals: async (env) => (await import('../../apps/deals/src/deals.service-definition')).startDeals(env),
-  events: async (env) => (await import('../../apps/events/src/events.service-definition')).startEvents(env),
-  webhooks: async (env) => (await import('../../apps/webhooks/src/webhooks.service-definition')).startWebhooks(env),
+  contacts: async (env) => (await import('../../apps/contacts/src/contacts.app')).startContacts(env),
+  deals: async (env) => (await import('../../apps/deals/src/deals.app')).startDeals(env),
+  events: async (env) => (await import('../../apps/events/src/events.app')).startEvents(env),
+  webhooks: async (env) => (await import('../../apps/webhooks/src/webhooks.app')).startWebhooks(env),
 };
 
 export interface TestStack {
@@ -136,4 +138,17 @@ export async function startStack(options: { env?: Env; services?: readonly RpcSe
     },
   };
   return stack;
+}
+
+/**
+ * Sends one service-to-service request the way the services do (a ClientProxy over NATS), for tests of
+ * internal operations that have no HTTP route. Resolves with the reply, rejects with the DomainError.
+ */
+export async function askService<T>(stack: TestStack, pattern: string, body: unknown): Promise<T> {
+  const client = new CrmNatsClient({ servers: stack.env.NATS_URL!, name: 'crm-test', namespace: stack.namespace, timeoutMs: 5000 });
+  try {
+    return await firstValueFrom(client.send<T>(pattern, internalRequest({ request_id: 'test' }, body)), { defaultValue: undefined as T });
+  } finally {
+    await client.close();
+  }
 }

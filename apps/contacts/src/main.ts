@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { onShutdownSignal, runMain } from '@crm/common';
-import { startContacts } from './contacts.service-definition';
+import { startContacts } from './contacts.app';
 
 runMain('contacts', async () => {
   const service = await startContacts();

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { onShutdownSignal, runMain } from '@crm/common';
-import { startDeals } from './deals.service-definition';
+import { startDeals } from './deals.app';
 
 runMain('deals', async () => {
   const service = await startDeals();

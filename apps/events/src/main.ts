@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { onShutdownSignal, runMain } from '@crm/common';
-import { startEvents } from './events.service-definition';
+import { startEvents } from './events.app';
 
 runMain('events', async () => {
   const service = await startEvents();

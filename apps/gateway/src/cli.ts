@@ -33,7 +33,6 @@ runMain('apikey', async () => {
   const outbox = new OutboxService({
     service: ServiceName.Gateway,
     namespace: config.namespace,
-    rpcTimeoutMs: config.rpcTimeoutMs,
     logger,
     databaseUrl: config.databaseUrl,
     schema: database.schema,
@@ -41,7 +40,7 @@ runMain('apikey', async () => {
   const keys = new ApiKeysService(dataSource, outbox, config, logger);
   try {
     if (command === 'create') {
-      const created = await keys.create({ name: values.name, scope: values.scope, expires_at: values['expires-at'] });
+      const created = await keys.create({ request_id: 'cli' }, { name: values.name, scope: values.scope, expires_at: values['expires-at'] });
       process.stdout.write(`${created.data.key}\n`);
       process.stderr.write(`created ${created.data.id} (${created.data.scope}); the key is shown only this once\n`);
     } else if (command === 'list') {

@@ -1,3 +1,4 @@
+import { isIP } from 'net';
 import { BaseConfig, ConfigError, DEFAULT_REDIS_URL, enumVar, Env, intVar, loadBaseConfig, optionalVar, stringVar, urlVar } from '@crm/common';
 
 export interface GatewayConfig extends BaseConfig {
@@ -10,10 +11,19 @@ export interface GatewayConfig extends BaseConfig {
   rateLimitBurst: number;
   keyEnvironment: 'live' | 'test';
   bootstrapApiKey?: string;
-  /** Express `trust proxy` setting, so client addresses behind a load balancer are right. */
-  trustProxy: string;
+  /**
+   * The proxies whose `X-Forwarded-For` is believed (addresses, CIDRs or `loopback`); empty trusts
+   * none, and the client address is the peer's. Named private ranges are refused: list your proxies.
+   */
+  trustedProxies: string[];
+  /** How long a key verified by this gateway stays usable from memory while the database is unreachable. */
+  keyOutageGraceSeconds: number;
+  /** On SIGTERM, how long requests in flight and keep-alive connections get before they are cut. */
+  shutdownGraceMs: number;
   /** How long the health check waits for each service. */
   healthTimeoutMs: number;
+  /** How long a stored Idempotency-Key result is replayed. */
+  idempotencyTtlHours: number;
 }
 
 export const BOOTSTRAP_KEY_SHAPE = /^crm_(live|test)_[A-Za-z0-9]{32,128}$/;
@@ -28,8 +38,11 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     rateLimitBurst: intVar(env, 'RATE_LIMIT_BURST', 1000, { min: 1, max: 1_000_000 }),
     keyEnvironment: enumVar(env, 'CRM_KEY_ENV', 'live', ['live', 'test'] as const),
     bootstrapApiKey: optionalVar(env, 'CRM_BOOTSTRAP_API_KEY'),
-    trustProxy: stringVar(env, 'TRUST_PROXY', 'loopback'),
+    trustedProxies: trustedProxies(env),
+    keyOutageGraceSeconds: intVar(env, 'API_KEY_OUTAGE_GRACE_SECONDS', 300, { min: 0, max: 3600 }),
+    shutdownGraceMs: intVar(env, 'SHUTDOWN_GRACE_MS', 20_000, { min: 0, max: 300_000 }),
     healthTimeoutMs: intVar(env, 'HEALTH_TIMEOUT_MS', 1000, { min: 50, max: 30000 }),
+    idempotencyTtlHours: intVar(env, 'IDEMPOTENCY_TTL_HOURS', 24, { min: 1, max: 24 * 30 }),
   };
   if (config.bootstrapApiKey) {
     const match = BOOTSTRAP_KEY_SHAPE.exec(config.bootstrapApiKey);
@@ -39,6 +52,22 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     }
   }
   return config;
+}
+
+const CIDR = /^(?:\d{1,3}(?:\.\d{1,3}){3}(?:\/(?:[0-9]|[12][0-9]|3[0-2]))?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(?:\/(?:[0-9]|[1-9][0-9]|1[01][0-9]|12[0-8]))?)$/;
+
+function trustedProxies(env: Env): string[] {
+  const entries = (env.TRUSTED_PROXIES ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    const address = entry.split('/')[0];
+    if (entry !== 'loopback' && (!CIDR.test(entry) || isIP(address) === 0)) {
+      throw new ConfigError(`TRUSTED_PROXIES: '${entry}' is not an IP address, a CIDR or 'loopback'`);
+    }
+  }
+  return entries;
 }
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');

@@ -1,5 +1,5 @@
-import { createLogger, DatabaseSpec, Env, NestPinoLogger, openDatabase } from '@crm/common';
-import { connectNats } from '@crm/messaging';
+import { createLogger, DatabaseSpec, Env, NestPinoLogger, openDatabase, StartupError } from '@crm/common';
+import { connectNats, CRM_RPC, CrmNatsClient } from '@crm/messaging';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { randomUUID } from 'crypto';
@@ -9,7 +9,9 @@ import { ApiKeysService } from './apikeys/api-keys.service';
 import { GatewayConfig, loadGatewayConfig } from './config';
 import { GATEWAY_SCHEMA, gatewayEntities, gatewayMigrations } from './database';
 import { GatewayModule } from './gateway.module';
+import { IdempotencyMiddleware } from './idempotency/idempotency.middleware';
 import { AccessMiddleware } from './http/access.middleware';
+import { HttpDrain } from './http/http-drain';
 import { jsonBody } from './http/json-body';
 import { GatewayRequest } from './http/request-context';
 import { GatewayMetrics } from './metrics/gateway-metrics';
@@ -49,11 +51,22 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
     logger: new NestPinoLogger(logger),
     abortOnError: false,
   });
+  await app
+    .get<CrmNatsClient>(CRM_RPC)
+    .connect()
+    .catch(async (err: Error) => {
+      await app.close().catch(() => undefined);
+      await nc.close();
+      await dataSource.destroy();
+      throw new StartupError(`NATS at ${config.natsUrl} is unreachable: ${err.message}`);
+    });
   const express = app.getHttpAdapter().getInstance() as Express;
   express.disable('x-powered-by');
-  express.set('trust proxy', config.trustProxy);
+  express.set('trust proxy', config.trustedProxies.length ? config.trustedProxies : false);
 
   const metrics = app.get(GatewayMetrics);
+  const httpDrain = new HttpDrain(app.getHttpServer());
+  app.use(httpDrain.middleware);
   app.use(
     pinoHttp({
       logger,
@@ -75,6 +88,8 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
   const access = app.get(AccessMiddleware);
   app.use((req: GatewayRequest, res: Response, next: NextFunction) => void access.use(req, res, next));
   app.use(jsonBody());
+  const idempotency = app.get(IdempotencyMiddleware);
+  app.use((req: GatewayRequest, res: Response, next: NextFunction) => void idempotency.use(req, res, next));
 
   if (config.bootstrapApiKey) await app.get(ApiKeysService).ensureBootstrapKey(config.bootstrapApiKey);
   await app.listen(config.port, config.host);
@@ -90,6 +105,9 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
     async close() {
       if (closed) return;
       closed = true;
+      // Stop taking connections, finish the requests in flight with Connection: close, then close the rest.
+      const cut = await httpDrain.drain(config.shutdownGraceMs);
+      if (cut) logger.warn({ connections: cut }, 'closed connections still open at the end of the shutdown grace period');
       await app.close();
       await nc.drain().catch(() => undefined);
       if (dataSource.isInitialized) await dataSource.destroy();

@@ -1,27 +1,31 @@
 import { DatabaseSpec, dataSourceOptions, Logger } from '@crm/common';
 import { ServiceName } from '@crm/contracts';
-import { MessagingModule } from '@crm/messaging';
+import { crmRpcClients, MessagingModule } from '@crm/messaging';
 import { DependencyHealth } from '@crm/runtime';
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, DiscoveryModule } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import Redis from 'ioredis';
 import { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 import { ApiKeysController } from './apikeys/api-keys.controller';
+import { ApiKeyVerifier } from './apikeys/api-key.verifier';
 import { ApiKeysService } from './apikeys/api-keys.service';
+import { TeamDirectory } from './apikeys/team-directory';
 import { GATEWAY_CONFIG, GatewayConfig } from './config';
 import { HealthController } from './health/health.controller';
 import { AccessMiddleware } from './http/access.middleware';
 import { ApiExceptionFilter } from './http/api-exception.filter';
 import { RouteIndex } from './http/route-index';
+import { ScopesGuard } from './http/scopes';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { MetricsController } from './metrics/metrics.controller';
 import { RateLimiterService, REDIS } from './rate-limit/rate-limiter.service';
 import { ActivitiesController } from './routes/activities.controller';
 import { CaptureController } from './routes/capture.controller';
 import { CompaniesController } from './routes/companies.controller';
+import { UsersController } from './routes/users.controller';
 import { ContactsController } from './routes/contacts.controller';
 import { DealsController } from './routes/deals.controller';
 import { EventsController } from './routes/events.controller';
@@ -31,6 +35,9 @@ import { SchemaController } from './routes/schema.controller';
 import { TasksController } from './routes/tasks.controller';
 import { ServiceForwarder } from './routes/service-forwarder';
 import { WebhooksController } from './routes/webhooks.controller';
+import { IdempotencyMiddleware } from './idempotency/idempotency.middleware';
+import { McpController } from './mcp/mcp.controller';
+import { McpService } from './mcp/mcp.service';
 import { LOGGER } from './tokens';
 
 export interface GatewayDeps {
@@ -54,14 +61,13 @@ export class GatewayModule {
         TypeOrmModule.forRootAsync({ useFactory: () => dataSourceOptions(database), dataSourceFactory: async () => dataSource }),
         MessagingModule.forRoot({
           nc,
-          serveRpc: false,
           service: ServiceName.Gateway,
           namespace: config.namespace,
-          rpcTimeoutMs: config.rpcTimeoutMs,
           logger,
           databaseUrl: config.databaseUrl,
           schema: database.schema,
         }),
+        crmRpcClients({ servers: config.natsUrl, name: 'crm-gateway-client', namespace: config.namespace, timeoutMs: config.rpcTimeoutMs }),
       ],
       controllers: [
         HealthController,
@@ -69,6 +75,7 @@ export class GatewayModule {
         ApiKeysController,
         ContactsController,
         CompaniesController,
+        UsersController,
         ActivitiesController,
         TasksController,
         DealsController,
@@ -78,18 +85,24 @@ export class GatewayModule {
         SchemaController,
         CaptureController,
         ObjectsController,
+        McpController,
       ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
         { provide: REDIS, useValue: redis },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
+        { provide: APP_GUARD, useClass: ScopesGuard },
         ApiKeysService,
+        TeamDirectory,
+        ApiKeyVerifier,
         RateLimiterService,
         GatewayMetrics,
         AccessMiddleware,
+        IdempotencyMiddleware,
         RouteIndex,
         ServiceForwarder,
+        McpService,
         DependencyHealth,
       ],
     };

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { onShutdownSignal, runMain } from '@crm/common';
-import { startWebhooks } from './webhooks.service-definition';
+import { startWebhooks } from './webhooks.app';
 
 runMain('webhooks', async () => {
   const service = await startWebhooks();

@@ -2,10 +2,10 @@ import { Module } from '@nestjs/common';
 import { DispatchSignal } from './deliveries/dispatch-signal';
 import { DispatcherService } from './deliveries/dispatcher.service';
 import { EventIntakeService } from './event-log/event-intake.service';
-import { WebhooksHandler } from './webhooks/webhooks.handler';
+import { WebhooksController } from './webhooks/webhooks.controller';
 import { WebhooksService } from './webhooks/webhooks.service';
 
 @Module({
-  providers: [DispatchSignal, EventIntakeService, DispatcherService, WebhooksService, WebhooksHandler],
+  controllers: [WebhooksController], providers: [DispatchSignal, EventIntakeService, DispatcherService, WebhooksService],
 })
 export class WebhooksModule {}

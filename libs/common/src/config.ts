@@ -91,6 +91,8 @@ export function loadBaseConfig(env: Env): BaseConfig {
 export interface ServiceConfig extends BaseConfig {
   healthPort: number;
   healthHost: string;
+  /** How often the service's event consumers try one event before parking it as dead. */
+  eventMaxAttempts: number;
 }
 
 export function loadServiceConfig(env: Env, defaultHealthPort: number): ServiceConfig {
@@ -98,5 +100,6 @@ export function loadServiceConfig(env: Env, defaultHealthPort: number): ServiceC
     ...loadBaseConfig(env),
     healthPort: intVar(env, 'HEALTH_PORT', defaultHealthPort, { min: 0, max: 65535 }),
     healthHost: stringVar(env, 'HEALTH_HOST', '0.0.0.0'),
+    eventMaxAttempts: intVar(env, 'EVENT_MAX_ATTEMPTS', 5, { min: 1, max: 100 }),
   };
 }

@@ -7,6 +7,8 @@ export const ErrorCode = {
   NotFound: 'not_found',
   MethodNotAllowed: 'method_not_allowed',
   Conflict: 'conflict',
+  /** An Idempotency-Key already used with a different request. */
+  IdempotencyKeyReused: 'idempotency_key_reused',
   PayloadTooLarge: 'payload_too_large',
   UnsupportedMediaType: 'unsupported_media_type',
   RateLimitExceeded: 'rate_limit_exceeded',

@@ -1,3 +1,4 @@
+export * from './changes';
 export * from './config';
 export * from './database';
 export * from './errors';

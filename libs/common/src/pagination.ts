@@ -67,8 +67,40 @@ export function pageSize(query: { limit?: number }): number {
 }
 
 /**
+ * The most a page's items may take as JSON. A page travels from the owning service to the gateway as
+ * one NATS message, whose payload limit is 1 MiB by default; half of it leaves room for the envelope,
+ * escaping and a broker configured lower. Every item any list serves is far smaller than this budget
+ * (metadata is capped at 16 KiB and custom values at 64 KiB), so a page always holds at least one.
+ */
+export const PAGE_BYTE_BUDGET = 512 * 1024;
+
+/**
+ * How many of `items`, taken in order, fit in `budget` bytes of JSON; always at least one when there
+ * is any, so a list can never stall behind an item larger than the budget.
+ */
+export function countWithinBudget(items: readonly unknown[], budget = PAGE_BYTE_BUDGET): number {
+  let used = 2; // the array's brackets
+  for (let i = 0; i < items.length; i++) {
+    used += Buffer.byteLength(JSON.stringify(items[i]) ?? 'null', 'utf8') + (i > 0 ? 1 : 0);
+    if (used > budget) return Math.max(i, 1);
+  }
+  return items.length;
+}
+
+/**
+ * Cuts a page's presented items to the count limit and to the byte budget. `more` says whether rows
+ * exist beyond those fetched; the page has more if they do or if the budget cut it short.
+ */
+export function fitPage<T>(items: T[], size: number, more: boolean, budget = PAGE_BYTE_BUDGET): { items: T[]; hasMore: boolean } {
+  const counted = items.slice(0, size);
+  const fit = countWithinBudget(counted, budget);
+  return { items: counted.slice(0, fit), hasMore: more || items.length > fit };
+}
+
+/**
  * Builds a page from rows fetched with `LIMIT size + 1`: the extra row only tells whether more exist.
- * `keyOf` gives the sort key the next cursor resumes after.
+ * The page also ends early when the next item would take it past the byte budget. `keyOf` gives the
+ * sort key the next cursor resumes after.
  */
 export function toPage<R, T>(
   list: string,
@@ -76,10 +108,10 @@ export function toPage<R, T>(
   size: number,
   keyOf: (row: R) => CursorKey,
   present: (row: R) => T,
+  budget = PAGE_BYTE_BUDGET,
 ): Page<T> {
-  const hasMore = rows.length > size;
-  const served = hasMore ? rows.slice(0, size) : rows;
-  const page: Page<T> = { data: served.map(present), has_more: hasMore };
-  if (hasMore) page.next_cursor = encodeCursor(list, keyOf(served[served.length - 1]));
+  const { items, hasMore } = fitPage(rows.slice(0, size).map(present), size, rows.length > size, budget);
+  const page: Page<T> = { data: items, has_more: hasMore };
+  if (hasMore) page.next_cursor = encodeCursor(list, keyOf(rows[items.length - 1]));
   return page;
 }

@@ -1,3 +1,4 @@
+import { PipeTransform } from '@nestjs/common';
 import { ClassConstructor, plainToInstance } from 'class-transformer';
 import { ValidationError, validateSync } from 'class-validator';
 import { DomainError, ErrorCode, FieldIssue } from './errors';
@@ -55,4 +56,16 @@ export function validateInput<T extends object>(type: ClassConstructor<T>, input
   });
   if (errors.length) throw validationFailed(flatten(errors));
   return instance;
+}
+
+/** `validateInput` as a Nest pipe: `@Payload('body', new InputPipe(CreateContactDto)) body: CreateContactDto`. */
+export class InputPipe<T extends object> implements PipeTransform<unknown, T> {
+  constructor(
+    private readonly type: ClassConstructor<T>,
+    private readonly what = 'request body',
+  ) {}
+
+  transform(value: unknown): T {
+    return validateInput(this.type, value, this.what);
+  }
 }

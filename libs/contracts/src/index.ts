@@ -6,3 +6,4 @@ export * from './rpc';
 export * from './subjects';
 export * from './webhooks';
 export * from './schema';
+export * from './event-log/list-events.query';

@@ -8,6 +8,8 @@ export interface RequestContext {
   request_id: string;
   key_id?: string;
   scope?: ApiScope;
+  /** The team member the key belongs to, when it has one. */
+  user_id?: string;
 }
 
 /** What the gateway sends for one HTTP request: path parameters, query, body, caller. */
@@ -99,6 +101,15 @@ export const TasksRpc = {
   Delete: 'contacts.tasks.delete',
 } as const;
 
+/** Team members; the contacts service owns them (see docs/users.md). */
+export const UsersRpc = {
+  Create: 'contacts.users.create',
+  List: 'contacts.users.list',
+  Get: 'contacts.users.get',
+  Update: 'contacts.users.update',
+  Delete: 'contacts.users.delete',
+} as const;
+
 /** Custom object types, and custom fields of built-in objects (`/objects/:slug` where slug is e.g. contacts). */
 export const ObjectTypesRpc = {
   Create: 'contacts.objects.create',
@@ -122,7 +133,7 @@ export const ObjectRecordsRpc = {
  * contracts (libs/contracts/src/<service>/).
  */
 export const ContactsInternalRpc = {
-  /** Which of the given contact and company ids exist, with their display names. */
+  /** Which of the given contact, company and user ids exist, with their display names. */
   Resolve: 'contacts.internal.resolve',
 } as const;
 
@@ -134,3 +145,8 @@ export const DealsInternalRpc = {
   /** Which of the given deal ids exist, with their names. */
   Resolve: 'deals.internal.resolve',
 } as const;
+
+/** A service-to-service request: the caller's context and a body, no path or query. */
+export function internalRequest<B>(ctx: RequestContext, body: B): RpcRequest<B> {
+  return { ctx, params: {}, query: {}, body };
+}

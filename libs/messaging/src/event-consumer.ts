@@ -1,6 +1,7 @@
 import { Logger } from '@crm/common';
 import { DomainEvent, eventStreamName, eventSubject } from '@crm/contracts';
 import { AckPolicy, ConsumerConfig, DeliverPolicy, JsMsg, NatsConnection, nanos } from 'nats';
+import { handleOrPark, retryUntilDone, RetryPolicy, StoppedWhileRetrying } from './dead-events/bounded-handling';
 import { ensureEventStream } from './jetstream';
 import { decodeJson } from './nats';
 
@@ -16,6 +17,12 @@ export interface DurableConsumerOptions {
   types?: string[];
   /** Called with events in stream order; must be idempotent (redelivery after a crash is possible). */
   handle: (events: DomainEvent[]) => Promise<void>;
+  /**
+   * Records an event `handle` still failed on after `retry.maxAttempts` tries; the consumer then
+   * acknowledges it and goes on. Without it a failing event is retried until it succeeds.
+   */
+  park?: (event: DomainEvent, err: unknown, attempts: number) => Promise<void>;
+  retry?: RetryPolicy;
   logger: Logger;
   batchSize?: number;
   /** How long one fetch waits for messages before returning an empty batch. */
@@ -24,8 +31,9 @@ export interface DurableConsumerOptions {
 
 /**
  * Pulls a durable JetStream consumer in batches and acknowledges a batch only after `handle`
- * resolved, i.e. after the caller committed. A failing batch is retried in place with backoff before
- * anything newer is fetched, so events are handled in stream order even across failures.
+ * resolved, i.e. after the caller committed. A failing batch is retried in place, event by event with
+ * backoff, before anything newer is fetched, so events are handled in stream order even across
+ * failures; an event that fails `retry.maxAttempts` times is parked and the rest go on.
  */
 export class DurableEventConsumer {
   private running = false;
@@ -54,6 +62,35 @@ export class DurableEventConsumer {
         resolve();
       };
     });
+  }
+
+  /** Keeps the batch's messages from being redelivered while it is retried; resolves false once stopping. */
+  private async pause(ms: number, messages: JsMsg[]): Promise<boolean> {
+    for (const m of messages) m.working();
+    if (this.running) await this.sleep(ms);
+    return this.running;
+  }
+
+  private async handleBatch(events: DomainEvent[], messages: JsMsg[]): Promise<void> {
+    const { handle, park, durable, logger } = this.options;
+    const warn = (err: unknown) => logger.warn({ err: (err as Error).message, durable }, 'event consumer could not handle a batch; retrying');
+    if (park && this.options.retry) {
+      const pause = (ms: number) => this.pause(ms, messages);
+      await handleOrPark(events, handle, (event, err, attempts) => retryUntilDone(() => park(event, err, attempts), pause, warn), this.options.retry, pause, warn);
+      return;
+    }
+    let backoff = 100;
+    for (;;) {
+      try {
+        await handle(events);
+        return;
+      } catch (err) {
+        if (!this.running) throw new StoppedWhileRetrying();
+        warn(err);
+        if (!(await this.pause(backoff, messages))) throw new StoppedWhileRetrying();
+        backoff = Math.min(backoff * 2, 5000);
+      }
+    }
   }
 
   private async ensureConsumer(): Promise<void> {
@@ -95,19 +132,7 @@ export class DurableEventConsumer {
         if (!messages.length) continue;
         const wanted = this.options.types?.length ? new Set(this.options.types) : undefined;
         const events = messages.map((m) => decodeJson<DomainEvent>(m.data)).filter((e) => !wanted || wanted.has(e.type));
-        for (;;) {
-          if (!events.length) break;
-          try {
-            await this.options.handle(events);
-            break;
-          } catch (err) {
-            if (!this.running) return;
-            logger.warn({ err: (err as Error).message, durable }, 'event consumer could not handle a batch; retrying');
-            for (const m of messages) m.working();
-            await this.sleep(backoff);
-            backoff = Math.min(backoff * 2, 5000);
-          }
-        }
+        await this.handleBatch(events, messages);
         backoff = 100;
         await Promise.all(messages.map((m) => m.ackAck().catch(() => false)));
       } catch (err) {

@@ -1,6 +1,7 @@
 import { Logger } from '@crm/common';
 import { DomainEvent, eventStreamName } from '@crm/contracts';
 import { ConsumerMessages, DeliverPolicy, JsMsg, NatsConnection } from 'nats';
+import { handleOrPark, RetryPolicy } from './dead-events/bounded-handling';
 import { ensureEventStream } from './jetstream';
 import { decodeJson } from './nats';
 
@@ -22,6 +23,13 @@ export interface EventStreamReaderOptions {
    * transaction as its effects, and skip events at or below the stored checkpoint.
    */
   handle: (events: SequencedEvent[]) => Promise<void>;
+  /**
+   * Records an event `handle` still failed on after `retry.maxAttempts` tries, and moves the checkpoint
+   * to its `seq`, in one transaction; reading then goes on after it. Without it a failing event is
+   * retried (from the checkpoint) until it succeeds.
+   */
+  park?: (item: SequencedEvent, err: unknown, attempts: number) => Promise<void>;
+  retry?: RetryPolicy;
   logger: Logger;
   batchSize?: number;
   /** A partial batch is handled once no message has arrived for this long. */
@@ -35,7 +43,9 @@ const STOP = Symbol('stop');
  * Reads the event stream in strict order from a checkpoint the owner keeps in its own database, with
  * an ordered JetStream consumer. Progress lives with the data it produced, so a crash at any point
  * resumes exactly after the last committed event: nothing is skipped, nothing is applied twice, and no
- * redelivery timer can reorder events. On any failure the reader restarts from the checkpoint.
+ * redelivery timer can reorder events. A batch that fails is retried event by event; one that keeps
+ * failing is parked (when the owner parks) and reading goes on. On any other failure the reader
+ * restarts from the checkpoint.
  */
 export class EventStreamReader {
   private running = false;
@@ -96,6 +106,15 @@ export class EventStreamReader {
     }
   }
 
+  private async handle(batch: SequencedEvent[]): Promise<void> {
+    const { handle, park, retry, logger, name } = this.options;
+    if (!park || !retry) return handle(batch);
+    const pause = async (ms: number) => (await Promise.race([this.sleep(ms), this.stopSignal])) === IDLE && this.running;
+    const warn = (err: unknown, attempt: number) => logger.warn({ err: (err as Error).message, reader: name, attempt }, 'event reader could not handle events; retrying');
+    // A park that fails (its database is down) fails the read: it restarts from the checkpoint.
+    await handleOrPark(batch, handle, park, retry, pause, warn);
+  }
+
   private async readFromCheckpoint(): Promise<void> {
     const { nc, namespace } = this.options;
     const batchSize = this.options.batchSize ?? 500;
@@ -119,7 +138,7 @@ export class EventStreamReader {
       ]);
       if (outcome === STOP) return;
       if (outcome === IDLE) {
-        await this.options.handle(batch);
+        await this.handle(batch);
         batch = [];
         continue;
       }
@@ -127,7 +146,7 @@ export class EventStreamReader {
       batch.push({ seq: outcome.value.seq, event: decodeJson<DomainEvent>(outcome.value.data) });
       next = iterator.next();
       if (batch.length >= batchSize) {
-        await this.options.handle(batch);
+        await this.handle(batch);
         batch = [];
       }
     }

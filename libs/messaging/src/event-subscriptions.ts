@@ -1,6 +1,7 @@
 import { DomainEvent } from '@crm/contracts';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { NatsConnection } from 'nats';
+import { DeadEvents } from './dead-events/dead-events.service';
 import { DurableEventConsumer } from './event-consumer';
 import { MESSAGING_OPTIONS, MessagingOptions } from './messaging.options';
 import { NATS_CONNECTION } from './nats';
@@ -27,10 +28,13 @@ export class EventSubscriptions implements OnApplicationBootstrap, OnApplication
   constructor(
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(MESSAGING_OPTIONS) private readonly options: MessagingOptions,
+    private readonly deadEvents: DeadEvents,
   ) {}
 
+  /** Declares a durable consumer; an event it cannot handle is parked as dead under its durable name. */
   durable(subscription: DurableSubscription): void {
     this.declared.push(subscription);
+    this.deadEvents.register(subscription.durable, (event) => subscription.handle([event]));
   }
 
   onApplicationBootstrap(): void {
@@ -41,6 +45,8 @@ export class EventSubscriptions implements OnApplicationBootstrap, OnApplication
         durable,
         types,
         handle,
+        park: (event, error, attempts) => this.deadEvents.park({ consumer: durable, event, error, attempts }),
+        retry: this.deadEvents.policy,
         logger: this.options.logger,
       });
       consumer.start();

@@ -1,3 +1,7 @@
+export * from './dead-events/bounded-handling';
+export * from './dead-events/dead-event.store';
+export * from './dead-events/dead-events.migration';
+export * from './dead-events/dead-events.service';
 export * from './event-consumer';
 export * from './event-stream-reader';
 export * from './event-subscriptions';
@@ -8,5 +12,5 @@ export * from './nats';
 export * from './outbox/outbox.migration';
 export * from './outbox/outbox.relay';
 export * from './outbox/outbox.service';
-export * from './rpc-client';
-export * from './rpc-server';
+export * from './rpc';
+export * from './dead-events/dead-events.cli';

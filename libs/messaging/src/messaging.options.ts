@@ -1,12 +1,12 @@
 import type { Logger } from '@crm/common';
 import type { ServiceName } from '@crm/contracts';
+import type { RetryPolicy } from './dead-events/bounded-handling';
 
 export const MESSAGING_OPTIONS = Symbol('MESSAGING_OPTIONS');
 
 export interface MessagingOptions {
   service: ServiceName;
   namespace: string;
-  rpcTimeoutMs: number;
   logger: Logger;
   /** Connection string of the service's database; the outbox relay listens for commits on it. */
   databaseUrl: string;
@@ -16,4 +16,8 @@ export interface MessagingOptions {
   outboxPollMs?: number;
   /** How long JetStream keeps events for consumers that fell behind (the log itself is kept by the events service). */
   streamMaxAgeSeconds?: number;
+  /** How often a consumer tries an event before parking it as dead, and the waits in between. */
+  eventRetry?: Partial<RetryPolicy>;
+  /** How often the service looks for parked events an operator asked to retry. */
+  deadEventPollMs?: number;
 }

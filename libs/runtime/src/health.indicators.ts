@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
+import { DeadEvents } from '@crm/messaging';
 import { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 
@@ -34,6 +35,21 @@ export class DependencyHealth {
       if (nc.isClosed()) throw new Error('connection closed');
       await withTimeout(nc.flush(), timeoutMs, 'NATS');
       return check.up();
+    } catch (err) {
+      return check.down({ message: (err as Error).message });
+    }
+  }
+
+  /**
+   * Events the consumers parked as dead, per consumer. Parked events need an operator but do not stop
+   * the service, so this stays up; it is down only when the count cannot be read.
+   */
+  async deadEvents(deadEvents: DeadEvents, timeoutMs = 1000) {
+    const check = this.indicators.check('dead_events');
+    try {
+      const byConsumer = await withTimeout(deadEvents.counts(), timeoutMs, 'PostgreSQL');
+      const parked = Object.values(byConsumer).reduce((a, b) => a + b, 0);
+      return check.up({ parked, consumers: byConsumer });
     } catch (err) {
       return check.down({ message: (err as Error).message });
     }

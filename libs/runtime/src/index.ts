@@ -1,2 +1,3 @@
 export * from './health.indicators';
 export * from './service-app';
+export * from './rpc-health.controller';

@@ -1,6 +1,6 @@
 import { createLogger, DatabaseSpec, dataSourceOptions, loadServiceConfig, Logger, NestPinoLogger, openDatabase, ServiceConfig } from '@crm/common';
 import { RpcServiceName } from '@crm/contracts';
-import { connectNats, MessagingModule, NATS_CONNECTION } from '@crm/messaging';
+import { connectNats, CRM_RPC, DeadEvents, CrmNatsClient, crmRpcClients, CrmNatsServer, MessagingModule, NATS_CONNECTION, RpcErrorFilter } from '@crm/messaging';
 import { Controller, DynamicModule, Get, Inject, INestApplication, Module, ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
@@ -8,15 +8,17 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 import { DependencyHealth } from './health.indicators';
+import { rpcHealthController } from './rpc-health.controller';
 
 export const SERVICE_CONFIG = Symbol('SERVICE_CONFIG');
 export const LOGGER = Symbol('LOGGER');
 
+/** What makes one NATS service: its name, its database, its feature modules. Each app declares one in `<app>.app.ts`. */
 export interface ServiceDefinition {
   service: RpcServiceName;
   defaultHealthPort: number;
   database: Omit<DatabaseSpec, 'url' | 'schema'>;
-  /** The feature modules of the service. */
+  /** The feature modules of the service; their controllers' @MessagePattern methods answer requests. */
   imports: ModuleMetadata['imports'];
   /** Extra settings read from the environment, provided under the returned token. */
   settings?: { token: symbol | string; load: (env: Record<string, string | undefined>) => unknown };
@@ -40,12 +42,17 @@ class ServiceHealthController {
     private readonly dependencies: DependencyHealth,
     private readonly dataSource: DataSource,
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    private readonly deadEvents: DeadEvents,
   ) {}
 
   @Get()
   @HealthCheck()
   check() {
-    return this.health.check([() => this.dependencies.database(this.dataSource), () => this.dependencies.nats(this.nc)]);
+    return this.health.check([
+      () => this.dependencies.database(this.dataSource),
+      () => this.dependencies.nats(this.nc),
+      () => this.dependencies.deadEvents(this.deadEvents),
+    ]);
   }
 }
 
@@ -53,9 +60,9 @@ class ServiceHealthController {
 class ServiceRootModule {}
 
 /**
- * Starts one NATS service: validates configuration, prepares its database schema and migrations,
- * connects to NATS, starts answering requests and relaying its outbox, and serves GET /health on
- * HEALTH_PORT for readiness and liveness probes.
+ * Starts one NATS service as a NestJS hybrid application: validates configuration, prepares its database
+ * schema and migrations, connects to NATS, answers requests through @nestjs/microservices (CrmNatsServer),
+ * relays its outbox to JetStream, and serves GET /health on HEALTH_PORT.
  */
 export async function startService(definition: ServiceDefinition, env: Record<string, string | undefined> = process.env): Promise<RunningService> {
   const config = loadServiceConfig(env, definition.defaultHealthPort);
@@ -77,18 +84,18 @@ export async function startService(definition: ServiceDefinition, env: Record<st
       TypeOrmModule.forRootAsync({ useFactory: () => dataSourceOptions(spec), dataSourceFactory: async () => dataSource }),
       MessagingModule.forRoot({
         nc,
-        serveRpc: true,
         service: definition.service,
         namespace: config.namespace,
-        rpcTimeoutMs: config.rpcTimeoutMs,
         logger,
         databaseUrl: config.databaseUrl,
         schema: definition.service,
+        eventRetry: { maxAttempts: config.eventMaxAttempts },
       }),
+      crmRpcClients({ servers: config.natsUrl, name: `crm-${definition.service}-client`, namespace: config.namespace, timeoutMs: config.rpcTimeoutMs }),
       TerminusModule,
       ...(definition.imports ?? []),
     ],
-    controllers: [ServiceHealthController],
+    controllers: [ServiceHealthController, rpcHealthController(definition.service)],
     providers: [
       DependencyHealth,
       { provide: SERVICE_CONFIG, useValue: config },
@@ -100,7 +107,20 @@ export async function startService(definition: ServiceDefinition, env: Record<st
   };
 
   const app = await NestFactory.create(root, { logger: new NestPinoLogger(logger), abortOnError: false });
-  await app.listen(config.healthPort, config.healthHost);
+  const rpcServer = new CrmNatsServer({ servers: config.natsUrl, namespace: config.namespace, service: definition.service, logger });
+  // Registered before the microservice connects, which builds its handlers at once and inherits this config.
+  app.useGlobalFilters(new RpcErrorFilter(logger, app.getHttpAdapter()));
+  app.connectMicroservice({ strategy: rpcServer }, { inheritAppConfig: true });
+  try {
+    await app.get<CrmNatsClient>(CRM_RPC).connect();
+    await app.startAllMicroservices();
+    await app.listen(config.healthPort, config.healthHost);
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    await nc.close().catch(() => undefined);
+    if (dataSource.isInitialized) await dataSource.destroy();
+    throw err;
+  }
   const address = app.getHttpServer().address() as { port: number };
   const healthUrl = `http://127.0.0.1:${address.port}/health`;
   logger.info({ healthUrl, namespace: config.namespace }, `${definition.service} service ready`);
@@ -116,6 +136,9 @@ export async function startService(definition: ServiceDefinition, env: Record<st
     async close() {
       if (closed) return;
       closed = true;
+      // Stop taking requests and let the ones in flight answer while the database is still open; Nest
+      // would otherwise close the microservice only after the shutdown hooks have closed TypeORM.
+      await rpcServer.drain();
       await app.close();
       await nc.drain().catch(() => undefined);
       if (dataSource.isInitialized) await dataSource.destroy();

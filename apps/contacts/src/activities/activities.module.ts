@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DealDirectory } from '../shared/references';
-import { ActivitiesHandler } from './activities.handler';
+import { ActivitiesController } from './activities.controller';
 import { ActivitiesService } from './activities.service';
 
-@Module({ providers: [ActivitiesService, ActivitiesHandler, DealDirectory] })
+@Module({ controllers: [ActivitiesController], providers: [ActivitiesService, DealDirectory] })
 export class ActivitiesModule {}

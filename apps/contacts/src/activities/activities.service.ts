@@ -1,4 +1,4 @@
-import { decodeCursor, DomainError, IdPrefix, isForeignKeyViolation, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isForeignKeyViolation, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
 import {
   ActivityEventData,
   ActivitySummaryView,
@@ -14,7 +14,6 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { NOW_MS } from '../shared/sql';
-import { diffFields, FieldSpec } from '../shared/field-changes';
 import { DealDirectory, requireContact } from '../shared/references';
 import { Activity } from './activity.entity';
 import { activityEventData, presentActivity, presentActivitySummary } from './activity.presenter';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { CaptureHandler } from './capture.handler';
+import { CaptureController } from './capture.controller';
 import { CaptureService } from './capture.service';
 
-@Module({ providers: [CaptureService, CaptureHandler] })
+@Module({ controllers: [CaptureController], providers: [CaptureService] })
 export class CaptureModule {}

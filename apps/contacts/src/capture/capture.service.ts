@@ -1,4 +1,4 @@
-import { IdPrefix, newId } from '@crm/common';
+import { canonicalJson, diffFields, IdPrefix, newId } from '@crm/common';
 import { CaptureContactDto, CaptureView, ContactCreatedData, ContactsLimits, ContactUpdatedData, EventType } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
@@ -6,7 +6,6 @@ import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Contact } from '../contacts/contact.entity';
 import { CONTACT_FIELDS } from '../contacts/contacts.service';
-import { canonicalJson, diffFields } from '../shared/field-changes';
 import { NOW_MS } from '../shared/sql';
 
 /** The captured fields a capture may fill in; it never overwrites a value already there. */

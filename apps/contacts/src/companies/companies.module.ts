@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { CompaniesHandler } from './companies.handler';
+import { CompaniesController } from './companies.controller';
 import { CompaniesService } from './companies.service';
 
-@Module({ providers: [CompaniesService, CompaniesHandler] })
+@Module({ controllers: [CompaniesController], providers: [CompaniesService] })
 export class CompaniesModule {}

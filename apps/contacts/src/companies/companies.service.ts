@@ -1,4 +1,4 @@
-import { decodeCursor, DomainError, IdPrefix, isId, isUniqueViolation, newId, Page, pageSize, returnedRows, toPage } from '@crm/common';
+import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isId, isUniqueViolation, newId, Page, pageSize, returnedRows, toPage } from '@crm/common';
 import {
   CompanyCreatedData,
   CompanyDeletedData,
@@ -17,7 +17,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { FieldEnforcer } from '../objects/field-enforcer';
 import { NOW_MS } from '../shared/sql';
-import { diffFields, FieldSpec, likePattern } from '../shared/field-changes';
+import { likePattern } from '../shared/field-changes';
 import { Company } from './company.entity';
 import { presentCompany } from './company.presenter';
 

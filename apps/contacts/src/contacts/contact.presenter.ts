@@ -1,6 +1,8 @@
 import type { ContactSummaryView, ContactView, RelatedSummary } from '@crm/contracts';
 import { Company } from '../companies/company.entity';
 import { iso } from '../shared/field-changes';
+import { User } from '../users/user.entity';
+import { ownerSummary } from '../users/user.presenter';
 import { Contact } from './contact.entity';
 
 /** How a contact is named wherever another record refers to it. */
@@ -21,16 +23,11 @@ export function presentContactSummary(contact: Contact): ContactSummaryView {
   };
 }
 
-/** Users have no records of their own yet, so an owner is named by its identifier. */
-function ownerSummary(ownerId: string | null): RelatedSummary | null {
-  return ownerId ? { type: 'user', id: ownerId, name: ownerId } : null;
-}
-
 function companySummary(company: Company | null): RelatedSummary | null {
   return company ? { type: 'company', id: company.id, name: company.name } : null;
 }
 
-export function presentContact(contact: Contact, company: Company | null): ContactView {
+export function presentContact(contact: Contact, company: Company | null, owner: User | null): ContactView {
   return {
     id: contact.id,
     email: contact.email,
@@ -48,15 +45,15 @@ export function presentContact(contact: Contact, company: Company | null): Conta
     icp_scored_at: iso(contact.icpScoredAt),
     metadata: contact.metadata ?? {},
     custom_fields: contact.customFields ?? {},
-    relationships: { company: companySummary(company), owner: ownerSummary(contact.ownerId) },
+    relationships: { company: companySummary(company), owner: ownerSummary(contact.ownerId, owner) },
     created_at: contact.createdAt.toISOString(),
     updated_at: contact.updatedAt.toISOString(),
   };
 }
 
 /** `{data, included}`: the full contact and the summaries of the records it points to. */
-export function presentContactWithIncluded(contact: Contact, company: Company | null): { data: ContactView; included: RelatedSummary[] } {
-  const data = presentContact(contact, company);
+export function presentContactWithIncluded(contact: Contact, company: Company | null, owner: User | null): { data: ContactView; included: RelatedSummary[] } {
+  const data = presentContact(contact, company, owner);
   const included = [data.relationships.company, data.relationships.owner].filter((r): r is RelatedSummary => r !== null);
   return { data, included };
 }

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { ContactsDirectoryHandler } from './contacts-directory.handler';
-import { ContactsHandler } from './contacts.handler';
+import { ContactsDirectoryController } from './contacts-directory.controller';
+import { ContactsController } from './contacts.controller';
 import { ContactsService } from './contacts.service';
 
 @Module({
-  providers: [ContactsService, ContactsHandler, ContactsDirectoryHandler],
+  controllers: [ContactsController, ContactsDirectoryController], providers: [ContactsService],
   exports: [ContactsService],
 })
 export class ContactsModule {}

@@ -1,4 +1,4 @@
-import { decodeCursor, DomainError, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import { canonicalJson, decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
 import {
   ContactCreatedData,
   ContactsLimits,
@@ -16,17 +16,21 @@ import {
   ReassignContactRequest,
   RequestContext,
   UpdateContactDto,
+  internalRequest,
 } from '@crm/contracts';
-import { OutboxService, RpcClient } from '@crm/messaging';
-import { Injectable } from '@nestjs/common';
+import { CRM_RPC, OutboxService } from '@crm/messaging';
+import { Inject, Injectable } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Company } from '../companies/company.entity';
 import { CONTACT_SEARCH_TEXT } from '../database/migrations/1763800001100-create-contacts';
-import { canonicalJson, diffFields, FieldSpec, likePattern } from '../shared/field-changes';
-import { requireCompany } from '../shared/references';
+import { likePattern } from '../shared/field-changes';
+import { requireCompany, requireUser } from '../shared/references';
 import { NOW_MS } from '../shared/sql';
 import { FieldEnforcer } from '../objects/field-enforcer';
+import { User } from '../users/user.entity';
 import { WorkLinks } from '../work-links/work-links.service';
 import { Contact } from './contact.entity';
 import { presentContactSummary } from './contact.presenter';
@@ -60,6 +64,7 @@ const ICP_FIELDS = CONTACT_FIELDS.filter((f) => f.api.startsWith('icp_'));
 export interface ContactWithCompany {
   contact: Contact;
   company: Company | null;
+  owner: User | null;
 }
 
 function emptyValue(value: unknown): boolean {
@@ -71,7 +76,7 @@ export class ContactsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
-    private readonly rpc: RpcClient,
+    @Inject(CRM_RPC) private readonly rpc: ClientProxy,
     private readonly links: WorkLinks,
     private readonly customFields: FieldEnforcer,
   ) {}
@@ -81,6 +86,7 @@ export class ContactsService {
     try {
       return await this.dataSource.transaction(async (m) => {
         if (dto.company_id) await requireCompany(m, dto.company_id);
+        if (dto.owner_id) await requireUser(m, dto.owner_id);
         const customFields = await this.customFields.builtInValues(m, ctx, 'contacts', id, dto.custom_fields);
         const scored = dto.icp_score !== undefined && dto.icp_score !== null;
         await m.insert(Contact, {
@@ -133,7 +139,7 @@ export class ContactsService {
 
   async get(id: string): Promise<ContactWithCompany> {
     const contact = await this.find(this.dataSource.manager, id);
-    return { contact, company: await this.companyOf(this.dataSource.manager, contact) };
+    return { contact, ...(await this.relatedOf(this.dataSource.manager, contact)) };
   }
 
   async update(ctx: RequestContext, id: string, dto: UpdateContactDto): Promise<ContactWithCompany> {
@@ -148,12 +154,13 @@ export class ContactsService {
         }
         input.custom_fields = await this.customFields.builtInValues(m, ctx, 'contacts', id, dto.custom_fields, contact.customFields ?? {});
         const { set, changes } = diffFields(contact, input, CONTACT_FIELDS);
-        if (!changes.changed.length) return { contact, company: await this.companyOf(m, contact) };
+        if (!changes.changed.length) return { contact, ...(await this.relatedOf(m, contact)) };
         if (set.companyId) await requireCompany(m, set.companyId);
+        if (set.ownerId) await requireUser(m, set.ownerId);
         await m.update(Contact, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Contact>);
         const updated = await m.findOneByOrFail(Contact, { id });
         await this.outbox.append<ContactUpdatedData>(m, EventType.ContactUpdated, { contact_id: id, ...changes });
-        return { contact: updated, company: await this.companyOf(m, updated) };
+        return { contact: updated, ...(await this.relatedOf(m, updated)) };
       });
     } catch (err) {
       throw await this.translateWriteError(err, dto.email, dto.company_id ?? undefined);
@@ -176,9 +183,13 @@ export class ContactsService {
   }
 
   /**
-   * Merges `loser` into `winner`. Deals move first, over NATS, while both contacts are locked: if that
-   * fails nothing here has changed and the error is returned. If this transaction fails after the deals
-   * moved, retrying the merge completes it, because moving deals again is a no-op.
+   * Merges `loser` into `winner`. Deals move first, over NATS, before anything here is locked: if that
+   * fails nothing here has changed and the error is returned, and no contact row stays locked for the
+   * length of a remote call. Then one transaction locks both contacts, moves activities and tasks, fills
+   * the winner and deletes the loser with `contact.deleted {merged_into}`. That event is the merge's
+   * record: the deals service moves any deal still on the loser (one linked while the merge ran) when it
+   * consumes it, idempotently. If the transaction fails after the deals moved, retrying the merge
+   * completes it, because moving deals again is a no-op.
    */
   async merge(ctx: RequestContext, dto: MergeContactsDto): Promise<ContactWithCompany> {
     if (dto.winner_id === dto.loser_id) {
@@ -186,6 +197,10 @@ export class ContactsService {
     }
     if (!isId(dto.winner_id, IdPrefix.Contact)) throw DomainError.notFound('contact', dto.winner_id);
     if (!isId(dto.loser_id, IdPrefix.Contact)) throw DomainError.notFound('contact', dto.loser_id);
+    await this.bothExist(dto.winner_id, dto.loser_id);
+    const reassign: ReassignContactRequest = { from_contact_id: dto.loser_id, to_contact_id: dto.winner_id };
+    await firstValueFrom(this.rpc.send<ReassignContactReply>(DealsInternalRpc.ReassignContact, internalRequest(ctx, reassign)));
+
     return this.dataSource.transaction(async (m) => {
       // Both rows, locked in id order so two opposite merges cannot deadlock.
       const locked = await m
@@ -200,9 +215,6 @@ export class ContactsService {
       if (!winner) throw DomainError.notFound('contact', dto.winner_id);
       if (!loser) throw DomainError.notFound('contact', dto.loser_id);
 
-      const reassign: ReassignContactRequest = { from_contact_id: loser.id, to_contact_id: winner.id };
-      await this.rpc.request<ReassignContactReply>(DealsInternalRpc.ReassignContact, { ctx, params: {}, query: {}, body: reassign });
-
       await this.links.move(m, loser.id, winner.id);
       const { set, changes } = diffFields(winner, this.fillFromLoser(winner, loser), CONTACT_FIELDS);
       await m.delete(Contact, { id: loser.id });
@@ -212,15 +224,23 @@ export class ContactsService {
         await this.outbox.append<ContactUpdatedData>(m, EventType.ContactUpdated, { contact_id: winner.id, ...changes });
       }
       const merged = await m.findOneByOrFail(Contact, { id: winner.id });
-      return { contact: merged, company: await this.companyOf(m, merged) };
+      return { contact: merged, ...(await this.relatedOf(m, merged)) };
     });
+  }
+
+  /** 404 for the first of the two that does not exist, before the deals service is asked anything. */
+  private async bothExist(winnerId: string, loserId: string): Promise<void> {
+    const rows: Array<{ id: string }> = await this.dataSource.query(`SELECT id FROM contacts WHERE id = ANY($1::text[])`, [[winnerId, loserId]]);
+    const found = new Set(rows.map((r) => r.id));
+    if (!found.has(winnerId)) throw DomainError.notFound('contact', winnerId);
+    if (!found.has(loserId)) throw DomainError.notFound('contact', loserId);
   }
 
   /** GET /contacts/:id/deals: the contact must exist here; its deals are listed by the deals service. */
   async listDeals(ctx: RequestContext, id: string, query: PageQuery): Promise<Page<DealSummary>> {
     await this.find(this.dataSource.manager, id);
     const body: ListDealsForContactRequest = { contact_id: id, cursor: query.cursor, limit: query.limit };
-    return this.rpc.request<Page<DealSummary>>(DealsInternalRpc.ListForContact, { ctx, params: {}, query: {}, body });
+    return firstValueFrom(this.rpc.send<Page<DealSummary>>(DealsInternalRpc.ListForContact, internalRequest(ctx, body)));
   }
 
   /** Throws 404 unless the contact exists; `lock` holds it until the transaction ends. */
@@ -231,8 +251,12 @@ export class ContactsService {
     return contact;
   }
 
-  private async companyOf(m: EntityManager, contact: Contact): Promise<Company | null> {
-    return contact.companyId ? m.findOneBy(Company, { id: contact.companyId }) : null;
+  private async relatedOf(m: EntityManager, contact: Contact): Promise<Omit<ContactWithCompany, 'contact'>> {
+    const [company, owner] = await Promise.all([
+      contact.companyId ? m.findOneBy(Company, { id: contact.companyId }) : null,
+      contact.ownerId ? m.findOneBy(User, { id: contact.ownerId }) : null,
+    ]);
+    return { company, owner };
   }
 
   /** The merge input: each field empty on the winner takes the loser's value; metadata keys only the winner lacks. */

@@ -1,16 +1,18 @@
-import { CreateOutbox1763800000000 } from '@crm/messaging';
+import { CreateDeadEvents1763900000000, CreateOutbox1763800000000 } from '@crm/messaging';
 import { Activity } from '../activities/activity.entity';
 import { Company } from '../companies/company.entity';
 import { Contact } from '../contacts/contact.entity';
 import { BuiltInCustomFields, ObjectRecord, ObjectType } from '../objects/object-type.entity';
 import { Task } from '../tasks/task.entity';
+import { User } from '../users/user.entity';
 import { CreateCompanies1763800001000 } from './migrations/1763800001000-create-companies';
 import { CreateContacts1763800001100 } from './migrations/1763800001100-create-contacts';
 import { CreateActivities1763800001200 } from './migrations/1763800001200-create-activities';
 import { CreateTasks1763800001300 } from './migrations/1763800001300-create-tasks';
 import { CreateCustomObjects1763800001400 } from './migrations/1763800001400-create-custom-objects';
+import { CreateUsers1763900000100 } from './migrations/1763900000100-create-users';
 
-export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields];
+export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User];
 export const contactsMigrations = [
   CreateOutbox1763800000000,
   CreateCompanies1763800001000,
@@ -18,4 +20,6 @@ export const contactsMigrations = [
   CreateActivities1763800001200,
   CreateTasks1763800001300,
   CreateCustomObjects1763800001400,
+  CreateDeadEvents1763900000000,
+  CreateUsers1763900000100,
 ];

@@ -10,9 +10,12 @@ import {
   ResolveDealsRequest,
   ValidationWarning,
   valuesSizeProblem,
+  internalRequest,
 } from '@crm/contracts';
-import { RpcClient } from '@crm/messaging';
-import { Injectable } from '@nestjs/common';
+import { CRM_RPC } from '@crm/messaging';
+import { Inject, Injectable } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
 import { EntityManager } from 'typeorm';
 import { BuiltInCustomFields } from './object-type.entity';
 
@@ -47,7 +50,7 @@ const LOCAL_TABLES: Record<string, string> = { contacts: 'contacts', companies: 
  */
 @Injectable()
 export class FieldEnforcer {
-  constructor(private readonly rpc: RpcClient) {}
+  constructor(@Inject(CRM_RPC) private readonly rpc: ClientProxy) {}
 
   /**
    * The `custom_fields` to store for a contact or company write, checked against the object's custom field
@@ -115,7 +118,7 @@ export class FieldEnforcer {
   private async existing(m: EntityManager, ctx: RequestContext, target: string, ids: string[]): Promise<Set<string>> {
     if (target === 'deals') {
       const body: ResolveDealsRequest = { deal_ids: ids };
-      const reply = await this.rpc.request<ResolveDealsReply>(DealsInternalRpc.Resolve, { ctx, params: {}, query: {}, body });
+      const reply = await firstValueFrom(this.rpc.send<ResolveDealsReply>(DealsInternalRpc.Resolve, internalRequest(ctx, body)));
       return new Set(reply.deals.map((d) => d.id));
     }
     const table = LOCAL_TABLES[target];

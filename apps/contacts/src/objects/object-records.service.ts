@@ -1,4 +1,4 @@
-import { decodeCursor, DomainError, ErrorCode, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import { canonicalJson, decodeCursor, DomainError, ErrorCode, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
 import {
   EventType,
   ObjectRecordEventData,
@@ -12,7 +12,6 @@ import { OutboxService } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { canonicalJson } from '../shared/field-changes';
 import { NOW_MS } from '../shared/sql';
 import { archivedObject, FieldEnforcer, withoutNulls } from './field-enforcer';
 import { ObjectRecord, ObjectType } from './object-type.entity';
@@ -93,6 +92,7 @@ export class ObjectRecordsService {
         store: { kind: 'record', objectTypeId: type.id, recordId: id },
         path: 'values',
       });
+      // Values are JSON as stored: 1 and "1" differ here, key order does not.
       const changed = Object.keys(sent).filter((k) => canonicalJson(record.values[k] ?? null) !== canonicalJson(sent[k]));
       if (!changed.length) return { record, type, warnings };
       await m.update(ObjectRecord, { id }, { values, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<ObjectRecord>);

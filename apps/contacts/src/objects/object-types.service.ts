@@ -1,4 +1,4 @@
-import { decodeCursor, DomainError, ErrorCode, FieldIssue, IdPrefix, isUniqueViolation, newId, Page, pageSize, toPage, validationFailed } from '@crm/common';
+import { decodeCursor, diffFields, DomainError, ErrorCode, FieldIssue, FieldSpec, IdPrefix, isUniqueViolation, newId, Page, pageSize, toPage, validationFailed } from '@crm/common';
 import {
   CreateObjectTypeDto,
   CustomFieldDefinition,
@@ -24,6 +24,12 @@ import { acceptsCustomFields, builtInFieldNames, builtInObject, CustomFieldBuilt
 
 const LIST = 'object_types';
 const SLUG_INDEX = 'object_types_slug_key';
+/** What a PATCH of a custom object may change; fields are added through their own route. */
+const OBJECT_TYPE_FIELDS: FieldSpec<ObjectType>[] = [
+  { api: 'name', prop: 'name', kind: 'value' },
+  { api: 'enforcement_level', prop: 'enforcementLevel', kind: 'value' },
+  { api: 'status', prop: 'status', kind: 'value' },
+];
 
 /** Custom object types, and the custom fields of built-in objects. */
 @Injectable()
@@ -91,11 +97,8 @@ export class ObjectTypesService {
     }
     return this.dataSource.transaction(async (m) => {
       const type = await this.find(m, slugOrId, true);
-      const set: Partial<ObjectType> = {};
-      if (dto.name !== undefined && dto.name !== type.name) set.name = dto.name;
-      if (dto.enforcement_level !== undefined && dto.enforcement_level !== type.enforcementLevel) set.enforcementLevel = dto.enforcement_level;
-      if (dto.status !== undefined && dto.status !== type.status) set.status = dto.status;
-      const changed = Object.keys(set).map((k) => (k === 'enforcementLevel' ? 'enforcement_level' : k));
+      const { set, changes } = diffFields(type, dto, OBJECT_TYPE_FIELDS);
+      const changed = changes.changed;
       if (!changed.length) return presentObjectType(type);
       await m.update(ObjectType, { id: type.id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<ObjectType>);
       await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: type.id, slug: type.slug, changed });

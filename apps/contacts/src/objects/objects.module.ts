@@ -2,12 +2,12 @@ import { Global, Module } from '@nestjs/common';
 import { FieldEnforcer } from './field-enforcer';
 import { ObjectRecordsService } from './object-records.service';
 import { ObjectTypesService } from './object-types.service';
-import { ObjectRecordsHandler, ObjectTypesHandler } from './objects.handler';
+import { ObjectRecordsController, ObjectTypesController } from './objects.controller';
 
 /** Global: contacts and companies check their custom fields with the same enforcer. */
 @Global()
 @Module({
-  providers: [FieldEnforcer, ObjectTypesService, ObjectRecordsService, ObjectTypesHandler, ObjectRecordsHandler],
+  controllers: [ObjectTypesController, ObjectRecordsController], providers: [FieldEnforcer, ObjectTypesService, ObjectRecordsService],
   exports: [FieldEnforcer, ObjectTypesService],
 })
 export class ObjectsModule {}

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { SchemaHandler } from './schema.handler';
+import { SchemaController } from './schema.controller';
 
-@Module({ providers: [SchemaHandler] })
+@Module({ controllers: [SchemaController] })
 export class SchemaModule {}

@@ -1,7 +1,9 @@
 import { DomainError } from '@crm/common';
-import { DealsInternalRpc, RequestContext, ResolveDealsReply, ResolveDealsRequest } from '@crm/contracts';
-import { RpcClient } from '@crm/messaging';
-import { Injectable } from '@nestjs/common';
+import { DealsInternalRpc, RequestContext, ResolveDealsReply, ResolveDealsRequest, internalRequest } from '@crm/contracts';
+import { CRM_RPC } from '@crm/messaging';
+import { Inject, Injectable } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
 import { EntityManager } from 'typeorm';
 
 /**
@@ -18,14 +20,20 @@ export async function requireCompany(manager: EntityManager, id: string, field =
   if (!rows.length) throw DomainError.invalid(field, `No company with id '${id}'.`, 'not_found');
 }
 
+/** Owners are team members (`users`); a user being deleted waits for this transaction, and the other way round. */
+export async function requireUser(manager: EntityManager, id: string, field = 'owner_id'): Promise<void> {
+  const rows: unknown[] = await manager.query(`SELECT 1 FROM users WHERE id = $1 FOR KEY SHARE`, [id]);
+  if (!rows.length) throw DomainError.invalid(field, `No user with id '${id}'.`, 'not_found');
+}
+
 /** Deals live in the deals service; their existence is asked for over NATS. */
 @Injectable()
 export class DealDirectory {
-  constructor(private readonly rpc: RpcClient) {}
+  constructor(@Inject(CRM_RPC) private readonly rpc: ClientProxy) {}
 
   async exists(ctx: RequestContext, dealId: string): Promise<boolean> {
     const body: ResolveDealsRequest = { deal_ids: [dealId] };
-    const reply = await this.rpc.request<ResolveDealsReply>(DealsInternalRpc.Resolve, { ctx, params: {}, query: {}, body });
+    const reply = await firstValueFrom(this.rpc.send<ResolveDealsReply>(DealsInternalRpc.Resolve, internalRequest(ctx, body)));
     return reply.deals.some((deal) => deal.id === dealId);
   }
 

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DealDirectory } from '../shared/references';
-import { TasksHandler } from './tasks.handler';
+import { TasksController } from './tasks.controller';
 import { TasksService } from './tasks.service';
 
-@Module({ providers: [TasksService, TasksHandler, DealDirectory] })
+@Module({ controllers: [TasksController], providers: [TasksService, DealDirectory] })
 export class TasksModule {}

@@ -1,11 +1,10 @@
-import { decodeCursor, DomainError, IdPrefix, isForeignKeyViolation, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isForeignKeyViolation, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
 import { CreateTaskDto, EventType, ListTasksQuery, RequestContext, TaskEventData, TaskSummaryView, TaskView, UpdateTaskDto } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { NOW_MS } from '../shared/sql';
-import { diffFields, FieldSpec } from '../shared/field-changes';
 import { DealDirectory, requireContact } from '../shared/references';
 import { Task } from './task.entity';
 import { presentTask, presentTaskSummary, taskEventData } from './task.presenter';

@@ -9,8 +9,9 @@ const CONSUMED: string[] = [EventType.ActivityCreated, EventType.ActivityUpdated
 
 /**
  * Follows the contacts service: activity times feed last_activity_at (and so the stale-deal trigger),
- * deleted contacts and companies are unlinked. Each batch commits in one transaction before it is
- * acknowledged, and every step is idempotent, so a redelivered batch changes nothing twice.
+ * deleted contacts and companies are unlinked, and deals of a merged contact follow it to the winner.
+ * Each batch commits in one transaction before it is acknowledged, and every step is idempotent, so a
+ * redelivered batch changes nothing twice.
  */
 @Injectable()
 export class DealEventsConsumer {
@@ -36,9 +37,11 @@ export class DealEventsConsumer {
           }
           case EventType.ContactDeleted: {
             const data = event.data as unknown as ContactDeletedData;
-            // After a merge the contacts service has already moved the deals to the winner.
-            if (data.merged_into || typeof data.contact_id !== 'string') break;
-            await this.links.unlinkContact(m, data.contact_id);
+            if (typeof data.contact_id !== 'string') break;
+            // A merge moved the loser's deals before it deleted the loser; this moves any deal linked to
+            // the loser since (a no-op otherwise), so no deal is left pointing at a merged contact.
+            if (typeof data.merged_into === 'string') await this.links.relinkContact(m, data.contact_id, data.merged_into);
+            else await this.links.unlinkContact(m, data.contact_id);
             break;
           }
           case EventType.CompanyDeleted: {

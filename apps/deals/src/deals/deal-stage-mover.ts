@@ -1,5 +1,5 @@
 import { IdPrefix, newId } from '@crm/common';
-import { DealLostData, DealStageChangedData, DealStatus, DealWonData, EventType } from '@crm/contracts';
+import { DealLostData, DealStageChangedData, DealStatus, DealWonData, EventType, RequestContext } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
@@ -16,6 +16,13 @@ export const SERVICE_USER_ID = 'user_00000000000000000000000000';
 /** Who made a change: the API key, or null for the service itself (e.g. moving deals off a deleted stage). */
 export interface Actor {
   keyId: string | null;
+  /** The team member the key belongs to; history names the service user when there is none. */
+  userId: string | null;
+}
+
+/** Who made a change, from the request: the key, and the team member it belongs to. */
+export function actorOf(ctx: RequestContext): Actor {
+  return { keyId: ctx.key_id ?? null, userId: ctx.user_id ?? null };
 }
 
 /** The status a deal takes when it enters a stage: closed stages decide it; open stages reopen closed deals. */
@@ -23,6 +30,17 @@ export function statusAfterEntering(stage: Pick<Stage, 'type'>, current: DealSta
   if (stage.type === 'won') return 'won';
   if (stage.type === 'lost') return 'lost';
   return current === 'won' || current === 'lost' ? 'open' : current;
+}
+
+interface MovedRow {
+  id: string;
+  from_stage_id: string;
+  previous_status: DealStatus;
+  status: DealStatus;
+  value: string;
+  currency: string;
+  loss_reason: string | null;
+  at: Date;
 }
 
 @Injectable()
@@ -67,6 +85,48 @@ export class DealStageMover {
     await this.announceStatus(m, deal, previousStatus);
   }
 
+  /**
+   * Moves every deal of a stage or of a pipeline to `target` in three statements, whatever their number:
+   * one UPDATE … RETURNING that locks the deals in id order and moves them, one insert of their history,
+   * one batch of events (per deal, in id order: deal.stage_changed, then deal.won / deal.lost when the
+   * move closed it). Answers how many deals moved.
+   */
+  async moveAll(m: EntityManager, from: { stageId: string } | { pipelineId: string }, target: Stage, actor: Actor): Promise<number> {
+    const [column, key] = 'stageId' in from ? ['stage_id', from.stageId] : ['pipeline_id', from.pipelineId];
+    // The SQL form of statusAfterEntering; in SET, d.status is the status before the move.
+    const status = target.type === 'open' ? `CASE WHEN d.status IN ('won', 'lost') THEN 'open' ELSE d.status END` : `'${target.type}'`;
+    const [moved] = (await m.query(
+      `WITH old AS (SELECT id, stage_id, status FROM deals WHERE ${column} = $1 ORDER BY id FOR UPDATE),
+            clock AS (SELECT clock_timestamp() AS at)
+       UPDATE deals d SET pipeline_id = $2, stage_id = $3, stage_entered_at = clock.at, status = ${status},
+              loss_reason = CASE WHEN ${status} = 'lost' THEN d.loss_reason END, updated_at = clock.at
+       FROM old, clock WHERE d.id = old.id
+       RETURNING d.id, old.stage_id AS from_stage_id, old.status AS previous_status, d.status, d.value::text AS value,
+                 d.currency, d.loss_reason, clock.at`,
+      [key, target.pipelineId, target.id],
+    )) as [MovedRow[], number];
+    if (!moved.length) return 0;
+    moved.sort((a, b) => (a.id < b.id ? -1 : 1));
+    await m.query(
+      `INSERT INTO stage_history (id, deal_id, from_stage_id, to_stage_id, changed_at, changed_by, changed_by_key_id)
+       SELECT h.id, h.deal_id, h.from_stage_id, $4, $5, $6, $7 FROM unnest($1::text[], $2::text[], $3::text[]) AS h(id, deal_id, from_stage_id)`,
+      [moved.map(() => newId(IdPrefix.StageHistory)), moved.map((r) => r.id), moved.map((r) => r.from_stage_id), target.id, moved[0].at, actor.userId ?? SERVICE_USER_ID, actor.keyId],
+    );
+    const events: Array<{ type: EventType; data: object }> = [];
+    for (const row of moved) {
+      events.push({ type: EventType.DealStageChanged, data: { deal_id: row.id, from_stage_id: row.from_stage_id, to_stage_id: target.id } satisfies DealStageChangedData });
+      if (row.status === row.previous_status) continue;
+      if (row.status === 'won') {
+        const data: DealWonData = { deal_id: row.id, pipeline_id: target.pipelineId, stage_id: target.id, value: Number(row.value), currency: row.currency };
+        events.push({ type: EventType.DealWon, data });
+      } else if (row.status === 'lost') {
+        events.push({ type: EventType.DealLost, data: { deal_id: row.id, pipeline_id: target.pipelineId, stage_id: target.id, loss_reason: row.loss_reason } satisfies DealLostData });
+      }
+    }
+    await this.outbox.appendMany(m, events);
+    return moved.length;
+  }
+
   /** deal.won / deal.lost when a change closed the deal. */
   async announceStatus(m: EntityManager, deal: Deal, previousStatus: DealStatus | null): Promise<void> {
     if (deal.status === previousStatus) return;
@@ -95,7 +155,7 @@ export class DealStageMover {
       fromStageId: from,
       toStageId: to,
       changedAt: at,
-      changedBy: SERVICE_USER_ID,
+      changedBy: actor.userId ?? SERVICE_USER_ID,
       changedByKeyId: actor.keyId,
     });
   }

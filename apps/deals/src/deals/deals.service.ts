@@ -1,4 +1,4 @@
-import { decodeCursor, DomainError, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
 import {
   CreateDealDto,
   DealCreatedData,
@@ -20,7 +20,7 @@ import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { Pipeline } from '../pipelines/pipeline.entity';
 import { Stage } from '../pipelines/stage.entity';
 import { ContactsDirectory } from './contacts-directory';
-import { Actor, DealStageMover } from './deal-stage-mover';
+import { actorOf, DealStageMover } from './deal-stage-mover';
 import { Deal } from './deal.entity';
 import { presentDeal, presentHistory } from './deal.presenter';
 import { StageHistory } from './stage-history.entity';
@@ -30,23 +30,21 @@ export interface FullDealResponse {
   included: RelatedSummary[];
 }
 
-/** Fields a PATCH may change other than the stage, with their column properties. */
-const PLAIN_FIELDS = [
-  ['name', 'name'],
-  ['contact_id', 'contactId'],
-  ['company_id', 'companyId'],
-  ['value', 'value'],
-  ['currency', 'currency'],
-  ['owner_id', 'ownerId'],
-  ['source', 'source'],
-  ['loss_reason', 'lossReason'],
-] as const;
+/** Fields a PATCH may change other than the stage and status, with their column properties. */
+const DEAL_FIELDS: FieldSpec<Deal>[] = [
+  { api: 'name', prop: 'name', kind: 'value' },
+  { api: 'contact_id', prop: 'contactId', kind: 'value' },
+  { api: 'company_id', prop: 'companyId', kind: 'value' },
+  { api: 'value', prop: 'value', kind: 'value' },
+  { api: 'currency', prop: 'currency', kind: 'value' },
+  { api: 'owner_id', prop: 'ownerId', kind: 'value' },
+  { api: 'source', prop: 'source', kind: 'value' },
+  { api: 'loss_reason', prop: 'lossReason', kind: 'value' },
+  { api: 'expected_close', prop: 'expectedClose', kind: 'date' },
+  { api: 'metadata', prop: 'metadata', kind: 'json' },
+];
 
 const DAY_MS = 86_400_000;
-
-function actorOf(ctx: RequestContext): Actor {
-  return { keyId: ctx.key_id ?? null };
-}
 
 @Injectable()
 export class DealsService {
@@ -118,27 +116,13 @@ export class DealsService {
   }
 
   async update(ctx: RequestContext, id: string, dto: UpdateDealDto): Promise<FullDealResponse> {
-    await this.directory.assertExist(ctx, { contact_id: dto.contact_id, company_id: dto.company_id });
+    await this.directory.assertExist(ctx, { contact_id: dto.contact_id, company_id: dto.company_id, owner_id: dto.owner_id });
     const deal = await this.write(async (m) => {
       const deal = await this.find(m, id, true);
       const before = { ...deal };
-      const changed: string[] = [];
-      for (const [field, prop] of PLAIN_FIELDS) {
-        const value = dto[field];
-        if (value === undefined) continue;
-        if (before[prop] !== value) changed.push(field);
-        (deal as unknown as Record<string, unknown>)[prop] = value;
-      }
-      if (dto.expected_close !== undefined) {
-        const next = dto.expected_close === null ? null : new Date(dto.expected_close);
-        if ((before.expectedClose?.getTime() ?? null) !== (next?.getTime() ?? null)) changed.push('expected_close');
-        deal.expectedClose = next;
-      }
-      if (dto.metadata !== undefined) {
-        const next = dto.metadata ?? {};
-        if (JSON.stringify(next) !== JSON.stringify(before.metadata)) changed.push('metadata');
-        deal.metadata = next;
-      }
+      const { set, changes } = diffFields(deal, dto, DEAL_FIELDS);
+      Object.assign(deal, set);
+      const changed = changes.changed;
 
       const target = await this.targetStage(m, deal, dto);
       if (target) {
@@ -278,7 +262,7 @@ export class DealsService {
 
   private async full(ctx: RequestContext, deal: Deal): Promise<FullDealResponse> {
     const [links, pipeline, stage] = await Promise.all([
-      this.directory.describe(ctx, { contact_id: deal.contactId, company_id: deal.companyId }),
+      this.directory.describe(ctx, { contact_id: deal.contactId, company_id: deal.companyId, owner_id: deal.ownerId }),
       this.dataSource.getRepository(Pipeline).findOne({ where: { id: deal.pipelineId } }),
       this.dataSource.getRepository(Stage).findOne({ where: { id: deal.stageId } }),
     ]);
@@ -289,9 +273,10 @@ export class DealsService {
         company: links.company,
         pipeline: { type: 'pipeline', id: deal.pipelineId, name: pipeline?.name ?? '' },
         stage: { type: 'stage', id: deal.stageId, name: stage?.name ?? '' },
+        owner: links.owner,
       },
     };
-    const included = [links.contact, links.company].filter((r): r is RelatedSummary => r !== null);
+    const included = [links.contact, links.company, links.owner].filter((r): r is RelatedSummary => r !== null);
     return { data: view, included };
   }
 

@@ -47,6 +47,10 @@ export class ContactLinksService {
     return { deals: rows.map((r) => ({ type: 'deal', id: r.id, name: r.name })) };
   }
 
+  relinkContact(m: EntityManager, from: string, to: string): Promise<number> {
+    return from === to ? Promise.resolve(0) : this.relinkIn(m, 'contact_id', from, to);
+  }
+
   unlinkContact(m: EntityManager, contactId: string): Promise<number> {
     return this.relinkIn(m, 'contact_id', contactId, null);
   }
@@ -79,9 +83,8 @@ export class ContactLinksService {
       Array<{ id: string }>,
       number,
     ];
-    for (const { id } of [...rows].sort((a, b) => a.id.localeCompare(b.id))) {
-      await this.outbox.append<DealUpdatedData>(m, EventType.DealUpdated, { deal_id: id, changed: [column] });
-    }
+    const ids = rows.map((r) => r.id).sort((a, b) => a.localeCompare(b));
+    await this.outbox.appendMany<DealUpdatedData>(m, ids.map((id) => ({ type: EventType.DealUpdated, data: { deal_id: id, changed: [column] } })));
     return rows.length;
   }
 }

@@ -1,4 +1,4 @@
-import { decodeCursor, DomainError, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
 import {
   AddStageDto,
   CreatePipelineDto,
@@ -14,13 +14,18 @@ import { OutboxService } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Actor, DealStageMover } from '../deals/deal-stage-mover';
-import { Deal } from '../deals/deal.entity';
 import { Pipeline } from './pipeline.entity';
 import { presentPipeline } from './pipeline.presenter';
 import { Stage } from './stage.entity';
 
 /** Serializes every change of which pipeline is the default, per schema. */
 const DEFAULT_PIPELINE_LOCK = `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.default_pipeline'))`;
+
+/** Fields a PATCH changes directly; is_default moves the default and is handled apart. */
+const PIPELINE_FIELDS: FieldSpec<Pipeline>[] = [
+  { api: 'name', prop: 'name', kind: 'value' },
+  { api: 'metadata', prop: 'metadata', kind: 'json' },
+];
 
 @Injectable()
 export class PipelinesService {
@@ -47,9 +52,8 @@ export class PipelinesService {
       if (isDefault && hasDefault) await this.clearDefault(m);
       const now = await transactionNow(m);
       await m.insert(Pipeline, { id, name: dto.name, isDefault, metadata: (dto.metadata ?? {}) as Pipeline['metadata'], createdAt: now, updatedAt: now });
-      for (const [position, stage] of stages.entries()) {
-        await m.insert(Stage, stageRow(id, stage, position, now));
-      }
+      // All stages in one INSERT.
+      if (stages.length) await m.insert(Stage, stages.map((stage, position) => stageRow(id, stage, position, now)));
       await this.outbox.append<PipelineChangedData>(m, EventType.PipelineCreated, { pipeline_id: id });
     });
     return this.get(id);
@@ -73,9 +77,8 @@ export class PipelinesService {
     await this.write(async (m) => {
       if (dto.is_default !== undefined) await m.query(DEFAULT_PIPELINE_LOCK);
       const pipeline = await this.lock(m, id);
-      const changed: string[] = [];
-      if (dto.name !== undefined && dto.name !== pipeline.name) changed.push('name');
-      if (dto.metadata !== undefined && JSON.stringify(dto.metadata) !== JSON.stringify(pipeline.metadata)) changed.push('metadata');
+      const { set, changes } = diffFields(pipeline, dto, PIPELINE_FIELDS);
+      const changed = changes.changed;
       if (dto.is_default !== undefined && dto.is_default !== pipeline.isDefault) {
         if (!dto.is_default) {
           throw DomainError.invalid('is_default', 'There must be a default pipeline: set is_default: true on another pipeline instead.');
@@ -85,8 +88,7 @@ export class PipelinesService {
       }
       if (!changed.length) return;
       await m.update(Pipeline, { id }, {
-        ...(dto.name !== undefined ? { name: dto.name } : {}),
-        ...(dto.metadata !== undefined ? { metadata: dto.metadata as Pipeline['metadata'] } : {}),
+        ...set,
         ...(changed.includes('is_default') ? { isDefault: true } : {}),
         updatedAt: await transactionNow(m),
       });
@@ -231,11 +233,14 @@ export class PipelinesService {
   }
 
   /** Moves every deal matching `where` to `target`, or refuses when there are deals and no target. */
-  private async evacuate(m: EntityManager, where: { pipelineId?: string; stageId?: string }, target: Stage | undefined, actor: Actor, refusal: string) {
-    const deals = await m.createQueryBuilder(Deal, 'd').setLock('pessimistic_write').where(where).orderBy('d.id', 'ASC').getMany();
-    if (!deals.length) return;
-    if (!target) throw DomainError.conflict(`${refusal}: move or delete them first, or pass move_to_stage_id.`);
-    for (const deal of deals) await this.mover.move(m, deal, target, actor);
+  private async evacuate(m: EntityManager, from: { pipelineId: string } | { stageId: string }, target: Stage | undefined, actor: Actor, refusal: string) {
+    if (!target) {
+      const [column, key] = 'stageId' in from ? ['stage_id', from.stageId] : ['pipeline_id', from.pipelineId];
+      const held: unknown[] = await m.query(`SELECT 1 FROM deals WHERE ${column} = $1 LIMIT 1`, [key]);
+      if (held.length) throw DomainError.conflict(`${refusal}: move or delete them first, or pass move_to_stage_id.`);
+      return;
+    }
+    await this.mover.moveAll(m, from, target, actor);
   }
 
   /** A deal created concurrently still blocks the delete: the foreign key refuses, and that is a 409 too. */
@@ -250,9 +255,8 @@ export class PipelinesService {
 
   private async clearDefault(m: EntityManager): Promise<void> {
     const previous = (await m.query(`UPDATE pipelines SET is_default = false, updated_at = now() WHERE is_default RETURNING id`)) as [Array<{ id: string }>, number];
-    for (const row of previous[0] ?? []) {
-      await this.outbox.append<PipelineChangedData>(m, EventType.PipelineUpdated, { pipeline_id: row.id, changed: ['is_default'] });
-    }
+    const ids = (previous[0] ?? []).map((row) => row.id);
+    await this.outbox.appendMany<PipelineChangedData>(m, ids.map((id) => ({ type: EventType.PipelineUpdated, data: { pipeline_id: id, changed: ['is_default'] } })));
   }
 
   private async touch(m: EntityManager, id: string, now: Date, changed: string[]): Promise<void> {

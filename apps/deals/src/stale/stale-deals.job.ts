@@ -66,13 +66,13 @@ export class StaleDealsJob implements OnApplicationBootstrap, OnApplicationShutd
         )) as Array<{ id: string; inactive_since: Date }>;
         if (!rows.length) return 0;
         await m.query(`UPDATE deals SET stale_notified_at = clock_timestamp() WHERE id = ANY($1::text[])`, [rows.map((r) => r.id)]);
-        for (const row of rows) {
-          await this.outbox.append<DealStaleData>(m, EventType.TriggerDealStale, {
-            deal_id: row.id,
-            last_activity_at: row.inactive_since.toISOString(),
-            threshold_days: this.settings.staleAfterMs / DAY_MS,
-          });
-        }
+        await this.outbox.appendMany<DealStaleData>(
+          m,
+          rows.map((row) => ({
+            type: EventType.TriggerDealStale,
+            data: { deal_id: row.id, last_activity_at: row.inactive_since.toISOString(), threshold_days: this.settings.staleAfterMs / DAY_MS },
+          })),
+        );
         return rows.length;
       });
       if (reported <= 0) break;

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { EventLogWriter } from './event-log.writer';
 import { EventRetention } from './event-retention';
-import { EventsHandler } from './events.handler';
+import { EventsController } from './events.controller';
 import { EventsService } from './events.service';
 
 @Module({
-  providers: [EventLogWriter, EventsService, EventsHandler, EventRetention],
+  controllers: [EventsController], providers: [EventLogWriter, EventsService, EventRetention],
 })
 export class EventLogModule {}

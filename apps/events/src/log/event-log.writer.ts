@@ -1,6 +1,6 @@
 import { Logger } from '@crm/common';
 import { DomainEvent } from '@crm/contracts';
-import { EventStreamReader, MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION, SequencedEvent } from '@crm/messaging';
+import { DeadEvents, EventStreamReader, MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION, SequencedEvent } from '@crm/messaging';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { NatsConnection } from 'nats';
 import { DataSource, EntityManager } from 'typeorm';
@@ -12,6 +12,9 @@ import { DataSource, EntityManager } from 'typeorm';
  * writes, and events another replica already wrote (at or below the checkpoint, or with a known id)
  * are skipped.
  */
+const CONSUMER = 'event-log';
+const WRITER_LOCK = `SELECT pg_advisory_xact_lock(hashtext('crm:event-log'))`;
+
 @Injectable()
 export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShutdown {
   private reader?: EventStreamReader;
@@ -20,7 +23,10 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
     private readonly dataSource: DataSource,
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(MESSAGING_OPTIONS) private readonly messaging: MessagingOptions,
-  ) {}
+    private readonly deadEvents: DeadEvents,
+  ) {
+    deadEvents.register(CONSUMER, (event) => this.appendParked(event));
+  }
 
   private get logger(): Logger {
     return this.messaging.logger;
@@ -30,9 +36,11 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
     this.reader = new EventStreamReader({
       nc: this.nc,
       namespace: this.messaging.namespace,
-      name: 'event-log',
+      name: CONSUMER,
       checkpoint: () => this.checkpoint(this.dataSource.manager),
       handle: (batch) => this.append(batch),
+      park: (item, error, attempts) => this.park(item, error, attempts),
+      retry: this.deadEvents.policy,
       logger: this.logger,
     });
     this.reader.start();
@@ -50,7 +58,7 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
   async append(batch: SequencedEvent[]): Promise<void> {
     await this.dataSource.transaction(async (m) => {
       // Held to commit: positions are drawn and become visible in the same order.
-      await m.query(`SELECT pg_advisory_xact_lock(hashtext('crm:event-log'))`);
+      await m.query(WRITER_LOCK);
       const checkpoint = await this.checkpoint(m);
       const unseen = batch.filter((b) => b.seq > checkpoint);
       if (!unseen.length) return;
@@ -64,22 +72,44 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
         seen.add(event.id);
         fresh.push(event);
       }
-      if (fresh.length) {
-        const drawn: { p: string }[] = await m.query(`SELECT nextval('event_position')::text AS p FROM generate_series(1, $1)`, [fresh.length]);
-        const positions = drawn.map((r) => BigInt(r.p)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-        await m.query(
-          `INSERT INTO events (position, id, type, occurred_at, data)
-           SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[], $5::jsonb[])`,
-          [
-            positions.map(String),
-            fresh.map((e) => e.id),
-            fresh.map((e) => e.type),
-            fresh.map((e) => e.occurred_at),
-            fresh.map((e) => JSON.stringify(e.data ?? {})),
-          ],
-        );
-      }
+      await this.insert(m, fresh);
       await m.query(`UPDATE log_checkpoint SET stream_seq = $1`, [unseen[unseen.length - 1].seq]);
     });
+  }
+
+  /** Parks an event the log could not take and moves the checkpoint past it, in one transaction. */
+  private async park(item: SequencedEvent, error: unknown, attempts: number): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      await m.query(WRITER_LOCK);
+      await this.deadEvents.park({ consumer: CONSUMER, event: item.event, seq: item.seq, error, attempts }, m);
+      await m.query(`UPDATE log_checkpoint SET stream_seq = GREATEST(stream_seq, $1)`, [item.seq]);
+    });
+  }
+
+  /** A parked event an operator retries: appended at the end of the log, unless it is there already. */
+  async appendParked(event: DomainEvent): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      await m.query(WRITER_LOCK);
+      const known: unknown[] = await m.query(`SELECT 1 FROM events WHERE id = $1`, [event.id]);
+      if (!known.length) await this.insert(m, [event]);
+    });
+  }
+
+  /** Events get positions in the order given, drawn under the writer lock. */
+  private async insert(m: EntityManager, fresh: DomainEvent[]): Promise<void> {
+    if (!fresh.length) return;
+    const drawn: { p: string }[] = await m.query(`SELECT nextval('event_position')::text AS p FROM generate_series(1, $1)`, [fresh.length]);
+    const positions = drawn.map((r) => BigInt(r.p)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    await m.query(
+      `INSERT INTO events (position, id, type, occurred_at, data)
+       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[], $5::jsonb[])`,
+      [
+        positions.map(String),
+        fresh.map((e) => e.id),
+        fresh.map((e) => e.type),
+        fresh.map((e) => e.occurred_at),
+        fresh.map((e) => JSON.stringify(e.data ?? {})),
+      ],
+    );
   }
 }

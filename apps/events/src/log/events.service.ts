@@ -1,8 +1,7 @@
-import { decodeCursor, encodeCursor, Page, pageSize } from '@crm/common';
-import { DomainEvent } from '@crm/contracts';
+import { decodeCursor, encodeCursor, fitPage, Page, pageSize } from '@crm/common';
+import { DomainEvent, ListEventsQuery } from '@crm/contracts';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { ListEventsQuery } from './dto/list-events.query';
 import { parseEventTypeFilter } from './event-type-filter';
 
 interface Row {
@@ -15,6 +14,10 @@ interface Row {
 }
 
 export const EVENTS_LIST = 'events';
+
+function present(r: Row): DomainEvent {
+  return { id: r.id, type: r.type as DomainEvent['type'], occurred_at: r.occurred_at.toISOString(), data: r.data };
+}
 
 /** Reads the log for GET /events. */
 @Injectable()
@@ -42,18 +45,14 @@ export class EventsService {
         `SELECT position::text AS pos, id, type, occurred_at, data FROM events WHERE ${where} ORDER BY position LIMIT $2`,
         params,
       );
-      const hasMore = rows.length > size;
-      const served = hasMore ? rows.slice(0, size) : rows;
-      let resumeAt = served.length ? Number(served[served.length - 1].pos) : after;
+      const fitted = fitPage(rows.map(present), size, rows.length > size);
+      const hasMore = fitted.hasMore;
+      let resumeAt = fitted.items.length ? Number(rows[fitted.items.length - 1].pos) : after;
       if (!hasMore) {
         const [{ head }] = await m.query(`SELECT coalesce(max(position), 0)::text AS head FROM events`);
         resumeAt = Math.max(resumeAt, Number(head));
       }
-      return {
-        data: served.map((r) => ({ id: r.id, type: r.type as DomainEvent['type'], occurred_at: r.occurred_at.toISOString(), data: r.data })),
-        has_more: hasMore,
-        next_cursor: encodeCursor(EVENTS_LIST, resumeAt),
-      };
+      return { data: fitted.items, has_more: hasMore, next_cursor: encodeCursor(EVENTS_LIST, resumeAt) };
     });
   }
 }

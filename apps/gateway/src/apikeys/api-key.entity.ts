@@ -22,6 +22,10 @@ export class ApiKey {
   @Column({ type: 'text' })
   environment!: 'live' | 'test';
 
+  /** The team member the key acts for (a `user_` id), or null for a key of its own. */
+  @Column({ name: 'user_id', type: 'text', nullable: true })
+  userId!: string | null;
+
   @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
   expiresAt!: Date | null;
 

@@ -1,5 +1,7 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { contextOf, GatewayRequest } from '../http/request-context';
 import { ApiKeysService } from './api-keys.service';
+import { Scopes } from '../http/scopes';
 
 /** API keys belong to the gateway: it is the one process that authenticates requests. */
 @Controller('apikeys')
@@ -7,17 +9,20 @@ export class ApiKeysController {
   constructor(private readonly keys: ApiKeysService) {}
 
   @Post()
+  @Scopes('write')
   @HttpCode(201)
-  create(@Body() body: unknown) {
-    return this.keys.create(body);
+  create(@Req() req: GatewayRequest, @Body() body: unknown) {
+    return this.keys.create(contextOf(req), body);
   }
 
   @Get()
+  @Scopes('read')
   list(@Query() query: unknown) {
     return this.keys.list(query);
   }
 
   @Delete(':id')
+  @Scopes('write')
   @HttpCode(204)
   async revoke(@Param('id') id: string) {
     await this.keys.revoke(id);

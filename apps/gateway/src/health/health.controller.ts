@@ -1,16 +1,19 @@
 import { Logger } from '@crm/common';
 import { healthRpc, RPC_SERVICES, RpcServiceName } from '@crm/contracts';
-import { NATS_CONNECTION, RpcClient } from '@crm/messaging';
+import { CRM_RPC, NATS_CONNECTION } from '@crm/messaging';
 import { DependencyHealth, withTimeout } from '@crm/runtime';
 import { Controller, Get, HttpException, Inject, Res } from '@nestjs/common';
 import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { Response } from 'express';
+import { ClientProxy } from '@nestjs/microservices';
 import Redis from 'ioredis';
 import { NatsConnection } from 'nats';
+import { firstValueFrom, timeout as rxTimeout, TimeoutError } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { REDIS } from '../rate-limit/rate-limiter.service';
 import { LOGGER } from '../tokens';
+import { Scopes } from '../http/scopes';
 
 /**
  * GET /health, open without a key: each dependency and each service as up or down. 200 only when
@@ -23,7 +26,7 @@ export class HealthController {
     private readonly dependencies: DependencyHealth,
     private readonly indicators: HealthIndicatorService,
     private readonly dataSource: DataSource,
-    private readonly rpc: RpcClient,
+    @Inject(CRM_RPC) private readonly services: ClientProxy,
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -31,6 +34,7 @@ export class HealthController {
   ) {}
 
   @Get()
+  @Scopes('public')
   async check(@Res() res: Response): Promise<void> {
     const timeout = this.config.healthTimeoutMs;
     try {
@@ -63,7 +67,12 @@ export class HealthController {
 
   private async serviceUp(service: RpcServiceName, timeout: number) {
     const check = this.indicators.check(service);
-    const reply = await this.rpc.call(healthRpc(service), { ctx: { request_id: 'health' }, params: {}, query: {}, body: null }, timeout);
-    return reply.ok ? check.up() : check.down({ message: reply.error.message });
+    try {
+      await firstValueFrom(this.services.send(healthRpc(service), {}).pipe(rxTimeout(timeout)));
+      return check.up();
+    } catch (err) {
+      const message = err instanceof TimeoutError ? `did not answer within ${timeout} ms` : (err as Error).message;
+      return check.down({ message });
+    }
   }
 }

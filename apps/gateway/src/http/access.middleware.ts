@@ -1,10 +1,9 @@
-import { ErrorCode, Logger } from '@crm/common';
-import { ApiScope } from '@crm/contracts';
+import { DomainError, ErrorCode, Logger } from '@crm/common';
 import { Inject, Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Response } from 'express';
-import { ApiKeysService } from '../apikeys/api-keys.service';
+import { ApiKeyVerifier, AuthResult } from '../apikeys/api-key.verifier';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
-import { RateLimiterService } from '../rate-limit/rate-limiter.service';
+import { RateDecision, RateLimiterService } from '../rate-limit/rate-limiter.service';
 import { LOGGER } from '../tokens';
 import { GatewayRequest } from './request-context';
 import { writeError } from './write-error';
@@ -12,26 +11,29 @@ import { writeError } from './write-error';
 /** Paths open without a key: probes and metrics scrapers. */
 export const PUBLIC_PATHS = new Set(['/health', '/metrics']);
 
-function scopeAllows(scope: ApiScope, method: string, path: string): boolean {
-  switch (scope) {
-    case 'read-write':
-      return true;
-    case 'read':
-      return method === 'GET' || method === 'HEAD';
-    case 'capture-only':
-      return method === 'POST' && (path === '/capture' || path === '/capture/');
-  }
+const MCP_PATH = '/mcp';
+
+/** The key: `X-Api-Key`, or on the MCP endpoint, where clients are built to send it so, `Authorization: Bearer`. */
+function presentedKey(req: GatewayRequest): string | undefined {
+  const header = req.headers['x-api-key'];
+  const key = Array.isArray(header) ? header[0] : header;
+  if (key !== undefined || req.path !== MCP_PATH) return key;
+  const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+  return bearer?.[1];
 }
 
 /**
- * Authenticates the key, spends a token from its bucket, then checks its scope. Requests without a
- * valid key spend from a bucket per client address, so every response carries rate-limit headers and
- * guessing keys is throttled too.
+ * Authenticates the key and spends a token from a bucket, the bucket first: a known key (verified by
+ * this gateway within the last day) spends from its own bucket; any other request spends from the bucket of the
+ * client address (the peer, or what a proxy listed in TRUSTED_PROXIES says) before its key is looked
+ * up, so guessing keys is throttled without costing the database a query. A key found valid then gives
+ * the address its token back and spends from its own bucket instead. ScopesGuard checks the key's
+ * scope against the route's @Scopes after this.
  */
 @Injectable()
 export class AccessMiddleware implements NestMiddleware {
   constructor(
-    private readonly keys: ApiKeysService,
+    private readonly keys: ApiKeyVerifier,
     private readonly limiter: RateLimiterService,
     private readonly metrics: GatewayMetrics,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -40,12 +42,19 @@ export class AccessMiddleware implements NestMiddleware {
   async use(req: GatewayRequest, res: Response, next: NextFunction): Promise<void> {
     if (PUBLIC_PATHS.has(req.path)) return next();
     try {
-      const header = req.headers['x-api-key'];
-      const auth = await this.keys.authenticate(Array.isArray(header) ? header[0] : header);
-      const decision = await this.limiter.take(auth.ok ? `key:${auth.principal.keyId}` : `ip:${req.ip}`);
-      res.setHeader('X-RateLimit-Limit', String(decision.limit));
-      res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
-      res.setHeader('X-RateLimit-Reset', String(decision.resetAt));
+      const presented = this.keys.parse(presentedKey(req));
+      const known = presented.ok ? this.keys.known(presented.hash) : undefined;
+      let decision = await this.limiter.take(known ? `key:${known.keyId}` : `ip:${req.ip}`);
+      let auth: AuthResult = presented.ok ? { ok: false, message: 'Invalid API key.' } : presented;
+      if (decision.allowed && presented.ok) {
+        auth = await this.keys.verify(presented.hash);
+        if (auth.ok && !known) {
+          // A valid key: the request is the key's, not the address's.
+          await this.limiter.refund(`ip:${req.ip}`);
+          decision = await this.limiter.take(`key:${auth.principal.keyId}`);
+        }
+      }
+      this.setHeaders(res, decision);
       if (!decision.allowed) {
         this.metrics.rateLimited.inc();
         const s = decision.retryAfterSeconds;
@@ -56,17 +65,18 @@ export class AccessMiddleware implements NestMiddleware {
         );
       }
       if (!auth.ok) return writeError(res, { code: ErrorCode.Unauthorized, message: auth.message });
-      if (!scopeAllows(auth.principal.scope, req.method, req.path)) {
-        return writeError(res, {
-          code: ErrorCode.Forbidden,
-          message: `This key's scope (${auth.principal.scope}) does not allow ${req.method} ${req.path}.`,
-        });
-      }
       req.principal = auth.principal;
       next();
     } catch (err) {
+      if (err instanceof DomainError) return writeError(res, err.toBody());
       this.logger.error({ err, request_id: req.id }, 'authentication failed unexpectedly');
       writeError(res, { code: ErrorCode.Internal, message: 'An internal error occurred.' });
     }
+  }
+
+  private setHeaders(res: Response, decision: RateDecision): void {
+    res.setHeader('X-RateLimit-Limit', String(decision.limit));
+    res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
+    res.setHeader('X-RateLimit-Reset', String(decision.resetAt));
   }
 }

@@ -1,10 +1,11 @@
-import { DomainError, ErrorCode, Logger } from '@crm/common';
+import { databaseUnavailable, DomainError, ErrorCode, isDatabaseUnavailable, Logger } from '@crm/common';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, NotFoundException } from '@nestjs/common';
 import type { Response } from 'express';
 import { LOGGER } from '../tokens';
 import { codeForStatus } from './error-status';
 import { GatewayRequest } from './request-context';
 import { RouteIndex } from './route-index';
+import { accessForMethod, scopeForbidden, scopeGrants } from './scopes';
 import { writeError } from './write-error';
 
 /** Renders every failure in the spec's error shape; nothing else reaches the client. */
@@ -23,7 +24,9 @@ export class ApiExceptionFilter implements ExceptionFilter {
     if (exception instanceof DomainError) return writeError(res, exception.toBody());
 
     if (exception instanceof NotFoundException) {
-      // Nest raises this only when no route matched.
+      // Nest raises this only when no route matched. A key is not told about routes its scope could not
+      // call by method anyway: it gets the 403 a route would give.
+      if (req.principal && !scopeGrants(req.principal.scope, accessForMethod(req.method))) return writeError(res, scopeForbidden(req).toBody());
       const allowed = this.routes.allowedMethods(req.path);
       if (allowed.length) {
         return writeError(
@@ -40,6 +43,10 @@ export class ApiExceptionFilter implements ExceptionFilter {
       return writeError(res, { code: codeForStatus(status), message: exception.message });
     }
 
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.warn({ err: exception, request_id: req.id }, 'database unavailable');
+      return writeError(res, databaseUnavailable().toBody());
+    }
     this.logger.error({ err: exception, request_id: req.id }, 'unhandled error');
     writeError(res, { code: ErrorCode.Internal, message: 'An internal error occurred.' });
   }

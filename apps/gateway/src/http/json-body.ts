@@ -1,5 +1,6 @@
 import { ErrorCode } from '@crm/common';
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
+import { inputProblems } from './input-limits';
 import { writeError } from './write-error';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -10,13 +11,19 @@ function hasBody(req: Request): boolean {
 }
 
 /**
- * Parses JSON request bodies up to 1 MiB. Malformed JSON, other media types and oversized bodies
- * answer in the spec's error shape before any route runs.
+ * Parses JSON request bodies up to 1 MiB and checks bodies and query strings against InputLimits.
+ * Malformed JSON, other media types, oversized bodies and inputs over a limit answer in the spec's error
+ * shape before any route runs.
  */
 export function jsonBody(): RequestHandler {
   const parse = express.json({ limit: BODY_LIMIT_BYTES, strict: false, type: () => true });
+  const checked = (value: unknown, res: Response, next: NextFunction) => {
+    const issues = inputProblems(value);
+    if (!issues.length) return next();
+    return writeError(res, { code: ErrorCode.ValidationFailed, message: issues.map((issue) => issue.message).join('; '), details: issues });
+  };
   return (req: Request, res: Response, next: NextFunction) => {
-    if (!hasBody(req)) return next();
+    if (!hasBody(req)) return checked(req.query, res, next);
     if (!req.is('application/json') && !req.is('application/*+json')) {
       return writeError(res, {
         code: ErrorCode.UnsupportedMediaType,
@@ -24,7 +31,7 @@ export function jsonBody(): RequestHandler {
       });
     }
     parse(req, res, (err?: { type?: string; message?: string }) => {
-      if (!err) return next();
+      if (!err) return checked(req.body, res, () => checked(req.query, res, next));
       switch (err.type) {
         case 'entity.too.large':
           return writeError(res, { code: ErrorCode.PayloadTooLarge, message: `Request body exceeds the ${BODY_LIMIT_BYTES} byte limit.` });

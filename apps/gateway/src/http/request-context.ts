@@ -5,6 +5,8 @@ import type { Request } from 'express';
 export interface Principal {
   keyId: string;
   scope: ApiScope;
+  /** The team member the key belongs to, if any. */
+  userId?: string;
 }
 
 export interface GatewayRequest extends Request {
@@ -13,5 +15,5 @@ export interface GatewayRequest extends Request {
 }
 
 export function contextOf(req: GatewayRequest): RequestContext {
-  return { request_id: String(req.id), key_id: req.principal?.keyId, scope: req.principal?.scope };
+  return { request_id: String(req.id), key_id: req.principal?.keyId, scope: req.principal?.scope, user_id: req.principal?.userId };
 }

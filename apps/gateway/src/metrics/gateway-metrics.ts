@@ -26,6 +26,18 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly apiKeyLookups = new Counter({
+    name: 'crm_api_key_lookups_total',
+    help: 'API key lookups in the database (one per request that passed the rate limiter with a well-formed key)',
+    registers: [this.registry],
+  });
+
+  readonly apiKeyOutageAccepted = new Counter({
+    name: 'crm_api_key_outage_accepted_total',
+    help: 'Requests accepted on a recent verification of their key because the database was unreachable',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }

@@ -40,7 +40,17 @@ export class RateLimiterService implements OnApplicationShutdown {
     this.redis.defineCommand('crmTokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET_LUA });
   }
 
-  async take(subject: string): Promise<RateDecision> {
+  /** Spends one request from `subject`'s bucket. */
+  take(subject: string): Promise<RateDecision> {
+    return this.step(subject, 1);
+  }
+
+  /** Gives back a request taken from `subject`'s bucket that turned out to belong to another bucket. */
+  async refund(subject: string): Promise<void> {
+    await this.step(subject, -1);
+  }
+
+  private async step(subject: string, cost: 1 | -1): Promise<RateDecision> {
     const limit = this.config.rateLimitPerMinute;
     try {
       const key = `${this.config.namespace}:ratelimit:${subject}`;
@@ -48,6 +58,7 @@ export class RateLimiterService implements OnApplicationShutdown {
         key,
         this.config.rateLimitBurst,
         this.refillPerMs,
+        cost,
       )) as BucketReply;
       const [allowed, remaining, retryAfterMs, untilFullMs, nowMs] = reply.map(Number);
       return {

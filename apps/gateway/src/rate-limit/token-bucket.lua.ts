@@ -1,7 +1,8 @@
 /**
  * One atomic token-bucket step. The clock is Redis's own TIME, so every gateway replica sees the same
  * bucket and the same time. Returns {allowed, remaining, retry_after_ms, ms_until_full, now_ms}.
- * KEYS[1] bucket; ARGV[1] capacity; ARGV[2] refill per millisecond.
+ * KEYS[1] bucket; ARGV[1] capacity; ARGV[2] refill per millisecond; ARGV[3] cost: 1 takes a token,
+ * -1 gives one back (always allowed, never above capacity).
  */
 export const TOKEN_BUCKET_LUA = `
 local t = redis.call('TIME')
@@ -16,9 +17,13 @@ if tokens == nil or ts == nil then
   ts = now
 end
 tokens = math.min(capacity, tokens + math.max(0, now - ts) * rate)
+local cost = tonumber(ARGV[3] or '1')
 local allowed = 0
-if tokens >= 1 then
-  tokens = tokens - 1
+if cost < 0 then
+  tokens = math.min(capacity, tokens - cost)
+  allowed = 1
+elseif tokens >= cost then
+  tokens = tokens - cost
   allowed = 1
 end
 local until_full = math.ceil((capacity - tokens) / rate)

@@ -2,6 +2,7 @@ import { ContactsRpc } from '@crm/contracts';
 import { Controller, Get, Req } from '@nestjs/common';
 import { GatewayRequest } from '../http/request-context';
 import { ServiceForwarder } from './service-forwarder';
+import { Scopes } from '../http/scopes';
 
 /** Custom object types live with the records they describe, in the contacts service. */
 @Controller('schema')
@@ -9,6 +10,7 @@ export class SchemaController {
   constructor(private readonly forward: ServiceForwarder) {}
 
   @Get()
+  @Scopes('read')
   get(@Req() req: GatewayRequest) {
     return this.forward.to(ContactsRpc.Schema, req);
   }

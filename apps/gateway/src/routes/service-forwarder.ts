@@ -1,30 +1,31 @@
-import { DomainError, ErrorCode } from '@crm/common';
 import { RpcRequest } from '@crm/contracts';
-import { RpcClient } from '@crm/messaging';
-import { Injectable } from '@nestjs/common';
+import { CRM_RPC } from '@crm/messaging';
+import { Inject, Injectable } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
 import { contextOf, GatewayRequest } from '../http/request-context';
 
 /**
- * Hands an HTTP request to the service that owns it and returns that service's answer. The gateway
- * adds the caller's identity and nothing else: validation and rules live in the owning service.
+ * Hands an HTTP request to the service that owns it, through the ClientProxy, and returns that service's
+ * answer. The gateway adds the caller's identity and nothing else: validation and rules live in the
+ * owning service. A failure arrives as a DomainError (the service's own, or 503/501/413 from the
+ * transport) and ApiExceptionFilter renders it.
  */
 @Injectable()
 export class ServiceForwarder {
-  constructor(private readonly rpc: RpcClient) {}
+  constructor(@Inject(CRM_RPC) private readonly services: ClientProxy) {}
 
-  async to(name: string, req: GatewayRequest): Promise<unknown> {
-    const request: RpcRequest = {
+  to(name: string, req: GatewayRequest): Promise<unknown> {
+    return this.send(name, {
       ctx: contextOf(req),
       params: { ...req.params } as Record<string, string>,
       query: { ...(req.query as Record<string, unknown>) },
       body: req.body ?? null,
-    };
-    const payload = this.rpc.encode(request);
-    if (payload.byteLength > this.rpc.maxPayload) {
-      throw new DomainError(ErrorCode.PayloadTooLarge, `Request exceeds the ${this.rpc.maxPayload} byte limit.`);
-    }
-    const reply = await this.rpc.call(name, payload);
-    if (!reply.ok) throw new DomainError(reply.error.code, reply.error.message, reply.error.details);
-    return reply.body;
+    });
+  }
+
+  /** The same hand-off for callers that are not a route, e.g. an MCP tool call. */
+  send(name: string, request: RpcRequest): Promise<unknown> {
+    return firstValueFrom(this.services.send<unknown>(name, request), { defaultValue: undefined });
   }
 }

@@ -1,15 +1,17 @@
 import { Logger } from '@crm/common';
-import { EventStreamReader, MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION, SequencedEvent } from '@crm/messaging';
+import { DomainEvent } from '@crm/contracts';
+import { DeadEvents, EventStreamReader, MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION, SequencedEvent } from '@crm/messaging';
 import { LOGGER } from '@crm/runtime';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { NatsConnection } from 'nats';
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { WEBHOOKS_SETTINGS, WebhooksSettings } from '../config/webhooks.settings';
 import { DispatchSignal } from '../deliveries/dispatch-signal';
 
 const CONSUMER_LOCK = 'crm:webhooks:event-intake';
 const INSERT_LOCK = 'crm:webhooks:event-insert';
+const CONSUMER = 'webhook-intake';
 
 /**
  * Copies every domain event from JetStream into webhook_events, numbering them in stream order.
@@ -33,7 +35,10 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
     @Inject(MESSAGING_OPTIONS) private readonly messaging: MessagingOptions,
     @Inject(WEBHOOKS_SETTINGS) private readonly settings: WebhooksSettings,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+    private readonly deadEvents: DeadEvents,
+  ) {
+    deadEvents.register(CONSUMER, (event) => this.storeParked(event));
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.tryLead();
@@ -66,10 +71,12 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
       this.consumer = new EventStreamReader({
         nc: this.nc,
         namespace: this.messaging.namespace,
-        name: 'webhook-intake',
+        name: CONSUMER,
         logger: this.logger,
         checkpoint: async () => Number((await this.dataSource.query(`SELECT stream_seq::text AS seq FROM intake_checkpoint`))[0].seq),
         handle: (batch) => this.store(batch),
+        park: (item, error, attempts) => this.park(item, error, attempts),
+        retry: this.deadEvents.policy,
       });
       this.consumer.start();
       this.logger.info('this replica now copies events for webhook delivery');
@@ -100,12 +107,42 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
       const [{ seq }] = await m.query(`SELECT stream_seq::text AS seq FROM intake_checkpoint`);
       const events = batch.filter((b) => b.seq > Number(seq)).map((b) => b.event);
       if (!events.length) return;
-      for (const event of events) {
-        const body = JSON.stringify({ id: event.id, type: event.type, occurred_at: event.occurred_at, data: event.data });
-        await m.query(`INSERT INTO webhook_events (id, type, body) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`, [event.id, event.type, body]);
-      }
+      await this.insert(m, events);
       await m.query(`UPDATE intake_checkpoint SET stream_seq = $1`, [batch[batch.length - 1].seq]);
     });
     this.signal.kick();
+  }
+
+  /** Parks an event intake could not copy and moves the checkpoint past it, in one transaction. */
+  private async park(item: SequencedEvent, error: unknown, attempts: number): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [INSERT_LOCK]);
+      await this.deadEvents.park({ consumer: CONSUMER, event: item.event, seq: item.seq, error, attempts }, m);
+      await m.query(`UPDATE intake_checkpoint SET stream_seq = GREATEST(stream_seq, $1)`, [item.seq]);
+    });
+  }
+
+  /** A parked event an operator retries: copied after everything copied so far, unless it is there already. */
+  async storeParked(event: DomainEvent): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [INSERT_LOCK]);
+      await this.insert(m, [event]);
+    });
+    this.signal.kick();
+  }
+
+  /** One INSERT for the batch; positions follow the order given. */
+  private async insert(m: EntityManager, events: DomainEvent[]): Promise<void> {
+    if (!events.length) return;
+    await m.query(
+      `INSERT INTO webhook_events (id, type, body)
+       SELECT e.id, e.type, e.body FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS e(id, type, body, n)
+       ORDER BY e.n ON CONFLICT (id) DO NOTHING`,
+      [
+        events.map((e) => e.id),
+        events.map((e) => e.type),
+        events.map((e) => JSON.stringify({ id: e.id, type: e.type, occurred_at: e.occurred_at, data: e.data })),
+      ],
+    );
   }
 }

@@ -1,4 +1,4 @@
-import { decodeCursor, DomainError, ErrorCode, IdPrefix, isId, newId, Page, pageSize, ServiceConfig, toPage } from '@crm/common';
+import { decodeCursor, diffFields, DomainError, ErrorCode, IdPrefix, isId, newId, Page, pageSize, FieldSpec, ServiceConfig, toPage } from '@crm/common';
 import {
   CreateWebhookDto,
   DeliveryView,
@@ -24,6 +24,15 @@ import { Subscription } from './subscription.entity';
 import { presentSubscription } from './subscription.presenter';
 
 const CREATE_LOCK = 'crm:webhooks:create';
+/** Fields a PATCH may change, with their column properties. */
+const WEBHOOK_FIELDS: FieldSpec<Subscription>[] = [
+  { api: 'name', prop: 'name', kind: 'value' },
+  { api: 'url', prop: 'url', kind: 'value' },
+  { api: 'secret', prop: 'secret', kind: 'value' },
+  { api: 'event_types', prop: 'eventTypes', kind: 'value' },
+  { api: 'status', prop: 'status', kind: 'value' },
+  { api: 'metadata', prop: 'metadata', kind: 'json' },
+];
 /** A ping must answer before the gateway gives up on the request. */
 const PING_HEADROOM_MS = 500;
 
@@ -85,21 +94,14 @@ export class WebhooksService {
     if (dto.secret !== undefined) this.checkSecret(dto.secret);
     const saved = await this.dataSource.transaction(async (m) => {
       const sub = await this.find(m, id, true);
-      const patch: Partial<Subscription> = {};
-      if (dto.name !== undefined) patch.name = dto.name;
-      if (dto.secret !== undefined) patch.secret = dto.secret;
-      if (dto.metadata !== undefined) patch.metadata = dto.metadata;
-      if (dto.event_types !== undefined) patch.eventTypes = dto.event_types;
-      if (dto.url !== undefined && dto.url !== sub.url) {
-        // A new endpoint starts a fresh retry schedule, right away.
-        Object.assign(patch, { url: dto.url, retryCount: 0, nextAttemptAt: null });
-      }
-      if (dto.status !== undefined && dto.status !== sub.status) {
-        patch.status = dto.status;
-        if (dto.status === 'active') {
-          patch.nextAttemptAt = null;
-          if (sub.status === 'disabled') Object.assign(patch, { failureCount: 0, retryCount: 0, retryPosition: null });
-        }
+      const { set: patch } = diffFields(sub, dto, WEBHOOK_FIELDS);
+      // Re-sending what is stored changes nothing: no write, updated_at stays.
+      if (!Object.keys(patch).length) return sub;
+      // A new endpoint starts a fresh retry schedule, right away.
+      if (patch.url !== undefined) Object.assign(patch, { retryCount: 0, nextAttemptAt: null });
+      if (patch.status === 'active') {
+        patch.nextAttemptAt = null;
+        if (sub.status === 'disabled') Object.assign(patch, { failureCount: 0, retryCount: 0, retryPosition: null });
       }
       await m.update(Subscription, { id: sub.id }, { ...patch, updatedAt: () => 'now()' } as object);
       return m.findOneByOrFail(Subscription, { id: sub.id });

@@ -184,4 +184,10 @@ export class ResolveContactsDto {
   @ArrayMaxSize(ContactsLimits.resolveIds, { message: `company_ids may hold at most ${ContactsLimits.resolveIds} ids` })
   @IsString({ each: true, message: 'company_ids must be strings' })
   company_ids?: string[];
+
+  @IsOptional()
+  @IsArray({ message: 'user_ids must be an array' })
+  @ArrayMaxSize(ContactsLimits.resolveIds, { message: `user_ids may hold at most ${ContactsLimits.resolveIds} ids` })
+  @IsString({ each: true, message: 'user_ids must be strings' })
+  user_ids?: string[];
 }

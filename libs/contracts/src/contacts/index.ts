@@ -4,11 +4,14 @@ import type { RelatedSummary } from '../related';
 export interface ResolveContactsRequest {
   contact_ids?: string[];
   company_ids?: string[];
+  user_ids?: string[];
 }
 
 export interface ResolveContactsReply {
   contacts: RelatedSummary[];
   companies: RelatedSummary[];
+  /** Team members (`user_` ids), named by their name. */
+  users?: RelatedSummary[];
 }
 
 /** Data of activity.created / activity.updated / activity.deleted. Deals use it for last_activity_at. */
@@ -37,6 +40,7 @@ export * from './activity.dto';
 export * from './company.dto';
 export * from './contact.dto';
 export * from './task.dto';
+export * from './user.dto';
 export * from './values';
 export * from './views';
 export * from './capture.dto';

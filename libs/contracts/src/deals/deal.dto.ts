@@ -268,6 +268,8 @@ export interface FullDealView extends DealView {
     company: RelatedSummary | null;
     pipeline: RelatedSummary;
     stage: RelatedSummary;
+    /** The team member named by owner_id (see /users). */
+    owner: RelatedSummary | null;
   };
 }
 

@@ -18,13 +18,28 @@ export class OutboxService {
   constructor(@Inject(MESSAGING_OPTIONS) private readonly options: MessagingOptions) {}
 
   async append<D extends object>(manager: EntityManager, type: EventType, data: D): Promise<DomainEvent<D>> {
+    const [event] = await this.appendMany<D>(manager, [{ type, data }]);
+    return event;
+  }
+
+  /**
+   * Records several events with one insert and one notification, in the order given: the relay
+   * publishes them in that order.
+   */
+  async appendMany<D extends object>(manager: EntityManager, items: ReadonlyArray<{ type: EventType; data: D }>): Promise<DomainEvent<D>[]> {
     if (!manager.queryRunner?.isTransactionActive) {
       throw new Error('OutboxService.append must run inside the transaction of the change it records');
     }
-    const event: DomainEvent<D> = { id: newId(IdPrefix.Event), type, occurred_at: new Date().toISOString(), data };
-    await manager.query(`INSERT INTO outbox (event_id, type, payload) VALUES ($1, $2, $3)`, [event.id, type, JSON.stringify(event)]);
+    if (!items.length) return [];
+    const occurredAt = new Date().toISOString();
+    const events: DomainEvent<D>[] = items.map(({ type, data }) => ({ id: newId(IdPrefix.Event), type, occurred_at: occurredAt, data }));
+    await manager.query(
+      `INSERT INTO outbox (event_id, type, payload)
+       SELECT e.id, e.type, e.payload FROM unnest($1::text[], $2::text[], $3::jsonb[]) WITH ORDINALITY AS e(id, type, payload, n) ORDER BY e.n`,
+      [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => JSON.stringify(e))],
+    );
     // Delivered by PostgreSQL only when the transaction commits: the relay wakes exactly then.
     await manager.query(`SELECT pg_notify($1, '')`, [outboxChannel(this.options.schema)]);
-    return event;
+    return events;
   }
 }

@@ -1,0 +1,23 @@
+import { ServiceName } from '@crm/contracts';
+import { RunningService, ServiceDefinition, startService } from '@crm/runtime';
+import { ActivitiesModule } from './activities/activities.module';
+import { CaptureModule } from './capture/capture.module';
+import { CompaniesModule } from './companies/companies.module';
+import { UsersModule } from './users/users.module';
+import { ContactsModule } from './contacts/contacts.module';
+import { WorkLinksModule } from './work-links/work-links.module';
+import { contactsEntities, contactsMigrations } from './database';
+import { ObjectsModule } from './objects/objects.module';
+import { SchemaModule } from './schema/schema.module';
+import { TasksModule } from './tasks/tasks.module';
+
+export const contactsApp: ServiceDefinition = {
+  service: ServiceName.Contacts,
+  defaultHealthPort: 3001,
+  database: { entities: contactsEntities, migrations: contactsMigrations },
+  imports: [WorkLinksModule, ObjectsModule, ContactsModule, CompaniesModule, ActivitiesModule, TasksModule, SchemaModule, CaptureModule, UsersModule],
+};
+
+export function startContacts(env?: Record<string, string | undefined>): Promise<RunningService> {
+  return startService(contactsApp, env);
+}

@@ -1,0 +1,64 @@
+import { InputPipe, PageQuery } from '@crm/common';
+import { ContactsRpc, CreateContactDto, ListContactsQuery, MergeContactsDto, RequestContext, UpdateContactDto } from '@crm/contracts';
+import { Controller } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import { presentContactSummary, presentContactWithIncluded } from './contact.presenter';
+import { ContactsService } from './contacts.service';
+
+@Controller()
+export class ContactsController {
+  constructor(private readonly contacts: ContactsService) {}
+
+  @MessagePattern(ContactsRpc.Create)
+  async create(
+    @Payload('ctx') ctx: RequestContext,
+    @Payload('body', new InputPipe(CreateContactDto)) body: CreateContactDto,
+  ) {
+    const contact = await this.contacts.create(ctx, body);
+    return { data: presentContactSummary(contact) };
+  }
+
+  @MessagePattern(ContactsRpc.List)
+  list(@Payload('query', new InputPipe(ListContactsQuery, 'query')) query: ListContactsQuery) {
+    return this.contacts.list(query);
+  }
+
+  @MessagePattern(ContactsRpc.Get)
+  async get(@Payload('params') { id }: { id: string }) {
+    const { contact, company, owner } = await this.contacts.get(id);
+    return presentContactWithIncluded(contact, company, owner);
+  }
+
+  @MessagePattern(ContactsRpc.Update)
+  async update(
+    @Payload('ctx') ctx: RequestContext,
+    @Payload('params') { id }: { id: string },
+    @Payload('body', new InputPipe(UpdateContactDto)) body: UpdateContactDto,
+  ) {
+    const { contact, company, owner } = await this.contacts.update(ctx, id, body);
+    return presentContactWithIncluded(contact, company, owner);
+  }
+
+  @MessagePattern(ContactsRpc.Delete)
+  async remove(@Payload('params') { id }: { id: string }) {
+    await this.contacts.remove(id);
+  }
+
+  @MessagePattern(ContactsRpc.Merge)
+  async merge(
+    @Payload('ctx') ctx: RequestContext,
+    @Payload('body', new InputPipe(MergeContactsDto)) body: MergeContactsDto,
+  ) {
+    const { contact, company, owner } = await this.contacts.merge(ctx, body);
+    return presentContactWithIncluded(contact, company, owner);
+  }
+
+  @MessagePattern(ContactsRpc.ListDeals)
+  listDeals(
+    @Payload('ctx') ctx: RequestContext,
+    @Payload('params') { id }: { id: string },
+    @Payload('query', new InputPipe(PageQuery, 'query')) query: PageQuery,
+  ) {
+    return this.contacts.listDeals(ctx, id, query);
+  }
+}

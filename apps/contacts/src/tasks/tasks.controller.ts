@@ -1,0 +1,60 @@
+import { InputPipe, PageQuery } from '@crm/common';
+import { ContactsRpc, CreateTaskDto, ListTasksQuery, RequestContext, TasksRpc, UpdateTaskDto } from '@crm/contracts';
+import { Controller } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import { presentTask } from './task.presenter';
+import { TasksService } from './tasks.service';
+
+@Controller()
+export class TasksController {
+  constructor(private readonly tasks: TasksService) {}
+
+  @MessagePattern(TasksRpc.Create)
+  async create(
+    @Payload('ctx') ctx: RequestContext,
+    @Payload('body', new InputPipe(CreateTaskDto)) body: CreateTaskDto,
+  ) {
+    return { data: presentTask(await this.tasks.create(ctx, body)) };
+  }
+
+  @MessagePattern(TasksRpc.List)
+  list(@Payload('query', new InputPipe(ListTasksQuery, 'query')) query: ListTasksQuery) {
+    return this.tasks.list(query);
+  }
+
+  @MessagePattern(TasksRpc.Get)
+  async get(@Payload('params') { id }: { id: string }) {
+    return { data: presentTask(await this.tasks.get(id)) };
+  }
+
+  @MessagePattern(TasksRpc.Update)
+  async update(
+    @Payload('ctx') ctx: RequestContext,
+    @Payload('params') { id }: { id: string },
+    @Payload('body', new InputPipe(UpdateTaskDto)) body: UpdateTaskDto,
+  ) {
+    return { data: presentTask(await this.tasks.update(ctx, id, body)) };
+  }
+
+  @MessagePattern(TasksRpc.Delete)
+  async remove(@Payload('params') { id }: { id: string }) {
+    await this.tasks.remove(id);
+  }
+
+  @MessagePattern(ContactsRpc.ListTasks)
+  listForContact(
+    @Payload('params') { id }: { id: string },
+    @Payload('query', new InputPipe(PageQuery, 'query')) query: PageQuery,
+  ) {
+    return this.tasks.listForContact(id, query);
+  }
+
+  @MessagePattern(ContactsRpc.DealTasks)
+  listForDeal(
+    @Payload('ctx') ctx: RequestContext,
+    @Payload('params') { id }: { id: string },
+    @Payload('query', new InputPipe(PageQuery, 'query')) query: PageQuery,
+  ) {
+    return this.tasks.listForDeal(ctx, id, query);
+  }
+}

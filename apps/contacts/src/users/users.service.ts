@@ -1,0 +1,85 @@
+import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isId, isUniqueViolation, newId, Page, pageSize, toPage } from '@crm/common';
+import { CreateUserDto, ListUsersQuery, UpdateUserDto, UserView } from '@crm/contracts';
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { NOW_MS } from '../shared/sql';
+import { User } from './user.entity';
+import { presentUser } from './user.presenter';
+
+const LIST = 'users';
+const EMAIL_INDEX = 'users_email_key';
+
+const USER_FIELDS: FieldSpec<User>[] = [
+  { api: 'name', prop: 'name', kind: 'value' },
+  { api: 'email', prop: 'email', kind: 'value' },
+  { api: 'role', prop: 'role', kind: 'value' },
+];
+
+@Injectable()
+export class UsersService {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async create(dto: CreateUserDto): Promise<User> {
+    const id = newId(IdPrefix.User);
+    try {
+      await this.dataSource.getRepository(User).insert({ id, name: dto.name, email: dto.email, role: dto.role ?? 'member' });
+    } catch (err) {
+      throw await this.translateWriteError(err, dto.email);
+    }
+    return this.dataSource.getRepository(User).findOneByOrFail({ id });
+  }
+
+  async list(query: ListUsersQuery): Promise<Page<UserView>> {
+    const after = decodeCursor<string>(LIST, query.cursor, 'string');
+    const size = pageSize(query);
+    const qb = this.dataSource.getRepository(User).createQueryBuilder('u').orderBy('u.id', 'ASC').limit(size + 1);
+    if (after) qb.andWhere('u.id > :after', { after });
+    if (query.email) qb.andWhere('lower(u.email) = :email', { email: query.email });
+    return toPage(LIST, await qb.getMany(), size, (u) => u.id, presentUser);
+  }
+
+  async get(id: string): Promise<User> {
+    return this.find(this.dataSource.manager, id);
+  }
+
+  async update(id: string, dto: UpdateUserDto): Promise<User> {
+    try {
+      return await this.dataSource.transaction(async (m) => {
+        const user = await this.find(m, id, true);
+        const { set, changes } = diffFields(user, { ...dto }, USER_FIELDS);
+        if (!changes.changed.length) return user;
+        await m.update(User, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<User>);
+        return m.findOneByOrFail(User, { id });
+      });
+    } catch (err) {
+      throw await this.translateWriteError(err, dto.email);
+    }
+  }
+
+  /** Records the user owned keep the id in owner_id; their relationships.owner then has an empty name. */
+  async remove(id: string): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      await this.find(m, id, true);
+      await m.delete(User, { id });
+    });
+  }
+
+  private async find(m: EntityManager, id: string, lock = false): Promise<User> {
+    if (!isId(id, IdPrefix.User)) throw DomainError.notFound('user', id);
+    const user = await m.findOne(User, { where: { id }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    if (!user) throw DomainError.notFound('user', id);
+    return user;
+  }
+
+  private async translateWriteError(err: unknown, email: string | undefined): Promise<unknown> {
+    if (isUniqueViolation(err, EMAIL_INDEX) && email) {
+      const [existing] = await this.dataSource.query(`SELECT id FROM users WHERE lower(email) = lower($1)`, [email]);
+      const holder = existing ? ` (${existing.id})` : '';
+      return DomainError.conflict(`A user with email '${email}' already exists${holder}.`, [
+        { field: 'email', code: 'duplicate', message: `email '${email}' is already used by another user${holder}` },
+      ]);
+    }
+    return err;
+  }
+}

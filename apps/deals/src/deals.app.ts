@@ -1,0 +1,18 @@
+import { ServiceName } from '@crm/contracts';
+import { RunningService, ServiceDefinition, startService } from '@crm/runtime';
+import { ScheduleModule } from '@nestjs/schedule';
+import { dealsEntities, dealsMigrations } from './database';
+import { DealsModule } from './deals.module';
+import { DEALS_SETTINGS, loadDealsSettings } from './deals.settings';
+
+export const dealsApp: ServiceDefinition = {
+  service: ServiceName.Deals,
+  defaultHealthPort: 3002,
+  database: { entities: dealsEntities, migrations: dealsMigrations },
+  imports: [ScheduleModule.forRoot(), DealsModule],
+  settings: { token: DEALS_SETTINGS, load: loadDealsSettings },
+};
+
+export function startDeals(env?: Record<string, string | undefined>): Promise<RunningService> {
+  return startService(dealsApp, env);
+}

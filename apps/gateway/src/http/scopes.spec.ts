@@ -1,0 +1,65 @@
+import { RequestMethod, Type } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { GatewayDeps, GatewayModule } from '../gateway.module';
+import { PUBLIC_PATHS } from './access.middleware';
+import { accessForMethod, RouteAccess, SCOPES_METADATA, scopeGrants } from './scopes';
+
+interface Route {
+  route: string;
+  access: RouteAccess | undefined;
+}
+
+/** Every route the gateway mounts, read from the same metadata Nest routes by. */
+function gatewayRoutes(): Route[] {
+  const deps = { config: { namespace: 't', natsUrl: 'nats://127.0.0.1:1', rpcTimeoutMs: 1 }, database: { schema: 'gateway' } } as unknown as GatewayDeps;
+  const controllers = GatewayModule.register(deps).controllers as Type[];
+  const routes: Route[] = [];
+  for (const controller of controllers) {
+    const base = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
+    for (const name of Object.getOwnPropertyNames(controller.prototype)) {
+      const handler = controller.prototype[name];
+      const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+      if (name === 'constructor' || method === undefined || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
+      const path = [base, String(Reflect.getMetadata(PATH_METADATA, handler))].filter((p) => p && p !== '/').join('/');
+      const access = (Reflect.getMetadata(SCOPES_METADATA, handler) ?? Reflect.getMetadata(SCOPES_METADATA, controller)) as RouteAccess | undefined;
+      routes.push({ route: `${RequestMethod[method]} /${path}`, access });
+    }
+  }
+  return routes;
+}
+
+describe('route scopes', () => {
+  const routes = gatewayRoutes();
+
+  it('finds the routes', () => {
+    expect(routes.length).toBeGreaterThan(60);
+    expect(routes).toContainEqual({ route: 'POST /capture', access: 'capture' });
+  });
+
+  it('declares @Scopes on every route', () => {
+    expect(routes.filter((r) => r.access === undefined).map((r) => r.route)).toEqual([]);
+  });
+
+  it('opens exactly the paths the access middleware lets through without a key', () => {
+    const open = routes.filter((r) => r.access === 'public').map((r) => r.route.split(' ')[1]);
+    expect(new Set(open)).toEqual(PUBLIC_PATHS);
+  });
+
+  it('asks for read on reads and for more on every change, except capture and MCP', () => {
+    for (const { route, access } of routes) {
+      if (access === 'public' || route === 'POST /capture' || route === 'POST /mcp') continue;
+      expect({ route, access }).toEqual({ route, access: accessForMethod(route.split(' ')[0]) });
+    }
+  });
+
+  it('grants each key scope what the API documents', () => {
+    const grid = (['read', 'read-write', 'capture-only'] as const).map((scope) =>
+      (['read', 'write', 'capture', 'any-key', 'public'] as const).map((access) => scopeGrants(scope, access)),
+    );
+    expect(grid).toEqual([
+      [true, false, false, true, true],
+      [true, true, true, true, true],
+      [false, false, true, true, true],
+    ]);
+  });
+});

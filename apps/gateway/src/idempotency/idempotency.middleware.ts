@@ -1,0 +1,157 @@
+import { ErrorCode, Logger } from '@crm/common';
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { createHash } from 'crypto';
+import type { NextFunction, Response } from 'express';
+import { DataSource } from 'typeorm';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config';
+import { GatewayRequest } from '../http/request-context';
+import { writeError } from '../http/write-error';
+import { LOGGER } from '../tokens';
+
+const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
+const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
+const PURGE_EVERY_MS = 60 * 60 * 1000;
+
+interface StoredRequest {
+  request_hash: string;
+  response_status: number | null;
+  response_type: string | null;
+  response_body: string | null;
+  in_progress: boolean;
+}
+
+/**
+ * Stripe-style `Idempotency-Key` on POST, PATCH and DELETE. The first request with a key claims it (one
+ * row per API key and Idempotency-Key in the gateway's database, so every replica sees it) and its
+ * response is stored; a retry with the same request gets that response again with
+ * `Idempotent-Replayed: true`, a different request with the same key is 422, and a retry while the first
+ * is still running is 409. Stored results are kept IDEMPOTENCY_TTL_HOURS (24 by default).
+ */
+@Injectable()
+export class IdempotencyMiddleware implements OnModuleInit, OnModuleDestroy {
+  private purgeTimer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onModuleInit(): void {
+    this.purgeTimer = setInterval(() => void this.purge(), PURGE_EVERY_MS).unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.purgeTimer);
+  }
+
+  async use(req: GatewayRequest, res: Response, next: NextFunction): Promise<void> {
+    const key = req.headers['idempotency-key'];
+    if (key === undefined || !WRITE_METHODS.has(req.method) || !req.principal) return next();
+    if (typeof key !== 'string' || !KEY_SHAPE.test(key)) {
+      return writeError(res, {
+        code: ErrorCode.ValidationFailed,
+        message: 'Idempotency-Key must be 1 to 255 visible ASCII characters.',
+        details: [{ field: 'Idempotency-Key', code: 'invalid_value', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters' }],
+      });
+    }
+    const apiKeyId = req.principal.keyId;
+    const hash = createHash('sha256').update(`${req.method} ${req.originalUrl}\n${JSON.stringify(req.body ?? null)}`).digest('hex');
+    try {
+      if (await this.claim(apiKeyId, key, hash)) {
+        this.recordResponse(apiKeyId, key, res);
+        return next();
+      }
+      const stored = await this.find(apiKeyId, key);
+      if (!stored) return writeError(res, { code: ErrorCode.Conflict, message: 'A request with this Idempotency-Key is in progress; retry shortly.' });
+      if (stored.request_hash !== hash) {
+        return writeError(res, {
+          code: ErrorCode.IdempotencyKeyReused,
+          message: 'This Idempotency-Key was used with a different request (method, path or body); use a new key for a new request.',
+        });
+      }
+      if (stored.response_status !== null) return this.replay(res, stored);
+      if (stored.in_progress) {
+        return writeError(res, { code: ErrorCode.Conflict, message: 'A request with this Idempotency-Key is in progress; retry shortly.' });
+      }
+      return writeError(res, {
+        code: ErrorCode.Conflict,
+        message:
+          'The request first sent with this Idempotency-Key was interrupted before its result was recorded, so it may or may not have been applied; check the resource, or send a new key.',
+      });
+    } catch (err) {
+      this.logger.error({ err, request_id: req.id }, 'idempotency store failed');
+      return writeError(res, { code: ErrorCode.ServiceUnavailable, message: 'Idempotency keys cannot be checked right now; try again shortly.' });
+    }
+  }
+
+  /** Claims the key, or takes over a record older than the retention period; true when this request owns it. */
+  private async claim(apiKeyId: string, key: string, hash: string): Promise<boolean> {
+    const lockMs = 2 * this.config.rpcTimeoutMs + 5000;
+    const rows: unknown[] = await this.dataSource.query(
+      `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_hash, locked_until)
+       VALUES ($1, $2, $3, now() + make_interval(secs => $4))
+       ON CONFLICT (api_key_id, idempotency_key) DO UPDATE
+         SET request_hash = EXCLUDED.request_hash, locked_until = EXCLUDED.locked_until,
+             response_status = NULL, response_type = NULL, response_body = NULL, created_at = now()
+         WHERE idempotency_keys.created_at < now() - make_interval(hours => $5)
+       RETURNING 1`,
+      [apiKeyId, key, hash, lockMs / 1000, this.config.idempotencyTtlHours],
+    );
+    return rows.length === 1;
+  }
+
+  private async find(apiKeyId: string, key: string): Promise<StoredRequest | undefined> {
+    const rows: StoredRequest[] = await this.dataSource.query(
+      `SELECT request_hash, response_status, response_type, response_body, locked_until > now() AS in_progress
+         FROM idempotency_keys
+        WHERE api_key_id = $1 AND idempotency_key = $2 AND created_at >= now() - make_interval(hours => $3)`,
+      [apiKeyId, key, this.config.idempotencyTtlHours],
+    );
+    return rows[0];
+  }
+
+  private replay(res: Response, stored: StoredRequest): void {
+    res.setHeader('Idempotent-Replayed', 'true');
+    if (stored.response_type) res.setHeader('Content-Type', stored.response_type);
+    res.status(stored.response_status!).end(stored.response_body ?? undefined);
+  }
+
+  /**
+   * Keeps what the route writes and stores it once the response is complete. A 503 means the work did
+   * not start (no service, or the database is away), so the key is released for a retry instead.
+   */
+  private recordResponse(apiKeyId: string, key: string, res: Response): void {
+    const chunks: Buffer[] = [];
+    const keep = (chunk: unknown) => {
+      if (typeof chunk === 'string' || chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk));
+    };
+    const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+    const end = res.end.bind(res) as (...args: unknown[]) => Response;
+    res.write = ((chunk: unknown, ...rest: unknown[]) => {
+      keep(chunk);
+      return write(chunk, ...rest);
+    }) as Response['write'];
+    res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+      keep(chunk);
+      return end(chunk, ...rest);
+    }) as Response['end'];
+    res.once('finish', () => {
+      const stored =
+        res.statusCode === 503
+          ? this.dataSource.query(`DELETE FROM idempotency_keys WHERE api_key_id = $1 AND idempotency_key = $2`, [apiKeyId, key])
+          : this.dataSource.query(
+              `UPDATE idempotency_keys SET response_status = $3, response_type = $4, response_body = $5, locked_until = NULL
+                WHERE api_key_id = $1 AND idempotency_key = $2`,
+              [apiKeyId, key, res.statusCode, res.getHeader('Content-Type') ?? null, Buffer.concat(chunks).toString('utf8')],
+            );
+      stored.catch((err: Error) => this.logger.error({ err }, 'could not store an idempotent response'));
+    });
+  }
+
+  private async purge(): Promise<void> {
+    await this.dataSource
+      .query(`DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1)`, [this.config.idempotencyTtlHours])
+      .catch((err: Error) => this.logger.warn({ err: err.message }, 'could not purge expired idempotency keys'));
+  }
+}

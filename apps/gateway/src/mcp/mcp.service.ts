@@ -1,0 +1,109 @@
+import { DomainError, ErrorCode, Logger } from '@crm/common';
+import { ContactsRpc, SchemaView } from '@crm/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, CallToolResult, ListToolsRequestSchema, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { contextOf, GatewayRequest, Principal } from '../http/request-context';
+import { ServiceForwarder } from '../routes/service-forwarder';
+import { LOGGER } from '../tokens';
+import { TOOLS, ToolSpec } from './mcp-tools';
+
+const SERVER_INFO = { name: 'crm', version: '0.1.0' };
+
+function visibleTo(principal: Principal, tool: ToolSpec): boolean {
+  if (principal.scope === 'read-write') return true;
+  return principal.scope === 'read' && tool.access === 'read';
+}
+
+/**
+ * The MCP server for one request: the caller's key decides which tools exist, and every tool call goes
+ * to the owning service through the gateway's ServiceForwarder, exactly as the matching HTTP route does
+ * (same validation, rules, events); only the answer's wrapping differs.
+ */
+@Injectable()
+export class McpService {
+  constructor(
+    private readonly forward: ServiceForwarder,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  serverFor(req: GatewayRequest): Server {
+    const principal = req.principal!;
+    const server = new Server(SERVER_INFO, {
+      capabilities: { tools: {} },
+      instructions:
+        'A go-to-market CRM: contacts, deals in pipelines, custom objects and an ordered event log. Call describe_schema first to learn the fields.',
+    });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await this.describeTools(req, principal) }));
+    server.setRequestHandler(CallToolRequestSchema, async (call) => this.callTool(req, principal, call.params.name, call.params.arguments ?? {}));
+    return server;
+  }
+
+  private async describeTools(req: GatewayRequest, principal: Principal): Promise<Tool[]> {
+    const tools = TOOLS.filter((tool) => visibleTo(principal, tool));
+    const objects = tools.some((tool) => tool.rpc.startsWith('contacts.records.')) ? await this.customObjects(req) : [];
+    return tools.map((tool) => ({
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: tool.input(objects) as Tool['inputSchema'],
+      annotations: {
+        title: tool.title,
+        readOnlyHint: tool.access === 'read',
+        destructiveHint: tool.access === 'write' ? Boolean(tool.destructive) : undefined,
+        idempotentHint: tool.idempotent ?? false,
+        openWorldHint: false,
+      },
+    }));
+  }
+
+  /** Slugs of the active custom objects, from the live schema, so record tools can name them. */
+  private async customObjects(req: GatewayRequest): Promise<string[]> {
+    try {
+      const schema = (await this.forward.send(ContactsRpc.Schema, { ctx: contextOf(req), params: {}, query: {}, body: null })) as { data: SchemaView };
+      return schema.data.objects.filter((object) => object.kind === 'custom').map((object) => object.slug);
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message, request_id: req.id }, 'could not read the schema for MCP tool descriptions');
+      return [];
+    }
+  }
+
+  private async callTool(req: GatewayRequest, principal: Principal, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+    const tool = TOOLS.find((candidate) => candidate.name === name);
+    if (!tool) return failure({ code: ErrorCode.NotFound, message: `No tool named '${name}'.` });
+    if (!visibleTo(principal, tool)) {
+      return failure({ code: ErrorCode.Forbidden, message: `This key's scope (${principal.scope}) does not allow ${name}.` });
+    }
+    try {
+      const parts = tool.route(args);
+      const result = await this.forward.send(tool.rpc, { ctx: contextOf(req), ...parts });
+      const structured = (result ?? {}) as Record<string, unknown>;
+      return { content: [{ type: 'text', text: summarize(tool, structured) }], structuredContent: structured };
+    } catch (err) {
+      if (err instanceof DomainError) return failure(err.toBody());
+      this.logger.error({ err, request_id: req.id, tool: name }, 'MCP tool call failed unexpectedly');
+      return failure({ code: ErrorCode.Internal, message: 'An internal error occurred.' });
+    }
+  }
+}
+
+function failure(error: { code: string; message: string; details?: unknown }): CallToolResult {
+  const details = Array.isArray(error.details) ? ` ${error.details.map((d: { field: string; message: string }) => `${d.field}: ${d.message}`).join('; ')}` : '';
+  return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}${details}` }], structuredContent: { error } };
+}
+
+/** One line an agent (or its user) can read without parsing the JSON. */
+function summarize(tool: ToolSpec, result: Record<string, unknown>): string {
+  const data = result.data;
+  if (Array.isArray(data)) {
+    const more = result.has_more ? `; more available with cursor ${String(result.next_cursor)}` : '';
+    return `${tool.title}: ${data.length} item${data.length === 1 ? '' : 's'}${more}.`;
+  }
+  if (data && typeof data === 'object') {
+    const item = data as Record<string, unknown>;
+    const label = item.email ?? item.name ?? item.slug ?? '';
+    if (typeof item.id === 'string') return `${tool.title}: ${item.id}${label ? ` (${String(label)})` : ''}.`;
+    if (Array.isArray(item.objects)) return `${item.objects.length} objects in the schema.`;
+  }
+  return `${tool.title}: done.`;
+}

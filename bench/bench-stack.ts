@@ -1,0 +1,169 @@
+import autocannon from 'autocannon';
+import { ChildProcess, spawn } from 'child_process';
+import { randomBytes } from 'crypto';
+import { readFileSync } from 'fs';
+import { cpus, totalmem } from 'os';
+import { join } from 'path';
+import { Client } from 'pg';
+
+/** What benchmarks share: a whole stack as separate processes from a dist/ tree, and one load step. */
+export const APPS = ['contacts', 'deals', 'events', 'webhooks', 'gateway'] as const;
+export const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 15);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+/** Extra node flags for every process of the stack, e.g. `--cpu-prof --cpu-prof-dir=prof` to profile a run. */
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
+export interface Row {
+  scenario: string;
+  requests_per_s: number;
+  p50_ms: number;
+  p99_ms: number;
+  errors: number;
+  note: string;
+  /** Requests completed in the run. */
+  total: number;
+}
+
+export interface BenchStack {
+  api: string;
+  /** The stack's own database. */
+  databaseUrl: string;
+  key: string;
+  children: Record<string, ChildProcess>;
+  /** CPU milliseconds used so far by all processes of the stack. */
+  cpuMs(): number;
+  post(path: string, body: unknown): Promise<any>;
+  stop(): Promise<void>;
+}
+
+export function alphanumeric(n: number): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  return Array.from(randomBytes(n), (b) => alphabet[b % 62]).join('');
+}
+
+export function machine(): string {
+  return `${cpus().length} × ${cpus()[0].model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+}
+
+async function waitFor(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if ((await fetch(url).catch(() => undefined))?.ok) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not become healthy`);
+}
+
+export function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024);
+}
+
+const CLOCK_TICKS_PER_S = 100;
+
+/** CPU time (user + system) a process has used so far, in milliseconds, from /proc. */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** Starts the five processes built under `root/dist` on a database and namespace of their own. */
+export async function startBenchStack(root: string): Promise<BenchStack> {
+  const namespace = `bench${randomBytes(4).toString('hex')}`;
+  const dbUrl = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm');
+  dbUrl.pathname = `/crm_${namespace}`;
+  const key = `crm_live_${alphanumeric(32)}`;
+  const port = 3900 + Math.floor(Math.random() * 500) * 5;
+  const env = {
+    ...process.env,
+    DATABASE_URL: dbUrl.toString(),
+    CRM_NAMESPACE: namespace,
+    CRM_BOOTSTRAP_API_KEY: key,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    HEALTH_HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    RATE_LIMIT_BURST: '1000000',
+    WEBHOOKS_ALLOW_INSECURE: 'true',
+    WEBHOOKS_ALLOW_PRIVATE: 'true',
+  };
+  const children: Record<string, ChildProcess> = {};
+  const healthPorts: Record<string, number> = { contacts: port + 1, deals: port + 2, events: port + 3, webhooks: port + 4 };
+  for (const app of APPS) {
+    children[app] = spawn(process.execPath, [...NODE_ARGS, join(root, 'dist', 'apps', app, 'src', 'main.js')], {
+      env: { ...env, HEALTH_PORT: String(healthPorts[app] ?? 0) },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+  }
+  const api = `http://127.0.0.1:${port}`;
+  const headers = { 'X-Api-Key': key, 'Content-Type': 'application/json' };
+  const stop = async () => {
+    for (const child of Object.values(children)) child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1500));
+    const admin = new URL(dbUrl.toString());
+    admin.pathname = '/postgres';
+    const pg = new Client({ connectionString: admin.toString() });
+    await pg.connect();
+    await pg.query(`DROP DATABASE IF EXISTS "crm_${namespace}" WITH (FORCE)`);
+    await pg.end();
+  };
+  try {
+    await waitFor(`${api}/health`, 60_000);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    api,
+    databaseUrl: dbUrl.toString(),
+    key,
+    children,
+    stop,
+    cpuMs: () => Object.values(children).reduce((sum, child) => sum + cpuMs(child.pid!), 0),
+    async post(path, body) {
+      const res = await fetch(`${api}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+      if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+      return ((await res.json()) as { data: any }).data;
+    },
+  };
+}
+
+export async function load(scenario: string, url: string, key: string, options: Partial<autocannon.Options>, note = '', durationS = DURATION_S): Promise<Row> {
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: durationS,
+    headers: { 'X-Api-Key': key, 'Content-Type': 'application/json' },
+    ...options,
+  });
+  const errors = result.errors + result.timeouts + result.non2xx;
+  return {
+    scenario,
+    requests_per_s: Math.round(result.requests.average),
+    p50_ms: result.latency.p50,
+    p99_ms: result.latency.p99,
+    errors,
+    note,
+    total: result.requests.total,
+  };
+}
+
+/** A POST /contacts load step: every request a new, unique email. */
+export function createContactsLoad(): Partial<autocannon.Options> {
+  let n = 0;
+  return {
+    method: 'POST',
+    requests: [
+      {
+        method: 'POST',
+        setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: `c${n++}-${alphanumeric(6)}@bench.example`, first_name: 'Bench', stage: 'lead' }) }),
+      },
+    ],
+  };
+}

@@ -1,0 +1,101 @@
+import { execFileSync } from 'child_process';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { BenchStack, CONNECTIONS, createContactsLoad, load, machine, Row, startBenchStack } from './bench-stack';
+
+/**
+ * Compares this build with an earlier commit on the hot request paths, in one run on one machine:
+ * both stacks run side by side and each scenario alternates between them for several rounds, so drift
+ * in the machine's load hits both alike. `npm run bench:compare -- <git ref>` (default HEAD~1).
+ * Throughput moves with whatever else the machine runs; CPU time per request (summed over the five
+ * processes, from /proc) moves much less, so it is the column to compare on a shared machine.
+ */
+const ROOT = join(__dirname, '..', '..');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 10);
+
+function git(...args: string[]): string {
+  return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+}
+
+/** Checks `ref` out beside this tree and builds it with this tree's dependencies. */
+function buildRef(ref: string): { dir: string; commit: string; remove(): void } {
+  const commit = git('rev-parse', '--short', ref);
+  const dir = mkdtempSync(join(tmpdir(), 'crm-bench-'));
+  git('worktree', 'add', '--detach', dir, commit);
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  // Each commit's own build command, whichever build setup it has.
+  execFileSync('npm', ['run', 'build'], { cwd: dir, stdio: 'inherit' });
+  return {
+    dir,
+    commit,
+    remove() {
+      git('worktree', 'remove', '--force', dir);
+      if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+async function main(): Promise<void> {
+  const baseRef = process.argv[2] ?? 'HEAD~1';
+  const base = buildRef(baseRef);
+  const current = git('rev-parse', '--short', 'HEAD') + (git('status', '--porcelain') ? '+changes' : '');
+  const stacks: Record<string, BenchStack> = {};
+  const results: Record<string, Record<string, Array<Row & { cpuUsPerRequest: number }>>> = {};
+  try {
+    stacks[`base ${base.commit}`] = await startBenchStack(base.dir);
+    stacks[`this ${current}`] = await startBenchStack(ROOT);
+    const probes: Record<string, string> = {};
+    for (const [name, stack] of Object.entries(stacks)) {
+      probes[name] = (await stack.post('/contacts', { email: `probe-${Date.now()}@bench.example`, first_name: 'Probe' })).id;
+    }
+    const scenarios: Array<{ name: string; run: (name: string, stack: BenchStack) => Promise<Row> }> = [
+      { name: 'GET /contacts/:id', run: (name, s) => load('GET /contacts/:id', `${s.api}/contacts/${probes[name]}`, s.key, {}, '', ROUND_S) },
+      { name: 'POST /contacts', run: (_name, s) => load('POST /contacts', `${s.api}/contacts`, s.key, createContactsLoad(), '', ROUND_S) },
+    ];
+    const names = Object.keys(stacks);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const scenario of scenarios) {
+        // Alternate who goes first so neither build always runs on a warmer database.
+        const order = round % 2 === 0 ? names : [...names].reverse();
+        for (const name of order) {
+          const cpuBefore = stacks[name].cpuMs();
+          const row = await scenario.run(name, stacks[name]);
+          const cpuUsPerRequest = Math.round(((stacks[name].cpuMs() - cpuBefore) * 1000) / Math.max(1, row.total));
+          ((results[scenario.name] ??= {})[name] ??= []).push({ ...row, cpuUsPerRequest });
+          process.stderr.write(
+            `round ${round + 1} ${scenario.name} ${name}: ${row.requests_per_s} req/s p50 ${row.p50_ms} ms, ${cpuUsPerRequest} µs CPU/request (${row.errors} errors)\n`,
+          );
+        }
+      }
+    }
+  } finally {
+    for (const stack of Object.values(stacks)) await stack.stop().catch(() => undefined);
+    base.remove();
+  }
+
+  const lines = [
+    `Run ${new Date().toISOString()} on ${machine()}; ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${ROUND_S} s per scenario and build; medians of the rounds.`,
+    '',
+    '| Scenario | Build | CPU µs/request (all processes) | req/s | p50 ms | p99 ms | errors |',
+    '|---|---|---:|---:|---:|---:|---:|',
+  ];
+  for (const [scenario, byBuild] of Object.entries(results)) {
+    for (const [name, rows] of Object.entries(byBuild)) {
+      const errors = rows.reduce((sum, r) => sum + r.errors, 0);
+      lines.push(`| ${scenario} | ${name} | ${median(rows.map((r) => r.cpuUsPerRequest))} | ${median(rows.map((r) => r.requests_per_s))} | ${median(rows.map((r) => r.p50_ms))} | ${median(rows.map((r) => r.p99_ms))} | ${errors} |`);
+    }
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench: ${(err as Error).stack ?? err}\n`);
+  process.exit(1);
+});

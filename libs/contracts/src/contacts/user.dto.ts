@@ -1,0 +1,63 @@
+import { PageQuery } from '@crm/common';
+import { IsDefined, IsEmail, IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IfPresent, Normalise, Trim } from './dto-helpers';
+import { ContactsLimits } from './values';
+
+/** Roles of team members. Roles are labels for now: API keys, not users, carry permissions (scopes). */
+export const USER_ROLES = ['admin', 'manager', 'member'] as const;
+export type UserRole = (typeof USER_ROLES)[number];
+
+export class CreateUserDto {
+  @IsDefined({ message: 'name is required' })
+  @Trim()
+  @IsString({ message: 'name must be a string' })
+  @Length(1, ContactsLimits.name, { message: `name must be 1 to ${ContactsLimits.name} characters` })
+  name!: string;
+
+  @IsDefined({ message: 'email is required' })
+  @Normalise()
+  @IsString({ message: 'email must be a valid email address' })
+  @MaxLength(ContactsLimits.email, { message: `email must be at most ${ContactsLimits.email} characters` })
+  @IsEmail({}, { message: 'email must be a valid email address' })
+  email!: string;
+
+  @IsOptional()
+  @IsIn(USER_ROLES, { message: `role must be one of ${USER_ROLES.join(', ')}` })
+  role?: UserRole;
+}
+
+export class UpdateUserDto {
+  @IfPresent()
+  @Trim()
+  @IsString({ message: 'name must be a string' })
+  @Length(1, ContactsLimits.name, { message: `name must be 1 to ${ContactsLimits.name} characters` })
+  name?: string;
+
+  @IfPresent()
+  @Normalise()
+  @IsString({ message: 'email must be a valid email address' })
+  @MaxLength(ContactsLimits.email, { message: `email must be at most ${ContactsLimits.email} characters` })
+  @IsEmail({}, { message: 'email must be a valid email address' })
+  email?: string;
+
+  @IfPresent()
+  @IsIn(USER_ROLES, { message: `role must be one of ${USER_ROLES.join(', ')}` })
+  role?: UserRole;
+}
+
+export class ListUsersQuery extends PageQuery {
+  @IsOptional()
+  @Normalise()
+  @IsString({ message: 'email must be a string' })
+  @MaxLength(ContactsLimits.email, { message: `email must be at most ${ContactsLimits.email} characters` })
+  email?: string;
+}
+
+export interface UserView {
+  id: string;
+  name: string;
+  email: string;
+  role: UserRole;
+  created_at: string;
+  updated_at: string;
+}

@@ -1,0 +1,102 @@
+import { ErrorCode, Logger } from '@crm/common';
+import { rpcQueueGroup, rpcServiceWildcard, RpcServiceName } from '@crm/contracts';
+import { NatsOptions, ServerNats } from '@nestjs/microservices';
+import { ErrorCode as NatsErrorCode, Msg, NatsConnection, NatsError, Subscription } from 'nats';
+
+export interface CrmNatsServerOptions {
+  servers: string;
+  namespace: string;
+  service: RpcServiceName;
+  logger: Logger;
+  /** How long close() waits for in-flight requests; keep it under the orchestrator's grace period. */
+  drainGraceMs?: number;
+}
+
+type Packet = { id?: string; err?: unknown; status?: string; isDisposed?: boolean; response?: unknown };
+
+const TOO_LARGE = { code: ErrorCode.Internal, message: 'The response is too large; ask for a smaller page.' };
+
+/**
+ * NestJS's NATS server, adapted to our deployments:
+ * - one subscription per service on `<namespace>.rpc.<service>.>` in the queue group `<namespace>.<service>`,
+ *   so replicas share the work and an operation this build lacks is answered 501 by Nest's "no handler"
+ *   reply rather than passing as a missing service;
+ * - a reply over the broker's payload limit is replaced by an error instead of being lost;
+ * - close() drains: it stops taking requests, lets the ones in flight answer, then disconnects. The
+ *   service closes its database only after that.
+ */
+export class CrmNatsServer extends ServerNats {
+  private readonly prefix: string;
+  private subscription?: Subscription;
+  private connection?: NatsConnection;
+  private readonly inFlight = new Set<Msg>();
+  private idle?: () => void;
+
+  constructor(private readonly settings: CrmNatsServerOptions) {
+    super({ servers: settings.servers, name: `crm-${settings.service}`, maxReconnectAttempts: -1, reconnectTimeWait: 500 } as NonNullable<NatsOptions['options']>);
+    this.prefix = `${settings.namespace}.rpc.`;
+  }
+
+  override bindEvents(client: NatsConnection): void {
+    const { namespace, service } = this.settings;
+    this.connection = client;
+    this.subscription = client.subscribe(rpcServiceWildcard(namespace, service), {
+      queue: rpcQueueGroup(namespace, service),
+      callback: (err, msg) => {
+        if (err) {
+          this.settings.logger.error({ err }, 'rpc subscription error');
+          return;
+        }
+        if (msg.reply) this.inFlight.add(msg);
+        this.handleMessage(msg.subject.slice(this.prefix.length), msg).catch((error: unknown) => {
+          this.settings.logger.error({ err: error, rpc: msg.subject }, 'rpc message could not be handled');
+          this.finished(msg);
+        });
+      },
+    });
+  }
+
+  override getPublisher(natsMsg: Msg, id: string, ctx: Parameters<ServerNats['getPublisher']>[2]) {
+    const publish = super.getPublisher(natsMsg, id, ctx);
+    return (packet: Packet) => {
+      try {
+        return publish(packet);
+      } catch (err) {
+        if ((err as NatsError).code !== NatsErrorCode.MaxPayloadExceeded) throw err;
+        this.settings.logger.error({ rpc: natsMsg.subject, request_id: id }, 'rpc reply exceeds the broker payload limit');
+        return publish({ err: TOO_LARGE, isDisposed: true });
+      } finally {
+        if (packet.isDisposed || packet.err !== undefined) this.finished(natsMsg);
+      }
+    };
+  }
+
+  /** Stops taking requests and waits (up to `drainGraceMs`, 20 s by default) for the ones in flight to be answered. */
+  async drain(graceMs = this.settings.drainGraceMs ?? 20_000): Promise<void> {
+    if (!this.subscription) return;
+    const subscription = this.subscription;
+    this.subscription = undefined;
+    subscription.unsubscribe();
+    // Until the broker has processed the unsubscribe it may still route a request here, and one that arrives
+    // after it is dropped and left to time out; the flush makes "takes no more" answer as no responders at once.
+    await this.connection?.flush().catch(() => undefined);
+    if (this.inFlight.size === 0) return;
+    this.settings.logger.info({ in_flight: this.inFlight.size }, 'waiting for in-flight requests before shutdown');
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      new Promise<void>((resolve) => (this.idle = resolve)),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs))),
+    ]);
+    clearTimeout(timer);
+  }
+
+  override async close(): Promise<void> {
+    await this.drain();
+    await super.close();
+  }
+
+  private finished(msg: Msg): void {
+    this.inFlight.delete(msg);
+    if (this.inFlight.size === 0) this.idle?.();
+  }
+}

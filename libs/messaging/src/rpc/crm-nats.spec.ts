@@ -1,0 +1,180 @@
+import { DEFAULT_NATS_URL, DomainError, ErrorCode, Logger } from '@crm/common';
+import { Controller, INestMicroservice, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import { randomBytes } from 'crypto';
+import pino from 'pino';
+import { firstValueFrom } from 'rxjs';
+import { CrmNatsClient } from './crm-nats.client';
+import { CrmNatsServer } from './crm-nats.server';
+import { RpcErrorFilter } from './rpc-errors';
+
+/**
+ * The request/reply transport against a real NATS server: subject prefix, queue groups, deadlines,
+ * error transport, payload limits and draining. The handlers are a stand-in service, the transport is ours.
+ */
+const logs: string[] = [];
+const logger: Logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
+
+const gates = new Map<string, () => void>();
+
+function replicaController(replica: string) {
+  @Controller()
+  class ProbeController {
+    @MessagePattern('probe.things.echo')
+    echo(@Payload() body: unknown) {
+      return { replica, body };
+    }
+
+    @MessagePattern('probe.things.conflict')
+    conflict() {
+      throw new DomainError(ErrorCode.Conflict, 'Already there.', [{ field: 'email', code: 'duplicate', message: 'taken' }]);
+    }
+
+    @MessagePattern('probe.things.crash')
+    crash() {
+      throw new Error('driver said: password=hunter2');
+    }
+
+    @MessagePattern('probe.things.huge')
+    huge() {
+      return 'x'.repeat(2 * 1024 * 1024);
+    }
+
+    @MessagePattern('probe.things.slow')
+    async slow(@Payload() body: { gate: string }) {
+      await new Promise<void>((resolve) => gates.set(body.gate, resolve));
+      return { replica, finished: body.gate };
+    }
+
+    @MessagePattern('probe.things.never')
+    never() {
+      return new Promise(() => undefined);
+    }
+  }
+  return ProbeController;
+}
+
+async function startReplica(namespace: string, replica: string, drainGraceMs = 1000): Promise<{ app: INestMicroservice; server: CrmNatsServer }> {
+  @Module({ controllers: [replicaController(replica)] })
+  class ProbeModule {}
+  // The transport is generic; 'probe' stands where a real service name goes.
+  const server = new CrmNatsServer({ servers: DEFAULT_NATS_URL, namespace, service: 'probe' as never, logger, drainGraceMs });
+  const app = await NestFactory.createMicroservice(ProbeModule, { strategy: server, logger: false });
+  app.useGlobalFilters(new RpcErrorFilter(logger));
+  await app.listen();
+  return { app, server };
+}
+
+function client(namespace: string, timeoutMs = 2000): CrmNatsClient {
+  return new CrmNatsClient({ servers: DEFAULT_NATS_URL, name: 'crm-test', namespace, timeoutMs });
+}
+
+const ask = <T = unknown>(c: CrmNatsClient, pattern: string, body: unknown = {}) => firstValueFrom(c.send<T>(pattern, body));
+
+function namespace(): string {
+  return `t${randomBytes(5).toString('hex')}`;
+}
+
+describe('CrmNatsServer and CrmNatsClient over NATS', () => {
+  const ns = namespace();
+  const replicas: Array<{ app: INestMicroservice; server: CrmNatsServer }> = [];
+  let caller: CrmNatsClient;
+
+  beforeAll(async () => {
+    replicas.push(await startReplica(ns, 'a'), await startReplica(ns, 'b'));
+    caller = client(ns, 500);
+  });
+  afterAll(async () => {
+    await caller.close();
+    for (const r of replicas) await r.app.close();
+  });
+
+  it('answers on the namespaced subject and shares requests between replicas through the queue group', async () => {
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => ask<{ replica: string; body: unknown }>(caller, 'probe.things.echo', { i })));
+    expect(answers.map((a) => a.body)).toEqual(Array.from({ length: 40 }, (_, i) => ({ i })));
+    const byReplica = new Set(answers.map((a) => a.replica));
+    expect(byReplica).toEqual(new Set(['a', 'b']));
+  });
+
+  it('keeps deployments apart: another namespace on the same server has nobody to answer', async () => {
+    const other = client(namespace(), 500);
+    try {
+      await expect(ask(other, 'probe.things.echo')).rejects.toMatchObject({
+        code: ErrorCode.ServiceUnavailable,
+        message: 'The probe service is not available; try again shortly.',
+      });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('carries a domain error with its code, message and details', async () => {
+    const failure = await ask(caller, 'probe.things.conflict').catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(DomainError);
+    expect((failure as DomainError).toBody()).toEqual({
+      code: 'conflict',
+      message: 'Already there.',
+      details: [{ field: 'email', code: 'duplicate', message: 'taken' }],
+    });
+  });
+
+  it('turns any other failure into internal_error, logged on the service side, without its text', async () => {
+    await expect(ask(caller, 'probe.things.crash')).rejects.toMatchObject({ code: 'internal_error', message: 'An internal error occurred.' });
+    expect(logs.some((line) => line.includes('unhandled error in rpc handler'))).toBe(true);
+  });
+
+  it('answers 501 not_implemented for an operation the running service lacks', async () => {
+    await expect(ask(caller, 'probe.things.frobnicate')).rejects.toMatchObject({ code: 'not_implemented' });
+  });
+
+  it('fails a request nobody answers in time as service_unavailable', async () => {
+    await expect(ask(caller, 'probe.things.never')).rejects.toMatchObject({
+      code: 'service_unavailable',
+      message: 'The probe service did not answer within 500 ms; try again shortly.',
+    });
+  });
+
+  it('refuses a request over the broker payload limit as payload_too_large', async () => {
+    await expect(ask(caller, 'probe.things.echo', { blob: 'x'.repeat(2 * 1024 * 1024) })).rejects.toMatchObject({ code: 'payload_too_large' });
+  });
+
+  it('replaces a reply over the broker payload limit by an error instead of losing it', async () => {
+    await expect(ask(caller, 'probe.things.huge')).rejects.toMatchObject({
+      code: 'internal_error',
+      message: 'The response is too large; ask for a smaller page.',
+    });
+  });
+});
+
+describe('CrmNatsServer.drain', () => {
+  it('lets in-flight requests answer, then takes no more', async () => {
+    const ns = namespace();
+    // Generous deadlines: on a loaded CI machine the first request alone can take seconds.
+    const { app, server } = await startReplica(ns, 'only', 30_000);
+    const caller = client(ns, 30_000);
+    try {
+      const inFlight = ask<{ finished: string }>(caller, 'probe.things.slow', { gate: `${ns}-1` });
+      await waitFor(() => gates.has(`${ns}-1`));
+      let drained = false;
+      const draining = server.drain().then(() => (drained = true));
+      await expect(ask(caller, 'probe.things.echo')).rejects.toMatchObject({ code: 'service_unavailable', message: expect.not.stringContaining('within') });
+      expect(drained).toBe(false);
+      gates.get(`${ns}-1`)!();
+      await expect(inFlight).resolves.toEqual({ replica: 'only', finished: `${ns}-1` });
+      await draining;
+      expect(drained).toBe(true);
+    } finally {
+      await caller.close();
+      await app.close();
+    }
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -1,0 +1,4 @@
+export * from './crm-nats.client';
+export * from './crm-nats.server';
+export * from './rpc-clients.module';
+export * from './rpc-errors';

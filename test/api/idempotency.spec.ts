@@ -1,0 +1,138 @@
+import { Client } from 'pg';
+import { ApiClient, eventually } from '../support/api-client';
+import { spawnService } from '../support/processes';
+import { startStack, TestStack } from '../support/stack';
+
+describe('Idempotency-Key', () => {
+  let stack: TestStack;
+  let db: Client;
+  beforeAll(async () => {
+    // Every service runs: a spawned gateway reports healthy only then.
+    stack = await startStack();
+    db = new Client({ connectionString: stack.databaseUrl });
+    await db.connect();
+  });
+  afterAll(async () => {
+    await db.end();
+    await stack.stop();
+  });
+
+  let n = 0;
+  const key = () => `idem-${Date.now()}-${n++}`;
+  const email = () => `idem-${Date.now()}-${n++}@example.com`;
+  const withKey = (k: string) => ({ headers: { 'Idempotency-Key': k } });
+
+  it('replays the first response to a retry, with Idempotent-Replayed, and writes once', async () => {
+    const k = key();
+    const body = { email: email(), first_name: 'Once' };
+    const first = await stack.api.post('/contacts', body, withKey(k));
+    expect(first.status).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const again = await stack.api.post('/contacts', body, withKey(k));
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    const listed = await stack.api.get(`/contacts?search=${encodeURIComponent(body.email)}`);
+    expect(listed.body.data).toHaveLength(1);
+  });
+
+  it('replays errors too, and DELETE answers its first 204 again rather than 404', async () => {
+    const k = key();
+    const bad = await stack.api.post('/contacts', { email: 'nope' }, withKey(k));
+    expect(bad.status).toBe(400);
+    const badAgain = await stack.api.post('/contacts', { email: 'nope' }, withKey(k));
+    expect(badAgain.status).toBe(400);
+    expect(badAgain.headers.get('idempotent-replayed')).toBe('true');
+    expect(badAgain.body).toEqual(bad.body);
+
+    const contact = (await stack.api.post('/contacts', { email: email() })).body.data;
+    const d = key();
+    expect((await stack.api.delete(`/contacts/${contact.id}`, withKey(d))).status).toBe(204);
+    const replayed = await stack.api.delete(`/contacts/${contact.id}`, withKey(d));
+    expect(replayed.status).toBe(204);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect((await stack.api.delete(`/contacts/${contact.id}`)).status).toBe(404);
+  });
+
+  it('answers 422 when the key is reused for a different request', async () => {
+    const k = key();
+    expect((await stack.api.post('/pipelines', { name: 'A', stages: [{ name: 'New', type: 'open' }] }, withKey(k))).status).toBe(201);
+    const other = await stack.api.post('/pipelines', { name: 'B', stages: [{ name: 'New', type: 'open' }] }, withKey(k));
+    expect(other.status).toBe(422);
+    expect(other.body.error.code).toBe('idempotency_key_reused');
+    const otherPath = await stack.api.post('/contacts', { name: 'A', stages: [{ name: 'New', type: 'open' }] }, withKey(k));
+    expect(otherPath.status).toBe(422);
+  });
+
+  it('keeps keys apart per API key, and refuses a malformed key', async () => {
+    const k = key();
+    const second = (await stack.api.post('/apikeys', { name: 'second', scope: 'read-write' })).body.data.key as string;
+    const a = await stack.api.post('/pipelines', { name: 'Mine', stages: [{ name: 'New', type: 'open' }] }, withKey(k));
+    const b = await stack.api.withKey(second).post('/pipelines', { name: 'Mine', stages: [{ name: 'New', type: 'open' }] }, withKey(k));
+    expect(b.status).toBe(201);
+    expect(b.headers.get('idempotent-replayed')).toBeNull();
+    expect(b.body.data.id).not.toBe(a.body.data.id);
+    const malformed = await stack.api.post('/pipelines', { name: 'x' }, withKey('x'.repeat(256)));
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.details[0].field).toBe('Idempotency-Key');
+  });
+
+  it('answers 409 to a retry while the first is in flight, then replays it, on any replica', async () => {
+    const contact = (await stack.api.post('/contacts', { email: email() })).body.data;
+    const k = key();
+    await db.query('BEGIN');
+    await db.query('SELECT 1 FROM contacts.contacts WHERE id = $1 FOR UPDATE', [contact.id]);
+    const first = stack.api.patch(`/contacts/${contact.id}`, { first_name: 'Slow' }, withKey(k));
+    await eventually(async () => {
+      const { rows } = await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`);
+      return rows.length ? true : undefined;
+    });
+    const replica = await stack.startGateway();
+    const other = new ApiClient(replica.url, stack.apiKey);
+    const concurrent = await other.patch(`/contacts/${contact.id}`, { first_name: 'Slow' }, withKey(k));
+    expect(concurrent.status).toBe(409);
+    expect(concurrent.body.error.message).toMatch(/in progress/);
+    await db.query('COMMIT');
+    expect((await first).status).toBe(200);
+    const replayed = await other.patch(`/contacts/${contact.id}`, { first_name: 'Slow' }, withKey(k));
+    expect(replayed.status).toBe(200);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('runs the request again once the stored result is older than the retention period', async () => {
+    const k = key();
+    const body = { name: 'Retained', stages: [{ name: 'New', type: 'open' }] };
+    const first = await stack.api.post('/pipelines', body, withKey(k));
+    await db.query(`UPDATE gateway.idempotency_keys SET created_at = now() - interval '25 hours' WHERE idempotency_key = $1`, [k]);
+    const later = await stack.api.post('/pipelines', body, withKey(k));
+    expect(later.status).toBe(201);
+    expect(later.headers.get('idempotent-replayed')).toBeNull();
+    expect(later.body.data.id).not.toBe(first.body.data.id);
+  });
+
+  it('never applies a request twice when the gateway dies between the commit and the response', async () => {
+    const gateway = await spawnService('gateway', stack.env);
+    try {
+      const k = key();
+      const body = { name: `Crash ${k}`, stages: [{ name: 'New', type: 'open' }] };
+      // Hold inserts into pipelines so the create is in flight in the deals service when the gateway dies.
+      await db.query('BEGIN');
+      await db.query('LOCK TABLE deals.pipelines IN EXCLUSIVE MODE');
+      const doomed = new ApiClient(gateway.url, stack.apiKey).post('/pipelines', body, withKey(k)).catch(() => undefined);
+      await eventually(async () => {
+        const { rows } = await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`);
+        return rows.length ? true : undefined;
+      });
+      await gateway.kill9();
+      await db.query('COMMIT');
+      await doomed;
+      const count = async () => (await db.query('SELECT count(*)::int AS n FROM deals.pipelines WHERE name = $1', [body.name])).rows[0].n;
+      await eventually(async () => ((await count()) === 1 ? true : undefined));
+      const retry = await stack.api.post('/pipelines', body, withKey(k));
+      expect(retry.status).toBe(409);
+      expect(await count()).toBe(1);
+    } finally {
+      await gateway.stop();
+    }
+  });
+});

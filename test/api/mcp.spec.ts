@@ -1,0 +1,212 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { existsSync } from 'fs';
+import { join } from 'path';
+import { eventually } from '../support/api-client';
+import { startStack, TestStack } from '../support/stack';
+
+type ToolResult = { isError?: boolean; content: Array<{ type: string; text: string }>; structuredContent?: any };
+
+const READ_TOOLS = [
+  'describe_schema',
+  'get_contact',
+  'get_deal',
+  'get_deal_history',
+  'get_record',
+  'list_deals',
+  'list_events',
+  'list_pipelines',
+  'list_records',
+  'search_contacts',
+];
+const WRITE_TOOLS = ['create_contact', 'create_deal', 'create_record', 'merge_contacts', 'move_deal_stage', 'update_contact', 'update_deal', 'update_record'];
+
+async function connect(stack: TestStack, headers: Record<string, string>): Promise<Client> {
+  const client = new Client({ name: 'crm-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.gateway.url), { requestInit: { headers } }));
+  return client;
+}
+
+describe('MCP server at POST /mcp', () => {
+  let stack: TestStack;
+  const keys: Record<string, string> = {};
+  const clients: Record<string, Client> = {};
+
+  beforeAll(async () => {
+    stack = await startStack();
+    for (const scope of ['read', 'capture-only']) keys[scope] = (await stack.api.post('/apikeys', { name: `mcp ${scope}`, scope })).body.data.key;
+    keys['read-write'] = stack.apiKey;
+    clients['read-write'] = await connect(stack, { 'X-Api-Key': keys['read-write'] });
+    clients.read = await connect(stack, { Authorization: `Bearer ${keys.read}` });
+    clients['capture-only'] = await connect(stack, { 'X-Api-Key': keys['capture-only'] });
+  });
+  afterAll(async () => {
+    for (const client of Object.values(clients)) await client.close();
+    await stack.stop();
+  });
+
+  const call = (scope: string, name: string, args: Record<string, unknown> = {}) =>
+    clients[scope].callTool({ name, arguments: args }) as Promise<ToolResult>;
+  async function ok(name: string, args: Record<string, unknown> = {}) {
+    const result = await call('read-write', name, args);
+    if (result.isError) throw new Error(`${name} failed: ${result.content[0].text}`);
+    return result;
+  }
+
+  it('lists tools by the key scope, with annotations and input schemas from the API contracts', async () => {
+    const all = (await clients['read-write'].listTools()).tools;
+    expect(all.map((t) => t.name).sort()).toEqual([...READ_TOOLS, ...WRITE_TOOLS].sort());
+    expect((await clients.read.listTools()).tools.map((t) => t.name).sort()).toEqual(READ_TOOLS);
+    expect((await clients['capture-only'].listTools()).tools).toEqual([]);
+
+    const byName = Object.fromEntries(all.map((t) => [t.name, t]));
+    expect(byName.get_contact.annotations).toMatchObject({ readOnlyHint: true });
+    expect(byName.merge_contacts.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(byName.create_contact.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
+    const create = byName.create_contact.inputSchema as any;
+    expect(create.properties.email).toMatchObject({ type: 'string', format: 'email' });
+    expect(create.properties.stage.enum).toEqual(['lead', 'prospect', 'customer', 'churned']);
+    expect(create.additionalProperties).toBe(false);
+    expect((byName.update_deal.inputSchema as any).required).toContain('id');
+    expect((byName.search_contacts.inputSchema as any).properties.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 200 });
+  });
+
+  it('runs contact tools through the same rules and events as the HTTP API', async () => {
+    const email = `mcp-${Date.now()}@example.com`;
+    const created = await ok('create_contact', { email, first_name: 'Ada' });
+    const contact = created.structuredContent.data;
+    expect(created.content[0].text).toContain(contact.id);
+    expect((await stack.api.get(`/contacts/${contact.id}`)).body.data).toMatchObject({ email, first_name: 'Ada' });
+
+    const updated = await ok('update_contact', { id: contact.id, first_name: 'Grace', icp_score: 80 });
+    expect(updated.structuredContent.data).toMatchObject({ first_name: 'Grace', icp_score: 80 });
+    expect((await ok('get_contact', { id: contact.id })).structuredContent).toEqual((await stack.api.get(`/contacts/${contact.id}`)).body);
+
+    const found = await ok('search_contacts', { search: 'Grace', limit: 5 });
+    expect(found.structuredContent.data.map((c: { id: string }) => c.id)).toContain(contact.id);
+
+    const other = (await ok('create_contact', { email: `loser-${email}` })).structuredContent.data;
+    const merged = await ok('merge_contacts', { winner_id: contact.id, loser_id: other.id });
+    expect(merged.structuredContent.data.id).toBe(contact.id);
+    expect((await stack.api.get(`/contacts/${other.id}`)).status).toBe(404);
+
+    // Events reach the log asynchronously; wait until this test's last one (the loser's deletion) is there.
+    const log = await eventually(async () => {
+      const page = await ok('list_events', { type: 'contact.*', limit: 200 });
+      return page.structuredContent.data.some((e: any) => e.type === 'contact.deleted' && e.data.contact_id === other.id) ? page : undefined;
+    });
+    const types = log.structuredContent.data.filter((e: any) => e.data.contact_id === contact.id).map((e: any) => e.type);
+    expect(types).toEqual(expect.arrayContaining(['contact.created', 'contact.updated']));
+    const http = await stack.api.get('/events?type=contact.*&limit=200');
+    expect(log.structuredContent.data).toEqual(http.body.data);
+  });
+
+  it('runs pipeline and deal tools', async () => {
+    const pipeline = (
+      await stack.api.post('/pipelines', { name: 'MCP', stages: [{ name: 'New', type: 'open' }, { name: 'Won', type: 'won' }] })
+    ).body.data;
+    expect((await ok('list_pipelines')).structuredContent.data.map((p: { id: string }) => p.id)).toContain(pipeline.id);
+    const [open, won] = pipeline.stages;
+    const deal = (await ok('create_deal', { name: 'Agent deal', pipeline_id: pipeline.id, stage_id: open.id, value: 500 })).structuredContent.data;
+    expect((await ok('update_deal', { id: deal.id, value: 750 })).structuredContent.data.value).toBe(750);
+    expect((await ok('move_deal_stage', { id: deal.id, stage_id: won.id })).structuredContent.data).toMatchObject({ stage_id: won.id, status: 'won' });
+    expect((await ok('get_deal', { id: deal.id })).structuredContent).toEqual((await stack.api.get(`/deals/${deal.id}`)).body);
+    expect((await ok('list_deals', { pipeline_id: pipeline.id })).structuredContent.data.map((d: { id: string }) => d.id)).toEqual([deal.id]);
+    const history = await ok('get_deal_history', { id: deal.id });
+    expect(history.structuredContent).toEqual((await stack.api.get(`/deals/${deal.id}/history`)).body);
+  });
+
+  it('describes the live schema and works on custom object records', async () => {
+    const object = await stack.api.post('/objects', {
+      name: 'Project',
+      slug: 'projects',
+      enforcement_level: 'hard',
+      fields: [{ name: 'title', type: 'string', required: true }],
+    });
+    expect(object.status).toBe(201);
+    const schema = await ok('describe_schema');
+    expect(schema.structuredContent).toEqual((await stack.api.get('/schema')).body);
+    const listRecords = (await clients['read-write'].listTools()).tools.find((t) => t.name === 'list_records')!;
+    expect((listRecords.inputSchema as any).properties.object.enum).toContain('projects');
+
+    const record = (await ok('create_record', { object: 'projects', values: { title: 'Launch' } })).structuredContent.data;
+    expect((await ok('update_record', { object: 'projects', id: record.id, values: { title: 'Relaunch' } })).structuredContent.data.values.title).toBe(
+      'Relaunch',
+    );
+    expect((await ok('get_record', { object: 'projects', id: record.id })).structuredContent).toEqual(
+      (await stack.api.get(`/objects/projects/records/${record.id}`)).body,
+    );
+    expect((await ok('list_records', { object: 'projects' })).structuredContent.data.map((r: { id: string }) => r.id)).toEqual([record.id]);
+    const missing = await call('read-write', 'create_record', { object: 'projects', values: {} });
+    expect(missing.isError).toBe(true);
+    expect(missing.structuredContent.error.code).toBe('validation_failed');
+  });
+
+  it('answers bad arguments, unknown tools and out-of-scope calls with tool errors carrying our codes', async () => {
+    const bad = await call('read-write', 'create_contact', { email: 'not-an-email', colour: 'red' });
+    expect(bad.isError).toBe(true);
+    expect(bad.structuredContent.error.code).toBe('validation_failed');
+    expect(bad.structuredContent.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['colour', 'email']);
+    expect(bad.content[0].text).toMatch(/^validation_failed: /);
+
+    const unknown = await call('read-write', 'get_contact', { id: 'cont_00000000000000000000000000' });
+    expect(unknown).toMatchObject({ isError: true, structuredContent: { error: { code: 'not_found' } } });
+
+    expect(await call('read-write', 'drop_tables')).toMatchObject({ isError: true, structuredContent: { error: { code: 'not_found' } } });
+
+    const readOnly = await call('read', 'create_contact', { email: `read-${Date.now()}@example.com` });
+    expect(readOnly).toMatchObject({ isError: true, structuredContent: { error: { code: 'forbidden' } } });
+    expect((await call('capture-only', 'search_contacts')).structuredContent.error.code).toBe('forbidden');
+    expect((await call('read', 'search_contacts', { limit: 1 })).isError).toBeFalsy();
+  });
+
+  it('refuses a request without a valid key, in the API error shape', async () => {
+    const res = await fetch(`${stack.gateway.url}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: 'Bearer crm_live_wrong' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
+  });
+
+  it('serves desktop clients over stdio through the same endpoint (npm run mcp)', async () => {
+    const main = join(__dirname, '..', '..', 'dist', 'scripts', 'mcp-stdio.js');
+    expect(existsSync(main)).toBe(true);
+    const client = new Client({ name: 'crm-desktop', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({ command: process.execPath, args: [main, '--key', keys.read, '--url', stack.gateway.url], stderr: 'pipe' }),
+    );
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(READ_TOOLS);
+      const denied = (await client.callTool({ name: 'create_contact', arguments: { email: 'x@example.com' } })) as ToolResult;
+      expect(denied.structuredContent.error.code).toBe('forbidden');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('MCP and the rate limit', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack({ services: ['contacts'], env: { RATE_LIMIT_PER_MINUTE: '60', RATE_LIMIT_BURST: '4' } });
+  });
+  afterAll(() => stack.stop());
+
+  it('spends from the key bucket the HTTP API uses', async () => {
+    const client = await connect(stack, { 'X-Api-Key': stack.apiKey });
+    try {
+      let limited: unknown;
+      for (let i = 0; i < 10 && !limited; i++) {
+        await client.callTool({ name: 'search_contacts', arguments: { limit: 1 } }).catch((err: unknown) => (limited = err));
+      }
+      expect(String((limited as Error | undefined)?.message)).toMatch(/429|rate_limit_exceeded/);
+      const http = await stack.api.get('/contacts?limit=1');
+      expect(http.status).toBe(429);
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  });
+});
