@@ -110,7 +110,17 @@ describe('Idempotency-Key', () => {
     expect(later.body.data.id).not.toBe(first.body.data.id);
   });
 
-  it('never applies a request twice when the gateway dies between the commit and the response', async () => {
+  const waitForLockWaiters = (n: number) =>
+    eventually(async () => {
+      const { rows } = await db.query(
+        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`,
+      );
+      return rows.length >= n ? true : undefined;
+    });
+  const pipelinesNamed = async (name: string) =>
+    (await db.query<{ id: string }>('SELECT id FROM deals.pipelines WHERE name = $1', [name])).rows.map((r) => r.id);
+
+  it('gives the committed result to a retry after the gateway died between the commit and the response', async () => {
     const gateway = await spawnService('gateway', stack.env);
     try {
       const k = key();
@@ -119,20 +129,60 @@ describe('Idempotency-Key', () => {
       await db.query('BEGIN');
       await db.query('LOCK TABLE deals.pipelines IN EXCLUSIVE MODE');
       const doomed = new ApiClient(gateway.url, stack.apiKey).post('/pipelines', body, withKey(k)).catch(() => undefined);
-      await eventually(async () => {
-        const { rows } = await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`);
-        return rows.length ? true : undefined;
-      });
+      await waitForLockWaiters(1);
       await gateway.kill9();
       await db.query('COMMIT');
       await doomed;
-      const count = async () => (await db.query('SELECT count(*)::int AS n FROM deals.pipelines WHERE name = $1', [body.name])).rows[0].n;
-      await eventually(async () => ((await count()) === 1 ? true : undefined));
+      await eventually(async () => ((await pipelinesNamed(body.name)).length === 1 ? true : undefined));
+
+      // The dead gateway's claim has not lapsed yet: the retry is told to come back.
+      const early = await stack.api.post('/pipelines', body, withKey(k));
+      expect(early.status).toBe(409);
+      expect(early.body.error.message).toMatch(/in progress/);
+
+      // Once it lapses (2 x RPC_TIMEOUT_MS + 5 s; moved forward here), the retry gets the committed result.
+      await db.query(`UPDATE gateway.idempotency_keys SET locked_until = now() WHERE idempotency_key = $1`, [k]);
       const retry = await stack.api.post('/pipelines', body, withKey(k));
-      expect(retry.status).toBe(409);
-      expect(await count()).toBe(1);
+      expect(retry.status).toBe(201);
+      const [committed] = await pipelinesNamed(body.name);
+      expect(retry.body.data.id).toBe(committed);
+      expect(retry.body.data.name).toBe(body.name);
+      expect(await pipelinesNamed(body.name)).toHaveLength(1);
+      const again = await stack.api.post('/pipelines', body, withKey(k));
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.body).toEqual(retry.body);
     } finally {
       await gateway.stop();
+    }
+  });
+
+  it('applies a request once when a retry reaches the service while the first attempt is still running', async () => {
+    // A gateway that gives up quickly: the first attempt answers 503 and lets the key go while the deals
+    // service is still working on it, so the retry (through a patient gateway) runs beside it.
+    const impatient = await stack.startGateway({ RPC_TIMEOUT_MS: '300' });
+    const k = key();
+    const body = { name: `Race ${k}`, stages: [{ name: 'New', type: 'open' }] };
+    await db.query('BEGIN');
+    await db.query('LOCK TABLE deals.pipelines IN EXCLUSIVE MODE');
+    let released = false;
+    try {
+      const first = await new ApiClient(impatient.url, stack.apiKey).post('/pipelines', body, withKey(k));
+      expect(first.status).toBe(503);
+      await eventually(async () => {
+        const { rows } = await db.query('SELECT 1 FROM gateway.idempotency_keys WHERE idempotency_key = $1 AND locked_until <= clock_timestamp()', [k]);
+        return rows.length === 1 ? true : undefined;
+      });
+      const retry = stack.api.post('/pipelines', body, withKey(k));
+      await waitForLockWaiters(2);
+      await db.query('COMMIT');
+      released = true;
+      const settled = await retry;
+      const ids = await pipelinesNamed(body.name);
+      expect(ids).toHaveLength(1);
+      expect(settled.status).toBe(201);
+      expect(settled.body.data.id).toBe(ids[0]);
+    } finally {
+      if (!released) await db.query('ROLLBACK');
     }
   });
 });

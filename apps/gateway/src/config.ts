@@ -22,8 +22,6 @@ export interface GatewayConfig extends BaseConfig {
   shutdownGraceMs: number;
   /** How long the health check waits for each service. */
   healthTimeoutMs: number;
-  /** How long a stored Idempotency-Key result is replayed. */
-  idempotencyTtlHours: number;
 }
 
 export const BOOTSTRAP_KEY_SHAPE = /^crm_(live|test)_[A-Za-z0-9]{32,128}$/;
@@ -42,7 +40,6 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     keyOutageGraceSeconds: intVar(env, 'API_KEY_OUTAGE_GRACE_SECONDS', 300, { min: 0, max: 3600 }),
     shutdownGraceMs: intVar(env, 'SHUTDOWN_GRACE_MS', 20_000, { min: 0, max: 300_000 }),
     healthTimeoutMs: intVar(env, 'HEALTH_TIMEOUT_MS', 1000, { min: 50, max: 30000 }),
-    idempotencyTtlHours: intVar(env, 'IDEMPOTENCY_TTL_HOURS', 24, { min: 1, max: 24 * 30 }),
   };
   if (config.bootstrapApiKey) {
     const match = BOOTSTRAP_KEY_SHAPE.exec(config.bootstrapApiKey);

@@ -67,6 +67,8 @@ export interface BaseConfig {
   namespace: string;
   logLevel: string;
   rpcTimeoutMs: number;
+  /** How long an Idempotency-Key's result is replayed; the gateway and the services keep it as long. */
+  idempotencyTtlHours: number;
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/crm';
@@ -84,6 +86,7 @@ export function loadBaseConfig(env: Env): BaseConfig {
     namespace,
     logLevel: enumVar(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     rpcTimeoutMs: intVar(env, 'RPC_TIMEOUT_MS', 5000, { min: 100, max: 60000 }),
+    idempotencyTtlHours: intVar(env, 'IDEMPOTENCY_TTL_HOURS', 24, { min: 1, max: 24 * 30 }),
   };
 }
 

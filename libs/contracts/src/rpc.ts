@@ -10,6 +10,11 @@ export interface RequestContext {
   scope?: ApiScope;
   /** The team member the key belongs to, when it has one. */
   user_id?: string;
+  /**
+   * Set when the client sent an Idempotency-Key: a digest of the API key id and the key, under which the
+   * service records the request's outcome so a retry after a lost reply gets that outcome back.
+   */
+  idempotency_ref?: string;
 }
 
 /** What the gateway sends for one HTTP request: path parameters, query, body, caller. */
@@ -148,5 +153,7 @@ export const DealsInternalRpc = {
 
 /** A service-to-service request: the caller's context and a body, no path or query. */
 export function internalRequest<B>(ctx: RequestContext, body: B): RpcRequest<B> {
-  return { ctx, params: {}, query: {}, body };
+  // The client's Idempotency-Key names the client's request, not the calls a service makes to do it.
+  const { idempotency_ref: _ref, ...caller } = ctx;
+  return { ctx: caller, params: {}, query: {}, body };
 }

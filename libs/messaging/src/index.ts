@@ -12,5 +12,6 @@ export * from './nats';
 export * from './outbox/outbox.migration';
 export * from './outbox/outbox.relay';
 export * from './outbox/outbox.service';
+export * from './outcomes/request-outcome';
 export * from './rpc';
 export * from './dead-events/dead-events.cli';

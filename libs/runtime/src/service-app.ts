@@ -2,12 +2,13 @@ import { createLogger, DatabaseSpec, dataSourceOptions, loadServiceConfig, Logge
 import { RpcServiceName } from '@crm/contracts';
 import { connectNats, CRM_RPC, DeadEvents, CrmNatsClient, crmRpcClients, CrmNatsServer, MessagingModule, NATS_CONNECTION, RpcErrorFilter } from '@crm/messaging';
 import { Controller, DynamicModule, Get, Inject, INestApplication, Module, ModuleMetadata } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 import { DependencyHealth } from './health.indicators';
+import { RequestOutcomeInterceptor } from './request-outcome.interceptor';
 import { rpcHealthController } from './rpc-health.controller';
 
 export const SERVICE_CONFIG = Symbol('SERVICE_CONFIG');
@@ -98,6 +99,7 @@ export async function startService(definition: ServiceDefinition, env: Record<st
     controllers: [ServiceHealthController, rpcHealthController(definition.service)],
     providers: [
       DependencyHealth,
+      { provide: APP_INTERCEPTOR, useFactory: (ds: DataSource) => new RequestOutcomeInterceptor(ds, config, logger), inject: [DataSource] },
       { provide: SERVICE_CONFIG, useValue: config },
       { provide: LOGGER, useValue: logger },
       ...(definition.settings ? [{ provide: definition.settings.token, useValue: settings }] : []),

@@ -12,8 +12,16 @@ export interface Principal {
 export interface GatewayRequest extends Request {
   id: string;
   principal?: Principal;
+  /** Set when the request carries an Idempotency-Key; passed to the service as `ctx.idempotency_ref`. */
+  idempotencyRef?: string;
 }
 
 export function contextOf(req: GatewayRequest): RequestContext {
-  return { request_id: String(req.id), key_id: req.principal?.keyId, scope: req.principal?.scope, user_id: req.principal?.userId };
+  return {
+    request_id: String(req.id),
+    key_id: req.principal?.keyId,
+    scope: req.principal?.scope,
+    user_id: req.principal?.userId,
+    idempotency_ref: req.idempotencyRef,
+  };
 }

@@ -11,13 +11,13 @@ import { LOGGER } from '../tokens';
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 const PURGE_EVERY_MS = 60 * 60 * 1000;
+const IN_PROGRESS = { code: ErrorCode.Conflict, message: 'A request with this Idempotency-Key is in progress; retry shortly.' };
 
 interface StoredRequest {
   request_hash: string;
   response_status: number | null;
   response_type: string | null;
   response_body: string | null;
-  in_progress: boolean;
 }
 
 /**
@@ -26,6 +26,11 @@ interface StoredRequest {
  * response is stored; a retry with the same request gets that response again with
  * `Idempotent-Replayed: true`, a different request with the same key is 422, and a retry while the first
  * is still running is 409. Stored results are kept IDEMPOTENCY_TTL_HOURS (24 by default).
+ *
+ * A gateway can die after the service committed and before the response was stored. The service side
+ * covers that: the request carries `idempotency_ref`, the service records the change and its reply under
+ * it (RequestOutcomeInterceptor), and once the dead gateway's claim has lapsed a retry is forwarded again
+ * and gets the recorded reply instead of applying the change twice.
  */
 @Injectable()
 export class IdempotencyMiddleware implements OnModuleInit, OnModuleDestroy {
@@ -58,12 +63,15 @@ export class IdempotencyMiddleware implements OnModuleInit, OnModuleDestroy {
     const apiKeyId = req.principal.keyId;
     const hash = createHash('sha256').update(`${req.method} ${req.originalUrl}\n${JSON.stringify(req.body ?? null)}`).digest('hex');
     try {
-      if (await this.claim(apiKeyId, key, hash)) {
+      const claimedAt = await this.claim(apiKeyId, key, hash);
+      if (claimedAt) {
+        // The claim's time is part of the reference: a key reused after the retention period is a new request.
+        req.idempotencyRef = createHash('sha256').update(`${apiKeyId}\n${key}\n${claimedAt}`).digest('hex');
         this.recordResponse(apiKeyId, key, res);
         return next();
       }
       const stored = await this.find(apiKeyId, key);
-      if (!stored) return writeError(res, { code: ErrorCode.Conflict, message: 'A request with this Idempotency-Key is in progress; retry shortly.' });
+      if (!stored) return writeError(res, IN_PROGRESS);
       if (stored.request_hash !== hash) {
         return writeError(res, {
           code: ErrorCode.IdempotencyKeyReused,
@@ -71,39 +79,40 @@ export class IdempotencyMiddleware implements OnModuleInit, OnModuleDestroy {
         });
       }
       if (stored.response_status !== null) return this.replay(res, stored);
-      if (stored.in_progress) {
-        return writeError(res, { code: ErrorCode.Conflict, message: 'A request with this Idempotency-Key is in progress; retry shortly.' });
-      }
-      return writeError(res, {
-        code: ErrorCode.Conflict,
-        message:
-          'The request first sent with this Idempotency-Key was interrupted before its result was recorded, so it may or may not have been applied; check the resource, or send a new key.',
-      });
+      // Still running, or its gateway died a moment ago and the claim has not lapsed yet.
+      return writeError(res, IN_PROGRESS);
     } catch (err) {
       this.logger.error({ err, request_id: req.id }, 'idempotency store failed');
       return writeError(res, { code: ErrorCode.ServiceUnavailable, message: 'Idempotency keys cannot be checked right now; try again shortly.' });
     }
   }
 
-  /** Claims the key, or takes over a record older than the retention period; true when this request owns it. */
-  private async claim(apiKeyId: string, key: string, hash: string): Promise<boolean> {
+  /**
+   * Claims the key; takes over a record older than the retention period, or the same request's claim
+   * that lapsed without a stored response (its gateway died). Answers when the claim was first made if
+   * this request owns it.
+   */
+  private async claim(apiKeyId: string, key: string, hash: string): Promise<string | undefined> {
     const lockMs = 2 * this.config.rpcTimeoutMs + 5000;
-    const rows: unknown[] = await this.dataSource.query(
+    const rows: Array<{ claimed_at: string }> = await this.dataSource.query(
       `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_hash, locked_until)
        VALUES ($1, $2, $3, now() + make_interval(secs => $4))
        ON CONFLICT (api_key_id, idempotency_key) DO UPDATE
          SET request_hash = EXCLUDED.request_hash, locked_until = EXCLUDED.locked_until,
-             response_status = NULL, response_type = NULL, response_body = NULL, created_at = now()
+             response_status = NULL, response_type = NULL, response_body = NULL,
+             created_at = CASE WHEN idempotency_keys.created_at < now() - make_interval(hours => $5) THEN now() ELSE idempotency_keys.created_at END
          WHERE idempotency_keys.created_at < now() - make_interval(hours => $5)
-       RETURNING 1`,
+            OR (idempotency_keys.response_status IS NULL AND idempotency_keys.locked_until <= now()
+                AND idempotency_keys.request_hash = EXCLUDED.request_hash)
+       RETURNING extract(epoch FROM created_at)::text AS claimed_at`,
       [apiKeyId, key, hash, lockMs / 1000, this.config.idempotencyTtlHours],
     );
-    return rows.length === 1;
+    return rows[0]?.claimed_at;
   }
 
   private async find(apiKeyId: string, key: string): Promise<StoredRequest | undefined> {
     const rows: StoredRequest[] = await this.dataSource.query(
-      `SELECT request_hash, response_status, response_type, response_body, locked_until > now() AS in_progress
+      `SELECT request_hash, response_status, response_type, response_body
          FROM idempotency_keys
         WHERE api_key_id = $1 AND idempotency_key = $2 AND created_at >= now() - make_interval(hours => $3)`,
       [apiKeyId, key, this.config.idempotencyTtlHours],
@@ -118,8 +127,9 @@ export class IdempotencyMiddleware implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Keeps what the route writes and stores it once the response is complete. A 503 means the work did
-   * not start (no service, or the database is away), so the key is released for a retry instead.
+   * Keeps what the route writes and stores it once the response is complete. A 503 is not stored: the
+   * service was away or did not answer in time (and may still apply the change), so the claim lapses at
+   * once and the same request may be sent again; the service applies it at most once.
    */
   private recordResponse(apiKeyId: string, key: string, res: Response): void {
     const chunks: Buffer[] = [];
@@ -139,7 +149,7 @@ export class IdempotencyMiddleware implements OnModuleInit, OnModuleDestroy {
     res.once('finish', () => {
       const stored =
         res.statusCode === 503
-          ? this.dataSource.query(`DELETE FROM idempotency_keys WHERE api_key_id = $1 AND idempotency_key = $2`, [apiKeyId, key])
+          ? this.dataSource.query(`UPDATE idempotency_keys SET locked_until = now() WHERE api_key_id = $1 AND idempotency_key = $2`, [apiKeyId, key])
           : this.dataSource.query(
               `UPDATE idempotency_keys SET response_status = $3, response_type = $4, response_body = $5, locked_until = NULL
                 WHERE api_key_id = $1 AND idempotency_key = $2`,

@@ -1,4 +1,4 @@
-import { CreateDeadEvents1763900000000, CreateOutbox1763800000000 } from '@crm/messaging';
+import { CreateDeadEvents1763900000000, CreateOutbox1763800000000, CreateRequestOutcomes1763900000200 } from '@crm/messaging';
 import { Delivery } from '../deliveries/delivery.entity';
 import { WebhookEvent } from '../event-log/webhook-event.entity';
 import { Subscription } from '../webhooks/subscription.entity';
@@ -6,4 +6,4 @@ import { CreateWebhooks1763800000600 } from './migrations/1763800000600-create-w
 import { AddIntakeCheckpoint1763800000700 } from './migrations/1763800000700-add-intake-checkpoint';
 
 export const webhooksEntities = [Subscription, Delivery, WebhookEvent];
-export const webhooksMigrations = [CreateOutbox1763800000000, CreateWebhooks1763800000600, AddIntakeCheckpoint1763800000700, CreateDeadEvents1763900000000];
+export const webhooksMigrations = [CreateOutbox1763800000000, CreateWebhooks1763800000600, AddIntakeCheckpoint1763800000700, CreateDeadEvents1763900000000, CreateRequestOutcomes1763900000200];

@@ -3,6 +3,7 @@ import { DomainEvent, EventType } from '@crm/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { MESSAGING_OPTIONS, MessagingOptions } from '../messaging.options';
+import { markRequestApplied } from '../outcomes/request-outcome';
 
 export function outboxChannel(schema: string): string {
   return `outbox_${schema}`;
@@ -31,6 +32,8 @@ export class OutboxService {
       throw new Error('OutboxService.append must run inside the transaction of the change it records');
     }
     if (!items.length) return [];
+    // Every change a client can cause records an event, so this is where a keyed request is marked applied.
+    await markRequestApplied(manager);
     const occurredAt = new Date().toISOString();
     const events: DomainEvent<D>[] = items.map(({ type, data }) => ({ id: newId(IdPrefix.Event), type, occurred_at: occurredAt, data }));
     await manager.query(

@@ -1,0 +1,105 @@
+import { DomainError, ErrorCode, Logger, ServiceConfig } from '@crm/common';
+import type { RpcRequest } from '@crm/contracts';
+import { OutcomeAlreadyRecorded, requestOutcomeScope } from '@crm/messaging';
+import { CallHandler, ExecutionContext, NestInterceptor, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { randomUUID } from 'crypto';
+import { from, lastValueFrom, Observable } from 'rxjs';
+import { DataSource } from 'typeorm';
+
+/** The gateway sends a hex SHA-256 digest; anything else is not ours and is ignored. */
+const REF_SHAPE = /^[0-9a-f]{64}$/;
+const PURGE_EVERY_MS = 60 * 60 * 1000;
+const SETTLE_WAIT_MS = 2000;
+
+interface StoredOutcome {
+  reply: { value?: unknown } | null;
+}
+
+/**
+ * Makes a keyed client request (the gateway passes `ctx.idempotency_ref` for an Idempotency-Key) apply at
+ * most once in this service, however often it arrives: the change marks the request applied in its own
+ * transaction (OutboxService), the reply is recorded when the handler returns, and a later attempt gets
+ * that reply instead of running again. This covers the gateway dying after the commit: its retry lands
+ * here and finds the result.
+ */
+export class RequestOutcomeInterceptor implements NestInterceptor, OnModuleInit, OnModuleDestroy {
+  private purgeTimer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly config: ServiceConfig,
+    private readonly logger: Logger,
+  ) {}
+
+  onModuleInit(): void {
+    this.purgeTimer = setInterval(() => void this.purge(), PURGE_EVERY_MS).unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.purgeTimer);
+  }
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (context.getType() !== 'rpc') return next.handle();
+    const ref = (context.switchToRpc().getData() as Partial<RpcRequest> | undefined)?.ctx?.idempotency_ref;
+    if (typeof ref !== 'string' || !REF_SHAPE.test(ref)) return next.handle();
+    return from(this.handleOnce(ref, next));
+  }
+
+  private async handleOnce(ref: string, next: CallHandler): Promise<unknown> {
+    const earlier = await this.settled(ref);
+    if (earlier) return this.replay(earlier);
+    const attempt = randomUUID();
+    let reply: unknown;
+    try {
+      // handle() is called inside the scope so the handler, and the transaction it opens, see it.
+      reply = await requestOutcomeScope.run({ ref, attempt }, () => lastValueFrom(next.handle(), { defaultValue: undefined }));
+    } catch (err) {
+      if (!(err instanceof OutcomeAlreadyRecorded)) throw err;
+      const winner = await this.settled(ref);
+      if (!winner) throw err;
+      return this.replay(winner);
+    }
+    await this.dataSource
+      .query(
+        `INSERT INTO request_outcomes (ref, attempt, reply) VALUES ($1, $2, $3)
+         ON CONFLICT (ref) DO UPDATE SET reply = EXCLUDED.reply WHERE request_outcomes.attempt = EXCLUDED.attempt`,
+        [ref, attempt, JSON.stringify({ value: reply })],
+      )
+      .catch((err: Error) => this.logger.error({ err }, 'could not record the reply of a keyed request'));
+    return reply;
+  }
+
+  private async recorded(ref: string): Promise<StoredOutcome | undefined> {
+    const rows: StoredOutcome[] = await this.dataSource.query(`SELECT reply FROM request_outcomes WHERE ref = $1`, [ref]);
+    return rows[0];
+  }
+
+  /**
+   * The recorded outcome, waiting a moment when the change is committed but its reply not yet recorded
+   * (another attempt is finishing); null reply after that means that attempt's process stopped.
+   */
+  private async settled(ref: string): Promise<StoredOutcome | undefined> {
+    const deadline = Date.now() + SETTLE_WAIT_MS;
+    for (;;) {
+      const outcome = await this.recorded(ref);
+      if (!outcome || outcome.reply || Date.now() >= deadline) return outcome;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  private replay(outcome: StoredOutcome): unknown {
+    if (outcome.reply) return outcome.reply.value;
+    // Applied, but the process stopped between the commit and recording the reply.
+    throw new DomainError(
+      ErrorCode.Conflict,
+      'The request first sent with this Idempotency-Key was applied, but its response was not recorded; fetch the resource to see the result.',
+    );
+  }
+
+  private async purge(): Promise<void> {
+    await this.dataSource
+      .query(`DELETE FROM request_outcomes WHERE created_at < now() - make_interval(hours => $1)`, [this.config.idempotencyTtlHours])
+      .catch((err: Error) => this.logger.warn({ err: err.message }, 'could not purge expired request outcomes'));
+  }
+}
