@@ -43,10 +43,11 @@ export interface ServiceProcess {
 }
 
 /** Runs a built service (`npm run build` first) as its own OS process, as production does. */
-export async function spawnService(app: string, env: Env): Promise<ServiceProcess> {
+export async function spawnService(app: string, env: Env, options: { port?: number } = {}): Promise<ServiceProcess> {
   const main = join(ROOT, 'dist', 'apps', app, 'src', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first (npm test does)`);
-  const port = await freePort();
+  // A fixed port lets a restarted process come back where its clients expect it.
+  const port = options.port ?? (await freePort());
   // The gateway serves /health on its API port; services on a health port of their own.
   const listen = app === 'gateway' ? { PORT: String(port), HOST: '127.0.0.1' } : { HEALTH_PORT: String(port), HEALTH_HOST: '127.0.0.1' };
   const child = spawn(process.execPath, [main], {
@@ -111,6 +112,33 @@ export async function startNatsServer(): Promise<NatsServer> {
     async destroy() {
       await server.stop();
       rmSync(store, { recursive: true, force: true });
+    },
+  };
+  await server.start();
+  return server;
+}
+
+export interface RedisServer {
+  url: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A private Redis on a free port that keeps nothing on disk, to stop and restart under a running stack. */
+export async function startRedisServer(): Promise<RedisServer> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const server: RedisServer = {
+    url: `redis://127.0.0.1:${port}`,
+    async start() {
+      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      await eventually(async () => ((await portOpen(port)) ? true : undefined), 10_000, 50);
+    },
+    async stop() {
+      if (!child || child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child!.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
     },
   };
   await server.start();
