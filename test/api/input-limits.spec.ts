@@ -1,3 +1,4 @@
+import { connect } from 'net';
 import { startStack, TestStack } from '../support/stack';
 
 /** Limits on the shape of any input, and the inputs that once answered 500: each is now a 400 naming the problem. */
@@ -69,6 +70,30 @@ describe('input limits', () => {
     const inner = await stack.api.post('/contacts', undefined, { rawBody: `{"email": "${email()}", "metadata": {"__proto__": {"x": 1}}}` });
     expect(inner.status).toBe(400);
     expect(inner.body.error.details[0].field).toBe('metadata.__proto__');
+  });
+
+  it('answers a URL or headers over 16 KiB with 414 or 431 in the error shape, not an empty response', async () => {
+    const longUrl = await fetch(`${stack.gateway.url}/contacts?search=${'a'.repeat(20_000)}`, { headers: { 'X-Api-Key': stack.apiKey } });
+    expect(longUrl.status).toBe(414);
+    expect(await longUrl.json()).toEqual({ error: { code: 'invalid_request', message: expect.stringContaining('URL is too long') } });
+    const bigHeader = await fetch(`${stack.gateway.url}/contacts`, { headers: { 'X-Api-Key': stack.apiKey, 'X-Padding': 'p'.repeat(20_000) } });
+    expect(bigHeader.status).toBe(431);
+    expect(await bigHeader.json()).toEqual({ error: { code: 'invalid_request', message: expect.stringContaining('headers are too large') } });
+    // Within the limit the same query is an ordinary request.
+    expect((await stack.api.get(`/contacts?search=${'a'.repeat(200)}`)).status).toBe(200);
+  });
+
+  it('answers a request that is not HTTP with 400 in the error shape', async () => {
+    const { port } = new URL(stack.gateway.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write('HELLO THERE\r\n\r\n'));
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString()));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: { code: 'invalid_request' } });
   });
 
   it('still accepts everything within the limits', async () => {

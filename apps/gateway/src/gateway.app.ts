@@ -12,6 +12,7 @@ import { GatewayModule } from './gateway.module';
 import { IdempotencyMiddleware } from './idempotency/idempotency.middleware';
 import { AccessMiddleware } from './http/access.middleware';
 import { HttpDrain } from './http/http-drain';
+import { answerUnparsableRequests } from './http/oversized-request';
 import { jsonBody } from './http/json-body';
 import { GatewayRequest } from './http/request-context';
 import { GatewayMetrics } from './metrics/gateway-metrics';
@@ -65,6 +66,7 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
   express.set('trust proxy', config.trustedProxies.length ? config.trustedProxies : false);
 
   const metrics = app.get(GatewayMetrics);
+  answerUnparsableRequests(app.getHttpServer());
   const httpDrain = new HttpDrain(app.getHttpServer());
   app.use(httpDrain.middleware);
   app.use(
