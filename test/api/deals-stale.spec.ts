@@ -7,9 +7,6 @@ import { startStack, TestStack } from '../support/stack';
 
 const STALE_AFTER_SECONDS = 2;
 
-/** Waits long enough for several sweeps to have run after the given moment. */
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe('Stale deals trigger', () => {
   let stack: TestStack;
   let nc: NatsConnection;
@@ -43,6 +40,15 @@ describe('Stale deals trigger', () => {
 
   const staleFor = (dealId: string) => events.filter((e) => e.type === 'trigger.deal.stale' && e.data.deal_id === dealId);
 
+  /**
+   * The positive signal that sweeps ran after this moment: a deal created now is reported once it has
+   * been quiet for the threshold, so every sweep in between also looked at the deals under test.
+   */
+  async function sweptPast(): Promise<void> {
+    const sentinel = (await stack.api.post('/deals', { name: 'Sentinel', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id })).body.data;
+    await eventually(async () => (staleFor(sentinel.id).length ? true : undefined), 15_000);
+  }
+
   async function publishActivity(dealId: string, occurredAt: Date): Promise<void> {
     await ensureEventStream(nc, stack.namespace);
     const event = {
@@ -60,7 +66,7 @@ describe('Stale deals trigger', () => {
 
     const [first] = await eventually(async () => (staleFor(deal.id).length ? staleFor(deal.id) : undefined));
     expect(first.data).toMatchObject({ deal_id: deal.id, last_activity_at: deal.created_at });
-    await pause(STALE_AFTER_SECONDS * 1000);
+    await sweptPast();
     expect(staleFor(deal.id)).toHaveLength(1);
     // Won and lost deals are never reported.
     expect(staleFor(closed.id)).toHaveLength(0);
@@ -68,7 +74,7 @@ describe('Stale deals trigger', () => {
     // Activity that is itself older than the threshold is not a new crossing.
     await publishActivity(deal.id, new Date(Date.now() - 60_000));
     await eventually(async () => ((await stack.api.get(`/deals/${deal.id}`)).body.data.last_activity_at ? true : undefined));
-    await pause(1000);
+    await sweptPast();
     expect(staleFor(deal.id)).toHaveLength(1);
 
     // Fresh activity resets the clock; once it runs out again, one more report.
@@ -77,7 +83,7 @@ describe('Stale deals trigger', () => {
     await eventually(async () => ((await stack.api.get(`/deals/${deal.id}`)).body.data.last_activity_at === activityAt.toISOString() ? true : undefined));
     const reports = await eventually(async () => (staleFor(deal.id).length >= 2 ? staleFor(deal.id) : undefined));
     expect(reports[1].data).toMatchObject({ deal_id: deal.id, last_activity_at: activityAt.toISOString() });
-    await pause(1000);
+    await sweptPast();
     expect(staleFor(deal.id)).toHaveLength(2);
   });
 });
