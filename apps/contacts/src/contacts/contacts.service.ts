@@ -25,7 +25,6 @@ import { firstValueFrom } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Company } from '../companies/company.entity';
-import { CONTACT_SEARCH_TEXT } from '../database/migrations/1763800001100-create-contacts';
 import { likePattern } from '../shared/field-changes';
 import { requireCompany, requireUser } from '../shared/references';
 import { NOW_MS } from '../shared/sql';
@@ -34,6 +33,13 @@ import { User } from '../users/user.entity';
 import { WorkLinks } from '../work-links/work-links.service';
 import { Contact } from './contact.entity';
 import { presentContactSummary } from './contact.presenter';
+
+/**
+ * The text `search` matches: first and last name (so the full name too), then the email on a line of its
+ * own. The contacts_search_trgm index is built on exactly this expression (a test holds them together),
+ * which is what lets PostgreSQL use it.
+ */
+export const CONTACT_SEARCH_TEXT = `(coalesce(first_name, '') || ' ' || coalesce(last_name, '') || E'\\n' || email)`;
 
 const LIST = 'contacts';
 const EMAIL_INDEX = 'contacts_email_key';

@@ -1,10 +1,11 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
 /** This service's copy of one domain event; `body` is the exact JSON every subscriber receives. */
 @Entity({ name: 'webhook_events' })
 export class WebhookEvent {
-  @PrimaryColumn({ type: 'bigint', transformer: { to: (v: number) => v, from: (v: string) => Number(v) } })
-  position!: number;
+  /** A bigserial; PostgreSQL's bigint arrives as a string, and positions stay far below 2^53. */
+  @PrimaryGeneratedColumn('increment', { type: 'bigint' })
+  position!: string;
 
   @Column({ type: 'text', unique: true })
   id!: string;

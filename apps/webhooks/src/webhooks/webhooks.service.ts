@@ -144,7 +144,7 @@ export class WebhooksService {
         Subscription,
         { id: sub.id },
         {
-          bookmark: event.position - 1,
+          bookmark: Number(event.position) - 1,
           cursorRevision: sub.cursorRevision + 1,
           retryPosition: null,
           retryCount: 0,
