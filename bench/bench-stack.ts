@@ -92,6 +92,8 @@ export async function startBenchStack(root: string): Promise<BenchStack> {
     RATE_LIMIT_BURST: '1000000',
     WEBHOOKS_ALLOW_INSECURE: 'true',
     WEBHOOKS_ALLOW_PRIVATE: 'true',
+    // A fresh key for the bench database's webhook secrets at rest.
+    WEBHOOKS_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
   };
   const children: Record<string, ChildProcess> = {};
   const healthPorts: Record<string, number> = { contacts: port + 1, deals: port + 2, events: port + 3, webhooks: port + 4 };

@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'child_process';
-import { randomInt } from 'crypto';
+import { randomBytes, randomInt } from 'crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'fs';
 import { dirname, join } from 'path';
 
@@ -21,6 +21,19 @@ function devApiKey(): string {
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   return key;
+}
+
+/**
+ * The key that encrypts webhook signing secrets at rest, kept in .data/webhook-secret-keys: it must stay
+ * the same across restarts, or stored secrets could no longer be decrypted.
+ */
+function devWebhookSecretKeys(): string {
+  const file = join(root, '.data', 'webhook-secret-keys');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const keys = `dev1:${randomBytes(32).toString('base64')}`;
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${keys}\n`, { mode: 0o600 });
+  return keys;
 }
 
 function start(app: string, env: NodeJS.ProcessEnv): ChildProcess {
@@ -67,7 +80,7 @@ async function waitForHealth(url: string, timeoutMs: number): Promise<void> {
 async function main(): Promise<void> {
   const explicitKey = process.env.CRM_BOOTSTRAP_API_KEY;
   const apiKey = explicitKey || devApiKey();
-  const env = { ...process.env, CRM_BOOTSTRAP_API_KEY: apiKey };
+  const env = { ...process.env, CRM_BOOTSTRAP_API_KEY: apiKey, WEBHOOKS_SECRET_KEYS: process.env.WEBHOOKS_SECRET_KEYS || devWebhookSecretKeys() };
   for (const app of apps) {
     // Services take fixed local health ports; the gateway listens on PORT (3000).
     start(app, env);

@@ -2,7 +2,7 @@ import { RunningService } from '@crm/runtime';
 import { startWebhooks } from '../../apps/webhooks/src/webhooks.app';
 import { eventually } from '../support/api-client';
 import { startStack, TestStack } from '../support/stack';
-import { Receiver } from './webhooks-receiver';
+import { Receiver } from '../support/webhooks-receiver';
 
 describe('Webhooks with several replicas and a tightened address policy', () => {
   let stack: TestStack;

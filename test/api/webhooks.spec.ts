@@ -1,6 +1,6 @@
 import { eventually } from '../support/api-client';
 import { startStack, TestStack } from '../support/stack';
-import { Receiver, verify } from './webhooks-receiver';
+import { Receiver, verify } from '../support/webhooks-receiver';
 
 const FAST = {
   WEBHOOKS_ALLOW_INSECURE: 'true',

@@ -22,7 +22,8 @@ const SERVICES: Record<string, Pick<DatabaseSpec, 'entities' | 'migrations'>> = 
   contacts: contactsApp.database,
   deals: dealsApp.database,
   events: eventsApp.database,
-  webhooks: webhooksApp.database,
+  // Any valid key: the encryption migration finds nothing to encrypt in an empty schema.
+  webhooks: webhooksApp(testEnv()).database,
   gateway: gatewayDatabase({ databaseUrl: '' }),
 };
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'crypto';
 import { Client } from 'pg';
-import { Receiver } from '../api/webhooks-receiver';
+import { Receiver } from '../support/webhooks-receiver';
 import { ApiClient, eventually } from '../support/api-client';
 import {
   freePort,

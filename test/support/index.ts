@@ -1,3 +1,4 @@
 export * from './api-client';
 export * from './processes';
 export * from './stack';
+export * from './webhooks-receiver';

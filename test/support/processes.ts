@@ -1,4 +1,4 @@
-import { ChildProcess, spawn } from 'child_process';
+import { ChildProcess, spawn, spawnSync, SpawnSyncReturns } from 'child_process';
 import { existsSync, mkdtempSync, rmSync } from 'fs';
 import { createServer, Socket } from 'net';
 import { tmpdir } from 'os';
@@ -29,6 +29,13 @@ async function portOpen(port: number): Promise<boolean> {
     socket.once('error', () => resolve(false));
     socket.connect(port, '127.0.0.1');
   });
+}
+
+/** Runs a built script to completion (`npm run build` first), with only PATH and `env` in its environment. */
+export function runBuilt(script: string, args: string[], env: Env): SpawnSyncReturns<string> {
+  const path = join(ROOT, 'dist', script);
+  if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first (npm test does)`);
+  return spawnSync(process.execPath, [path, ...args], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 30_000 });
 }
 
 export interface ServiceProcess {

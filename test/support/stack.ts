@@ -62,6 +62,8 @@ export function testEnv(namespace = testNamespace(), extra: Env = {}): Env {
     HEALTH_PORT: '0',
     HEALTH_HOST: '127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // A fresh key per namespace for the webhooks service's secrets at rest.
+    WEBHOOKS_SECRET_KEYS: `test1:${randomBytes(32).toString('base64')}`,
     ...extra,
   };
 }

@@ -1,17 +1,10 @@
-import { spawnSync } from 'child_process';
-import { existsSync } from 'fs';
-import { join } from 'path';
-import { ApiClient, eventually } from '@crm/test-support';
+import { ApiClient, eventually, runBuilt } from '@crm/test-support';
 import { dropNamespace, randomKey, startStack, testEnv } from '@crm/test-support';
 import { loadGatewayConfig } from '../src/config';
 import { startGateway } from '../src/gateway.app';
 
-const DIST = join(__dirname, '..', '..', '..', 'dist', 'apps', 'gateway', 'src');
-
-function runNode(script: string, args: string[], env: Record<string, string | undefined>) {
-  if (!existsSync(script)) throw new Error(`${script} is missing: run \`npm run build\` first (npm test does)`);
-  return spawnSync(process.execPath, [script, ...args], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 30_000 });
-}
+const MAIN = 'apps/gateway/src/main.js';
+const CLI = 'apps/gateway/src/cli.js';
 
 describe('gateway configuration and start-up', () => {
   it('names the bad variable when configuration is invalid', () => {
@@ -25,13 +18,13 @@ describe('gateway configuration and start-up', () => {
 
   it('exits with one clear line when a dependency is unreachable', () => {
     const env = testEnv();
-    const redisDown = runNode(join(DIST, 'main.js'), [], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
+    const redisDown = runBuilt(MAIN, [], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
     expect(redisDown.status).toBe(1);
     expect(redisDown.stderr.trim()).toMatch(/^gateway: cannot start: Redis at redis:\/\/127\.0\.0\.1:1 is unreachable: .+$/);
-    const pgDown = runNode(join(DIST, 'main.js'), [], { ...env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/crm' });
+    const pgDown = runBuilt(MAIN, [], { ...env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/crm' });
     expect(pgDown.status).toBe(1);
     expect(pgDown.stderr.trim()).toMatch(/^gateway: cannot start: PostgreSQL at 127\.0\.0\.1:1 is unreachable: .+$/);
-    const badPort = runNode(join(DIST, 'main.js'), [], { ...env, PORT: '-1' });
+    const badPort = runBuilt(MAIN, [], { ...env, PORT: '-1' });
     expect(badPort.stderr.trim()).toBe('gateway: cannot start: PORT must be at least 0, got -1');
   });
 
@@ -72,25 +65,25 @@ describe('gateway configuration and start-up', () => {
   it('creates, lists and revokes keys from the command line', async () => {
     const stack = await startStack({ services: ['events'] });
     try {
-      const created = runNode(join(DIST, 'cli.js'), ['create', '--name', 'ops', '--scope', 'read'], stack.env);
+      const created = runBuilt(CLI, ['create', '--name', 'ops', '--scope', 'read'], stack.env);
       expect(created.status).toBe(0);
       const key = created.stdout.trim();
       expect(key).toMatch(/^crm_live_[A-Za-z0-9]{32}$/);
       expect(created.stderr).toMatch(/^created key_[0-9a-z]{26} \(read\); the key is shown only this once/);
       expect((await stack.api.withKey(key).get('/apikeys')).status).toBe(200);
 
-      const listed = runNode(join(DIST, 'cli.js'), ['list'], stack.env);
+      const listed = runBuilt(CLI, ['list'], stack.env);
       expect(listed.stdout).toContain(`…${key.slice(-4)}\tops`);
       expect(listed.stdout).not.toContain(key);
 
       const id = /created (key_[0-9a-z]{26})/.exec(created.stderr)![1];
-      expect(runNode(join(DIST, 'cli.js'), ['revoke', '--id', id], stack.env).status).toBe(0);
+      expect(runBuilt(CLI, ['revoke', '--id', id], stack.env).status).toBe(0);
       expect((await stack.api.withKey(key).get('/apikeys')).status).toBe(401);
 
-      const bad = runNode(join(DIST, 'cli.js'), ['create', '--name', 'x', '--scope', 'admin'], stack.env);
+      const bad = runBuilt(CLI, ['create', '--name', 'x', '--scope', 'admin'], stack.env);
       expect(bad.status).toBe(1);
       expect(bad.stderr).toContain('scope must be one of read, read-write, capture-only');
-      expect(runNode(join(DIST, 'cli.js'), [], stack.env).status).toBe(2);
+      expect(runBuilt(CLI, [], stack.env).status).toBe(2);
 
       // The CLI only writes the events to the gateway's outbox; the running gateway's relay publishes them.
       const logged = await eventually(async () => {

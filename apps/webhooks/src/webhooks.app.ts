@@ -4,14 +4,21 @@ import { loadWebhooksSettings, WEBHOOKS_SETTINGS } from './config/webhooks.setti
 import { webhooksEntities, webhooksMigrations } from './database';
 import { WebhooksModule } from './webhooks.module';
 
-export const webhooksApp: ServiceDefinition = {
-  service: ServiceName.Webhooks,
-  defaultHealthPort: 3004,
-  database: { entities: webhooksEntities, migrations: webhooksMigrations },
-  imports: [WebhooksModule],
-  settings: { token: WEBHOOKS_SETTINGS, load: loadWebhooksSettings },
-};
+/**
+ * The webhooks service as started with `env`. Settings are read first: one migration encrypts stored
+ * signing secrets, so it needs the keyring of WEBHOOKS_SECRET_KEYS before the database is touched.
+ */
+export function webhooksApp(env: Record<string, string | undefined>): ServiceDefinition {
+  const settings = loadWebhooksSettings(env);
+  return {
+    service: ServiceName.Webhooks,
+    defaultHealthPort: 3004,
+    database: { entities: webhooksEntities, migrations: webhooksMigrations(settings.secretKeys) },
+    imports: [WebhooksModule],
+    settings: { token: WEBHOOKS_SETTINGS, load: () => settings },
+  };
+}
 
-export function startWebhooks(env?: Record<string, string | undefined>): Promise<RunningService> {
-  return startService(webhooksApp, env);
+export function startWebhooks(env: Record<string, string | undefined> = process.env): Promise<RunningService> {
+  return startService(webhooksApp(env), env);
 }

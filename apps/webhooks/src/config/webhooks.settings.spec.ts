@@ -1,14 +1,22 @@
 import { ConfigError } from '@crm/common';
+import { randomBytes } from 'crypto';
 import { DEFAULT_RETRY_SCHEDULE_MS, loadWebhooksSettings } from './webhooks.settings';
+
+/** The one required setting: the key that encrypts signing secrets at rest. */
+const KEYS = { WEBHOOKS_SECRET_KEYS: `k1:${randomBytes(32).toString('base64')}` };
 
 describe('webhooks settings', () => {
   it('has production defaults: HTTPS only, public addresses only', () => {
-    const s = loadWebhooksSettings({});
+    const s = loadWebhooksSettings(KEYS);
     expect(s).toMatchObject({ retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS, timeoutMs: 10_000, disableAfterFailedEvents: 5, allowInsecure: false, allowPrivate: false });
   });
 
+  it('requires the key that encrypts signing secrets', () => {
+    expect(() => loadWebhooksSettings({})).toThrow('WEBHOOKS_SECRET_KEYS is not set');
+  });
+
   it('reads a retry schedule', () => {
-    expect(loadWebhooksSettings({ WEBHOOKS_RETRY_SCHEDULE_MS: '100, 200,400' }).retryScheduleMs).toEqual([100, 200, 400]);
+    expect(loadWebhooksSettings({ ...KEYS, WEBHOOKS_RETRY_SCHEDULE_MS: '100, 200,400' }).retryScheduleMs).toEqual([100, 200, 400]);
   });
 
   it.each([
@@ -20,6 +28,6 @@ describe('webhooks settings', () => {
     ['WEBHOOKS_ALLOW_PRIVATE', 'maybe'],
     ['WEBHOOKS_RETRY_JITTER_PERCENT', '150'],
   ])('refuses %s=%s', (name, value) => {
-    expect(() => loadWebhooksSettings({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadWebhooksSettings({ ...KEYS, [name]: value })).toThrow(ConfigError);
   });
 });

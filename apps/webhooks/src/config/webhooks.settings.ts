@@ -1,4 +1,5 @@
 import { boolVar, ConfigError, Env, intVar, stringVar } from '@crm/common';
+import { loadSecretKeyring, SecretKeyring } from '../secrets/secret-keyring';
 
 export const WEBHOOKS_SETTINGS = Symbol('WEBHOOKS_SETTINGS');
 
@@ -21,6 +22,8 @@ export interface WebhooksSettings {
   maxSubscriptions: number;
   allowInsecure: boolean;
   allowPrivate: boolean;
+  /** The operator's keys that encrypt signing secrets at rest (WEBHOOKS_SECRET_KEYS). */
+  secretKeys: SecretKeyring;
 }
 
 /** Roughly exponential, capped at 12 h: an event is given up on about 33 hours after its first attempt. */
@@ -52,5 +55,6 @@ export function loadWebhooksSettings(env: Env): WebhooksSettings {
     maxSubscriptions: intVar(env, 'WEBHOOKS_MAX_SUBSCRIPTIONS', 100, { min: 1, max: 100_000 }),
     allowInsecure: boolVar(env, 'WEBHOOKS_ALLOW_INSECURE', false),
     allowPrivate: boolVar(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
+    secretKeys: loadSecretKeyring(env),
   };
 }

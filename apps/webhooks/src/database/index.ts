@@ -1,9 +1,22 @@
 import { CreateDeadEvents1763900000000, CreateOutbox1763800000000, CreateRequestOutcomes1763900000200 } from '@crm/messaging';
 import { Delivery } from '../deliveries/delivery.entity';
 import { WebhookEvent } from '../event-log/webhook-event.entity';
+import { SecretKeyring } from '../secrets/secret-keyring';
 import { Subscription } from '../webhooks/subscription.entity';
 import { CreateWebhooks1763800000600 } from './migrations/1763800000600-create-webhooks';
 import { AddIntakeCheckpoint1763800000700 } from './migrations/1763800000700-add-intake-checkpoint';
+import { encryptSigningSecrets } from './migrations/1764100000000-encrypt-signing-secrets';
 
 export const webhooksEntities = [Subscription, Delivery, WebhookEvent];
-export const webhooksMigrations = [CreateOutbox1763800000000, CreateWebhooks1763800000600, AddIntakeCheckpoint1763800000700, CreateDeadEvents1763900000000, CreateRequestOutcomes1763900000200];
+
+/** The migrations in order; the one that encrypts stored secrets needs the operator's keyring. */
+export function webhooksMigrations(keyring: SecretKeyring): Function[] {
+  return [
+    CreateOutbox1763800000000,
+    CreateWebhooks1763800000600,
+    AddIntakeCheckpoint1763800000700,
+    CreateDeadEvents1763900000000,
+    CreateRequestOutcomes1763900000200,
+    encryptSigningSecrets(keyring),
+  ];
+}

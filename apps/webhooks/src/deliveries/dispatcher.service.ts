@@ -8,6 +8,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { WEBHOOKS_SETTINGS, WebhooksSettings } from '../config/webhooks.settings';
 import { postJson, SendResult } from '../endpoints/endpoint-client';
 import { signedHeaders } from '../endpoints/signing';
+import { SigningSecrets } from '../secrets/signing-secrets';
 import { DispatchSignal } from './dispatch-signal';
 import { afterFailure } from './retry-policy';
 
@@ -57,6 +58,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
     private readonly signal: DispatchSignal,
+    private readonly secrets: SigningSecrets,
     @Inject(WEBHOOKS_SETTINGS) private readonly settings: WebhooksSettings,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -165,6 +167,9 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
         [subscriptionId, token],
       );
       if (!sub || sub.status !== 'active' || !sub.due) return undefined;
+      // Opened before anything is recorded: a secret this replica cannot decrypt fails the turn loudly
+      // (logged with the key id) rather than sending a request no receiver could verify.
+      const secret = this.secrets.open(sub.id, sub.secret);
       // Attempts left pending hold the lease of a replica that stopped before recording an answer.
       await m.query(
         `UPDATE deliveries SET status = 'failed', error = 'interrupted before an answer was recorded; the event will be sent again'
@@ -200,7 +205,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
         leaseToken: token,
         cursorRevision: sub.cursor_revision,
         url: sub.url,
-        secret: sub.secret,
+        secret,
         deliveryId,
         eventId: event.id,
         eventPosition: Number(event.position),

@@ -20,6 +20,7 @@ import { urlProblem } from '../endpoints/address-policy';
 import { postJson } from '../endpoints/endpoint-client';
 import { generateSigningSecret, MAX_SECRET_BYTES, MIN_SECRET_BYTES, secretKeyBytes, signedHeaders } from '../endpoints/signing';
 import { WebhookEvent } from '../event-log/webhook-event.entity';
+import { SigningSecrets } from '../secrets/signing-secrets';
 import { Subscription } from './subscription.entity';
 import { presentSubscription } from './subscription.presenter';
 
@@ -28,7 +29,6 @@ const CREATE_LOCK = 'crm:webhooks:create';
 const WEBHOOK_FIELDS: FieldSpec<Subscription>[] = [
   { api: 'name', prop: 'name', kind: 'value' },
   { api: 'url', prop: 'url', kind: 'value' },
-  { api: 'secret', prop: 'secret', kind: 'value' },
   { api: 'event_types', prop: 'eventTypes', kind: 'value' },
   { api: 'status', prop: 'status', kind: 'value' },
   { api: 'metadata', prop: 'metadata', kind: 'json' },
@@ -41,6 +41,7 @@ export class WebhooksService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly signal: DispatchSignal,
+    private readonly secrets: SigningSecrets,
     @Inject(WEBHOOKS_SETTINGS) private readonly settings: WebhooksSettings,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
   ) {}
@@ -58,11 +59,12 @@ export class WebhooksService {
       }
       // A new subscription receives events from now on, not the history (use replay for that).
       const [{ head }] = await m.query(`SELECT coalesce(max(position), 0) AS head FROM webhook_events`);
+      const id = newId(IdPrefix.Webhook);
       const row = m.create(Subscription, {
-        id: newId(IdPrefix.Webhook),
+        id,
         name: dto.name,
         url: dto.url,
-        secret,
+        secret: this.secrets.seal(id, secret),
         eventTypes: dto.event_types ?? null,
         status: 'active',
         failureCount: 0,
@@ -95,6 +97,8 @@ export class WebhooksService {
     const saved = await this.dataSource.transaction(async (m) => {
       const sub = await this.find(m, id, true);
       const { set: patch } = diffFields(sub, dto, WEBHOOK_FIELDS);
+      // The stored secret is sealed: compare it as the client sees it.
+      if (dto.secret !== undefined && dto.secret !== this.secrets.open(sub.id, sub.secret)) patch.secret = this.secrets.seal(sub.id, dto.secret);
       // Re-sending what is stored changes nothing: no write, updated_at stays.
       if (!Object.keys(patch).length) return sub;
       // A new endpoint starts a fresh retry schedule, right away.
@@ -164,7 +168,7 @@ export class WebhooksService {
     const messageId = newId(IdPrefix.Event);
     const body = JSON.stringify({ id: messageId, type: 'webhook.ping', occurred_at: new Date().toISOString(), data: { webhook_id: sub.id } });
     const timeoutMs = Math.max(100, Math.min(this.settings.timeoutMs, this.config.rpcTimeoutMs - PING_HEADROOM_MS));
-    const result = await postJson(sub.url, body, signedHeaders(sub.secret, messageId, body), { timeoutMs, allowPrivate: this.settings.allowPrivate });
+    const result = await postJson(sub.url, body, signedHeaders(this.secrets.open(sub.id, sub.secret), messageId, body), { timeoutMs, allowPrivate: this.settings.allowPrivate });
     if (result.ok && result.httpStatus !== null) return { data: { http_status: result.httpStatus, duration_ms: result.durationMs } };
     const message =
       result.httpStatus !== null

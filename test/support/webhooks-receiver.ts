@@ -1,7 +1,7 @@
 import { createServer, IncomingHttpHeaders, Server, ServerResponse } from 'http';
 import { AddressInfo } from 'net';
 import { Webhook } from 'standardwebhooks';
-import { eventually } from '../support/api-client';
+import { eventually } from './api-client';
 
 export interface ReceivedRequest {
   headers: IncomingHttpHeaders;
