@@ -1,4 +1,7 @@
+import { ApiClient } from '../support/api-client';
 import { startStack, TestStack } from '../support/stack';
+
+const metric = (text: string, name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
 
 describe('API keys', () => {
   let stack: TestStack;
@@ -47,6 +50,24 @@ describe('API keys', () => {
     const listed = await stack.api.get('/apikeys');
     expect(listed.body.data.map((k: { id: string }) => k.id)).not.toContain(created.body.data.id);
     expect((await stack.api.delete(`/apikeys/${created.body.data.id}`)).status).toBe(404);
+  });
+
+  it('refuses a revoked key at once on every replica, though each had it in memory', async () => {
+    const replicas = [stack.gateway, await stack.startGateway(), await stack.startGateway()];
+    const created = await stack.api.post('/apikeys', { name: 'everywhere', scope: 'read' });
+    const clients = replicas.map((g) => new ApiClient(g.url, created.body.data.key));
+    for (const client of clients) expect((await client.get('/apikeys')).status).toBe(200);
+    // Each replica now answers from memory: no key query for the next requests.
+    const lookups = async () => Promise.all(replicas.map(async (g) => metric(await fetch(`${g.url}/metrics`).then((r) => r.text()), 'crm_api_key_lookups_total')));
+    const before = await lookups();
+    for (const client of clients) expect((await client.get('/apikeys')).status).toBe(200);
+    expect(await lookups()).toEqual(before);
+
+    expect((await new ApiClient(replicas[1].url, stack.apiKey).delete(`/apikeys/${created.body.data.id}`)).status).toBe(204);
+    for (const client of clients) {
+      const res = await client.get('/apikeys');
+      expect({ url: client.baseUrl, status: res.status }).toEqual({ url: client.baseUrl, status: 401 });
+    }
   });
 
   it('records when a key was last used', async () => {

@@ -1,10 +1,12 @@
 import 'reflect-metadata';
-import { createLogger, openDatabase, runMain } from '@crm/common';
+import { createLogger, Logger, openDatabase, runMain } from '@crm/common';
 import { ServiceName } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
+import { connect } from 'nats';
 import { parseArgs } from 'util';
 import { ApiKeysService } from './apikeys/api-keys.service';
-import { loadGatewayConfig } from './config';
+import { publishKeyRevocation } from './apikeys/key-revocations';
+import { GatewayConfig, loadGatewayConfig } from './config';
 import { gatewayDatabase } from './gateway.app';
 
 const USAGE = `usage:
@@ -53,6 +55,7 @@ runMain('apikey', async () => {
     } else {
       await keys.revoke(values.id ?? '');
       process.stderr.write(`revoked ${values.id}\n`);
+      await announceRevocation(config, values.id!, logger);
     }
   } catch (err) {
     const body = (err as { toBody?: () => { message: string } }).toBody?.();
@@ -63,3 +66,20 @@ runMain('apikey', async () => {
     await dataSource.destroy();
   }
 });
+
+/**
+ * Running gateways accept a key they verified recently from memory; tell them it is revoked. Should NATS
+ * be unreachable, they still hear of it from the api_key.revoked event once the outbox is relayed.
+ */
+async function announceRevocation(config: GatewayConfig, keyId: string, logger: Logger): Promise<void> {
+  const nc = await connect({ servers: config.natsUrl, name: 'crm-apikey-cli', timeout: 2000, maxReconnectAttempts: 0 }).catch(() => undefined);
+  if (!nc) {
+    logger.warn('NATS is unreachable: gateways will learn of the revocation from the event log');
+    return;
+  }
+  try {
+    await publishKeyRevocation(nc, config.namespace, keyId);
+  } finally {
+    await nc.close();
+  }
+}

@@ -18,6 +18,8 @@ export interface GatewayConfig extends BaseConfig {
   trustedProxies: string[];
   /** How long a key verified by this gateway stays usable from memory while the database is unreachable. */
   keyOutageGraceSeconds: number;
+  /** How long a key verified in the database is accepted from memory; revocations clear it at once. */
+  apiKeyCacheSeconds: number;
   /** On SIGTERM, how long requests in flight and keep-alive connections get before they are cut. */
   shutdownGraceMs: number;
   /** How long the health check waits for each service. */
@@ -38,6 +40,7 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     bootstrapApiKey: optionalVar(env, 'CRM_BOOTSTRAP_API_KEY'),
     trustedProxies: trustedProxies(env),
     keyOutageGraceSeconds: intVar(env, 'API_KEY_OUTAGE_GRACE_SECONDS', 300, { min: 0, max: 3600 }),
+    apiKeyCacheSeconds: intVar(env, 'API_KEY_CACHE_SECONDS', 60, { min: 0, max: 3600 }),
     shutdownGraceMs: intVar(env, 'SHUTDOWN_GRACE_MS', 20_000, { min: 0, max: 300_000 }),
     healthTimeoutMs: intVar(env, 'HEALTH_TIMEOUT_MS', 1000, { min: 50, max: 30000 }),
   };

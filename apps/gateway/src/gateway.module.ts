@@ -10,6 +10,7 @@ import Redis from 'ioredis';
 import { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 import { ApiKeysController } from './apikeys/api-keys.controller';
+import { KeyRevocations } from './apikeys/key-revocations';
 import { ApiKeyVerifier } from './apikeys/api-key.verifier';
 import { ApiKeysService } from './apikeys/api-keys.service';
 import { TeamDirectory } from './apikeys/team-directory';
@@ -96,6 +97,7 @@ export class GatewayModule {
         ApiKeysService,
         TeamDirectory,
         ApiKeyVerifier,
+        KeyRevocations,
         RateLimiterService,
         GatewayMetrics,
         AccessMiddleware,

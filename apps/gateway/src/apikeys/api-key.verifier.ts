@@ -26,8 +26,9 @@ const KNOWN_KEY_MS = 24 * 60 * 60_000;
 const MAX_REMEMBERED_KEYS = 10_000;
 
 /**
- * Resolves presented API keys. Every request reads the database, so revocation is immediate on all
- * replicas. Each replica also remembers when it last verified each key:
+ * Resolves presented API keys. A key verified in the database within API_KEY_CACHE_SECONDS is accepted
+ * from memory; revocations reach every replica's memory at once (KeyRevocations), and expiry is checked
+ * on every request. Each replica also remembers when it last verified each key:
  * - while the database is unreachable, a key verified within API_KEY_OUTAGE_GRACE_SECONDS is still
  *   accepted with the scope it had (any other key gets 503);
  * - the access middleware spends a request of a key verified within the last day from the key's own
@@ -43,7 +44,7 @@ export class ApiKeyVerifier {
   constructor(
     private readonly dataSource: DataSource,
     private readonly metrics: GatewayMetrics,
-    @Inject(GATEWAY_CONFIG) private readonly config: Pick<GatewayConfig, 'keyEnvironment' | 'keyOutageGraceSeconds'>,
+    @Inject(GATEWAY_CONFIG) private readonly config: Pick<GatewayConfig, 'keyEnvironment' | 'keyOutageGraceSeconds' | 'apiKeyCacheSeconds'>,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -78,8 +79,26 @@ export class ApiKeyVerifier {
     return now - entry.verifiedAt <= windowMs ? entry.principal : undefined;
   }
 
-  /** Looks the key up; while the database is unreachable, falls back to a recent verification or answers 503. */
+  /** Forgets a revoked key, so its next request is checked in the database. */
+  forget(keyId: string): void {
+    for (const [hash, entry] of this.verified) if (entry.principal.keyId === keyId) this.verified.delete(hash);
+  }
+
+  /** Forgets every key, when revocation notices may have been missed. */
+  forgetAll(): void {
+    this.verified.clear();
+  }
+
+  /**
+   * The key's principal from memory if verified within API_KEY_CACHE_SECONDS; otherwise looks it up, and
+   * while the database is unreachable falls back to a recent verification or answers 503.
+   */
   async verify(hash: string): Promise<AuthResult> {
+    const cached = this.verifiedWithin(hash, this.config.apiKeyCacheSeconds * 1000);
+    if (cached) {
+      this.touch(cached.keyId);
+      return { ok: true, principal: cached };
+    }
     this.metrics.apiKeyLookups.inc();
     let key: { id: string; scope: ApiKey['scope']; user_id: string | null; key_hash: string; revoked: boolean; expired: boolean; expires_at: Date | null } | undefined;
     try {

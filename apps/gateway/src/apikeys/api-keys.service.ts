@@ -9,6 +9,7 @@ import { ApiKey } from './api-key.entity';
 import { ApiKeyView, presentApiKey } from './api-key.presenter';
 import { generateApiKey, hashApiKey } from './api-key.secret';
 import { CreateApiKeyDto } from './dto/create-api-key.dto';
+import { KeyRevocations } from './key-revocations';
 import { TeamDirectory } from './team-directory';
 
 @Injectable()
@@ -20,6 +21,8 @@ export class ApiKeysService {
     @Inject(LOGGER) private readonly logger: Logger,
     /** Absent in the command-line tool, which creates keys without a user. */
     @Optional() private readonly team?: TeamDirectory,
+    /** Absent in the command-line tool, which announces its revocations itself. */
+    @Optional() private readonly revocations?: KeyRevocations,
   ) {}
 
   async create(ctx: RequestContext, input: unknown): Promise<{ data: ApiKeyView & { key: string } }> {
@@ -66,6 +69,7 @@ export class ApiKeysService {
       return true;
     });
     if (!revoked) throw DomainError.notFound('API key', id);
+    await this.revocations?.announce(id);
   }
 
   /** Makes sure the operator-supplied key exists as a read-write key named `bootstrap`. */
