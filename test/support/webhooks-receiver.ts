@@ -7,6 +7,8 @@ export interface ReceivedRequest {
   headers: IncomingHttpHeaders;
   body: string;
   json: { id: string; type: string; occurred_at: string; data: Record<string, unknown> };
+  /** When it arrived (Date.now()). */
+  receivedAt: number;
 }
 
 /** What to answer the n-th request (0-based): a status, or 'hang' to never answer. */
@@ -33,7 +35,7 @@ export class Receiver {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8');
-        const request: ReceivedRequest = { headers: req.headers, body, json: JSON.parse(body) };
+        const request: ReceivedRequest = { headers: req.headers, body, json: JSON.parse(body), receivedAt: Date.now() };
         const index = receiver.requests.push(request) - 1;
         const answer = receiver.respond(request, index);
         if (answer === 'hang') receiver.hanging.push(res);

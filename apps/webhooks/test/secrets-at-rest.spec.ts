@@ -34,9 +34,9 @@ describe('webhook signing secrets at rest', () => {
     return res.body.data.id;
   }
 
-  async function stored(id: string): Promise<string> {
-    const [row] = await stack.services.webhooks!.dataSource.query(`SELECT secret FROM subscriptions WHERE id = $1`, [id]);
-    return row.secret;
+  async function stored(id: string, column: 'secret' | 'previous_secret' = 'secret'): Promise<string> {
+    const [row] = await stack.services.webhooks!.dataSource.query(`SELECT ${column} AS value FROM subscriptions WHERE id = $1`, [id]);
+    return row.value;
   }
 
   /** Pings the subscription and checks the request verifies with `secret`, the way a receiver would. */
@@ -66,11 +66,13 @@ describe('webhook signing secrets at rest', () => {
     expect(value).not.toContain(secret.slice('whsec_'.length, 30));
     await pingVerifies(id, secret);
 
-    // PATCH with a new secret stores it encrypted too.
+    // PATCH with a new secret stores it encrypted too, and the replaced one, kept for the overlap.
     const replaced = newSecret();
     expect((await stack.api.patch(`/webhooks/${id}`, { secret: replaced })).status).toBe(200);
     expect(await stored(id)).toMatch(/^gcm1:k1:/);
     expect(await stored(id)).not.toContain(replaced.slice('whsec_'.length, 30));
+    expect(await stored(id, 'previous_secret')).toMatch(/^gcm1:k1:/);
+    expect(await stored(id, 'previous_secret')).not.toContain(secret.slice('whsec_'.length, 30));
   });
 
   it('encrypts rows stored in plain text by an earlier version when the migration runs', async () => {
@@ -107,6 +109,10 @@ describe('webhook signing secrets at rest', () => {
       for (const material of [k1, k2, before, after]) expect(output).not.toContain(material);
     }
     expect(await stored(oldId)).toMatch(/^gcm1:k2:/);
+    const [{ left }] = await stack.services.webhooks!.dataSource.query(
+      `SELECT count(*)::int AS left FROM subscriptions WHERE secret NOT LIKE 'gcm1:k2:%' OR previous_secret NOT LIKE 'gcm1:k2:%'`,
+    );
+    expect(left).toBe(0);
 
     await restartWebhooks(`k2:${k2}`);
     await pingVerifies(oldId, before);

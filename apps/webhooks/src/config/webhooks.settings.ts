@@ -22,6 +22,8 @@ export interface WebhooksSettings {
   maxSubscriptions: number;
   allowInsecure: boolean;
   allowPrivate: boolean;
+  /** After a PATCH replaces the signing secret, deliveries carry a signature with the old one too for this long. */
+  secretOverlapSeconds: number;
   /** The operator's keys that encrypt signing secrets at rest (WEBHOOKS_SECRET_KEYS). */
   secretKeys: SecretKeyring;
 }
@@ -55,6 +57,7 @@ export function loadWebhooksSettings(env: Env): WebhooksSettings {
     maxSubscriptions: intVar(env, 'WEBHOOKS_MAX_SUBSCRIPTIONS', 100, { min: 1, max: 100_000 }),
     allowInsecure: boolVar(env, 'WEBHOOKS_ALLOW_INSECURE', false),
     allowPrivate: boolVar(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
+    secretOverlapSeconds: intVar(env, 'WEBHOOKS_SECRET_OVERLAP_SECONDS', 86_400, { min: 0, max: 30 * 86_400 }),
     secretKeys: loadSecretKeyring(env),
   };
 }

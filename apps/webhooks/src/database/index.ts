@@ -6,6 +6,7 @@ import { Subscription } from '../webhooks/subscription.entity';
 import { CreateWebhooks1763800000600 } from './migrations/1763800000600-create-webhooks';
 import { AddIntakeCheckpoint1763800000700 } from './migrations/1763800000700-add-intake-checkpoint';
 import { encryptSigningSecrets } from './migrations/1764100000000-encrypt-signing-secrets';
+import { AddPreviousSecret1764100000100 } from './migrations/1764100000100-add-previous-secret';
 
 export const webhooksEntities = [Subscription, Delivery, WebhookEvent];
 
@@ -18,5 +19,6 @@ export function webhooksMigrations(keyring: SecretKeyring): Function[] {
     CreateDeadEvents1763900000000,
     CreateRequestOutcomes1763900000200,
     encryptSigningSecrets(keyring),
+    AddPreviousSecret1764100000100,
   ];
 }

@@ -18,7 +18,7 @@ interface PreparedAttempt {
   leaseToken: string;
   cursorRevision: number;
   url: string;
-  secret: string;
+  secrets: string[];
   deliveryId: string;
   eventId: string;
   eventPosition: number;
@@ -29,6 +29,8 @@ interface SubscriptionRow {
   id: string;
   url: string;
   secret: string;
+  previous_secret: string | null;
+  previous_valid: boolean;
   status: string;
   event_types: string[] | null;
   bookmark: string;
@@ -138,7 +140,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
       for (let sent = 0; sent < this.settings.eventsPerTurn && !this.stopped; sent++) {
         const attempt = await this.prepare(subscriptionId, token);
         if (!attempt) return;
-        const result = await postJson(attempt.url, attempt.body, signedHeaders(attempt.secret, attempt.eventId, attempt.body), {
+        const result = await postJson(attempt.url, attempt.body, signedHeaders(attempt.secrets, attempt.eventId, attempt.body), {
           timeoutMs: this.settings.timeoutMs,
           allowPrivate: this.settings.allowPrivate,
           signal: this.abort.signal,
@@ -161,7 +163,8 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
   private prepare(subscriptionId: string, token: string): Promise<PreparedAttempt | undefined> {
     return this.dataSource.transaction(async (m) => {
       const [sub]: SubscriptionRow[] = await m.query(
-        `SELECT id, url, secret, status, event_types, bookmark, cursor_revision, retry_position, retry_count, failure_count,
+        `SELECT id, url, secret, previous_secret, coalesce(previous_secret_expires_at > now(), false) AS previous_valid,
+                status, event_types, bookmark, cursor_revision, retry_position, retry_count, failure_count,
                 (next_attempt_at IS NULL OR next_attempt_at <= now()) AS due
          FROM subscriptions WHERE id = $1 AND lease_token = $2 FOR UPDATE`,
         [subscriptionId, token],
@@ -169,7 +172,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
       if (!sub || sub.status !== 'active' || !sub.due) return undefined;
       // Opened before anything is recorded: a secret this replica cannot decrypt fails the turn loudly
       // (logged with the key id) rather than sending a request no receiver could verify.
-      const secret = this.secrets.open(sub.id, sub.secret);
+      const secrets = this.secrets.signingSecrets(sub.id, sub.secret, sub.previous_secret, sub.previous_valid);
       // Attempts left pending hold the lease of a replica that stopped before recording an answer.
       await m.query(
         `UPDATE deliveries SET status = 'failed', error = 'interrupted before an answer was recorded; the event will be sent again'
@@ -205,7 +208,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
         leaseToken: token,
         cursorRevision: sub.cursor_revision,
         url: sub.url,
-        secret,
+        secrets,
         deliveryId,
         eventId: event.id,
         eventPosition: Number(event.position),

@@ -17,14 +17,16 @@ export function secretKeyBytes(secret: string): number {
 
 /**
  * Standard Webhooks headers: `webhook-id` stays the same across retries of one message so receivers
- * can de-duplicate; the timestamp is the attempt's, so receivers can refuse stale replays.
+ * can de-duplicate; the timestamp is the attempt's, so receivers can refuse stale replays. With several
+ * secrets (a rotation's overlap) `webhook-signature` lists one `v1,<signature>` per secret, separated by
+ * spaces, current first; a receiver accepts the request when any of them verifies with its secret.
  */
-export function signedHeaders(secret: string, messageId: string, body: string, at = new Date()): Record<string, string> {
+export function signedHeaders(secrets: readonly string[], messageId: string, body: string, at = new Date()): Record<string, string> {
   return {
     'content-type': 'application/json',
     'user-agent': 'crm-webhooks/1.0',
     'webhook-id': messageId,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-    'webhook-signature': new Webhook(secret).sign(messageId, at, body),
+    'webhook-signature': secrets.map((secret) => new Webhook(secret).sign(messageId, at, body)).join(' '),
   };
 }

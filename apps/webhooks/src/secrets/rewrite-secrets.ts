@@ -51,4 +51,4 @@ export async function rewriteSecrets(
 }
 
 /** Every column that holds a stored signing secret. */
-export const SECRET_COLUMNS: readonly SecretColumn[] = ['secret'];
+export const SECRET_COLUMNS: readonly SecretColumn[] = ['secret', 'previous_secret'];

@@ -23,7 +23,10 @@ export class SigningSecrets implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     const samples = (await this.dataSource.query(
       `SELECT DISTINCT ON (key_id) id, stored FROM (
-         SELECT id, secret AS stored, split_part(secret, ':', 2) AS key_id FROM subscriptions WHERE secret NOT LIKE 'whsec\\_%'
+         SELECT id, stored, split_part(stored, ':', 2) AS key_id FROM (
+           SELECT id, secret AS stored FROM subscriptions
+           UNION ALL SELECT id, previous_secret FROM subscriptions WHERE previous_secret IS NOT NULL
+         ) s WHERE stored NOT LIKE 'whsec\\_%'
        ) sealed ORDER BY key_id, id`,
     )) as { id: string; stored: string }[];
     for (const { id, stored } of samples) {
@@ -38,6 +41,15 @@ export class SigningSecrets implements OnModuleInit {
 
   seal(subscriptionId: string, secret: string): string {
     return this.keyring.seal(subscriptionId, secret);
+  }
+
+  /**
+   * The secrets a request is signed with: the current one, then the one it replaced while its overlap
+   * lasts. Throws a SecretDecryptionError when one does not open.
+   */
+  signingSecrets(subscriptionId: string, secret: string, previous: string | null, previousValid: boolean): string[] {
+    const current = this.open(subscriptionId, secret);
+    return previous !== null && previousValid ? [current, this.open(subscriptionId, previous)] : [current];
   }
 
   /** Throws a SecretDecryptionError (naming the key id, never key material) when the stored value does not open. */

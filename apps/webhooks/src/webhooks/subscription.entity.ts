@@ -20,8 +20,16 @@ export class Subscription {
   @Column({ type: 'text' })
   url!: string;
 
+  /** Sealed with WEBHOOKS_SECRET_KEYS (see SecretKeyring), like previous_secret. */
   @Column({ type: 'text' })
   secret!: string;
+
+  /** The secret a PATCH replaced; deliveries are signed with it too until previous_secret_expires_at. */
+  @Column({ name: 'previous_secret', type: 'text', nullable: true })
+  previousSecret!: string | null;
+
+  @Column({ name: 'previous_secret_expires_at', type: 'timestamptz', nullable: true })
+  previousSecretExpiresAt!: Date | null;
 
   @Column({ name: 'event_types', type: 'text', array: true, nullable: true })
   eventTypes!: string[] | null;

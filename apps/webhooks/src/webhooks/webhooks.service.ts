@@ -97,8 +97,11 @@ export class WebhooksService {
     const saved = await this.dataSource.transaction(async (m) => {
       const sub = await this.find(m, id, true);
       const { set: patch } = diffFields(sub, dto, WEBHOOK_FIELDS);
-      // The stored secret is sealed: compare it as the client sees it.
-      if (dto.secret !== undefined && dto.secret !== this.secrets.open(sub.id, sub.secret)) patch.secret = this.secrets.seal(sub.id, dto.secret);
+      if (dto.secret !== undefined) {
+        // The stored secret is sealed: compare it as the client sees it.
+        const current = this.secrets.open(sub.id, sub.secret);
+        if (dto.secret !== current) Object.assign(patch, this.replaceSecret(sub.id, current, dto.secret));
+      }
       // Re-sending what is stored changes nothing: no write, updated_at stays.
       if (!Object.keys(patch).length) return sub;
       // A new endpoint starts a fresh retry schedule, right away.
@@ -168,13 +171,31 @@ export class WebhooksService {
     const messageId = newId(IdPrefix.Event);
     const body = JSON.stringify({ id: messageId, type: 'webhook.ping', occurred_at: new Date().toISOString(), data: { webhook_id: sub.id } });
     const timeoutMs = Math.max(100, Math.min(this.settings.timeoutMs, this.config.rpcTimeoutMs - PING_HEADROOM_MS));
-    const result = await postJson(sub.url, body, signedHeaders(this.secrets.open(sub.id, sub.secret), messageId, body), { timeoutMs, allowPrivate: this.settings.allowPrivate });
+    const result = await postJson(sub.url, body, signedHeaders(this.signingSecrets(sub), messageId, body), { timeoutMs, allowPrivate: this.settings.allowPrivate });
     if (result.ok && result.httpStatus !== null) return { data: { http_status: result.httpStatus, duration_ms: result.durationMs } };
     const message =
       result.httpStatus !== null
         ? `The endpoint answered HTTP ${result.httpStatus} after ${result.durationMs} ms.`
         : `The endpoint could not be reached: ${result.error} (after ${result.durationMs} ms).`;
     throw new DomainError(ErrorCode.BadGateway, message);
+  }
+
+  /**
+   * A new secret signs from now on; the one it replaces keeps signing too (a second `v1,` signature)
+   * until the overlap ends, so receivers can switch to the new one without dropping a delivery.
+   */
+  private replaceSecret(id: string, current: string, next: string): Record<string, unknown> {
+    const overlap = this.settings.secretOverlapSeconds;
+    return {
+      secret: this.secrets.seal(id, next),
+      previousSecret: overlap > 0 ? this.secrets.seal(id, current) : null,
+      previousSecretExpiresAt: overlap > 0 ? () => `now() + make_interval(secs => ${overlap})` : null,
+    };
+  }
+
+  private signingSecrets(sub: Subscription): string[] {
+    const previousValid = sub.previousSecretExpiresAt !== null && sub.previousSecretExpiresAt.getTime() > Date.now();
+    return this.secrets.signingSecrets(sub.id, sub.secret, sub.previousSecret, previousValid);
   }
 
   private async find(m: EntityManager, id: string, lock = false): Promise<Subscription> {
