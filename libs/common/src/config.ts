@@ -27,7 +27,8 @@ export function urlVar(env: Env, name: string, fallback: string, protocols: stri
   try {
     parsed = new URL(value);
   } catch {
-    throw new ConfigError(`${name} is not a valid URL: '${value}'`);
+    // Not echoed: a URL may carry a password.
+    throw new ConfigError(`${name} is not a valid URL`);
   }
   if (!protocols.includes(parsed.protocol.replace(/:$/, ''))) {
     throw new ConfigError(`${name} must use ${protocols.join(' or ')}://, got '${parsed.protocol}//'`);
