@@ -69,7 +69,11 @@ describe('secrets never reach the logs', () => {
       return deliveries.some((d) => d.status === 'failed') ? true : undefined;
     });
     const logs = processes.map((p) => p.output()).join('\n');
-    expect(logs).toContain('[redacted]');
+    // Request lines are there, with id, method and path, and without any header.
+    expect(logs).toMatch(/"req":\{"id":"[^"]+","method":"POST","url":"\/contacts"\}/);
+    expect(logs.toLowerCase()).not.toContain('x-api-key');
+    // Refused requests are logged too: the request log runs before the key check.
+    expect(logs).toMatch(/"req":\{"id":"[^"]+","method":"GET","url":"\/contacts"\},"res":\{"statusCode":401\}/);
     expect(logs.split('\n').length).toBeGreaterThan(50);
     for (const secret of secrets) expect({ leaked: logs.includes(secret) ? secret.slice(0, 12) : null }).toEqual({ leaked: null });
   });

@@ -1,21 +1,15 @@
-import { createLogger, DatabaseSpec, Env, NestPinoLogger, openDatabase, StartupError } from '@crm/common';
+import { createLogger, DatabaseSpec, Env, openDatabase, StartupError } from '@crm/common';
 import { connectNats, CRM_RPC, CrmNatsClient } from '@crm/messaging';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { randomUUID } from 'crypto';
-import type { Express, NextFunction, Request, Response } from 'express';
-import pinoHttp from 'pino-http';
+import type { Express } from 'express';
+import { Logger as NestLogger } from 'nestjs-pino';
 import { ApiKeysService } from './apikeys/api-keys.service';
 import { GatewayConfig, loadGatewayConfig } from './config';
 import { GATEWAY_SCHEMA, gatewayEntities, gatewayMigrations } from './database';
 import { GatewayModule } from './gateway.module';
-import { IdempotencyMiddleware } from './idempotency/idempotency.middleware';
-import { AccessMiddleware } from './http/access.middleware';
 import { HttpDrain } from './http/http-drain';
 import { answerUnparsableRequests } from './http/oversized-request';
-import { jsonBody } from './http/json-body';
-import { GatewayRequest } from './http/request-context';
-import { GatewayMetrics } from './metrics/gateway-metrics';
 import { connectRedis } from './redis';
 
 export interface RunningGateway {
@@ -24,8 +18,6 @@ export interface RunningGateway {
   url: string;
   close(): Promise<void>;
 }
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function gatewayDatabase(config: Pick<GatewayConfig, 'databaseUrl'>): DatabaseSpec {
   return { url: config.databaseUrl, schema: GATEWAY_SCHEMA, entities: gatewayEntities, migrations: gatewayMigrations, poolSize: 20 };
@@ -49,9 +41,10 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
 
   const app = await NestFactory.create(GatewayModule.register({ config, logger, database, dataSource, nc, redis }), {
     bodyParser: false,
-    logger: new NestPinoLogger(logger),
+    bufferLogs: true,
     abortOnError: false,
   });
+  app.useLogger(app.get(NestLogger));
   await app
     .get<CrmNatsClient>(CRM_RPC)
     .connect()
@@ -65,33 +58,9 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
   express.disable('x-powered-by');
   express.set('trust proxy', config.trustedProxies.length ? config.trustedProxies : false);
 
-  const metrics = app.get(GatewayMetrics);
   answerUnparsableRequests(app.getHttpServer());
   const httpDrain = new HttpDrain(app.getHttpServer());
   app.use(httpDrain.middleware);
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (req, res) => {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      customProps: (req) => ({ key_id: (req as GatewayRequest).principal?.keyId }),
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-    }),
-  );
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    const end = metrics.requests.startTimer({ method: req.method });
-    res.on('finish', () => end({ route: (req.route?.path as string | undefined) ?? 'unmatched', status: String(res.statusCode) }));
-    next();
-  });
-  const access = app.get(AccessMiddleware);
-  app.use((req: GatewayRequest, res: Response, next: NextFunction) => void access.use(req, res, next));
-  app.use(jsonBody());
-  const idempotency = app.get(IdempotencyMiddleware);
-  app.use((req: GatewayRequest, res: Response, next: NextFunction) => void idempotency.use(req, res, next));
 
   if (config.bootstrapApiKey) await app.get(ApiKeysService).ensureBootstrapKey(config.bootstrapApiKey);
   await app.listen(config.port, config.host);

@@ -2,10 +2,11 @@ import { DatabaseSpec, dataSourceOptions, Logger } from '@crm/common';
 import { ServiceName } from '@crm/contracts';
 import { crmRpcClients, MessagingModule } from '@crm/messaging';
 import { DependencyHealth } from '@crm/runtime';
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, DiscoveryModule } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { LoggerModule } from 'nestjs-pino';
 import Redis from 'ioredis';
 import { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
@@ -18,10 +19,13 @@ import { GATEWAY_CONFIG, GatewayConfig } from './config';
 import { HealthController } from './health/health.controller';
 import { AccessMiddleware } from './http/access.middleware';
 import { ApiExceptionFilter } from './http/api-exception.filter';
+import { jsonBody } from './http/json-body';
+import { requestLogParams } from './http/request-log';
 import { RouteIndex } from './http/route-index';
 import { ScopesGuard } from './http/scopes';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { MetricsController } from './metrics/metrics.controller';
+import { RequestMetricsMiddleware } from './metrics/request-metrics.middleware';
 import { RateLimiterService, REDIS } from './rate-limit/rate-limiter.service';
 import { ActivitiesController } from './routes/activities.controller';
 import { CaptureController } from './routes/capture.controller';
@@ -51,12 +55,24 @@ export interface GatewayDeps {
 }
 
 @Module({})
-export class GatewayModule {
+export class GatewayModule implements NestModule {
+  /**
+   * Every request, matched or not, in this order after the request log (LoggerModule's middleware runs
+   * first): timing, key check and rate limit, body parsing and input limits, Idempotency-Key. Routes,
+   * the scopes guard and the exception filter come after.
+   */
+  configure(consumer: MiddlewareConsumer): void {
+    consumer
+      .apply(RequestMetricsMiddleware, AccessMiddleware, jsonBody(), IdempotencyMiddleware)
+      .forRoutes({ path: '{*splat}', method: RequestMethod.ALL });
+  }
+
   static register(deps: GatewayDeps): DynamicModule {
     const { config, logger, database, dataSource, nc, redis } = deps;
     return {
       module: GatewayModule,
       imports: [
+        LoggerModule.forRoot(requestLogParams(logger)),
         DiscoveryModule,
         TerminusModule,
         TypeOrmModule.forRootAsync({ useFactory: () => dataSourceOptions(database), dataSourceFactory: async () => dataSource }),
@@ -102,6 +118,7 @@ export class GatewayModule {
         GatewayMetrics,
         AccessMiddleware,
         IdempotencyMiddleware,
+        RequestMetricsMiddleware,
         RouteIndex,
         ServiceForwarder,
         McpService,

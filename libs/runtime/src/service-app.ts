@@ -1,11 +1,12 @@
-import { createLogger, DatabaseSpec, dataSourceOptions, loadServiceConfig, Logger, NestPinoLogger, openDatabase, ServiceConfig } from '@crm/common';
+import { createLogger, DatabaseSpec, dataSourceOptions, loadServiceConfig, Logger, openDatabase, ServiceConfig } from '@crm/common';
 import { RpcServiceName } from '@crm/contracts';
 import { connectNats, CRM_RPC, DeadEvents, CrmNatsClient, crmRpcClients, CrmNatsServer, MessagingModule, NATS_CONNECTION, RpcErrorFilter } from '@crm/messaging';
-import { Controller, DynamicModule, Get, Inject, INestApplication, Module, ModuleMetadata } from '@nestjs/common';
+import { Controller, DynamicModule, Get, Inject, INestApplication, Module, ModuleMetadata, RequestMethod } from '@nestjs/common';
 import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { NatsConnection } from 'nats';
+import { LoggerModule, Logger as NestLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { DependencyHealth } from './health.indicators';
 import { RequestOutcomeInterceptor } from './request-outcome.interceptor';
@@ -82,6 +83,8 @@ export async function startService(definition: ServiceDefinition, env: Record<st
   const root: DynamicModule = {
     module: ServiceRootModule,
     imports: [
+      // Nest's own log lines go to the service's logger; probes of /health are not logged.
+      LoggerModule.forRoot({ pinoHttp: { logger, autoLogging: false }, forRoutes: [{ path: '{*splat}', method: RequestMethod.ALL }] }),
       TypeOrmModule.forRootAsync({ useFactory: () => dataSourceOptions(spec), dataSourceFactory: async () => dataSource }),
       MessagingModule.forRoot({
         nc,
@@ -108,7 +111,8 @@ export async function startService(definition: ServiceDefinition, env: Record<st
     global: true,
   };
 
-  const app = await NestFactory.create(root, { logger: new NestPinoLogger(logger), abortOnError: false });
+  const app = await NestFactory.create(root, { bufferLogs: true, abortOnError: false });
+  app.useLogger(app.get(NestLogger));
   const rpcServer = new CrmNatsServer({ servers: config.natsUrl, namespace: config.namespace, service: definition.service, logger });
   // Registered before the microservice connects, which builds its handlers at once and inherits this config.
   app.useGlobalFilters(new RpcErrorFilter(logger, app.getHttpAdapter()));

@@ -1,5 +1,5 @@
 import { ErrorCode, Logger } from '@crm/common';
-import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, NestMiddleware, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { createHash } from 'crypto';
 import type { NextFunction, Response } from 'express';
 import { DataSource } from 'typeorm';
@@ -33,7 +33,7 @@ interface StoredRequest {
  * and gets the recorded reply instead of applying the change twice.
  */
 @Injectable()
-export class IdempotencyMiddleware implements OnModuleInit, OnModuleDestroy {
+export class IdempotencyMiddleware implements NestMiddleware, OnModuleInit, OnModuleDestroy {
   private purgeTimer?: NodeJS.Timeout;
 
   constructor(
