@@ -105,6 +105,7 @@ export async function startStack(options: { env?: Env; services?: readonly RpcSe
   const env = testEnv(namespace, { CRM_BOOTSTRAP_API_KEY: apiKey, ...options.env });
   const services: TestStack['services'] = {};
   const gateways: RunningGateway[] = [];
+  const replicas: RunningService[] = [];
   const wanted = options.services ?? RPC_SERVICES;
   // The first start creates the database; the rest then race only on their own schemas.
   for (const name of wanted) services[name] = await starters[name](env);
@@ -126,6 +127,8 @@ export async function startStack(options: { env?: Env; services?: readonly RpcSe
     },
     async startService(name, extraEnv = {}) {
       const service = await starters[name]({ ...env, ...extraEnv });
+      // A second replica of a running service is kept too, so stop() closes every one.
+      if (services[name]) replicas.push(services[name]!);
       services[name] = service;
       return service;
     },
@@ -135,7 +138,7 @@ export async function startStack(options: { env?: Env; services?: readonly RpcSe
     },
     async stop() {
       await Promise.all(gateways.map((g) => g.close()));
-      await Promise.all(Object.values(services).map((s) => s!.close()));
+      await Promise.all([...Object.values(services), ...replicas].map((s) => s!.close()));
       await dropNamespace(env);
     },
   };
