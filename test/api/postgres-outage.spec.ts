@@ -63,4 +63,27 @@ describe('a PostgreSQL outage', () => {
     expect(emails).toEqual(['after@example.com', 'before@example.com']);
     process.stdout.write(`postgres outage: recovered ${recoveredMs} ms after the database accepted connections again\n`);
   }, 120_000);
+
+  it('keeps liveness up and takes readiness down while the database is away, then both recover', async () => {
+    const probes = [
+      ['gateway', stack.gateway.url],
+      ...Object.entries(stack.services).map(([name, service]) => [name, service!.healthUrl.replace(/\/health$/, '')]),
+    ];
+    const statuses = async (path: string) =>
+      Promise.all(probes.map(async ([name, base]) => [name, (await fetch(`${base}${path}`)).status] as const));
+    const all = (status: number) => probes.map(([name]) => [name, status] as const);
+    expect(await statuses('/health/live')).toEqual(all(200));
+    expect(await statuses('/health/ready')).toEqual(all(200));
+
+    await pg.stop();
+    expect(await statuses('/health/live')).toEqual(all(200));
+    expect(await statuses('/health/ready')).toEqual(all(503));
+    const ready = await (await fetch(`${stack.gateway.url}/health/ready`)).json();
+    expect(ready).toMatchObject({ status: 'error', error: { database: { status: 'down' } } });
+    expect(JSON.stringify(ready)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
+
+    await pg.start();
+    await eventually(async () => ((await statuses('/health/ready')).every(([, status]) => status === 200) ? true : undefined), 30_000, 100);
+    expect(await statuses('/health/live')).toEqual(all(200));
+  }, 120_000);
 });

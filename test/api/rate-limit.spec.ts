@@ -117,6 +117,10 @@ describe('rate limiting', () => {
         expect(failOpen).toBeGreaterThanOrEqual(1);
         const health = (await fetch(`${stack.gateway.url}/health`).then((r) => r.json())) as { error: Record<string, { status: string }> };
         expect(health.error.redis.status).toBe('down');
+        // Readiness does not depend on Redis while the limiter fails open, but still shows it down.
+        const ready = await fetch(`${stack.gateway.url}/health/ready`);
+        expect(ready.status).toBe(200);
+        expect(await ready.json()).toMatchObject({ status: 'ok', details: { redis: { status: 'down' }, database: { status: 'up' }, nats: { status: 'up' } } });
       } finally {
         admin.disconnect();
         redis.kill();

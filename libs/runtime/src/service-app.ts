@@ -37,6 +37,11 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/**
+ * Probes of a service, on HEALTH_PORT. `/health/live` answers from the process alone, so a database or
+ * broker outage never makes Kubernetes restart every pod at once; `/health/ready` (also plain `/health`)
+ * checks the database, NATS and the parked-event count, to gate start-up and report state.
+ */
 @Controller('health')
 class ServiceHealthController {
   constructor(
@@ -47,9 +52,14 @@ class ServiceHealthController {
     private readonly deadEvents: DeadEvents,
   ) {}
 
-  @Get()
+  @Get('live')
+  live() {
+    return { status: 'ok' };
+  }
+
+  @Get(['', 'ready'])
   @HealthCheck()
-  check() {
+  ready() {
     return this.health.check([
       () => this.dependencies.database(this.dataSource),
       () => this.dependencies.nats(this.nc),

@@ -3,7 +3,7 @@ import { healthRpc, RPC_SERVICES, RpcServiceName } from '@crm/contracts';
 import { CRM_RPC, NATS_CONNECTION } from '@crm/messaging';
 import { DependencyHealth, withTimeout } from '@crm/runtime';
 import { Controller, Get, HttpException, Inject, Res } from '@nestjs/common';
-import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
+import { HealthCheckService, HealthIndicatorFunction, HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import type { Response } from 'express';
 import { ClientProxy } from '@nestjs/microservices';
 import Redis from 'ioredis';
@@ -16,8 +16,13 @@ import { LOGGER } from '../tokens';
 import { Scopes } from '../http/scopes';
 
 /**
- * GET /health, open without a key: each dependency and each service as up or down. 200 only when
- * everything is up, 503 otherwise, with the same body shape either way.
+ * Probes and status, open without a key:
+ * - `GET /health/live`: the process answers; nothing else is checked, so no outage restarts gateways.
+ * - `GET /health/ready`: what this gateway needs to serve at all, its database and NATS. Redis is
+ *   reported but does not count: the rate limiter fails open without it. A service being down does not
+ *   count either: the gateway still serves the other services' routes.
+ * - `GET /health`: every dependency and every service; 200 only when all are up, 503 otherwise, with
+ *   the same body shape either way.
  */
 @Controller('health')
 export class HealthController {
@@ -33,21 +38,45 @@ export class HealthController {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
+  @Get('live')
+  @Scopes('public')
+  live() {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  @Scopes('public')
+  async ready(@Res() res: Response): Promise<void> {
+    const timeout = this.config.healthTimeoutMs;
+    const redis = await this.redisUp(timeout);
+    // Redis is listed in `details` with its real state but left out of the verdict.
+    await this.respond(
+      res,
+      [() => this.dependencies.database(this.dataSource, timeout), () => this.dependencies.nats(this.nc, timeout)],
+      redis,
+    );
+  }
+
   @Get()
   @Scopes('public')
   async check(@Res() res: Response): Promise<void> {
     const timeout = this.config.healthTimeoutMs;
+    await this.respond(res, [
+      () => this.dependencies.database(this.dataSource, timeout),
+      () => this.redisUp(timeout),
+      () => this.dependencies.nats(this.nc, timeout),
+      ...RPC_SERVICES.map((service) => () => this.serviceUp(service, timeout)),
+    ]);
+  }
+
+  private async respond(res: Response, checks: HealthIndicatorFunction[], reportOnly?: HealthIndicatorResult): Promise<void> {
     try {
-      const result = await this.health.check([
-        () => this.dependencies.database(this.dataSource, timeout),
-        () => this.redisUp(timeout),
-        () => this.dependencies.nats(this.nc, timeout),
-        ...RPC_SERVICES.map((service) => () => this.serviceUp(service, timeout)),
-      ]);
-      res.status(200).json(result);
+      const result = await this.health.check(checks);
+      res.status(200).json({ ...result, details: { ...result.details, ...reportOnly } });
     } catch (err) {
       if (err instanceof HttpException) {
-        res.status(err.getStatus()).json(err.getResponse());
+        const body = err.getResponse() as { details?: HealthIndicatorResult };
+        res.status(err.getStatus()).json({ ...body, details: { ...body.details, ...reportOnly } });
         return;
       }
       this.logger.error({ err }, 'health check failed');

@@ -9,7 +9,7 @@ import { GatewayRequest } from './request-context';
 import { writeError } from './write-error';
 
 /** Paths open without a key: probes and metrics scrapers. */
-export const PUBLIC_PATHS = new Set(['/health', '/metrics']);
+export const PUBLIC_PATHS = new Set(['/health', '/health/live', '/health/ready', '/metrics']);
 
 const MCP_PATH = '/mcp';
 
