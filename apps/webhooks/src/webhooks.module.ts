@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DeliveryRetentionJob } from './deliveries/delivery-retention.job';
 import { DispatchSignal } from './deliveries/dispatch-signal';
 import { DispatcherService } from './deliveries/dispatcher.service';
 import { EventIntakeService } from './event-log/event-intake.service';
@@ -7,6 +8,6 @@ import { WebhooksController } from './webhooks/webhooks.controller';
 import { WebhooksService } from './webhooks/webhooks.service';
 
 @Module({
-  controllers: [WebhooksController], providers: [SigningSecrets, DispatchSignal, EventIntakeService, DispatcherService, WebhooksService],
+  controllers: [WebhooksController], providers: [SigningSecrets, DispatchSignal, DeliveryRetentionJob, EventIntakeService, DispatcherService, WebhooksService],
 })
 export class WebhooksModule {}

@@ -9,6 +9,7 @@ describe('webhooks settings', () => {
   it('has production defaults: HTTPS only, public addresses only', () => {
     const s = loadWebhooksSettings(KEYS);
     expect(s).toMatchObject({ retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS, timeoutMs: 10_000, disableAfterFailedEvents: 5, allowInsecure: false, allowPrivate: false });
+    expect(s).toMatchObject({ secretOverlapSeconds: 86_400, deliveryRetentionDays: 30, retentionIntervalMs: 3_600_000, retentionBatchSize: 1000 });
   });
 
   it('requires the key that encrypts signing secrets', () => {
@@ -27,6 +28,9 @@ describe('webhooks settings', () => {
     ['WEBHOOKS_MAX_CONCURRENCY', 'many'],
     ['WEBHOOKS_ALLOW_PRIVATE', 'maybe'],
     ['WEBHOOKS_RETRY_JITTER_PERCENT', '150'],
+    ['WEBHOOKS_SECRET_OVERLAP_SECONDS', '-1'],
+    ['WEBHOOKS_DELIVERY_RETENTION_DAYS', 'month'],
+    ['WEBHOOKS_RETENTION_BATCH_SIZE', '0'],
   ])('refuses %s=%s', (name, value) => {
     expect(() => loadWebhooksSettings({ ...KEYS, [name]: value })).toThrow(ConfigError);
   });

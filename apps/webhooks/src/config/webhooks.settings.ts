@@ -24,6 +24,12 @@ export interface WebhooksSettings {
   allowPrivate: boolean;
   /** After a PATCH replaces the signing secret, deliveries carry a signature with the old one too for this long. */
   secretOverlapSeconds: number;
+  /** Delivery attempts older than this many days are deleted; 0 keeps them for ever. */
+  deliveryRetentionDays: number;
+  /** How often the retention sweep runs. */
+  retentionIntervalMs: number;
+  /** Most delivery attempts one DELETE of the sweep removes. */
+  retentionBatchSize: number;
   /** The operator's keys that encrypt signing secrets at rest (WEBHOOKS_SECRET_KEYS). */
   secretKeys: SecretKeyring;
 }
@@ -58,6 +64,9 @@ export function loadWebhooksSettings(env: Env): WebhooksSettings {
     allowInsecure: boolVar(env, 'WEBHOOKS_ALLOW_INSECURE', false),
     allowPrivate: boolVar(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
     secretOverlapSeconds: intVar(env, 'WEBHOOKS_SECRET_OVERLAP_SECONDS', 86_400, { min: 0, max: 30 * 86_400 }),
+    deliveryRetentionDays: intVar(env, 'WEBHOOKS_DELIVERY_RETENTION_DAYS', 30, { min: 0, max: 36_500 }),
+    retentionIntervalMs: intVar(env, 'WEBHOOKS_RETENTION_INTERVAL_MS', 3_600_000, { min: 100, max: 86_400_000 }),
+    retentionBatchSize: intVar(env, 'WEBHOOKS_RETENTION_BATCH_SIZE', 1000, { min: 1, max: 100_000 }),
     secretKeys: loadSecretKeyring(env),
   };
 }

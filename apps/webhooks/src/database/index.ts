@@ -7,6 +7,7 @@ import { CreateWebhooks1763800000600 } from './migrations/1763800000600-create-w
 import { AddIntakeCheckpoint1763800000700 } from './migrations/1763800000700-add-intake-checkpoint';
 import { encryptSigningSecrets } from './migrations/1764100000000-encrypt-signing-secrets';
 import { AddPreviousSecret1764100000100 } from './migrations/1764100000100-add-previous-secret';
+import { IndexDeliveriesCreatedAt1764100000200 } from './migrations/1764100000200-index-deliveries-created-at';
 
 export const webhooksEntities = [Subscription, Delivery, WebhookEvent];
 
@@ -20,5 +21,6 @@ export function webhooksMigrations(keyring: SecretKeyring): Function[] {
     CreateRequestOutcomes1763900000200,
     encryptSigningSecrets(keyring),
     AddPreviousSecret1764100000100,
+    IndexDeliveriesCreatedAt1764100000200,
   ];
 }
