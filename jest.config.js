@@ -15,6 +15,9 @@ module.exports = {
     '^@crm/test-support$': '<rootDir>/test/support/index.ts',
   },
   testTimeout: 60000,
+  // Gives the run an id for its namespaces, and at the end fails it if they left anything behind.
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // Every suite gets its own database and NATS namespace, so files may run side by side; two workers fit two cores.
   maxWorkers: 2,
 };

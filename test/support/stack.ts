@@ -10,6 +10,7 @@ import { Client } from 'pg';
 import { firstValueFrom } from 'rxjs';
 import { RunningGateway, startGateway } from '../../apps/gateway/src/gateway.app';
 import { ApiClient } from './api-client';
+import { testRunPrefix } from './test-run';
 
 /** Loaded on demand, so a suite only loads the services it starts. */
 const starters: Record<RpcServiceName, (env: Env) => Promise<RunningService>> = {
@@ -41,7 +42,7 @@ export function randomKey(environment: 'live' | 'test' = 'live'): string {
 }
 
 export function testNamespace(): string {
-  return `t${randomBytes(6).toString('hex')}`;
+  return `${testRunPrefix()}${randomBytes(5).toString('hex')}`;
 }
 
 export function testDatabaseUrl(namespace: string): string {

@@ -16,9 +16,11 @@ describe('gateway configuration and start-up', () => {
     expect(loadGatewayConfig({})).toMatchObject({ port: 3000, rateLimitPerMinute: 1000, rateLimitBurst: 1000, namespace: 'crm' });
   });
 
-  it('exits with one clear line when a dependency is unreachable', () => {
+  it('exits with one clear line when a dependency is unreachable', async () => {
     const env = testEnv();
+    // The gateway creates its database before it finds Redis unreachable.
     const redisDown = runBuilt(MAIN, [], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
+    await dropNamespace(env);
     expect(redisDown.status).toBe(1);
     expect(redisDown.stderr.trim()).toMatch(/^gateway: cannot start: Redis at redis:\/\/127\.0\.0\.1:1 is unreachable: .+$/);
     const pgDown = runBuilt(MAIN, [], { ...env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/crm' });

@@ -16,7 +16,8 @@ import { DeadEvents } from './dead-events.service';
 
 /** Real PostgreSQL and NATS: an event that always fails is parked after its attempts, the rest go on. */
 describe('dead events', () => {
-  const namespace = `t${randomBytes(6).toString('hex')}`;
+  // The run's prefix lets the end-of-run check find anything this suite failed to remove.
+  const namespace = `t${process.env.CRM_TEST_RUN ?? ''}${randomBytes(5).toString('hex')}`;
   const schema = 'deals';
   const url = new URL(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL);
   url.pathname = `/crm_${namespace}`;

@@ -16,7 +16,8 @@ import { OutboxService } from './outbox.service';
  * and nothing is published for a transaction that rolled back.
  */
 describe('outbox relay', () => {
-  const namespace = `t${randomBytes(6).toString('hex')}`;
+  // The run's prefix lets the end-of-run check find anything this suite failed to remove.
+  const namespace = `t${process.env.CRM_TEST_RUN ?? ''}${randomBytes(5).toString('hex')}`;
   const url = new URL(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL);
   url.pathname = `/crm_${namespace}`;
   const options: MessagingOptions = {

@@ -73,7 +73,7 @@ function client(namespace: string, timeoutMs = 2000): CrmNatsClient {
 const ask = <T = unknown>(c: CrmNatsClient, pattern: string, body: unknown = {}) => firstValueFrom(c.send<T>(pattern, body));
 
 function namespace(): string {
-  return `t${randomBytes(5).toString('hex')}`;
+  return `t${process.env.CRM_TEST_RUN ?? ''}${randomBytes(5).toString('hex')}`;
 }
 
 describe('CrmNatsServer and CrmNatsClient over NATS', () => {

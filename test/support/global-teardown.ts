@@ -1,0 +1,56 @@
+import Redis from 'ioredis';
+import { connect } from 'nats';
+import { Client } from 'pg';
+import { testRunPrefix } from './test-run';
+
+// Jest loads this file outside the module map, so the defaults of libs/common/src/config.ts are repeated.
+const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/crm';
+const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
+const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/**
+ * Fails the run if its tests left a database, a JetStream stream or Redis keys behind (each suite must
+ * drop what it made), then removes them so they do not pile up.
+ */
+export default async function globalTeardown(): Promise<void> {
+  const prefix = testRunPrefix();
+  if (prefix === 't') return; // no run id: nothing can be attributed to this run
+  const leftovers: string[] = [];
+
+  const admin = new Client({ connectionString: new URL('/postgres', process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL).toString() });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [`crm\\_${prefix}%`]);
+    for (const { datname } of rows) {
+      leftovers.push(`database ${datname}`);
+      await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+    }
+  } finally {
+    await admin.end();
+  }
+
+  const nc = await connect({ servers: process.env.NATS_URL ?? DEFAULT_NATS_URL });
+  try {
+    const jsm = await nc.jetstreamManager();
+    for await (const stream of jsm.streams.list()) {
+      if (!stream.config.name.startsWith(prefix.toUpperCase())) continue;
+      leftovers.push(`stream ${stream.config.name}`);
+      await jsm.streams.delete(stream.config.name);
+    }
+  } finally {
+    await nc.close();
+  }
+
+  const redis = new Redis(process.env.REDIS_URL ?? DEFAULT_REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length) {
+      leftovers.push(`${keys.length} Redis keys (${keys.slice(0, 3).join(', ')}…)`);
+      await redis.del(...keys);
+    }
+  } finally {
+    redis.disconnect();
+  }
+
+  if (leftovers.length) throw new Error(`tests left behind:\n  ${leftovers.join('\n  ')}`);
+}
