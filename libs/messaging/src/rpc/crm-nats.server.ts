@@ -28,7 +28,6 @@ const TOO_LARGE = { code: ErrorCode.Internal, message: 'The response is too larg
 export class CrmNatsServer extends ServerNats {
   private readonly prefix: string;
   private subscription?: Subscription;
-  private connection?: NatsConnection;
   private readonly inFlight = new Set<Msg>();
   private idle?: () => void;
 
@@ -39,7 +38,6 @@ export class CrmNatsServer extends ServerNats {
 
   override bindEvents(client: NatsConnection): void {
     const { namespace, service } = this.settings;
-    this.connection = client;
     this.subscription = client.subscribe(rpcServiceWildcard(namespace, service), {
       queue: rpcQueueGroup(namespace, service),
       callback: (err, msg) => {
@@ -71,15 +69,19 @@ export class CrmNatsServer extends ServerNats {
     };
   }
 
+  /** False once the broker has stopped routing requests here (drain has begun and its unsubscribe is done). */
+  get accepting(): boolean {
+    return this.subscription !== undefined;
+  }
+
   /** Stops taking requests and waits (up to `drainGraceMs`, 20 s by default) for the ones in flight to be answered. */
   async drain(graceMs = this.settings.drainGraceMs ?? 20_000): Promise<void> {
-    if (!this.subscription) return;
     const subscription = this.subscription;
+    if (!subscription) return;
+    // A subscription drain, not a bare unsubscribe: requests the broker routed here before it processed
+    // the unsubscribe are still handled instead of being dropped to time out at the caller.
+    await subscription.drain().catch(() => undefined);
     this.subscription = undefined;
-    subscription.unsubscribe();
-    // Until the broker has processed the unsubscribe it may still route a request here, and one that arrives
-    // after it is dropped and left to time out; the flush makes "takes no more" answer as no responders at once.
-    await this.connection?.flush().catch(() => undefined);
     if (this.inFlight.size === 0) return;
     this.settings.logger.info({ in_flight: this.inFlight.size }, 'waiting for in-flight requests before shutdown');
     let timer: NodeJS.Timeout | undefined;

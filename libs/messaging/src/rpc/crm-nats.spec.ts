@@ -158,6 +158,7 @@ describe('CrmNatsServer.drain', () => {
       await waitFor(() => gates.has(`${ns}-1`));
       let drained = false;
       const draining = server.drain().then(() => (drained = true));
+      await waitFor(() => !server.accepting);
       await expect(ask(caller, 'probe.things.echo')).rejects.toMatchObject({ code: 'service_unavailable', message: expect.not.stringContaining('within') });
       expect(drained).toBe(false);
       gates.get(`${ns}-1`)!();
