@@ -6,10 +6,34 @@ import { dirname, join } from 'path';
 /**
  * `npm start`: runs the four services and the gateway as separate processes on this machine, against
  * local PostgreSQL, NATS and Redis, and waits until GET /health is green. Ctrl-C stops them all.
+ *
+ * Everything listens on 127.0.0.1 unless HOST says otherwise. The gateway takes PORT (3000) and the
+ * services' health ports follow it (PORT+1 to PORT+4), so a second stack with another PORT,
+ * CRM_NAMESPACE and DATABASE_URL runs beside the first. Each process's log is shown with a coloured
+ * name and as readable lines (LOG_FORMAT=json keeps the JSON).
  */
 const root = join(__dirname, '..', '..');
 const apps = ['contacts', 'deals', 'events', 'webhooks', 'gateway'] as const;
 const children: ChildProcess[] = [];
+const COLOURS: Record<(typeof apps)[number], number> = { contacts: 36, deals: 35, events: 33, webhooks: 34, gateway: 32 };
+const LEVEL_COLOURS: Record<string, number> = { trace: 90, debug: 90, info: 0, warn: 33, error: 31, fatal: 31 };
+const useColour = process.stdout.isTTY || process.env.FORCE_COLOR !== undefined;
+const paint = (code: number, text: string) => (useColour && code ? `\x1b[${code}m${text}\x1b[0m` : text);
+
+/** One JSON log entry as `time level message key=value…`; anything else unchanged. */
+function readable(line: string): string {
+  if (process.env.LOG_FORMAT === 'json' || !line.startsWith('{')) return line;
+  try {
+    const { level, time, msg, service: _service, ...rest } = JSON.parse(line) as Record<string, unknown>;
+    const fields = Object.entries(rest)
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+      .join(' ');
+    const clock = typeof time === 'string' ? time.slice(11, 23) : '';
+    return `${clock} ${paint(LEVEL_COLOURS[String(level)] ?? 0, String(level).padEnd(5))} ${String(msg ?? '')}${fields ? ` ${paint(90, fields)}` : ''}`;
+  } catch {
+    return line;
+  }
+}
 
 function devApiKey(): string {
   const file = join(root, '.data', 'dev-api-key');
@@ -36,11 +60,17 @@ function devWebhookSecretKeys(): string {
   return keys;
 }
 
-function start(app: string, env: NodeJS.ProcessEnv): ChildProcess {
+function start(app: (typeof apps)[number], env: NodeJS.ProcessEnv): ChildProcess {
   const child = spawn(process.execPath, [join(root, 'dist', 'apps', app, 'src', 'main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const prefix = `${app.padEnd(8)} | `;
-  const forward = (stream: NodeJS.WriteStream) => (chunk: Buffer) =>
-    stream.write(chunk.toString().replace(/(^|\n)(?=.)/g, `$1${prefix}`));
+  const prefix = `${paint(COLOURS[app], app.padEnd(8))} | `;
+  const forward = (stream: NodeJS.WriteStream) => {
+    let partial = '';
+    return (chunk: Buffer) => {
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) if (line) stream.write(`${prefix}${readable(line)}\n`);
+    };
+  };
   child.stdout!.on('data', forward(process.stdout));
   child.stderr!.on('data', forward(process.stderr));
   child.on('exit', (code, signal) => {
@@ -80,14 +110,23 @@ async function waitForHealth(url: string, timeoutMs: number): Promise<void> {
 async function main(): Promise<void> {
   const explicitKey = process.env.CRM_BOOTSTRAP_API_KEY;
   const apiKey = explicitKey || devApiKey();
-  const env = { ...process.env, CRM_BOOTSTRAP_API_KEY: apiKey, WEBHOOKS_SECRET_KEYS: process.env.WEBHOOKS_SECRET_KEYS || devWebhookSecretKeys() };
-  for (const app of apps) {
-    // Services take fixed local health ports; the gateway listens on PORT (3000).
-    start(app, env);
-  }
+  const host = process.env.HOST || '127.0.0.1';
+  const port = Number(process.env.PORT || 3000);
+  if (!Number.isInteger(port) || port < 1 || port > 65530) throw new Error(`PORT must be an integer from 1 to 65530, got '${process.env.PORT}'`);
+  const env = {
+    ...process.env,
+    HOST: host,
+    PORT: String(port),
+    CRM_BOOTSTRAP_API_KEY: apiKey,
+    WEBHOOKS_SECRET_KEYS: process.env.WEBHOOKS_SECRET_KEYS || devWebhookSecretKeys(),
+  };
+  apps.forEach((app, i) => {
+    // The gateway listens on PORT; the services' health endpoints on the ports right after it.
+    start(app, app === 'gateway' ? env : { ...env, HEALTH_HOST: host, HEALTH_PORT: String(port + 1 + i) });
+  });
   process.once('SIGINT', () => stop(0));
   process.once('SIGTERM', () => stop(0));
-  const url = `http://127.0.0.1:${process.env.PORT ?? 3000}`;
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   await waitForHealth(url, 60_000);
   process.stdout.write(
     `\nCRM API ready at ${url}\n` +
