@@ -46,12 +46,22 @@ interface SubscriptionRow {
  * FOR UPDATE SKIP LOCKED, so two replicas never claim the same one) and sends each claimed
  * subscription its events one at a time, in position order. A subscription occupies at most one of
  * the replica's `maxConcurrency` slots, so a slow endpoint delays only itself.
+ *
+ * Leases are short (LEASE_MS) and renewed every LEASE_RENEW_MS while held, however long a delivery
+ * takes: if the replica dies, another takes its subscriptions over within seconds, instead of after
+ * the longest possible delivery.
  */
+const LEASE_MS = 10_000;
+const LEASE_RENEW_MS = 3_000;
+
 @Injectable()
 export class DispatcherService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** The lease token of each subscription this replica holds. */
+  private readonly held = new Map<string, string>();
   private readonly abort = new AbortController();
   private timer?: NodeJS.Timeout;
+  private renewTimer?: NodeJS.Timeout;
   private claiming?: Promise<void>;
   private claimAgain = false;
   private stopped = false;
@@ -65,19 +75,17 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  private get leaseMs(): number {
-    return this.settings.timeoutMs + 30_000;
-  }
-
   onApplicationBootstrap(): void {
     this.signal.onKick(() => this.kick());
     this.timer = setInterval(() => this.kick(), this.settings.dispatchIntervalMs);
+    this.renewTimer = setInterval(() => void this.renewLeases(), LEASE_RENEW_MS);
     this.kick();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.renewTimer) clearInterval(this.renewTimer);
     this.abort.abort();
     await this.claiming?.catch(() => undefined);
     await Promise.allSettled([...this.inFlight.values()]);
@@ -119,19 +127,33 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
        UPDATE subscriptions s SET lease_token = $2, lease_expires_at = now() + make_interval(secs => $3::float8 / 1000)
        FROM due WHERE s.id = due.id
        RETURNING s.id`,
-      [free, token, this.leaseMs],
+      [free, token, LEASE_MS],
     );
     const claimed = returnedRows<{ id: string }>(result);
     for (const { id } of claimed) {
       if (this.inFlight.has(id)) continue;
+      this.held.set(id, token);
       const turn = this.turn(id, token)
         .catch((err: Error) => this.logger.error({ err: err.message, webhook_id: id }, 'webhook delivery turn failed'))
         .finally(() => {
+          this.held.delete(id);
           this.inFlight.delete(id);
           this.kick();
         });
       this.inFlight.set(id, turn);
     }
+  }
+
+  /** Extends every lease this replica holds, in one statement. */
+  private async renewLeases(): Promise<void> {
+    if (!this.held.size) return;
+    await this.dataSource
+      .query(
+        `UPDATE subscriptions SET lease_expires_at = now() + make_interval(secs => $3::float8 / 1000)
+         WHERE id = ANY ($1::text[]) AND lease_token = ANY ($2::text[])`,
+        [[...this.held.keys()], [...new Set(this.held.values())], LEASE_MS],
+      )
+      .catch((err: Error) => this.logger.warn({ err: err.message }, 'could not renew webhook delivery leases'));
   }
 
   /** Sends one claimed subscription its due events in order, until it is caught up, failing, or has had its share. */
@@ -190,7 +212,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
       await m.query(
         `UPDATE subscriptions SET retry_position = $2, retry_count = $3, lease_expires_at = now() + make_interval(secs => $4::float8 / 1000)
          WHERE id = $1`,
-        [sub.id, event.position, sameEvent ? sub.retry_count : 0, this.leaseMs],
+        [sub.id, event.position, sameEvent ? sub.retry_count : 0, LEASE_MS],
       );
       const [{ attempt }]: { attempt: number }[] = await m.query(
         `SELECT coalesce(max(attempt), 0) + 1 AS attempt FROM deliveries WHERE subscription_id = $1 AND event_id = $2`,
