@@ -31,5 +31,7 @@ describe('Dead events in a service health check', () => {
     const parked = await health();
     expect(parked.status).toBe('ok');
     expect(parked.details.dead_events).toEqual({ status: 'up', parked: 1, consumers: { ...consumers, [consumer]: 1 } });
+    const metrics = await (await fetch(stack.services.deals!.healthUrl.replace(/\/health$/, '/metrics'))).text();
+    expect(metrics).toContain(`crm_dead_events{consumer="${consumer}"} 1`);
   });
 });

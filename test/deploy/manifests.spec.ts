@@ -294,7 +294,10 @@ function yamlFiles(dir: string): string[] {
 
 describe('k8s/', () => {
   const dir = join(ROOT, 'k8s');
-  const files = yamlFiles(dir).map((f) => relative(dir, f));
+  // k8s/monitoring is an optional component, not part of the base (checked below).
+  const files = yamlFiles(dir)
+    .map((f) => relative(dir, f))
+    .filter((f) => !f.startsWith('monitoring/'));
   const kustomization = parse(readFileSync(join(dir, 'kustomization.yaml'), 'utf8')) as { resources: string[]; namespace: string; images?: Array<{ name: string }> };
   const objects: K8sObject[] = files
     .filter((f) => f !== 'kustomization.yaml')
@@ -429,5 +432,56 @@ describe('k8s/', () => {
       }
       expect(parseInt(limits.memory, 10)).toBeLessThanOrEqual(1024);
     });
+  });
+});
+
+describe('k8s/monitoring (optional component)', () => {
+  const dir = join(ROOT, 'k8s', 'monitoring');
+  const load = (file: string) => parse(readFileSync(join(dir, file), 'utf8'));
+  const component = load('kustomization.yaml') as { kind: string; resources: string[] };
+  const base = yamlFiles(join(ROOT, 'k8s'))
+    .filter((f) => !f.includes('/monitoring/') && !f.endsWith('kustomization.yaml'))
+    .flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS() as K8sObject))
+    .filter((o) => o?.kind === 'Deployment');
+
+  it('is a kustomize Component listing its manifests, used by the example overlay', () => {
+    expect(component.kind).toBe('Component');
+    expect([...component.resources].sort()).toEqual(readdirSync(dir).filter((f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml').sort());
+    const overlay = parse(readFileSync(join(ROOT, 'deploy', 'with-monitoring', 'kustomization.yaml'), 'utf8')) as { resources: string[]; components: string[] };
+    expect(overlay).toMatchObject({ resources: ['../../k8s'], components: ['../../k8s/monitoring'] });
+  });
+
+  it('scrapes /metrics on a named port every Deployment has, from pods the base labels', () => {
+    const monitor = load('pod-monitor.yaml') as K8sObject;
+    expect(monitor.kind).toBe('PodMonitor');
+    const ports = new Set(base.flatMap((d) => d.spec.template.spec.containers.flatMap((c: { ports?: Array<{ name: string }> }) => (c.ports ?? []).map((p) => p.name))));
+    for (const endpoint of monitor.spec.podMetricsEndpoints) {
+      expect(endpoint.path).toBe('/metrics');
+      expect(ports.has(endpoint.port)).toBe(true);
+    }
+    for (const d of base) {
+      const exposed = d.spec.template.spec.containers[0].ports.map((p: { name: string }) => p.name);
+      expect({ deployment: d.metadata.name, scraped: monitor.spec.podMetricsEndpoints.some((e: { port: string }) => exposed.includes(e.port)) }).toEqual({
+        deployment: d.metadata.name,
+        scraped: true,
+      });
+    }
+    expect(monitor.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/part-of': 'crm' });
+  });
+
+  it('has alert rules with an expression, a duration, a severity and a summary', () => {
+    const rules = load('prometheus-rules.yaml') as K8sObject;
+    expect(rules.kind).toBe('PrometheusRule');
+    const all = rules.spec.groups.flatMap((g: { rules: unknown[] }) => g.rules) as Array<Record<string, any>>;
+    expect(all.length).toBeGreaterThan(5);
+    for (const rule of all) {
+      expect({ alert: rule.alert, expr: typeof rule.expr, for: rule.for, severity: rule.labels?.severity, summary: typeof rule.annotations?.summary }).toEqual({
+        alert: expect.stringMatching(/^Crm[A-Za-z]+$/),
+        expr: 'string',
+        for: expect.stringMatching(/^\d+[smh]$/),
+        severity: expect.stringMatching(/^(page|ticket)$/),
+        summary: 'string',
+      });
+    }
   });
 });

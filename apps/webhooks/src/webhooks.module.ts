@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DeliveryRetentionJob } from './deliveries/delivery-retention.job';
 import { DispatchSignal } from './deliveries/dispatch-signal';
+import { DeliveryMetrics } from './deliveries/delivery-metrics';
 import { DispatcherService } from './deliveries/dispatcher.service';
 import { EventIntakeService } from './event-log/event-intake.service';
 import { SigningSecrets } from './secrets/signing-secrets';
@@ -8,6 +9,6 @@ import { WebhooksController } from './webhooks/webhooks.controller';
 import { WebhooksService } from './webhooks/webhooks.service';
 
 @Module({
-  controllers: [WebhooksController], providers: [SigningSecrets, DispatchSignal, DeliveryRetentionJob, EventIntakeService, DispatcherService, WebhooksService],
+  controllers: [WebhooksController], providers: [SigningSecrets, DispatchSignal, DeliveryMetrics, DeliveryRetentionJob, EventIntakeService, DispatcherService, WebhooksService],
 })
 export class WebhooksModule {}

@@ -48,6 +48,13 @@ export class DurableEventConsumer {
     this.loop = this.run();
   }
 
+  /** Events of its types the stream holds for this consumer that it has not acknowledged yet. */
+  async lag(): Promise<number> {
+    const jsm = await this.options.nc.jetstreamManager();
+    const info = await jsm.consumers.info(eventStreamName(this.options.namespace), this.options.durable);
+    return info.num_pending + info.num_ack_pending;
+  }
+
   async stop(): Promise<void> {
     this.running = false;
     this.wake?.();

@@ -36,6 +36,13 @@ export interface EventStreamReaderOptions {
   lingerMs?: number;
 }
 
+/** Events in the stream after a reader's checkpoint (a stream sequence). */
+export async function streamLag(nc: NatsConnection, namespace: string, checkpoint: number): Promise<number> {
+  const jsm = await nc.jetstreamManager();
+  const { state } = await jsm.streams.info(eventStreamName(namespace));
+  return Math.max(0, state.last_seq - checkpoint);
+}
+
 const IDLE = Symbol('idle');
 const STOP = Symbol('stop');
 
@@ -55,6 +62,11 @@ export class EventStreamReader {
   private signalStop!: () => void;
 
   constructor(private readonly options: EventStreamReaderOptions) {}
+
+  /** Events in the stream after this reader's checkpoint. */
+  async lag(): Promise<number> {
+    return streamLag(this.options.nc, this.options.namespace, await this.options.checkpoint());
+  }
 
   start(): void {
     if (this.running) return;

@@ -3,6 +3,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { NatsConnection } from 'nats';
 import { DeadEvents } from './dead-events/dead-events.service';
 import { DurableEventConsumer } from './event-consumer';
+import { MessagingMetrics } from './messaging.metrics';
 import { MESSAGING_OPTIONS, MessagingOptions } from './messaging.options';
 import { NATS_CONNECTION } from './nats';
 
@@ -29,6 +30,7 @@ export class EventSubscriptions implements OnApplicationBootstrap, OnApplication
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(MESSAGING_OPTIONS) private readonly options: MessagingOptions,
     private readonly deadEvents: DeadEvents,
+    private readonly metrics: MessagingMetrics,
   ) {}
 
   /** Declares a durable consumer; an event it cannot handle is parked as dead under its durable name. */
@@ -50,6 +52,7 @@ export class EventSubscriptions implements OnApplicationBootstrap, OnApplication
         logger: this.options.logger,
       });
       consumer.start();
+      this.metrics.trackLag(durable, () => consumer.lag());
       this.running.push(consumer);
     }
   }

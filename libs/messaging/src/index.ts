@@ -6,6 +6,7 @@ export * from './event-consumer';
 export * from './event-stream-reader';
 export * from './event-subscriptions';
 export * from './jetstream';
+export * from './messaging.metrics';
 export * from './messaging.module';
 export * from './messaging.options';
 export * from './nats';

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { NatsConnection } from 'nats';
 import { DeadEvents } from './dead-events/dead-events.service';
 import { EventSubscriptions } from './event-subscriptions';
+import { MessagingMetrics } from './messaging.metrics';
 import { MESSAGING_OPTIONS, MessagingOptions } from './messaging.options';
 import { NATS_CONNECTION } from './nats';
 import { OutboxRelay } from './outbox/outbox.relay';
@@ -25,8 +26,9 @@ export class MessagingModule {
         OutboxRelay,
         EventSubscriptions,
         DeadEvents,
+        MessagingMetrics,
       ],
-      exports: [NATS_CONNECTION, MESSAGING_OPTIONS, OutboxService, OutboxRelay, EventSubscriptions, DeadEvents],
+      exports: [NATS_CONNECTION, MESSAGING_OPTIONS, OutboxService, OutboxRelay, EventSubscriptions, DeadEvents, MessagingMetrics],
     };
   }
 }

@@ -1,7 +1,7 @@
 import { createLogger, DatabaseSpec, dataSourceOptions, loadServiceConfig, Logger, openDatabase, ServiceConfig } from '@crm/common';
 import { RpcServiceName } from '@crm/contracts';
-import { connectNats, CRM_RPC, DeadEvents, CrmNatsClient, crmRpcClients, CrmNatsServer, MessagingModule, NATS_CONNECTION, RpcErrorFilter } from '@crm/messaging';
-import { Controller, DynamicModule, Get, Inject, INestApplication, Module, ModuleMetadata, RequestMethod } from '@nestjs/common';
+import { connectNats, CRM_RPC, DeadEvents, CrmNatsClient, crmRpcClients, CrmNatsServer, MessagingMetrics, MessagingModule, NATS_CONNECTION, RpcErrorFilter } from '@crm/messaging';
+import { Controller, DynamicModule, Get, Header, Inject, INestApplication, Module, ModuleMetadata, RequestMethod } from '@nestjs/common';
 import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -10,6 +10,7 @@ import { LoggerModule, Logger as NestLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { DependencyHealth } from './health.indicators';
 import { RequestOutcomeInterceptor } from './request-outcome.interceptor';
+import { RpcMetricsInterceptor } from './rpc-metrics.interceptor';
 import { rpcHealthController } from './rpc-health.controller';
 
 export const SERVICE_CONFIG = Symbol('SERVICE_CONFIG');
@@ -68,6 +69,18 @@ class ServiceHealthController {
   }
 }
 
+/** Prometheus metrics of the process, on the health port. */
+@Controller('metrics')
+class ServiceMetricsController {
+  constructor(private readonly metrics: MessagingMetrics) {}
+
+  @Get()
+  @Header('Content-Type', 'text/plain; version=0.0.4')
+  render(): Promise<string> {
+    return this.metrics.registry.metrics();
+  }
+}
+
 @Module({})
 class ServiceRootModule {}
 
@@ -109,9 +122,10 @@ export async function startService(definition: ServiceDefinition, env: Record<st
       TerminusModule,
       ...(definition.imports ?? []),
     ],
-    controllers: [ServiceHealthController, rpcHealthController(definition.service)],
+    controllers: [ServiceHealthController, ServiceMetricsController, rpcHealthController(definition.service)],
     providers: [
       DependencyHealth,
+      { provide: APP_INTERCEPTOR, useFactory: (m: MessagingMetrics) => new RpcMetricsInterceptor(m, config.namespace), inject: [MessagingMetrics] },
       { provide: APP_INTERCEPTOR, useFactory: (ds: DataSource) => new RequestOutcomeInterceptor(ds, config, logger), inject: [DataSource] },
       { provide: SERVICE_CONFIG, useValue: config },
       { provide: LOGGER, useValue: logger },

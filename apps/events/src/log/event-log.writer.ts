@@ -1,8 +1,9 @@
 import { Logger } from '@crm/common';
 import { DomainEvent } from '@crm/contracts';
-import { DeadEvents, EventStreamReader, MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION, SequencedEvent } from '@crm/messaging';
+import { DeadEvents, EventStreamReader, MESSAGING_OPTIONS, MessagingMetrics, MessagingOptions, NATS_CONNECTION, SequencedEvent } from '@crm/messaging';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { NatsConnection } from 'nats';
+import { Counter } from 'prom-client';
 import { DataSource, EntityManager } from 'typeorm';
 
 /**
@@ -18,14 +19,21 @@ const WRITER_LOCK = `SELECT pg_advisory_xact_lock(hashtext('crm:event-log'))`;
 @Injectable()
 export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShutdown {
   private reader?: EventStreamReader;
+  private readonly appended: Counter;
 
   constructor(
     private readonly dataSource: DataSource,
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(MESSAGING_OPTIONS) private readonly messaging: MessagingOptions,
     private readonly deadEvents: DeadEvents,
+    private readonly metrics: MessagingMetrics,
   ) {
     deadEvents.register(CONSUMER, (event) => this.appendParked(event));
+    this.appended = new Counter({
+      name: 'crm_event_log_appended_total',
+      help: 'Events appended to the ordered log (its rate is the log append rate)',
+      registers: [metrics.registry],
+    });
   }
 
   private get logger(): Logger {
@@ -44,6 +52,8 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
       logger: this.logger,
     });
     this.reader.start();
+    const reader = this.reader;
+    this.metrics.trackLag(CONSUMER, () => reader.lag());
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -74,7 +84,8 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
       }
       await this.insert(m, fresh);
       await m.query(`UPDATE log_checkpoint SET stream_seq = $1`, [unseen[unseen.length - 1].seq]);
-    });
+      return fresh.length;
+    }).then((count) => this.appended.inc(count ?? 0));
   }
 
   /** Parks an event the log could not take and moves the checkpoint past it, in one transaction. */

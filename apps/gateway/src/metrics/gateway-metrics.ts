@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Histogram, Registry } from 'prom-client';
 
-/** Prometheus metrics of one gateway instance, served at GET /metrics. */
+/** The gateway's own Prometheus metrics; GET /metrics serves them with the process's (MessagingMetrics). */
 @Injectable()
 export class GatewayMetrics {
   readonly registry = new Registry();
@@ -37,8 +37,4 @@ export class GatewayMetrics {
     help: 'Requests accepted on a recent verification of their key because the database was unreachable',
     registers: [this.registry],
   });
-
-  constructor() {
-    collectDefaultMetrics({ register: this.registry });
-  }
 }

@@ -1,15 +1,20 @@
+import { MessagingMetrics } from '@crm/messaging';
 import { Controller, Get, Header } from '@nestjs/common';
+import { Registry } from 'prom-client';
 import { GatewayMetrics } from './gateway-metrics';
 import { Scopes } from '../http/scopes';
 
 @Controller('metrics')
 export class MetricsController {
-  constructor(private readonly metrics: GatewayMetrics) {}
+  constructor(
+    private readonly metrics: GatewayMetrics,
+    private readonly process: MessagingMetrics,
+  ) {}
 
   @Get()
   @Scopes('public')
   @Header('Content-Type', 'text/plain; version=0.0.4')
   render(): Promise<string> {
-    return this.metrics.registry.metrics();
+    return Registry.merge([this.metrics.registry, this.process.registry]).metrics();
   }
 }

@@ -9,6 +9,7 @@ import { WEBHOOKS_SETTINGS, WebhooksSettings } from '../config/webhooks.settings
 import { postJson, SendResult } from '../endpoints/endpoint-client';
 import { signedHeaders } from '../endpoints/signing';
 import { SigningSecrets } from '../secrets/signing-secrets';
+import { DeliveryMetrics } from './delivery-metrics';
 import { DispatchSignal } from './dispatch-signal';
 import { afterFailure } from './retry-policy';
 
@@ -71,6 +72,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
     private readonly outbox: OutboxService,
     private readonly signal: DispatchSignal,
     private readonly secrets: SigningSecrets,
+    private readonly metrics: DeliveryMetrics,
     @Inject(WEBHOOKS_SETTINGS) private readonly settings: WebhooksSettings,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -167,6 +169,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
           allowPrivate: this.settings.allowPrivate,
           signal: this.abort.signal,
         });
+        this.metrics.record(result);
         if (this.stopped) {
           // Not the endpoint's fault: record it, but leave the retry state alone so the next owner sends it again.
           await this.recordAttempt(this.dataSource.manager, attempt.deliveryId, { ...result, ok: false });

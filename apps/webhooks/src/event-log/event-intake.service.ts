@@ -1,6 +1,6 @@
 import { Logger } from '@crm/common';
 import { DomainEvent } from '@crm/contracts';
-import { DeadEvents, EventStreamReader, MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION, SequencedEvent } from '@crm/messaging';
+import { DeadEvents, EventStreamReader, MESSAGING_OPTIONS, MessagingMetrics, MessagingOptions, NATS_CONNECTION, SequencedEvent, streamLag } from '@crm/messaging';
 import { LOGGER } from '@crm/runtime';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { NatsConnection } from 'nats';
@@ -36,8 +36,11 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
     @Inject(WEBHOOKS_SETTINGS) private readonly settings: WebhooksSettings,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly deadEvents: DeadEvents,
+    metrics: MessagingMetrics,
   ) {
     deadEvents.register(CONSUMER, (event) => this.storeParked(event));
+    // Whichever replica holds the intake, the checkpoint is shared: every replica reports the same lag.
+    metrics.trackLag(CONSUMER, async () => streamLag(this.nc, this.messaging.namespace, await this.checkpoint()));
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -73,7 +76,7 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
         namespace: this.messaging.namespace,
         name: CONSUMER,
         logger: this.logger,
-        checkpoint: async () => Number((await this.dataSource.query(`SELECT stream_seq::text AS seq FROM intake_checkpoint`))[0].seq),
+        checkpoint: () => this.checkpoint(),
         handle: (batch) => this.store(batch),
         park: (item, error, attempts) => this.park(item, error, attempts),
         retry: this.deadEvents.policy,
@@ -86,6 +89,10 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
     } finally {
       this.attempting = false;
     }
+  }
+
+  private async checkpoint(): Promise<number> {
+    return Number((await this.dataSource.query(`SELECT stream_seq::text AS seq FROM intake_checkpoint`))[0].seq);
   }
 
   private async resign(): Promise<void> {

@@ -1,7 +1,8 @@
 import { DomainEvent } from '@crm/contracts';
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Gauge, Registry } from 'prom-client';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
+import { MessagingMetrics } from '../messaging.metrics';
 import { MESSAGING_OPTIONS, MessagingOptions } from '../messaging.options';
 import { DEFAULT_RETRY_POLICY, RetryPolicy } from './bounded-handling';
 import { claimRetries, countDeadEvents, errorText, parkEvent, ParkRequest, Queryable, releaseRetried, retryFailed } from './dead-event.store';
@@ -16,7 +17,6 @@ export type Replay = (event: DomainEvent) => Promise<void>;
  */
 @Injectable()
 export class DeadEvents implements OnApplicationBootstrap, OnApplicationShutdown {
-  readonly registry = new Registry();
   readonly policy: RetryPolicy;
   private readonly replays = new Map<string, Replay>();
   private timer?: NodeJS.Timeout;
@@ -25,6 +25,7 @@ export class DeadEvents implements OnApplicationBootstrap, OnApplicationShutdown
   constructor(
     private readonly dataSource: DataSource,
     @Inject(MESSAGING_OPTIONS) private readonly options: MessagingOptions,
+    @Optional() metrics?: MessagingMetrics,
   ) {
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.eventRetry };
     const counts = () => this.counts();
@@ -32,10 +33,11 @@ export class DeadEvents implements OnApplicationBootstrap, OnApplicationShutdown
       name: 'crm_dead_events',
       help: 'Events a consumer gave up on after its attempts, parked for an operator, by consumer',
       labelNames: ['consumer'],
-      registers: [this.registry],
+      registers: metrics ? [metrics.registry] : [],
       async collect() {
         this.reset();
-        for (const [consumer, count] of Object.entries(await counts())) this.set({ consumer }, count);
+        // A process without consumers (the gateway) has no dead_events table: nothing to report.
+        for (const [consumer, count] of Object.entries(await counts().catch(() => ({})))) this.set({ consumer }, count);
       },
     });
   }

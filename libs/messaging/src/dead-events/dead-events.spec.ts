@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { DurableEventConsumer } from '../event-consumer';
 import { EventStreamReader, SequencedEvent } from '../event-stream-reader';
 import { ensureEventStream } from '../jetstream';
+import { MessagingMetrics } from '../messaging.metrics';
 import { encodeJson } from '../nats';
 import { RetryPolicy } from './bounded-handling';
 import { countDeadEvents, listDeadEvents } from './dead-event.store';
@@ -27,6 +28,7 @@ describe('dead events', () => {
   let nc: NatsConnection;
   let dataSource: DataSource;
   let deadEvents: DeadEvents;
+  let metrics: MessagingMetrics;
   let counter = 0;
 
   const event = (tag: string): DomainEvent => ({ id: `evt_${tag}_${++counter}`, type: 'contact.created' as DomainEvent['type'], occurred_at: new Date().toISOString(), data: { tag } });
@@ -46,7 +48,8 @@ describe('dead events', () => {
     await ensureEventStream(nc, namespace);
     dataSource = await openDatabase({ url: databaseUrl, schema, entities: [], migrations: [CreateDeadEvents1763900000000], poolSize: 4 });
     await dataSource.query(`CREATE TABLE reader_checkpoint (stream_seq bigint NOT NULL); INSERT INTO reader_checkpoint VALUES (0)`);
-    deadEvents = new DeadEvents(dataSource, { service: 'deals' as never, namespace, logger, databaseUrl, schema, eventRetry: policy });
+    metrics = new MessagingMetrics(dataSource);
+    deadEvents = new DeadEvents(dataSource, { service: 'deals' as never, namespace, logger, databaseUrl, schema, eventRetry: policy }, metrics);
   });
 
   afterAll(async () => {
@@ -98,7 +101,7 @@ describe('dead events', () => {
       await until(() => handled.includes(later.id), 'a later event');
       expect(await countDeadEvents(dataSource)).toEqual({ 'durable-test': 1 });
       expect(await deadEvents.counts()).toEqual({ 'durable-test': 1 });
-      expect(await deadEvents.registry.metrics()).toContain('crm_dead_events{consumer="durable-test"} 1');
+      expect(await metrics.registry.metrics()).toContain('crm_dead_events{consumer="durable-test"} 1');
 
       // Not asked to retry: nothing is replayed.
       expect(await deadEvents.replayRequested()).toBe(0);

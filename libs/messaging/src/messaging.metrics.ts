@@ -1,0 +1,67 @@
+import { Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { DataSource } from 'typeorm';
+
+/**
+ * The Prometheus registry of one process, served at GET /metrics: process metrics, the outbox backlog,
+ * how far each event reader and consumer is behind the stream, and (in services) request handling.
+ * Feature code adds its own metrics to `registry`.
+ */
+@Injectable()
+export class MessagingMetrics {
+  readonly registry = new Registry();
+  private readonly lags = new Map<string, () => Promise<number>>();
+
+  readonly rpcDuration = new Histogram({
+    name: 'crm_rpc_duration_seconds',
+    help: 'Requests handled over NATS, by request name and outcome (ok or the error code)',
+    labelNames: ['pattern', 'outcome'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  constructor(dataSource: DataSource) {
+    collectDefaultMetrics({ register: this.registry });
+    const lags = this.lags;
+    const outbox = async () => {
+      const [row]: Array<{ pending: number; oldest: number | null }> = await dataSource.query(
+        `SELECT count(*)::int AS pending, extract(epoch FROM now() - min(created_at))::float8 AS oldest FROM outbox`,
+      );
+      return row;
+    };
+    new Gauge({
+      name: 'crm_outbox_pending',
+      help: 'Domain events committed but not yet published to JetStream',
+      registers: [this.registry],
+      async collect() {
+        this.set((await outbox().catch(() => ({ pending: Number.NaN }))).pending);
+      },
+    });
+    new Gauge({
+      name: 'crm_outbox_oldest_age_seconds',
+      help: 'Age of the oldest event waiting in the outbox (0 when it is empty)',
+      registers: [this.registry],
+      async collect() {
+        this.set((await outbox().catch(() => ({ oldest: Number.NaN }))).oldest ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'crm_consumer_lag_events',
+      help: 'Events in the stream that a reader or durable consumer of this process has not handled yet',
+      labelNames: ['consumer'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const [consumer, lag] of lags) {
+          const value = await lag().catch(() => undefined);
+          if (value !== undefined) this.set({ consumer }, value);
+        }
+      },
+    });
+  }
+
+  /** Reports a reader's or consumer's lag under its name at every scrape. */
+  trackLag(consumer: string, lag: () => Promise<number>): void {
+    this.lags.set(consumer, lag);
+  }
+}
