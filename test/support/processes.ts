@@ -125,6 +125,29 @@ export async function startNatsServer(): Promise<NatsServer> {
   return server;
 }
 
+/**
+ * Three private NATS servers with JetStream, clustered over loopback, as a production NATS cluster is.
+ * `url` names one of them, as a Kubernetes Service would; clients learn the others from it.
+ */
+export async function startNatsCluster(): Promise<{ url: string; stop(): Promise<void> }> {
+  const binary = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
+  const nodes = await Promise.all([0, 1, 2].map(async (i) => ({ name: `n${i}`, port: await freePort(), routePort: await freePort(), store: mkdtempSync(join(tmpdir(), 'crm-natsc-')) })));
+  const routes = nodes.map((n) => `nats://127.0.0.1:${n.routePort}`).join(',');
+  const children = nodes.map((n) =>
+    spawn(binary, ['-a', '127.0.0.1', '-p', String(n.port), '-js', '-sd', n.store, '-n', n.name, '--cluster_name', 'crm-test', '--cluster', `nats://127.0.0.1:${n.routePort}`, '--routes', routes], { stdio: 'ignore' }),
+  );
+  for (const n of nodes) await eventually(async () => ((await portOpen(n.port)) ? true : undefined), 10_000, 50);
+  return {
+    url: `nats://127.0.0.1:${nodes[0].port}`,
+    async stop() {
+      await Promise.all(
+        children.map((child) => (child.exitCode !== null ? undefined : new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM'))))),
+      );
+      for (const n of nodes) rmSync(n.store, { recursive: true, force: true });
+    },
+  };
+}
+
 export interface RedisServer {
   url: string;
   start(): Promise<void>;

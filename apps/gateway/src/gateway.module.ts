@@ -83,6 +83,7 @@ export class GatewayModule implements NestModule {
           logger,
           databaseUrl: config.databaseUrl,
           schema: database.schema,
+          streamReplicas: config.jetstreamReplicas,
         }),
         crmRpcClients({ servers: config.natsUrl, name: 'crm-gateway-client', namespace: config.namespace, timeoutMs: config.rpcTimeoutMs }),
       ],

@@ -70,6 +70,8 @@ export interface BaseConfig {
   rpcTimeoutMs: number;
   /** How long an Idempotency-Key's result is replayed; the gateway and the services keep it as long. */
   idempotencyTtlHours: number;
+  /** Copies of the JetStream event stream (1 on a single NATS server, 3 in a cluster). */
+  jetstreamReplicas: number;
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/crm';
@@ -88,6 +90,7 @@ export function loadBaseConfig(env: Env): BaseConfig {
     logLevel: enumVar(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     rpcTimeoutMs: intVar(env, 'RPC_TIMEOUT_MS', 5000, { min: 100, max: 60000 }),
     idempotencyTtlHours: intVar(env, 'IDEMPOTENCY_TTL_HOURS', 24, { min: 1, max: 24 * 30 }),
+    jetstreamReplicas: intVar(env, 'JETSTREAM_REPLICAS', 1, { min: 1, max: 5 }),
   };
 }
 

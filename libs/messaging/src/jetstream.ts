@@ -6,7 +6,17 @@ import { DiscardPolicy, NatsConnection, nanos, RetentionPolicy, StorageType, Str
  * this, so whichever starts first makes it. The stream is transport, not the record: the events
  * service keeps the log, so the stream only has to hold events until every consumer has them.
  */
-export async function ensureEventStream(nc: NatsConnection, namespace: string, maxAgeSeconds = 7 * 24 * 3600): Promise<string> {
+export interface EventStreamSettings {
+  /** How long JetStream keeps events for consumers that fell behind. */
+  maxAgeSeconds?: number;
+  /**
+   * Copies of the stream a NATS cluster keeps (JETSTREAM_REPLICAS). Only the outbox relays pass it: they
+   * create the stream, or bring an existing one to this count.
+   */
+  replicas?: number;
+}
+
+export async function ensureEventStream(nc: NatsConnection, namespace: string, settings: EventStreamSettings = {}): Promise<string> {
   const jsm = await nc.jetstreamManager();
   const name = eventStreamName(namespace);
   const config: Partial<StreamConfig> & { name: string } = {
@@ -15,14 +25,21 @@ export async function ensureEventStream(nc: NatsConnection, namespace: string, m
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
     discard: DiscardPolicy.Old,
-    max_age: nanos(maxAgeSeconds * 1000),
+    max_age: nanos((settings.maxAgeSeconds ?? 7 * 24 * 3600) * 1000),
     duplicate_window: nanos(2 * 60 * 1000),
+    num_replicas: settings.replicas ?? 1,
   };
+  let existing: StreamConfig | undefined;
   try {
-    await jsm.streams.info(name);
-    return name;
+    existing = (await jsm.streams.info(name)).config;
   } catch {
     // not there yet
+  }
+  if (existing) {
+    if (settings.replicas !== undefined && existing.num_replicas !== settings.replicas) {
+      await jsm.streams.update(name, { ...existing, num_replicas: settings.replicas });
+    }
+    return name;
   }
   try {
     await jsm.streams.add(config);

@@ -116,6 +116,7 @@ export async function startService(definition: ServiceDefinition, env: Record<st
         logger,
         databaseUrl: config.databaseUrl,
         schema: definition.service,
+        streamReplicas: config.jetstreamReplicas,
         eventRetry: { maxAttempts: config.eventMaxAttempts },
       }),
       crmRpcClients({ servers: config.natsUrl, name: `crm-${definition.service}-client`, namespace: config.namespace, timeoutMs: config.rpcTimeoutMs }),

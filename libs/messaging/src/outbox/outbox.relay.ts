@@ -91,7 +91,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private async drain(): Promise<void> {
     try {
       if (!this.streamReady) {
-        await ensureEventStream(this.nc, this.options.namespace, this.options.streamMaxAgeSeconds);
+        await ensureEventStream(this.nc, this.options.namespace, { maxAgeSeconds: this.options.streamMaxAgeSeconds, replicas: this.options.streamReplicas });
         this.streamReady = true;
       }
       while (!this.stopped && (await this.publishBatch()) === BATCH);
