@@ -321,6 +321,39 @@ describe('k8s/', () => {
     for (const s of find('Secret')) expect(JSON.stringify(s.stringData ?? s.data)).toContain('REPLACE_ME');
   });
 
+  it('labels everything with the version of the image it deploys', () => {
+    const labels = (kustomization as unknown as { labels: Array<{ pairs: Record<string, string>; includeTemplates?: boolean }> }).labels;
+    const version = labels.find((l) => l.pairs['app.kubernetes.io/version']);
+    expect(version?.pairs['app.kubernetes.io/version']).toBe((kustomization.images as Array<{ newTag?: string }>)[0].newTag);
+    expect(version?.includeTemplates).toBe(true);
+  });
+
+  it('lets traffic in only to the gateway, and out only to what each process needs', () => {
+    const policies = find('NetworkPolicy');
+    const deny = policies.find((p) => p.metadata.name === 'default-deny')!;
+    expect(deny.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
+    const containerPort = (component: string) =>
+      find('Deployment', component)[0].spec.template.spec.containers[0].ports[0].containerPort as number;
+    // Open ingress (no `from`) exists for the gateway's API port only.
+    const open = policies.flatMap((p) => (p.spec.ingress ?? []).filter((rule: { from?: unknown }) => !rule.from).map((rule: { ports: Array<{ port: number }> }) => ({ pod: p.spec.podSelector.matchLabels, ports: rule.ports.map((x) => x.port) })));
+    expect(open).toEqual([{ pod: { 'app.kubernetes.io/component': 'gateway' }, ports: [containerPort('gateway')] }]);
+    // Prometheus may scrape every process's metrics port.
+    const scraped = policies.find((p) => p.metadata.name === 'metrics-scraping')!.spec.ingress[0].ports.map((x: { port: number }) => x.port);
+    for (const process of PROCESSES) expect({ process, scraped: scraped.includes(containerPort(process)) }).toEqual({ process, scraped: true });
+    const egressPorts = (name: string) => policies.find((p) => p.metadata.name === name)!.spec.egress.flatMap((rule: { ports?: Array<{ port: number }> }) => (rule.ports ?? []).map((x) => x.port));
+    expect(egressPorts('dependencies-egress')).toEqual(expect.arrayContaining([53, 5432, 4222]));
+    expect(egressPorts('dependencies-egress')).not.toContain(6379);
+    expect(egressPorts('gateway-redis-egress')).toEqual([6379]);
+  });
+
+  it('has an Ingress example that routes to the gateway Service by port name', () => {
+    const ingress = parse(readFileSync(join(ROOT, 'deploy', 'with-ingress', 'ingress.yaml'), 'utf8')) as K8sObject;
+    const backend = ingress.spec.rules[0].http.paths[0].backend.service;
+    const service = find('Service', 'gateway')[0];
+    expect(backend.name).toBe('gateway');
+    expect(service.spec.ports.map((p: { name: string }) => p.name)).toContain(backend.port.name);
+  });
+
   it('leaves PostgreSQL, NATS and Redis to the platform', () => {
     expect(find('StatefulSet')).toEqual([]);
   });
