@@ -1,3 +1,4 @@
+import { spawnSync } from 'child_process';
 import { existsSync, readdirSync, readFileSync } from 'fs';
 import { join, relative } from 'path';
 import { parse, parseAllDocuments } from 'yaml';
@@ -34,6 +35,8 @@ const DEFAULT_IS_RIGHT: Record<string, string> = {
   // A seconds-precision override of DEALS_STALE_AFTER_DAYS for demos and tests; setting it in a
   // deployment would silently replace the product setting, so it must stay unset.
   DEALS_STALE_AFTER_SECONDS: 'demo/test override of DEALS_STALE_AFTER_DAYS',
+  // Unset, each process picks the pool its role needs (gateway 20, services 10); set it to shrink them.
+  DATABASE_POOL_SIZE: 'per-process pool size override',
 };
 
 function read(path: string): string {
@@ -516,5 +519,30 @@ describe('k8s/monitoring (optional component)', () => {
         summary: 'string',
       });
     }
+  });
+});
+
+// The real tools, not just our reading of the files: a manifest or compose file they reject fails here.
+// They must be installed (see README); a missing tool fails the test rather than skipping it.
+describe('validated by the real tools', () => {
+  const run = (command: string, args: string[], env: NodeJS.ProcessEnv = {}) =>
+    spawnSync(command, args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env } });
+
+  it.each(['k8s', 'deploy/cluster', 'deploy/with-ingress', 'deploy/with-monitoring'])('kubectl kustomize renders %s', (dir) => {
+    const rendered = run('kubectl', ['kustomize', dir]);
+    expect({ dir, error: rendered.error?.message, status: rendered.status, stderr: rendered.stderr }).toEqual({ dir, error: undefined, status: 0, stderr: '' });
+    const kinds = parseAllDocuments(rendered.stdout).map((doc) => (doc.toJS() as K8sObject).kind);
+    expect(kinds).toEqual(expect.arrayContaining(['Namespace', 'ConfigMap', 'Secret', 'Deployment', 'Service']));
+  });
+
+  it('docker-compose (the 1.29 of Debian, so no Compose v2-only keys) accepts docker-compose.yml', () => {
+    const checked = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], { WEBHOOKS_SECRET_KEYS: 'k1:AAAA' });
+    expect({ error: checked.error?.message, status: checked.status, stderr: checked.stderr.trim() }).toEqual({ error: undefined, status: 0, stderr: '' });
+  });
+
+  it('docker-compose refuses to start without the webhook secret key, naming it', () => {
+    const checked = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], { WEBHOOKS_SECRET_KEYS: '' });
+    expect(checked.status).not.toBe(0);
+    expect(checked.stderr).toContain('WEBHOOKS_SECRET_KEYS');
   });
 });

@@ -63,6 +63,8 @@ export function testEnv(namespace = testNamespace(), extra: Env = {}): Env {
     HEALTH_PORT: '0',
     HEALTH_HOST: '127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // Two suites side by side, some with extra replicas, stay well inside PostgreSQL's default 100 connections.
+    DATABASE_POOL_SIZE: '4',
     // A fresh key per namespace for the webhooks service's secrets at rest.
     WEBHOOKS_SECRET_KEYS: `test1:${randomBytes(32).toString('base64')}`,
     ...extra,

@@ -19,8 +19,8 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export function gatewayDatabase(config: Pick<GatewayConfig, 'databaseUrl'>): DatabaseSpec {
-  return { url: config.databaseUrl, schema: GATEWAY_SCHEMA, entities: gatewayEntities, migrations: gatewayMigrations, poolSize: 20 };
+export function gatewayDatabase(config: Pick<GatewayConfig, 'databaseUrl' | 'databasePoolSize'>): DatabaseSpec {
+  return { url: config.databaseUrl, schema: GATEWAY_SCHEMA, entities: gatewayEntities, migrations: gatewayMigrations, poolSize: config.databasePoolSize ?? 20 };
 }
 
 /** Starts the HTTP gateway: request ids and logs, key check, rate limit, body parsing, then routes. */

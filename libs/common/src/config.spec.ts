@@ -17,6 +17,13 @@ describe('configuration from the environment', () => {
     expect(() => intVar({ N: '101' }, 'N', 5, { max: 100 })).toThrow('N must be at most 100, got 101');
   });
 
+  it('leaves the pool size to each process unless DATABASE_POOL_SIZE is set, and bounds it', () => {
+    expect(loadBaseConfig({}).databasePoolSize).toBeUndefined();
+    expect(loadBaseConfig({ DATABASE_POOL_SIZE: '' }).databasePoolSize).toBeUndefined();
+    expect(loadBaseConfig({ DATABASE_POOL_SIZE: '4' }).databasePoolSize).toBe(4);
+    expect(() => loadBaseConfig({ DATABASE_POOL_SIZE: '1' })).toThrow('DATABASE_POOL_SIZE must be at least 2, got 1');
+  });
+
   it('reads booleans and enumerations strictly', () => {
     expect(boolVar({ B: 'YES' }, 'B', false)).toBe(true);
     expect(boolVar({ B: '0' }, 'B', true)).toBe(false);

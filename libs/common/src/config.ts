@@ -72,6 +72,8 @@ export interface BaseConfig {
   idempotencyTtlHours: number;
   /** Copies of the JetStream event stream (1 on a single NATS server, 3 in a cluster). */
   jetstreamReplicas: number;
+  /** Most pooled PostgreSQL connections this process opens; unset, each process uses its own default. */
+  databasePoolSize?: number;
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/crm';
@@ -91,6 +93,7 @@ export function loadBaseConfig(env: Env): BaseConfig {
     rpcTimeoutMs: intVar(env, 'RPC_TIMEOUT_MS', 5000, { min: 100, max: 60000 }),
     idempotencyTtlHours: intVar(env, 'IDEMPOTENCY_TTL_HOURS', 24, { min: 1, max: 24 * 30 }),
     jetstreamReplicas: intVar(env, 'JETSTREAM_REPLICAS', 1, { min: 1, max: 5 }),
+    databasePoolSize: env.DATABASE_POOL_SIZE === undefined || env.DATABASE_POOL_SIZE === '' ? undefined : intVar(env, 'DATABASE_POOL_SIZE', 10, { min: 2, max: 200 }),
   };
 }
 

@@ -93,7 +93,7 @@ export async function startService(definition: ServiceDefinition, env: Record<st
   const config = loadServiceConfig(env, definition.defaultHealthPort);
   const settings = definition.settings ? definition.settings.load(env) : undefined;
   const logger = createLogger(definition.service, config.logLevel);
-  const spec: DatabaseSpec = { ...definition.database, url: config.databaseUrl, schema: definition.service };
+  const spec: DatabaseSpec = { ...definition.database, url: config.databaseUrl, schema: definition.service, poolSize: config.databasePoolSize ?? definition.database.poolSize };
   const dataSource = await openDatabase(spec);
   let nc: NatsConnection;
   try {
