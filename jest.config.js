@@ -12,6 +12,7 @@ module.exports = {
     '^@crm/contracts$': '<rootDir>/libs/contracts/src/index.ts',
     '^@crm/messaging$': '<rootDir>/libs/messaging/src/index.ts',
     '^@crm/runtime$': '<rootDir>/libs/runtime/src/index.ts',
+    '^@crm/sdk$': '<rootDir>/libs/sdk/src/index.ts',
     '^@crm/test-support$': '<rootDir>/test/support/index.ts',
   },
   testTimeout: 60000,

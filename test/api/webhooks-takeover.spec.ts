@@ -1,3 +1,5 @@
+import { eventStreamName } from '@crm/contracts';
+import { connect } from 'nats';
 import { eventually } from '../support/api-client';
 import { spawnService } from '../support/processes';
 import { startStack, TestStack } from '../support/stack';
@@ -26,6 +28,15 @@ describe('webhook delivery after a replica dies mid-delivery', () => {
   it('is taken over by another replica within seconds', async () => {
     const doomed = await spawnService('webhooks', stack.env);
     try {
+      // The stack's own first key is announced by an event too; once it is in the stream, the subscription
+      // below starts after it and sees only the key this test creates.
+      const nc = await connect({ servers: stack.env.NATS_URL });
+      try {
+        const streams = (await nc.jetstreamManager()).streams;
+        await eventually(async () => ((await streams.info(eventStreamName(stack.namespace))).state.messages > 0 ? true : undefined));
+      } finally {
+        await nc.close();
+      }
       const created = await stack.api.post('/webhooks', { name: 'slow', url: receiver.url, event_types: ['api_key.created'] });
       expect(created.status).toBe(201);
       const key = await stack.api.post('/apikeys', { name: 'event', scope: 'read' });

@@ -1,3 +1,4 @@
+import { contractOf } from './openapi-contract';
 /** A minimal HTTP client for black-box tests: it sees exactly what an API client sees. */
 export interface ApiResponse<T = any> {
   status: number;
@@ -43,6 +44,8 @@ export class ApiClient {
         parsed = text;
       }
     }
+    const broken = (await contractOf(this.baseUrl)).check(method, res.url || `${this.baseUrl}${path}`, res.status, res.headers.get('content-type'), parsed);
+    if (broken) throw new Error(`Contract: ${broken}\nbody: ${text.slice(0, 500)}`);
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }
 

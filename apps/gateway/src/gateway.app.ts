@@ -2,6 +2,9 @@ import { createLogger, DatabaseSpec, Env, openDatabase, StartupError } from '@cr
 import { connectNats, CRM_RPC, CrmNatsClient } from '@crm/messaging';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { createOpenApiDocument } from './openapi/openapi-document';
+import { OpenApiDocument } from './openapi/openapi.controller';
 import type { Express } from 'express';
 import { Logger as NestLogger } from 'nestjs-pino';
 import { ApiKeysService } from './apikeys/api-keys.service';
@@ -58,6 +61,10 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
   express.disable('x-powered-by');
   express.set('trust proxy', config.trustedProxies.length ? config.trustedProxies : false);
 
+  const document = createOpenApiDocument(app);
+  app.get(OpenApiDocument).set(document);
+  SwaggerModule.setup('docs', app, document, { raw: false, customSiteTitle: 'CRM API reference' });
+
   answerUnparsableRequests(app.getHttpServer());
   const httpDrain = new HttpDrain(app.getHttpServer());
   app.use(httpDrain.middleware);
@@ -84,4 +91,21 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
       if (dataSource.isInitialized) await dataSource.destroy();
     },
   };
+}
+
+/**
+ * The document a running gateway serves at /openapi.json, built without connecting to anything: Nest's
+ * preview mode wires the modules and reads the routes but instantiates no provider, so no database,
+ * NATS or Redis is touched. `npm run sdk` and the contract tests use it.
+ */
+export async function describeApiOffline(): Promise<OpenAPIObject> {
+  const config = loadGatewayConfig({});
+  const offline = null as never;
+  const deps = { config, logger: createLogger('openapi', 'silent'), database: gatewayDatabase(config), dataSource: offline, nc: offline, redis: offline };
+  const app = await NestFactory.create(GatewayModule.register(deps), { preview: true, logger: false, abortOnError: false });
+  try {
+    return createOpenApiDocument(app);
+  } finally {
+    await app.close();
+  }
 }

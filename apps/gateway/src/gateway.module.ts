@@ -1,3 +1,4 @@
+import { OpenApiController, OpenApiDocument } from './openapi/openapi.controller';
 import { DatabaseSpec, dataSourceOptions, Logger } from '@crm/common';
 import { ServiceName } from '@crm/contracts';
 import { crmRpcClients, MessagingModule } from '@crm/messaging';
@@ -104,6 +105,7 @@ export class GatewayModule implements NestModule {
         CaptureController,
         ObjectsController,
         McpController,
+        OpenApiController,
       ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
@@ -123,6 +125,7 @@ export class GatewayModule implements NestModule {
         RouteIndex,
         ServiceForwarder,
         McpService,
+        OpenApiDocument,
         DependencyHealth,
       ],
     };

@@ -7,3 +7,4 @@ export * from './subjects';
 export * from './webhooks';
 export * from './schema';
 export * from './event-log/list-events.query';
+export * from './event-log/event.view';

@@ -1,14 +1,30 @@
+import { API_SCOPES } from '@crm/contracts';
+import { ApiProperty } from '@nestjs/swagger';
 import { ApiKey } from './api-key.entity';
 
-export interface ApiKeyView {
-  id: string;
-  name: string;
-  scope: string;
-  last4: string;
-  user_id: string | null;
-  expires_at: string | null;
-  last_used_at: string | null;
-  created_at: string;
+export class ApiKeyView {
+  @ApiProperty({ type: String })
+  id!: string;
+  @ApiProperty({ type: String })
+  name!: string;
+  @ApiProperty({ enum: API_SCOPES })
+  scope!: string;
+  @ApiProperty({ type: String, description: 'The last four characters of the key, to tell keys apart.' })
+  last4!: string;
+  @ApiProperty({ type: String, nullable: true })
+  user_id!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  expires_at!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  last_used_at!: string | null;
+  @ApiProperty({ type: String, format: 'date-time' })
+  created_at!: string;
+}
+
+/** The answer to POST /apikeys: the only time the full key is shown. */
+export class CreatedApiKeyView extends ApiKeyView {
+  @ApiProperty({ type: String, description: 'The full key. Store it now: it is never shown again.' })
+  key!: string;
 }
 
 export function presentApiKey(key: ApiKey): ApiKeyView {

@@ -1,3 +1,7 @@
+import { PageQuery } from '@crm/common';
+import { ApiNoContent, ApiPage, ApiResource } from '../openapi/api-docs.decorators';
+import { ApiKeyView, CreatedApiKeyView } from './api-key.presenter';
+import { CreateApiKeyDto } from './dto/create-api-key.dto';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { contextOf, GatewayRequest } from '../http/request-context';
 import { ApiKeysService } from './api-keys.service';
@@ -11,12 +15,14 @@ export class ApiKeysController {
   @Post()
   @Scopes('write')
   @HttpCode(201)
+  @ApiResource(201, CreatedApiKeyView, { summary: 'Create an API key (the full key is in this answer only)', body: CreateApiKeyDto })
   create(@Req() req: GatewayRequest, @Body() body: unknown) {
     return this.keys.create(contextOf(req), body);
   }
 
   @Get()
   @Scopes('read')
+  @ApiPage(ApiKeyView, { summary: 'List API keys', query: PageQuery })
   list(@Query() query: unknown) {
     return this.keys.list(query);
   }
@@ -24,6 +30,7 @@ export class ApiKeysController {
   @Delete(':id')
   @Scopes('write')
   @HttpCode(204)
+  @ApiNoContent({ summary: 'Revoke an API key, effective on every gateway within seconds' })
   async revoke(@Param('id') id: string) {
     await this.keys.revoke(id);
   }

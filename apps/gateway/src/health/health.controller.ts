@@ -14,6 +14,7 @@ import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { REDIS } from '../rate-limit/rate-limiter.service';
 import { LOGGER } from '../tokens';
 import { Scopes } from '../http/scopes';
+import { ApiHealth } from '../openapi/api-docs.decorators';
 
 /**
  * Probes and status, open without a key:
@@ -40,12 +41,14 @@ export class HealthController {
 
   @Get('live')
   @Scopes('public')
+  @ApiHealth('Liveness: the process answers')
   live() {
     return { status: 'ok' };
   }
 
   @Get('ready')
   @Scopes('public')
+  @ApiHealth('Readiness: the database and NATS answer (Redis reported, not required)')
   async ready(@Res() res: Response): Promise<void> {
     const timeout = this.config.healthTimeoutMs;
     const redis = await this.redisUp(timeout);
@@ -59,6 +62,7 @@ export class HealthController {
 
   @Get()
   @Scopes('public')
+  @ApiHealth('Every dependency and service')
   async check(@Res() res: Response): Promise<void> {
     const timeout = this.config.healthTimeoutMs;
     await this.respond(res, [

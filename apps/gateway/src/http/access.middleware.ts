@@ -8,8 +8,11 @@ import { LOGGER } from '../tokens';
 import { GatewayRequest } from './request-context';
 import { writeError } from './write-error';
 
-/** Paths open without a key: probes and metrics scrapers. */
-export const PUBLIC_PATHS = new Set(['/health', '/health/live', '/health/ready', '/metrics']);
+/** Paths open without a key: probes, metrics scrapers and the API's description. */
+export const PUBLIC_PATHS = new Set(['/health', '/health/live', '/health/ready', '/metrics', '/openapi.json']);
+
+/** The API reference UI (`/docs` and its assets). */
+const isReferenceUi = (path: string) => path === '/docs' || path.startsWith('/docs/');
 
 const MCP_PATH = '/mcp';
 
@@ -40,7 +43,7 @@ export class AccessMiddleware implements NestMiddleware {
   ) {}
 
   async use(req: GatewayRequest, res: Response, next: NextFunction): Promise<void> {
-    if (PUBLIC_PATHS.has(req.path)) return next();
+    if (PUBLIC_PATHS.has(req.path) || isReferenceUi(req.path)) return next();
     try {
       const presented = this.keys.parse(presentedKey(req));
       const known = presented.ok ? this.keys.known(presented.hash) : undefined;

@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { GatewayRequest } from '../http/request-context';
 import { McpService } from './mcp.service';
 import { Scopes } from '../http/scopes';
+import { ApiMcp } from '../openapi/api-docs.decorators';
 
 /**
  * POST /mcp: Model Context Protocol over Streamable HTTP, stateless. Each request is authenticated and
@@ -16,6 +17,7 @@ export class McpController {
 
   @Post()
   @Scopes('any-key')
+  @ApiMcp()
   async handle(@Req() req: GatewayRequest, @Res() res: Response): Promise<void> {
     const server = this.mcp.serverFor(req);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -1,4 +1,5 @@
-import { CompaniesRpc } from '@crm/contracts';
+import { ApiResource, ApiPage, ApiNoContent } from '../openapi/api-docs.decorators';
+import { CompaniesRpc, CompanyView, CreateCompanyDto, ListCompaniesQuery, UpdateCompanyDto } from '@crm/contracts';
 import { Controller, Delete, Get, HttpCode, Patch, Post, Req } from '@nestjs/common';
 import { GatewayRequest } from '../http/request-context';
 import { ServiceForwarder } from './service-forwarder';
@@ -11,24 +12,28 @@ export class CompaniesController {
   @Post()
   @Scopes('write')
   @HttpCode(201)
+  @ApiResource(201, CompanyView, { summary: 'Create a company', body: CreateCompanyDto })
   create(@Req() req: GatewayRequest) {
     return this.forward.to(CompaniesRpc.Create, req);
   }
 
   @Get()
   @Scopes('read')
+  @ApiPage(CompanyView, { summary: 'List companies', query: ListCompaniesQuery })
   list(@Req() req: GatewayRequest) {
     return this.forward.to(CompaniesRpc.List, req);
   }
 
   @Get(':id')
   @Scopes('read')
+  @ApiResource(200, CompanyView, { summary: 'Get a company' })
   get(@Req() req: GatewayRequest) {
     return this.forward.to(CompaniesRpc.Get, req);
   }
 
   @Patch(':id')
   @Scopes('write')
+  @ApiResource(200, CompanyView, { summary: 'Update a company', body: UpdateCompanyDto })
   update(@Req() req: GatewayRequest) {
     return this.forward.to(CompaniesRpc.Update, req);
   }
@@ -36,6 +41,7 @@ export class CompaniesController {
   @Delete(':id')
   @Scopes('write')
   @HttpCode(204)
+  @ApiNoContent({ summary: 'Delete a company' })
   async remove(@Req() req: GatewayRequest) {
     await this.forward.to(CompaniesRpc.Delete, req);
   }

@@ -1,4 +1,5 @@
-import { EventsRpc } from '@crm/contracts';
+import { ApiPage } from '../openapi/api-docs.decorators';
+import { EventView, EventsRpc, ListEventsQuery } from '@crm/contracts';
 import { Controller, Get, Req } from '@nestjs/common';
 import { GatewayRequest } from '../http/request-context';
 import { ServiceForwarder } from './service-forwarder';
@@ -10,6 +11,7 @@ export class EventsController {
 
   @Get()
   @Scopes('read')
+  @ApiPage(EventView, { summary: 'Read the event log in order', query: ListEventsQuery })
   list(@Req() req: GatewayRequest) {
     return this.forward.to(EventsRpc.List, req);
   }

@@ -1,4 +1,6 @@
-import { ObjectRecordsRpc, ObjectTypesRpc } from '@crm/contracts';
+import { PageQuery } from '@crm/common';
+import { ApiResource, ApiPage, ApiNoContent } from '../openapi/api-docs.decorators';
+import { CreateObjectTypeDto, FieldDefinitionDto, ListObjectTypesQuery, ObjectRecordInputDto, ObjectRecordView, ObjectRecordsRpc, ObjectSchemaView, ObjectTypesRpc, UpdateObjectRecordDto, UpdateObjectTypeDto } from '@crm/contracts';
 import { Controller, Delete, Get, HttpCode, Patch, Post, Req } from '@nestjs/common';
 import { GatewayRequest } from '../http/request-context';
 import { ServiceForwarder } from './service-forwarder';
@@ -12,24 +14,28 @@ export class ObjectsController {
   @Post()
   @Scopes('write')
   @HttpCode(201)
+  @ApiResource(201, ObjectSchemaView, { summary: 'Define a custom object', body: CreateObjectTypeDto })
   create(@Req() req: GatewayRequest) {
     return this.forward.to(ObjectTypesRpc.Create, req);
   }
 
   @Get()
   @Scopes('read')
+  @ApiPage(ObjectSchemaView, { summary: 'List objects', query: ListObjectTypesQuery })
   list(@Req() req: GatewayRequest) {
     return this.forward.to(ObjectTypesRpc.List, req);
   }
 
   @Get(':slug')
   @Scopes('read')
+  @ApiResource(200, ObjectSchemaView, { summary: 'Describe one object' })
   get(@Req() req: GatewayRequest) {
     return this.forward.to(ObjectTypesRpc.Get, req);
   }
 
   @Patch(':slug')
   @Scopes('write')
+  @ApiResource(200, ObjectSchemaView, { summary: 'Rename, archive or set the enforcement level of an object', body: UpdateObjectTypeDto })
   update(@Req() req: GatewayRequest) {
     return this.forward.to(ObjectTypesRpc.Update, req);
   }
@@ -37,6 +43,7 @@ export class ObjectsController {
   @Post(':slug/fields')
   @Scopes('write')
   @HttpCode(201)
+  @ApiResource(201, ObjectSchemaView, { summary: 'Add a field', body: FieldDefinitionDto })
   addField(@Req() req: GatewayRequest) {
     return this.forward.to(ObjectTypesRpc.AddField, req);
   }
@@ -44,24 +51,28 @@ export class ObjectsController {
   @Post(':slug/records')
   @Scopes('write')
   @HttpCode(201)
+  @ApiResource(201, ObjectRecordView, { summary: 'Create a record', body: ObjectRecordInputDto }, { warnings: true })
   createRecord(@Req() req: GatewayRequest) {
     return this.forward.to(ObjectRecordsRpc.Create, req);
   }
 
   @Get(':slug/records')
   @Scopes('read')
+  @ApiPage(ObjectRecordView, { summary: 'List records', query: PageQuery })
   listRecords(@Req() req: GatewayRequest) {
     return this.forward.to(ObjectRecordsRpc.List, req);
   }
 
   @Get(':slug/records/:id')
   @Scopes('read')
+  @ApiResource(200, ObjectRecordView, { summary: 'Get a record' })
   getRecord(@Req() req: GatewayRequest) {
     return this.forward.to(ObjectRecordsRpc.Get, req);
   }
 
   @Patch(':slug/records/:id')
   @Scopes('write')
+  @ApiResource(200, ObjectRecordView, { summary: 'Update a record', body: UpdateObjectRecordDto }, { warnings: true })
   updateRecord(@Req() req: GatewayRequest) {
     return this.forward.to(ObjectRecordsRpc.Update, req);
   }
@@ -69,6 +80,7 @@ export class ObjectsController {
   @Delete(':slug/records/:id')
   @Scopes('write')
   @HttpCode(204)
+  @ApiNoContent({ summary: 'Delete a record' })
   async removeRecord(@Req() req: GatewayRequest) {
     await this.forward.to(ObjectRecordsRpc.Delete, req);
   }

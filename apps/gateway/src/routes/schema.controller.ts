@@ -1,4 +1,5 @@
-import { ContactsRpc } from '@crm/contracts';
+import { ApiResource } from '../openapi/api-docs.decorators';
+import { ContactsRpc, SchemaView } from '@crm/contracts';
 import { Controller, Get, Req } from '@nestjs/common';
 import { GatewayRequest } from '../http/request-context';
 import { ServiceForwarder } from './service-forwarder';
@@ -11,6 +12,7 @@ export class SchemaController {
 
   @Get()
   @Scopes('read')
+  @ApiResource(200, SchemaView, { summary: 'Describe every object and its fields' })
   get(@Req() req: GatewayRequest) {
     return this.forward.to(ContactsRpc.Schema, req);
   }

@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { IsMetadata } from '@crm/common';
 import { IsDefined, IsEmail, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { Normalise, Trim } from './dto-helpers';
@@ -42,7 +43,9 @@ export class CaptureContactDto {
 }
 
 /** Answer of POST /capture (202). */
-export interface CaptureView {
-  contact_id: string;
-  created: boolean;
+export class CaptureView {
+  @ApiProperty({ type: String })
+  contact_id!: string;
+  @ApiProperty({ type: Boolean })
+  created!: boolean;
 }

@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { PageQuery } from '@crm/common';
 import { IsDefined, IsEmail, IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { IfPresent, Normalise, Trim } from './dto-helpers';
@@ -53,11 +54,17 @@ export class ListUsersQuery extends PageQuery {
   email?: string;
 }
 
-export interface UserView {
-  id: string;
-  name: string;
-  email: string;
-  role: UserRole;
-  created_at: string;
-  updated_at: string;
+export class UserView {
+  @ApiProperty({ type: String })
+  id!: string;
+  @ApiProperty({ type: String })
+  name!: string;
+  @ApiProperty({ type: String })
+  email!: string;
+  @ApiProperty({ enum: USER_ROLES })
+  role!: UserRole;
+  @ApiProperty({ type: String, format: 'date-time' })
+  created_at!: string;
+  @ApiProperty({ type: String, format: 'date-time' })
+  updated_at!: string;
 }

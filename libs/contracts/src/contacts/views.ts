@@ -1,81 +1,141 @@
-import type { RelatedSummary } from '../related';
+import { ApiProperty } from '@nestjs/swagger';
+import { RelatedSummary } from '../related';
+import { CONTACT_SOURCES, CONTACT_STAGES } from './values';
 
 /** The contact subset returned by create and list. */
-export interface ContactSummaryView {
-  id: string;
-  email: string;
-  first_name: string | null;
-  last_name: string | null;
-  stage: string | null;
-  source: string | null;
-  created_at: string;
-  updated_at: string;
+export class ContactSummaryView {
+  @ApiProperty({ type: String })
+  id!: string;
+  @ApiProperty({ type: String })
+  email!: string;
+  @ApiProperty({ type: String, nullable: true })
+  first_name!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  last_name!: string | null;
+  @ApiProperty({ enum: CONTACT_STAGES, nullable: true })
+  stage!: string | null;
+  @ApiProperty({ enum: CONTACT_SOURCES, nullable: true })
+  source!: string | null;
+  @ApiProperty({ type: String, format: 'date-time' })
+  created_at!: string;
+  @ApiProperty({ type: String, format: 'date-time' })
+  updated_at!: string;
+}
+
+export class ContactRelationships {
+  @ApiProperty({ type: () => RelatedSummary, nullable: true })
+  company!: RelatedSummary | null;
+  @ApiProperty({ type: () => RelatedSummary, nullable: true })
+  owner!: RelatedSummary | null;
 }
 
 /** The full contact returned by get, update and merge. */
-export interface ContactView extends ContactSummaryView {
-  phone: string | null;
-  title: string | null;
-  source_detail: string | null;
-  company_id: string | null;
-  owner_id: string | null;
-  icp_score: number | null;
-  icp_score_reason: string | null;
-  icp_scored_at: string | null;
-  metadata: Record<string, unknown>;
+export class ContactView extends ContactSummaryView {
+  @ApiProperty({ type: String, nullable: true })
+  phone!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  title!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  source_detail!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  company_id!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  owner_id!: string | null;
+  @ApiProperty({ type: Number, nullable: true })
+  icp_score!: number | null;
+  @ApiProperty({ type: String, nullable: true })
+  icp_score_reason!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  icp_scored_at!: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  metadata!: Record<string, unknown>;
   /** Values of the custom fields defined on contacts. */
-  custom_fields: Record<string, unknown>;
-  relationships: { company: RelatedSummary | null; owner: RelatedSummary | null };
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  custom_fields!: Record<string, unknown>;
+  @ApiProperty({ type: () => ContactRelationships })
+  relationships!: ContactRelationships;
 }
 
-export interface CompanyView {
-  id: string;
-  name: string;
-  domain: string | null;
-  industry: string | null;
-  metadata: Record<string, unknown>;
+export class CompanyView {
+  @ApiProperty({ type: String })
+  id!: string;
+  @ApiProperty({ type: String })
+  name!: string;
+  @ApiProperty({ type: String, nullable: true })
+  domain!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  industry!: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  metadata!: Record<string, unknown>;
   /** Values of the custom fields defined on companies. */
-  custom_fields: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  custom_fields!: Record<string, unknown>;
+  @ApiProperty({ type: String, format: 'date-time' })
+  created_at!: string;
+  @ApiProperty({ type: String, format: 'date-time' })
+  updated_at!: string;
 }
 
 /** Activity summary as listed under a contact or a deal. */
-export interface ActivitySummaryView {
-  id: string;
-  type: string;
-  status: string;
-  subject: string | null;
-  occurred_at: string;
-  created_at: string;
-  updated_at: string;
+export class ActivitySummaryView {
+  @ApiProperty({ type: String })
+  id!: string;
+  @ApiProperty({ type: String })
+  type!: string;
+  @ApiProperty({ type: String })
+  status!: string;
+  @ApiProperty({ type: String, nullable: true })
+  subject!: string | null;
+  @ApiProperty({ type: String, format: 'date-time' })
+  occurred_at!: string;
+  @ApiProperty({ type: String, format: 'date-time' })
+  created_at!: string;
+  @ApiProperty({ type: String, format: 'date-time' })
+  updated_at!: string;
 }
 
-export interface ActivityView extends ActivitySummaryView {
-  body: string | null;
-  contact_id: string | null;
-  deal_id: string | null;
-  metadata: Record<string, unknown>;
+export class ActivityView extends ActivitySummaryView {
+  @ApiProperty({ type: String, nullable: true })
+  body!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  contact_id!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  deal_id!: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  metadata!: Record<string, unknown>;
 }
 
 /** Task summary as listed under a contact or a deal. */
-export interface TaskSummaryView {
-  id: string;
-  title: string;
-  priority: string;
-  status: string;
-  due_at: string | null;
-  created_at: string;
-  updated_at: string;
+export class TaskSummaryView {
+  @ApiProperty({ type: String })
+  id!: string;
+  @ApiProperty({ type: String })
+  title!: string;
+  @ApiProperty({ type: String })
+  priority!: string;
+  @ApiProperty({ type: String })
+  status!: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  due_at!: string | null;
+  @ApiProperty({ type: String, format: 'date-time' })
+  created_at!: string;
+  @ApiProperty({ type: String, format: 'date-time' })
+  updated_at!: string;
 }
 
-export interface TaskView extends TaskSummaryView {
-  description: string | null;
-  completed_at: string | null;
-  contact_id: string | null;
-  deal_id: string | null;
-  owner_id: string | null;
-  metadata: Record<string, unknown>;
+export class TaskView extends TaskSummaryView {
+  @ApiProperty({ type: String, nullable: true })
+  description!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  completed_at!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  contact_id!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  deal_id!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  owner_id!: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  metadata!: Record<string, unknown>;
 }
 
 /** Data of contact.updated and company.updated: which fields changed, with their values before and after. */

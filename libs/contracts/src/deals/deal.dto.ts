@@ -1,7 +1,8 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { IsMetadata, PageQuery, QueryInt } from '@crm/common';
 import { Transform, Type } from 'class-transformer';
 import { IsDefined, IsIn, IsInt, IsOptional, IsRFC3339, IsString, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
-import type { RelatedSummary } from '../related';
+import { RelatedSummary } from '../related';
 import { SchemaField } from '../schema/schema-field';
 import { IsCurrencyCode, upperCase } from './validators';
 
@@ -238,48 +239,83 @@ export class ListDealsQuery extends PipelineDealsQuery {
 }
 
 /** A deal as create and list responses show it. */
-export interface DealView {
-  id: string;
-  name: string;
-  pipeline_id: string;
-  stage_id: string;
-  contact_id: string | null;
-  company_id: string | null;
-  value: number;
-  currency: string;
-  status: DealStatus;
-  expected_close: string | null;
-  owner_id: string | null;
-  source: DealSource | null;
-  metadata: Record<string, unknown>;
-  loss_reason: string | null;
-  stage_entered_at: string;
-  last_activity_at: string | null;
-  days_in_stage: number;
-  deal_age_days: number;
-  created_at: string;
-  updated_at: string;
+export class DealView {
+  @ApiProperty({ type: String })
+  id!: string;
+  @ApiProperty({ type: String })
+  name!: string;
+  @ApiProperty({ type: String })
+  pipeline_id!: string;
+  @ApiProperty({ type: String })
+  stage_id!: string;
+  @ApiProperty({ type: String, nullable: true })
+  contact_id!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  company_id!: string | null;
+  @ApiProperty({ type: Number })
+  value!: number;
+  @ApiProperty({ type: String })
+  currency!: string;
+  @ApiProperty({ enum: DEAL_STATUSES })
+  status!: DealStatus;
+  @ApiProperty({ type: String, nullable: true })
+  expected_close!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  owner_id!: string | null;
+  @ApiProperty({ enum: DEAL_SOURCES, nullable: true })
+  source!: DealSource | null;
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  metadata!: Record<string, unknown>;
+  @ApiProperty({ type: String, nullable: true })
+  loss_reason!: string | null;
+  @ApiProperty({ type: String, format: 'date-time' })
+  stage_entered_at!: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  last_activity_at!: string | null;
+  @ApiProperty({ type: Number })
+  days_in_stage!: number;
+  @ApiProperty({ type: Number })
+  deal_age_days!: number;
+  @ApiProperty({ type: String, format: 'date-time' })
+  created_at!: string;
+  @ApiProperty({ type: String, format: 'date-time' })
+  updated_at!: string;
 }
 
 /** The full record of get, update and stage-move: relationships filled in. */
-export interface FullDealView extends DealView {
-  relationships: {
-    contact: RelatedSummary | null;
-    company: RelatedSummary | null;
-    pipeline: RelatedSummary;
-    stage: RelatedSummary;
-    /** The team member named by owner_id (see /users). */
-    owner: RelatedSummary | null;
-  };
+export class DealRelationships {
+  @ApiProperty({ type: () => RelatedSummary, nullable: true })
+  contact!: RelatedSummary | null;
+  @ApiProperty({ type: () => RelatedSummary, nullable: true })
+  company!: RelatedSummary | null;
+  @ApiProperty({ type: () => RelatedSummary })
+  pipeline!: RelatedSummary;
+  @ApiProperty({ type: () => RelatedSummary })
+  stage!: RelatedSummary;
+  /** The team member named by owner_id (see /users). */
+  @ApiProperty({ type: () => RelatedSummary, nullable: true })
+  owner!: RelatedSummary | null;
 }
 
-export interface StageHistoryView {
-  id: string;
-  deal_id: string;
-  from_stage_id: string | null;
-  to_stage_id: string;
-  changed_at: string;
-  changed_by: string;
+export class FullDealView extends DealView {
+  @ApiProperty({ type: () => DealRelationships })
+  relationships!: DealRelationships;
+}
+
+export class StageHistoryView {
+  @ApiProperty({ type: String })
+  id!: string;
+  @ApiProperty({ type: String })
+  deal_id!: string;
+  @ApiProperty({ type: String, nullable: true })
+  from_stage_id!: string | null;
+  @ApiProperty({ type: String })
+  to_stage_id!: string;
+  @ApiProperty({ type: String, format: 'date-time' })
+  changed_at!: string;
+  @ApiProperty({ type: String })
+  changed_by!: string;
   /** The API key that made the change; null for changes the service made itself. */
-  changed_by_key_id: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  changed_by_key_id!: string | null;
 }

@@ -1,17 +1,9 @@
-import type { RelatedSummary } from '../related';
+import { PickType } from '@nestjs/swagger';
+import { RelatedSummary } from '../related';
+import { DealView } from './deal.dto';
 
 /** The deal subset GET /contacts/:id/deals lists. */
-export interface DealSummary {
-  id: string;
-  name: string;
-  pipeline_id: string;
-  stage_id: string;
-  value: number;
-  currency: string;
-  status: string;
-  created_at: string;
-  updated_at: string;
-}
+export class DealSummary extends PickType(DealView, ['id', 'name', 'pipeline_id', 'stage_id', 'value', 'currency', 'status', 'created_at', 'updated_at'] as const) {}
 
 /** Body of DealsInternalRpc.ListForContact; the reply is a Page<DealSummary>. */
 export interface ListDealsForContactRequest {

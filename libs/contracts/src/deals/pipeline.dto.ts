@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -114,21 +115,34 @@ export class DeleteWithMoveQuery {
   move_to_stage_id?: string;
 }
 
-export interface StageView {
-  id: string;
-  name: string;
-  type: StageType;
-  position: number;
-  color: string | null;
-  probability: number;
+export class StageView {
+  @ApiProperty({ type: String })
+  id!: string;
+  @ApiProperty({ type: String })
+  name!: string;
+  @ApiProperty({ enum: STAGE_TYPES })
+  type!: StageType;
+  @ApiProperty({ type: Number })
+  position!: number;
+  @ApiProperty({ type: String, nullable: true })
+  color!: string | null;
+  @ApiProperty({ type: Number })
+  probability!: number;
 }
 
-export interface PipelineView {
-  id: string;
-  name: string;
-  is_default: boolean;
-  stages: StageView[];
-  metadata: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
+export class PipelineView {
+  @ApiProperty({ type: String })
+  id!: string;
+  @ApiProperty({ type: String })
+  name!: string;
+  @ApiProperty({ type: Boolean })
+  is_default!: boolean;
+  @ApiProperty({ type: () => [StageView] })
+  stages!: StageView[];
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  metadata!: Record<string, unknown>;
+  @ApiProperty({ type: String, format: 'date-time' })
+  created_at!: string;
+  @ApiProperty({ type: String, format: 'date-time' })
+  updated_at!: string;
 }

@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 /** The twelve value types a field definition may have (GET /schema, custom fields). */
 export const FIELD_TYPES = [
   'string',
@@ -20,6 +21,7 @@ export type FieldType = (typeof FIELD_TYPES)[number];
  * those are described with the extra type `object` and nested `fields`. Custom fields cannot use it.
  */
 export type SchemaFieldType = FieldType | 'object';
+export const SCHEMA_FIELD_TYPES: readonly SchemaFieldType[] = [...FIELD_TYPES, 'object'];
 
 /** The types an array's items may have: any scalar type, not arrays of arrays. */
 export const ARRAY_ITEM_TYPES = FIELD_TYPES.filter((t) => t !== 'array');
@@ -38,40 +40,63 @@ export const OBJECT_KINDS = ['built_in', 'custom'] as const;
 export type ObjectKind = (typeof OBJECT_KINDS)[number];
 
 /** The item definition of an array field, under the key `items`. */
-export interface ItemDefinition {
-  type: SchemaFieldType;
+export class ItemDefinition {
+  @ApiProperty({ enum: SCHEMA_FIELD_TYPES })
+  type!: SchemaFieldType;
+  @ApiProperty({ type: [String], required: false })
   enum_values?: string[];
+  @ApiProperty({ type: String, required: false })
   reference_target?: string;
+  @ApiProperty({ type: Number, required: false })
   max_length?: number;
+  @ApiProperty({ type: String, required: false })
   pattern?: string;
   /** For items of type `object`: the fields of each item. */
+  @ApiProperty({ type: () => [FieldDefinition], required: false })
   fields?: FieldDefinition[];
 }
 
 /** One field as GET /schema describes it. Optional keys appear only when they apply (flags only when true). */
-export interface FieldDefinition {
-  name: string;
-  label: string;
-  type: SchemaFieldType;
+export class FieldDefinition {
+  @ApiProperty({ type: String })
+  name!: string;
+  @ApiProperty({ type: String })
+  label!: string;
+  @ApiProperty({ enum: SCHEMA_FIELD_TYPES })
+  type!: SchemaFieldType;
+  @ApiProperty({ type: Boolean, enum: [true], required: false })
   required?: true;
+  @ApiProperty({ type: Boolean, enum: [true], required: false })
   unique?: true;
+  @ApiProperty({ type: [String], required: false })
   enum_values?: string[];
+  @ApiProperty({ type: String, required: false })
   reference_target?: string;
   /** For type `array`. */
+  @ApiProperty({ type: () => ItemDefinition, required: false })
   items?: ItemDefinition;
   /** For type `object`, when its shape is fixed. */
+  @ApiProperty({ type: () => [FieldDefinition], required: false })
   fields?: FieldDefinition[];
   /** For type `number`: only whole numbers are accepted. */
+  @ApiProperty({ type: Boolean, enum: [true], required: false })
   integer?: true;
+  @ApiProperty({ type: Number, required: false })
   min_length?: number;
+  @ApiProperty({ type: Number, required: false })
   max_length?: number;
+  @ApiProperty({ type: Number, required: false })
   min?: number;
+  @ApiProperty({ type: Number, required: false })
   max?: number;
   /** A regular expression (JavaScript syntax) string values must match. */
+  @ApiProperty({ type: String, required: false })
   pattern?: string;
   /** Accepted by update (PATCH) only, never on create. */
+  @ApiProperty({ type: Boolean, enum: [true], required: false })
   update_only?: true;
   /** A custom field of a built-in object: sent and returned inside the record's `custom_fields` object. */
+  @ApiProperty({ type: Boolean, enum: [true], required: false })
   custom?: true;
 }
 
@@ -88,41 +113,61 @@ export interface CustomFieldDefinition {
 }
 
 /** One entry of GET /schema and the body of the /objects endpoints. */
-export interface ObjectSchemaView {
+export class ObjectSchemaView {
   /** Custom objects only. */
+  @ApiProperty({ type: String, required: false })
   id?: string;
-  name: string;
-  slug: string;
-  kind: ObjectKind;
+  @ApiProperty({ type: String })
+  name!: string;
+  @ApiProperty({ type: String })
+  slug!: string;
+  @ApiProperty({ enum: OBJECT_KINDS })
+  kind!: ObjectKind;
   /** Custom objects only. */
+  @ApiProperty({ enum: OBJECT_TYPE_STATUSES, required: false })
   status?: ObjectTypeStatus;
-  enforcement_level: EnforcementLevel;
+  @ApiProperty({ enum: ENFORCEMENT_LEVELS })
+  enforcement_level!: EnforcementLevel;
   /** Whether POST /objects/:slug/fields may add custom fields to this object. */
-  accepts_custom_fields: boolean;
-  fields: FieldDefinition[];
+  @ApiProperty({ type: Boolean })
+  accepts_custom_fields!: boolean;
+  @ApiProperty({ type: () => [FieldDefinition] })
+  fields!: FieldDefinition[];
+  @ApiProperty({ type: String, format: 'date-time', required: false })
   created_at?: string;
+  @ApiProperty({ type: String, format: 'date-time', required: false })
   updated_at?: string;
 }
 
-export interface SchemaView {
-  objects: ObjectSchemaView[];
+export class SchemaView {
+  @ApiProperty({ type: () => [ObjectSchemaView] })
+  objects!: ObjectSchemaView[];
 }
 
 /** A record of a custom object. */
-export interface ObjectRecordView {
-  id: string;
-  object: string;
-  object_type_id: string;
-  values: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
+export class ObjectRecordView {
+  @ApiProperty({ type: String })
+  id!: string;
+  @ApiProperty({ type: String })
+  object!: string;
+  @ApiProperty({ type: String })
+  object_type_id!: string;
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  values!: Record<string, unknown>;
+  @ApiProperty({ type: String, format: 'date-time' })
+  created_at!: string;
+  @ApiProperty({ type: String, format: 'date-time' })
+  updated_at!: string;
 }
 
 /** Under enforcement level `soft`, what a write accepted although it broke the field definitions. */
-export interface ValidationWarning {
-  field: string;
-  code: string;
-  message: string;
+export class ValidationWarning {
+  @ApiProperty({ type: String })
+  field!: string;
+  @ApiProperty({ type: String })
+  code!: string;
+  @ApiProperty({ type: String })
+  message!: string;
 }
 
 /** Limits on custom objects, fields and values; documented in docs/schema.md. */

@@ -1,36 +1,58 @@
-import type { DeliveryStatus, WebhookStatus } from './webhook.dto';
+import { ApiProperty } from '@nestjs/swagger';
+import { DELIVERY_STATUSES, DeliveryStatus, WEBHOOK_STATUSES, WebhookStatus } from './webhook.dto';
 
 /** A subscription as clients see it. The signing secret is never part of it. */
-export interface WebhookView {
-  id: string;
-  name: string;
-  url: string;
+export class WebhookView {
+  @ApiProperty({ type: String })
+  id!: string;
+  @ApiProperty({ type: String })
+  name!: string;
+  @ApiProperty({ type: String })
+  url!: string;
   /** null: every event type. */
-  event_types: string[] | null;
-  status: WebhookStatus;
+  @ApiProperty({ type: [String], nullable: true })
+  event_types!: string[] | null;
+  @ApiProperty({ enum: WEBHOOK_STATUSES })
+  status!: WebhookStatus;
   /** Consecutive events given up on since the last successful delivery. */
-  failure_count: number;
-  last_delivered_at: string | null;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
+  @ApiProperty({ type: Number })
+  failure_count!: number;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  last_delivered_at!: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  metadata!: Record<string, unknown>;
+  @ApiProperty({ type: String, format: 'date-time' })
+  created_at!: string;
+  @ApiProperty({ type: String, format: 'date-time' })
+  updated_at!: string;
 }
 
-export interface DeliveryView {
-  id: string;
-  subscription_id: string;
-  event_id: string;
-  attempt: number;
-  status: DeliveryStatus;
-  http_status: number | null;
-  error: string | null;
-  duration_ms: number | null;
-  created_at: string;
+export class DeliveryView {
+  @ApiProperty({ type: String })
+  id!: string;
+  @ApiProperty({ type: String })
+  subscription_id!: string;
+  @ApiProperty({ type: String })
+  event_id!: string;
+  @ApiProperty({ type: Number })
+  attempt!: number;
+  @ApiProperty({ enum: DELIVERY_STATUSES })
+  status!: DeliveryStatus;
+  @ApiProperty({ type: Number, nullable: true })
+  http_status!: number | null;
+  @ApiProperty({ type: String, nullable: true })
+  error!: string | null;
+  @ApiProperty({ type: Number, nullable: true })
+  duration_ms!: number | null;
+  @ApiProperty({ type: String, format: 'date-time' })
+  created_at!: string;
 }
 
-export interface PingResultView {
-  http_status: number;
-  duration_ms: number;
+export class PingResultView {
+  @ApiProperty({ type: Number })
+  http_status!: number;
+  @ApiProperty({ type: Number })
+  duration_ms!: number;
 }
 
 /** Payload of `webhook.disabled`, emitted when delivery failures switch a subscription off. */

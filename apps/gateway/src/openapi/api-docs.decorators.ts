@@ -1,0 +1,117 @@
+import { RelatedSummary, ValidationWarning } from '@crm/contracts';
+import { applyDecorators, Type } from '@nestjs/common';
+import { ApiBody, ApiExtension, ApiExtraModels, ApiNoContentResponse, ApiOperation, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+
+/**
+ * OpenAPI descriptions of the gateway's routes. The gateway forwards raw requests, so the request
+ * classes are named here (by the extensions below) and the document builder turns them into schemas
+ * from the same class-validator rules the owning service validates with.
+ */
+export const BODY_EXTENSION = 'x-crm-body';
+export const QUERY_EXTENSION = 'x-crm-query';
+
+interface Describe {
+  summary: string;
+  /** The request class of the body (a class-validator DTO from @crm/contracts). */
+  body?: Type<unknown>;
+  /** The request class of the query string. */
+  query?: Type<unknown>;
+}
+
+interface Reply {
+  /** `included`: summaries of the records the resource points to. */
+  included?: boolean;
+  /** `warnings`: what a write accepted although it broke a soft-enforced field definition. */
+  warnings?: boolean;
+  /** `secret`: a webhook's signing secret, beside `data` and only in the answer that created it. */
+  secret?: boolean;
+}
+
+function requestOf({ summary, body, query }: Describe) {
+  return [
+    ApiOperation({ summary }),
+    ...(body ? [ApiExtension(BODY_EXTENSION, body.name)] : []),
+    ...(query ? [ApiExtension(QUERY_EXTENSION, query.name)] : []),
+  ];
+}
+
+function wrapped(view: Type<unknown>, reply: Reply = {}) {
+  const properties: Record<string, object> = { data: { $ref: getSchemaPath(view) } };
+  const required = ['data'];
+  if (reply.included) {
+    properties.included = { type: 'array', items: { $ref: getSchemaPath(RelatedSummary) } };
+    required.push('included');
+  }
+  if (reply.warnings) properties.warnings = { type: 'array', items: { $ref: getSchemaPath(ValidationWarning) } };
+  if (reply.secret) {
+    properties.secret = { type: 'string', description: 'The signing secret (`whsec_…`). Store it now: it is never shown again.' };
+    required.push('secret');
+  }
+  return { type: 'object', required, properties, additionalProperties: false };
+}
+
+/** One resource: `{data}` (with `included` or `warnings` where the route adds them). */
+export function ApiResource(status: number, view: Type<unknown>, describe: Describe, reply: Reply = {}) {
+  return applyDecorators(
+    ...requestOf(describe),
+    ApiExtraModels(view, RelatedSummary, ValidationWarning),
+    ApiResponse({ status, schema: wrapped(view, reply) }),
+  );
+}
+
+/** A page: `{data: [...], has_more, next_cursor}`; `next_cursor` only when `has_more` is true. */
+export function ApiPage(view: Type<unknown>, describe: Describe) {
+  return applyDecorators(
+    ...requestOf(describe),
+    ApiExtraModels(view),
+    ApiResponse({
+      status: 200,
+      schema: {
+        type: 'object',
+        required: ['data', 'has_more'],
+        properties: {
+          data: { type: 'array', items: { $ref: getSchemaPath(view) } },
+          has_more: { type: 'boolean' },
+          next_cursor: { type: 'string', description: 'Opaque; send it as `cursor` for the next page.' },
+        },
+        additionalProperties: false,
+      },
+    }),
+  );
+}
+
+/** A delete or other write that answers 204 with no body. */
+export function ApiNoContent(describe: Describe) {
+  return applyDecorators(...requestOf(describe), ApiNoContentResponse({ description: 'Done; no body.' }));
+}
+
+const HEALTH = {
+  type: 'object',
+  required: ['status'],
+  properties: {
+    status: { type: 'string', enum: ['ok', 'error', 'shutting_down'] },
+    info: { type: 'object', additionalProperties: true },
+    error: { type: 'object', additionalProperties: true },
+    details: { type: 'object', additionalProperties: true },
+  },
+};
+
+/** A probe: 200 when what it checks is up, 503 (same body shape) when not. */
+export function ApiHealth(summary: string) {
+  return applyDecorators(
+    ApiOperation({ summary }),
+    ApiResponse({ status: 200, schema: HEALTH }),
+    ApiResponse({ status: 503, schema: HEALTH }),
+  );
+}
+
+/** The Model Context Protocol endpoint: JSON-RPC 2.0 messages in and out (docs/mcp.md). */
+export function ApiMcp() {
+  const jsonRpc = { type: 'object', required: ['jsonrpc'], properties: { jsonrpc: { type: 'string', enum: ['2.0'] } }, additionalProperties: true };
+  return applyDecorators(
+    ApiOperation({ summary: 'Model Context Protocol (Streamable HTTP, stateless): tools over this API for software agents' }),
+    ApiBody({ schema: { anyOf: [jsonRpc, { type: 'array', items: jsonRpc }] } }),
+    ApiResponse({ status: 200, description: 'JSON-RPC responses', content: { 'application/json': { schema: { anyOf: [jsonRpc, { type: 'array', items: jsonRpc }] } } } }),
+    ApiResponse({ status: 202, description: 'Accepted: the message was a notification or a response; no body.' }),
+  );
+}
