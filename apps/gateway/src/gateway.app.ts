@@ -109,3 +109,6 @@ export async function describeApiOffline(): Promise<OpenAPIObject> {
     await app.close();
   }
 }
+
+/** The AsyncAPI document of the domain events on NATS (docs/asyncapi.json), built the same way. */
+export { createAsyncApiDocument as describeEventsOffline } from './openapi/asyncapi-document';

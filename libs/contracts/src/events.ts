@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 /**
  * Domain event types (`resource.action`) and their payloads. docs/events.md describes each one; a
  * payload that changes shape gets a new type name rather than a silent change.
@@ -53,24 +54,34 @@ export interface DomainEvent<D = Record<string, unknown>> {
   data: D;
 }
 
-export interface ContactCreatedData {
-  contact_id: string;
-  email: string;
+export class ContactCreatedData {
+  @ApiProperty({ type: String })
+  contact_id!: string;
+  @ApiProperty({ type: String })
+  email!: string;
 }
 
-export interface DealStageChangedData {
-  deal_id: string;
-  from_stage_id: string | null;
-  to_stage_id: string;
+export class DealStageChangedData {
+  @ApiProperty({ type: String })
+  deal_id!: string;
+  @ApiProperty({ type: String, nullable: true })
+  from_stage_id!: string | null;
+  @ApiProperty({ type: String })
+  to_stage_id!: string;
 }
 
-export interface ApiKeyCreatedData {
-  key_id: string;
-  name: string;
-  scope: string;
-  last4: string;
+export class ApiKeyCreatedData {
+  @ApiProperty({ type: String })
+  key_id!: string;
+  @ApiProperty({ type: String })
+  name!: string;
+  @ApiProperty({ type: String })
+  scope!: string;
+  @ApiProperty({ type: String })
+  last4!: string;
 }
 
-export interface ApiKeyRevokedData {
-  key_id: string;
+export class ApiKeyRevokedData {
+  @ApiProperty({ type: String })
+  key_id!: string;
 }

@@ -8,3 +8,4 @@ export * from './webhooks';
 export * from './schema';
 export * from './event-log/list-events.query';
 export * from './event-log/event.view';
+export * from './event-catalog';

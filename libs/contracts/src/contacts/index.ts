@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import type { RelatedSummary } from '../related';
 
 /** Body of ContactsInternalRpc.Resolve. Unknown ids are simply absent from the reply. */
@@ -15,25 +16,34 @@ export interface ResolveContactsReply {
 }
 
 /** Data of activity.created / activity.updated / activity.deleted. Deals use it for last_activity_at. */
-export interface ActivityEventData {
-  activity_id: string;
-  type: string;
-  contact_id: string | null;
-  deal_id: string | null;
-  occurred_at: string;
+export class ActivityEventData {
+  @ApiProperty({ type: String })
+  activity_id!: string;
+  @ApiProperty({ type: String })
+  type!: string;
+  @ApiProperty({ type: String, nullable: true })
+  contact_id!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  deal_id!: string | null;
+  @ApiProperty({ type: String, format: 'date-time' })
+  occurred_at!: string;
   /** activity.updated only: the fields the update changed. */
+  @ApiProperty({ type: [String], required: false })
   changed?: string[];
 }
 
 /** Data of contact.deleted; deals unlink the contact when they see it. */
-export interface ContactDeletedData {
-  contact_id: string;
+export class ContactDeletedData {
+  @ApiProperty({ type: String })
+  contact_id!: string;
   /** Set when the contact was removed by a merge: its deals already belong to this contact. */
+  @ApiProperty({ type: String, required: false })
   merged_into?: string;
 }
 
-export interface CompanyDeletedData {
-  company_id: string;
+export class CompanyDeletedData {
+  @ApiProperty({ type: String })
+  company_id!: string;
 }
 
 export * from './activity.dto';

@@ -139,32 +139,45 @@ export class TaskView extends TaskSummaryView {
 }
 
 /** Data of contact.updated and company.updated: which fields changed, with their values before and after. */
-export interface FieldChanges {
-  changed: string[];
-  previous: Record<string, unknown>;
-  current: Record<string, unknown>;
+export class FieldChanges {
+  @ApiProperty({ type: [String] })
+  changed!: string[];
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  previous!: Record<string, unknown>;
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  current!: Record<string, unknown>;
 }
 
-export interface ContactUpdatedData extends FieldChanges {
-  contact_id: string;
+export class ContactUpdatedData extends FieldChanges {
+  @ApiProperty({ type: String })
+  contact_id!: string;
 }
 
-export interface CompanyCreatedData {
-  company_id: string;
-  name: string;
-  domain: string | null;
+export class CompanyCreatedData {
+  @ApiProperty({ type: String })
+  company_id!: string;
+  @ApiProperty({ type: String })
+  name!: string;
+  @ApiProperty({ type: String, nullable: true })
+  domain!: string | null;
 }
 
-export interface CompanyUpdatedData extends FieldChanges {
-  company_id: string;
+export class CompanyUpdatedData extends FieldChanges {
+  @ApiProperty({ type: String })
+  company_id!: string;
 }
 
 /** Data of task.created / task.updated / task.deleted. */
-export interface TaskEventData {
-  task_id: string;
-  status: string;
-  contact_id: string | null;
-  deal_id: string | null;
+export class TaskEventData {
+  @ApiProperty({ type: String })
+  task_id!: string;
+  @ApiProperty({ type: String })
+  status!: string;
+  @ApiProperty({ type: String, nullable: true })
+  contact_id!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  deal_id!: string | null;
   /** task.updated only: the fields the update changed. */
+  @ApiProperty({ type: [String], required: false })
   changed?: string[];
 }

@@ -1,49 +1,53 @@
+import { ApiProperty, IntersectionType, PickType } from '@nestjs/swagger';
+import { DealView } from './deal.dto';
+
 /** Payloads of the events the deals service writes to its outbox (docs/deals.md describes when). */
-export interface DealCreatedData {
-  deal_id: string;
-  name: string;
-  pipeline_id: string;
-  stage_id: string;
-  contact_id: string | null;
-  company_id: string | null;
-  value: number;
-  currency: string;
-  status: string;
+
+/** Which deal, and where it stands: the start of the deal.created, deal.won and deal.lost payloads. */
+class DealPlacement {
+  @ApiProperty({ type: String })
+  deal_id!: string;
+  @ApiProperty({ type: String })
+  pipeline_id!: string;
+  @ApiProperty({ type: String })
+  stage_id!: string;
 }
 
-export interface DealUpdatedData {
-  deal_id: string;
+export class DealCreatedData extends IntersectionType(
+  DealPlacement,
+  PickType(DealView, ['name', 'contact_id', 'company_id', 'value', 'currency', 'status'] as const),
+) {}
+
+export class DealUpdatedData {
+  @ApiProperty({ type: String })
+  deal_id!: string;
   /** Names of the fields whose values changed. */
-  changed: string[];
+  @ApiProperty({ type: [String] })
+  changed!: string[];
 }
 
-export interface DealDeletedData {
-  deal_id: string;
+export class DealDeletedData {
+  @ApiProperty({ type: String })
+  deal_id!: string;
 }
 
-export interface DealWonData {
-  deal_id: string;
-  pipeline_id: string;
-  stage_id: string;
-  value: number;
-  currency: string;
-}
+export class DealWonData extends IntersectionType(DealPlacement, PickType(DealView, ['value', 'currency'] as const)) {}
 
-export interface DealLostData {
-  deal_id: string;
-  pipeline_id: string;
-  stage_id: string;
-  loss_reason: string | null;
-}
+export class DealLostData extends IntersectionType(DealPlacement, PickType(DealView, ['loss_reason'] as const)) {}
 
-export interface DealStaleData {
-  deal_id: string;
+export class DealStaleData {
+  @ApiProperty({ type: String })
+  deal_id!: string;
   /** The inactivity clock: last_activity_at, or created_at when the deal never had activity. */
-  last_activity_at: string;
-  threshold_days: number;
+  @ApiProperty({ type: String, format: 'date-time' })
+  last_activity_at!: string;
+  @ApiProperty({ type: Number })
+  threshold_days!: number;
 }
 
-export interface PipelineChangedData {
-  pipeline_id: string;
+export class PipelineChangedData {
+  @ApiProperty({ type: String })
+  pipeline_id!: string;
+  @ApiProperty({ type: [String], required: false })
   changed?: string[];
 }

@@ -190,18 +190,25 @@ export const SLUG_SHAPE = /^[a-z][a-z0-9_]{0,62}$/;
 export const FIELD_NAME_SHAPE = /^[a-z][a-z0-9_]{0,62}$/;
 
 /** Data of object_type.created / object_type.updated; `object_type_id` is null for a built-in object gaining a field. */
-export interface ObjectTypeEventData {
-  object_type_id: string | null;
-  slug: string;
+export class ObjectTypeEventData {
+  @ApiProperty({ type: String, nullable: true })
+  object_type_id!: string | null;
+  @ApiProperty({ type: String })
+  slug!: string;
   /** object_type.updated only. */
+  @ApiProperty({ type: [String], required: false })
   changed?: string[];
 }
 
 /** Data of object_record.created / updated / deleted. */
-export interface ObjectRecordEventData {
-  record_id: string;
-  object_type_id: string;
-  object: string;
+export class ObjectRecordEventData {
+  @ApiProperty({ type: String })
+  record_id!: string;
+  @ApiProperty({ type: String })
+  object_type_id!: string;
+  @ApiProperty({ type: String })
+  object!: string;
   /** object_record.updated only: the value keys that changed. */
+  @ApiProperty({ type: [String], required: false })
   changed?: string[];
 }

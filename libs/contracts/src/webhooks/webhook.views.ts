@@ -56,8 +56,11 @@ export class PingResultView {
 }
 
 /** Payload of `webhook.disabled`, emitted when delivery failures switch a subscription off. */
-export interface WebhookDisabledData {
-  webhook_id: string;
-  failure_count: number;
-  reason: string;
+export class WebhookDisabledData {
+  @ApiProperty({ type: String })
+  webhook_id!: string;
+  @ApiProperty({ type: Number })
+  failure_count!: number;
+  @ApiProperty({ type: String })
+  reason!: string;
 }

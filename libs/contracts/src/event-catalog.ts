@@ -1,0 +1,52 @@
+import { ActivityEventData, CompanyDeletedData, ContactDeletedData } from './contacts';
+import { CompanyCreatedData, CompanyUpdatedData, ContactUpdatedData, TaskEventData } from './contacts/views';
+import { DealCreatedData, DealDeletedData, DealLostData, DealStaleData, DealUpdatedData, DealWonData, PipelineChangedData } from './deals/events';
+import { ApiKeyCreatedData, ApiKeyRevokedData, ContactCreatedData, DealStageChangedData, EventType } from './events';
+import { ObjectRecordEventData, ObjectTypeEventData } from './schema/field-types';
+import { WebhookDisabledData } from './webhooks/webhook.views';
+
+export interface EventDescription {
+  summary: string;
+  /** The class of `data`; null for a type the specification reserves and nothing emits yet. */
+  data: (new () => object) | null;
+}
+
+/**
+ * Every event type with its payload class: the one table the AsyncAPI document is generated from. A
+ * new event type does not compile until it is described here.
+ */
+export const EVENT_CATALOG: Record<EventType, EventDescription> = {
+  [EventType.ContactCreated]: { summary: 'A contact was created.', data: ContactCreatedData },
+  [EventType.ContactUpdated]: { summary: 'A contact changed (PATCH, merge, capture).', data: ContactUpdatedData },
+  [EventType.ContactDeleted]: { summary: 'A contact was deleted, or removed by a merge (`merged_into`).', data: ContactDeletedData },
+  [EventType.ContactEnriched]: { summary: 'Reserved; not emitted yet.', data: null },
+  [EventType.CompanyCreated]: { summary: 'A company was created.', data: CompanyCreatedData },
+  [EventType.CompanyUpdated]: { summary: 'A company changed.', data: CompanyUpdatedData },
+  [EventType.CompanyDeleted]: { summary: 'A company was deleted.', data: CompanyDeletedData },
+  [EventType.CompanyEnriched]: { summary: 'Reserved; not emitted yet.', data: null },
+  [EventType.DealCreated]: { summary: 'A deal was created.', data: DealCreatedData },
+  [EventType.DealUpdated]: { summary: 'A deal changed.', data: DealUpdatedData },
+  [EventType.DealDeleted]: { summary: 'A deal was deleted.', data: DealDeletedData },
+  [EventType.DealStageChanged]: { summary: 'A deal moved to another stage.', data: DealStageChangedData },
+  [EventType.DealWon]: { summary: 'A deal became won.', data: DealWonData },
+  [EventType.DealLost]: { summary: 'A deal became lost.', data: DealLostData },
+  [EventType.ActivityCreated]: { summary: 'An activity was logged.', data: ActivityEventData },
+  [EventType.ActivityUpdated]: { summary: 'An activity changed.', data: ActivityEventData },
+  [EventType.ActivityDeleted]: { summary: 'An activity was deleted.', data: ActivityEventData },
+  [EventType.TaskCreated]: { summary: 'A task was created.', data: TaskEventData },
+  [EventType.TaskUpdated]: { summary: 'A task changed.', data: TaskEventData },
+  [EventType.TaskDeleted]: { summary: 'A task was deleted.', data: TaskEventData },
+  [EventType.PipelineCreated]: { summary: 'A pipeline was created.', data: PipelineChangedData },
+  [EventType.PipelineUpdated]: { summary: 'A pipeline or its stages changed.', data: PipelineChangedData },
+  [EventType.PipelineDeleted]: { summary: 'A pipeline was deleted.', data: PipelineChangedData },
+  [EventType.TriggerDealStale]: { summary: 'An open deal has had no activity for longer than the threshold.', data: DealStaleData },
+  [EventType.ImportCompleted]: { summary: 'Reserved; not emitted yet.', data: null },
+  [EventType.ApiKeyCreated]: { summary: 'An API key was created (API, CLI or bootstrap).', data: ApiKeyCreatedData },
+  [EventType.ApiKeyRevoked]: { summary: 'An API key was revoked.', data: ApiKeyRevokedData },
+  [EventType.WebhookDisabled]: { summary: 'A webhook subscription was disabled after repeated failures.', data: WebhookDisabledData },
+  [EventType.ObjectTypeCreated]: { summary: 'A custom object was defined.', data: ObjectTypeEventData },
+  [EventType.ObjectTypeUpdated]: { summary: 'An object (custom or built-in) changed or gained a field.', data: ObjectTypeEventData },
+  [EventType.ObjectRecordCreated]: { summary: 'A custom object record was created.', data: ObjectRecordEventData },
+  [EventType.ObjectRecordUpdated]: { summary: 'A custom object record changed.', data: ObjectRecordEventData },
+  [EventType.ObjectRecordDeleted]: { summary: 'A custom object record was deleted.', data: ObjectRecordEventData },
+};
