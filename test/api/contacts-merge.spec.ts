@@ -203,7 +203,10 @@ describe('Contacts with deals: merge, deal lists and deletion', () => {
       const unknown = 'cont_01aaaaaaaaaaaaaaaaaaaaaaaa';
       expect((await stack.api.post('/contacts/merge', { winner_id: c.id, loser_id: unknown })).status).toBe(404);
       expect((await stack.api.post('/contacts/merge', { winner_id: unknown, loser_id: c.id })).status).toBe(404);
-      expect((await stack.api.post('/contacts/merge', { winner_id: c.id, loser_id: 'garbage' })).status).toBe(404);
+      // A malformed id is the client's mistake, named; only a well-formed unknown one is a 404.
+      const garbage = await stack.api.post('/contacts/merge', { winner_id: c.id, loser_id: 'garbage' });
+      expect(garbage.status).toBe(400);
+      expect(garbage.body.error.details).toEqual([expect.objectContaining({ field: 'loser_id', message: 'loser_id must be a cont_ identifier' })]);
       const missing = await stack.api.post('/contacts/merge', { winner_id: c.id });
       expect(missing.status).toBe(400);
       expect(missing.body.error.details).toEqual([expect.objectContaining({ field: 'loser_id', code: 'required' })]);

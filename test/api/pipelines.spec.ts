@@ -187,11 +187,16 @@ describe('Pipelines', () => {
     expect(duplicate.status).toBe(409);
     expect(duplicate.body.error.details).toEqual([{ field: 'stage_ids', code: 'duplicate_stage', message: expect.stringContaining(ids[2]) }]);
 
-    const mixed = await stack.api.put(`/pipelines/${pipeline.id}/stages`, { stage_ids: [ids[0], ids[0], 'stg_nope', ...ids.slice(2)] });
+    const unknown = 'stg_01aaaaaaaaaaaaaaaaaaaaaaaa';
+    const malformedId = await stack.api.put(`/pipelines/${pipeline.id}/stages`, { stage_ids: [ids[0], 'stg_nope'] });
+    expect(malformedId.status).toBe(400);
+    expect(malformedId.body.error.details).toEqual([expect.objectContaining({ field: 'stage_ids', message: 'stage_ids must hold stg_ identifiers' })]);
+
+    const mixed = await stack.api.put(`/pipelines/${pipeline.id}/stages`, { stage_ids: [ids[0], ids[0], unknown, ...ids.slice(2)] });
     expect(mixed.status).toBe(409);
     expect(mixed.body.error.details.map((d: { code: string }) => d.code).sort()).toEqual(['duplicate_stage', 'missing_stage', 'unknown_stage']);
     expect(mixed.body.error.message).toContain(ids[1]);
-    expect(mixed.body.error.message).toContain('stg_nope');
+    expect(mixed.body.error.message).toContain(unknown);
 
     const malformed = await stack.api.put(`/pipelines/${pipeline.id}/stages`, { stage_ids: 'all' });
     expect(malformed.status).toBe(400);

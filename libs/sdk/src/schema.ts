@@ -1396,40 +1396,40 @@ export interface components {
             name: string;
             pipeline_id: string;
             stage_id: string;
-            contact_id?: string;
-            company_id?: string;
+            contact_id?: string | null;
+            company_id?: string | null;
             value?: number | null;
             currency?: string | null;
             /** @enum {string|null} */
             status?: "open" | "won" | "lost" | "stalled" | null;
             /** Format: date-time */
-            expected_close?: string;
-            owner_id?: string;
-            /** @enum {string} */
-            source?: "organic" | "referral" | "paid" | "social" | "email" | "event" | "outbound" | "other";
+            expected_close?: string | null;
+            owner_id?: string | null;
+            /** @enum {string|null} */
+            source?: "organic" | "referral" | "paid" | "social" | "email" | "event" | "outbound" | "other" | null;
             metadata?: {
                 [key: string]: unknown;
-            };
+            } | null;
         };
         UpdateDealDto: {
             name?: string;
             pipeline_id?: string;
             stage_id?: string;
-            contact_id?: string;
-            company_id?: string;
+            contact_id?: string | null;
+            company_id?: string | null;
             value?: number;
             currency?: string;
             /** @enum {string} */
             status?: "open" | "won" | "lost" | "stalled";
             /** Format: date-time */
-            expected_close?: string;
-            owner_id?: string;
-            /** @enum {string} */
-            source?: "organic" | "referral" | "paid" | "social" | "email" | "event" | "outbound" | "other";
+            expected_close?: string | null;
+            owner_id?: string | null;
+            /** @enum {string|null} */
+            source?: "organic" | "referral" | "paid" | "social" | "email" | "event" | "outbound" | "other" | null;
             metadata?: {
                 [key: string]: unknown;
-            };
-            loss_reason?: string;
+            } | null;
+            loss_reason?: string | null;
         };
         MoveDealStageDto: {
             stage_id: string;

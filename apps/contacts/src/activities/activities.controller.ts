@@ -3,7 +3,6 @@ import { ActivitiesRpc, ContactsRpc, CreateActivityDto, ListActivitiesQuery, Req
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { ActivitiesService } from './activities.service';
-import { presentActivity } from './activity.presenter';
 
 @Controller()
 export class ActivitiesController {
@@ -14,7 +13,7 @@ export class ActivitiesController {
     @Payload('ctx') ctx: RequestContext,
     @Payload('body', new InputPipe(CreateActivityDto)) body: CreateActivityDto,
   ) {
-    return { data: presentActivity(await this.activities.create(ctx, body)) };
+    return { data: await this.activities.create(ctx, body) };
   }
 
   @MessagePattern(ActivitiesRpc.List)
@@ -24,7 +23,7 @@ export class ActivitiesController {
 
   @MessagePattern(ActivitiesRpc.Get)
   async get(@Payload('params') { id }: { id: string }) {
-    return { data: presentActivity(await this.activities.get(id)) };
+    return { data: await this.activities.get(id) };
   }
 
   @MessagePattern(ActivitiesRpc.Update)
@@ -33,7 +32,7 @@ export class ActivitiesController {
     @Payload('params') { id }: { id: string },
     @Payload('body', new InputPipe(UpdateActivityDto)) body: UpdateActivityDto,
   ) {
-    return { data: presentActivity(await this.activities.update(ctx, id, body)) };
+    return { data: await this.activities.update(ctx, id, body) };
   }
 
   @MessagePattern(ActivitiesRpc.Delete)

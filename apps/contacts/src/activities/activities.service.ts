@@ -37,27 +37,29 @@ export class ActivitiesService {
     private readonly deals: DealDirectory,
   ) {}
 
-  async create(ctx: RequestContext, dto: CreateActivityDto): Promise<Activity> {
+  async create(ctx: RequestContext, dto: CreateActivityDto): Promise<ActivityView> {
     if (dto.deal_id) await this.deals.requireDeal(ctx, dto.deal_id);
     const id = newId(IdPrefix.Activity);
     try {
-      return await this.dataSource.transaction(async (m) => {
-        if (dto.contact_id) await requireContact(m, dto.contact_id);
-        await m.insert(Activity, {
-          id,
-          type: dto.type,
-          status: dto.status ?? 'completed',
-          subject: dto.subject ?? null,
-          body: dto.body ?? null,
-          occurredAt: dto.occurred_at ? new Date(dto.occurred_at) : () => NOW_MS,
-          contactId: dto.contact_id ?? null,
-          dealId: dto.deal_id ?? null,
-          metadata: dto.metadata ?? {},
-        } as QueryDeepPartialEntity<Activity>);
-        const activity = await m.findOneByOrFail(Activity, { id });
-        await this.outbox.append<ActivityEventData>(m, EventType.ActivityCreated, activityEventData(activity));
-        return activity;
-      });
+      return presentActivity(
+        await this.dataSource.transaction(async (m) => {
+          if (dto.contact_id) await requireContact(m, dto.contact_id);
+          await m.insert(Activity, {
+            id,
+            type: dto.type,
+            status: dto.status ?? 'completed',
+            subject: dto.subject ?? null,
+            body: dto.body ?? null,
+            occurredAt: dto.occurred_at ? new Date(dto.occurred_at) : () => NOW_MS,
+            contactId: dto.contact_id ?? null,
+            dealId: dto.deal_id ?? null,
+            metadata: dto.metadata ?? {},
+          } as QueryDeepPartialEntity<Activity>);
+          const activity = await m.findOneByOrFail(Activity, { id });
+          await this.outbox.append<ActivityEventData>(m, EventType.ActivityCreated, activityEventData(activity));
+          return activity;
+        }),
+      );
     } catch (err) {
       throw this.translateWriteError(err, dto.contact_id);
     }
@@ -88,24 +90,26 @@ export class ActivitiesService {
     return toPage('deal-activities', await qb.getMany(), pageSize(query), (a) => a.id, presentActivitySummary);
   }
 
-  async get(id: string): Promise<Activity> {
-    return this.find(this.dataSource.manager, id);
+  async get(id: string): Promise<ActivityView> {
+    return presentActivity(await this.find(this.dataSource.manager, id));
   }
 
-  async update(ctx: RequestContext, id: string, dto: UpdateActivityDto): Promise<Activity> {
+  async update(ctx: RequestContext, id: string, dto: UpdateActivityDto): Promise<ActivityView> {
     if (!isId(id, IdPrefix.Activity)) throw DomainError.notFound('activity', id);
     if (dto.deal_id) await this.deals.requireDeal(ctx, dto.deal_id);
     try {
-      return await this.dataSource.transaction(async (m) => {
-        const activity = await this.find(m, id, true);
-        const { set, changes } = diffFields(activity, dto as Record<string, unknown>, ACTIVITY_FIELDS);
-        if (!changes.changed.length) return activity;
-        if (set.contactId) await requireContact(m, set.contactId);
-        await m.update(Activity, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Activity>);
-        const updated = await m.findOneByOrFail(Activity, { id });
-        await this.outbox.append<ActivityEventData>(m, EventType.ActivityUpdated, activityEventData(updated, changes.changed));
-        return updated;
-      });
+      return presentActivity(
+        await this.dataSource.transaction(async (m) => {
+          const activity = await this.find(m, id, true);
+          const { set, changes } = diffFields(activity, dto as Record<string, unknown>, ACTIVITY_FIELDS);
+          if (!changes.changed.length) return activity;
+          if (set.contactId) await requireContact(m, set.contactId);
+          await m.update(Activity, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Activity>);
+          const updated = await m.findOneByOrFail(Activity, { id });
+          await this.outbox.append<ActivityEventData>(m, EventType.ActivityUpdated, activityEventData(updated, changes.changed));
+          return updated;
+        }),
+      );
     } catch (err) {
       throw this.translateWriteError(err, dto.contact_id ?? undefined);
     }

@@ -2,7 +2,6 @@ import { InputPipe } from '@crm/common';
 import { CompaniesRpc, CreateCompanyDto, ListCompaniesQuery, RequestContext, UpdateCompanyDto } from '@crm/contracts';
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { presentCompany } from './company.presenter';
 import { CompaniesService } from './companies.service';
 
 @Controller()
@@ -14,7 +13,7 @@ export class CompaniesController {
     @Payload('ctx') ctx: RequestContext,
     @Payload('body', new InputPipe(CreateCompanyDto)) body: CreateCompanyDto,
   ) {
-    return { data: presentCompany(await this.companies.create(ctx, body)) };
+    return { data: await this.companies.create(ctx, body) };
   }
 
   @MessagePattern(CompaniesRpc.List)
@@ -24,7 +23,7 @@ export class CompaniesController {
 
   @MessagePattern(CompaniesRpc.Get)
   async get(@Payload('params') { id }: { id: string }) {
-    return { data: presentCompany(await this.companies.get(id)) };
+    return { data: await this.companies.get(id) };
   }
 
   @MessagePattern(CompaniesRpc.Update)
@@ -33,7 +32,7 @@ export class CompaniesController {
     @Payload('params') { id }: { id: string },
     @Payload('body', new InputPipe(UpdateCompanyDto)) body: UpdateCompanyDto,
   ) {
-    return { data: presentCompany(await this.companies.update(ctx, id, body)) };
+    return { data: await this.companies.update(ctx, id, body) };
   }
 
   @MessagePattern(CompaniesRpc.Delete)

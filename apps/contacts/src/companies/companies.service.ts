@@ -40,23 +40,25 @@ export class CompaniesService {
     private readonly customFields: FieldEnforcer,
   ) {}
 
-  async create(ctx: RequestContext, dto: CreateCompanyDto): Promise<Company> {
+  async create(ctx: RequestContext, dto: CreateCompanyDto): Promise<CompanyView> {
     const id = newId(IdPrefix.Company);
     try {
-      return await this.dataSource.transaction(async (m) => {
-        const customFields = await this.customFields.builtInValues(m, ctx, 'companies', id, dto.custom_fields);
-        await m.insert(Company, {
-          id,
-          name: dto.name,
-          domain: dto.domain ?? null,
-          industry: dto.industry ?? null,
-          metadata: dto.metadata ?? {},
-          customFields,
-        } as QueryDeepPartialEntity<Company>);
-        const company = await m.findOneByOrFail(Company, { id });
-        await this.outbox.append<CompanyCreatedData>(m, EventType.CompanyCreated, { company_id: id, name: company.name, domain: company.domain });
-        return company;
-      });
+      return presentCompany(
+        await this.dataSource.transaction(async (m) => {
+          const customFields = await this.customFields.builtInValues(m, ctx, 'companies', id, dto.custom_fields);
+          await m.insert(Company, {
+            id,
+            name: dto.name,
+            domain: dto.domain ?? null,
+            industry: dto.industry ?? null,
+            metadata: dto.metadata ?? {},
+            customFields,
+          } as QueryDeepPartialEntity<Company>);
+          const company = await m.findOneByOrFail(Company, { id });
+          await this.outbox.append<CompanyCreatedData>(m, EventType.CompanyCreated, { company_id: id, name: company.name, domain: company.domain });
+          return company;
+        }),
+      );
     } catch (err) {
       throw await this.translateWriteError(err, dto.domain ?? undefined);
     }
@@ -72,23 +74,25 @@ export class CompaniesService {
     return toPage(LIST, await qb.getMany(), size, (c) => c.id, presentCompany);
   }
 
-  async get(id: string): Promise<Company> {
-    return this.find(this.dataSource.manager, id);
+  async get(id: string): Promise<CompanyView> {
+    return presentCompany(await this.find(this.dataSource.manager, id));
   }
 
-  async update(ctx: RequestContext, id: string, dto: UpdateCompanyDto): Promise<Company> {
+  async update(ctx: RequestContext, id: string, dto: UpdateCompanyDto): Promise<CompanyView> {
     if (!isId(id, IdPrefix.Company)) throw DomainError.notFound('company', id);
     try {
-      return await this.dataSource.transaction(async (m) => {
-        const company = await this.find(m, id, true);
-        const input: Record<string, unknown> = { ...dto };
-        input.custom_fields = await this.customFields.builtInValues(m, ctx, 'companies', id, dto.custom_fields, company.customFields ?? {});
-        const { set, changes } = diffFields(company, input, COMPANY_FIELDS);
-        if (!changes.changed.length) return company;
-        await m.update(Company, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Company>);
-        await this.outbox.append<CompanyUpdatedData>(m, EventType.CompanyUpdated, { company_id: id, ...changes });
-        return m.findOneByOrFail(Company, { id });
-      });
+      return presentCompany(
+        await this.dataSource.transaction(async (m) => {
+          const company = await this.find(m, id, true);
+          const input: Record<string, unknown> = { ...dto };
+          input.custom_fields = await this.customFields.builtInValues(m, ctx, 'companies', id, dto.custom_fields, company.customFields ?? {});
+          const { set, changes } = diffFields(company, input, COMPANY_FIELDS);
+          if (!changes.changed.length) return company;
+          await m.update(Company, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Company>);
+          await this.outbox.append<CompanyUpdatedData>(m, EventType.CompanyUpdated, { company_id: id, ...changes });
+          return m.findOneByOrFail(Company, { id });
+        }),
+      );
     } catch (err) {
       throw await this.translateWriteError(err, dto.domain ?? undefined);
     }

@@ -2,7 +2,6 @@ import { InputPipe, PageQuery } from '@crm/common';
 import { ContactsRpc, CreateContactDto, ListContactsQuery, MergeContactsDto, RequestContext, UpdateContactDto } from '@crm/contracts';
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { presentContactSummary, presentContactWithIncluded } from './contact.presenter';
 import { ContactsService } from './contacts.service';
 
 @Controller()
@@ -14,8 +13,7 @@ export class ContactsController {
     @Payload('ctx') ctx: RequestContext,
     @Payload('body', new InputPipe(CreateContactDto)) body: CreateContactDto,
   ) {
-    const contact = await this.contacts.create(ctx, body);
-    return { data: presentContactSummary(contact) };
+    return { data: await this.contacts.create(ctx, body) };
   }
 
   @MessagePattern(ContactsRpc.List)
@@ -25,8 +23,7 @@ export class ContactsController {
 
   @MessagePattern(ContactsRpc.Get)
   async get(@Payload('params') { id }: { id: string }) {
-    const { contact, company, owner } = await this.contacts.get(id);
-    return presentContactWithIncluded(contact, company, owner);
+    return this.contacts.get(id);
   }
 
   @MessagePattern(ContactsRpc.Update)
@@ -35,8 +32,7 @@ export class ContactsController {
     @Payload('params') { id }: { id: string },
     @Payload('body', new InputPipe(UpdateContactDto)) body: UpdateContactDto,
   ) {
-    const { contact, company, owner } = await this.contacts.update(ctx, id, body);
-    return presentContactWithIncluded(contact, company, owner);
+    return this.contacts.update(ctx, id, body);
   }
 
   @MessagePattern(ContactsRpc.Delete)
@@ -49,8 +45,7 @@ export class ContactsController {
     @Payload('ctx') ctx: RequestContext,
     @Payload('body', new InputPipe(MergeContactsDto)) body: MergeContactsDto,
   ) {
-    const { contact, company, owner } = await this.contacts.merge(ctx, body);
-    return presentContactWithIncluded(contact, company, owner);
+    return this.contacts.merge(ctx, body);
   }
 
   @MessagePattern(ContactsRpc.ListDeals)

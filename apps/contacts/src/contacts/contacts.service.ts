@@ -32,7 +32,7 @@ import { FieldEnforcer } from '../objects/field-enforcer';
 import { User } from '../users/user.entity';
 import { WorkLinks } from '../work-links/work-links.service';
 import { Contact } from './contact.entity';
-import { presentContactSummary } from './contact.presenter';
+import { presentContactSummary, presentContactWithIncluded } from './contact.presenter';
 
 /**
  * The text `search` matches: first and last name (so the full name too), then the email on a line of its
@@ -67,6 +67,11 @@ export const CONTACT_FIELDS: FieldSpec<Contact>[] = [
 const MERGE_FILLED_FIELDS = CONTACT_FIELDS.filter((f) => !['email', 'metadata', 'custom_fields', 'icp_score', 'icp_score_reason', 'icp_scored_at'].includes(f.api));
 const ICP_FIELDS = CONTACT_FIELDS.filter((f) => f.api.startsWith('icp_'));
 
+/** `{data, included}`: what get, update and merge answer. */
+export type ContactResponse = ReturnType<typeof presentContactWithIncluded>;
+
+const withIncluded = ({ contact, company, owner }: ContactWithCompany): ContactResponse => presentContactWithIncluded(contact, company, owner);
+
 export interface ContactWithCompany {
   contact: Contact;
   company: Company | null;
@@ -87,7 +92,11 @@ export class ContactsService {
     private readonly customFields: FieldEnforcer,
   ) {}
 
-  async create(ctx: RequestContext, dto: CreateContactDto): Promise<Contact> {
+  async create(ctx: RequestContext, dto: CreateContactDto): Promise<ContactSummaryView> {
+    return presentContactSummary(await this.insert(ctx, dto));
+  }
+
+  private async insert(ctx: RequestContext, dto: CreateContactDto): Promise<Contact> {
     const id = newId(IdPrefix.Contact);
     try {
       return await this.dataSource.transaction(async (m) => {
@@ -143,12 +152,16 @@ export class ContactsService {
     return toPage(LIST, await qb.getMany(), size, (c) => c.id, presentContactSummary);
   }
 
-  async get(id: string): Promise<ContactWithCompany> {
+  async get(id: string): Promise<ContactResponse> {
     const contact = await this.find(this.dataSource.manager, id);
-    return { contact, ...(await this.relatedOf(this.dataSource.manager, contact)) };
+    return withIncluded({ contact, ...(await this.relatedOf(this.dataSource.manager, contact)) });
   }
 
-  async update(ctx: RequestContext, id: string, dto: UpdateContactDto): Promise<ContactWithCompany> {
+  async update(ctx: RequestContext, id: string, dto: UpdateContactDto): Promise<ContactResponse> {
+    return withIncluded(await this.applyUpdate(ctx, id, dto));
+  }
+
+  private async applyUpdate(ctx: RequestContext, id: string, dto: UpdateContactDto): Promise<ContactWithCompany> {
     if (!isId(id, IdPrefix.Contact)) throw DomainError.notFound('contact', id);
     try {
       return await this.dataSource.transaction(async (m) => {
@@ -197,7 +210,11 @@ export class ContactsService {
    * consumes it, idempotently. If the transaction fails after the deals moved, retrying the merge
    * completes it, because moving deals again is a no-op.
    */
-  async merge(ctx: RequestContext, dto: MergeContactsDto): Promise<ContactWithCompany> {
+  async merge(ctx: RequestContext, dto: MergeContactsDto): Promise<ContactResponse> {
+    return withIncluded(await this.applyMerge(ctx, dto));
+  }
+
+  private async applyMerge(ctx: RequestContext, dto: MergeContactsDto): Promise<ContactWithCompany> {
     if (dto.winner_id === dto.loser_id) {
       throw DomainError.invalid('loser_id', 'loser_id must differ from winner_id: a contact cannot be merged with itself', 'same_contact');
     }

@@ -20,10 +20,21 @@ import { ObjectTypesService } from './object-types.service';
 
 const LIST = 'object_records';
 
-export interface RecordWrite {
+interface RecordWrite {
   record: ObjectRecord;
   type: ObjectType;
   warnings: ValidationWarning[];
+}
+
+/** `{data}`, plus `warnings` when a soft-enforced write broke a field definition. */
+export interface RecordResponse {
+  data: ObjectRecordView;
+  warnings?: ValidationWarning[];
+}
+
+function presentWrite({ record, type, warnings }: RecordWrite): RecordResponse {
+  const data = presentRecord(record, type);
+  return warnings.length ? { data, warnings } : { data };
 }
 
 
@@ -40,7 +51,11 @@ export class ObjectRecordsService {
     private readonly enforcer: FieldEnforcer,
   ) {}
 
-  async create(ctx: RequestContext, slug: string, dto: ObjectRecordInputDto): Promise<RecordWrite> {
+  async create(ctx: RequestContext, slug: string, dto: ObjectRecordInputDto): Promise<RecordResponse> {
+    return presentWrite(await this.insert(ctx, slug, dto));
+  }
+
+  private async insert(ctx: RequestContext, slug: string, dto: ObjectRecordInputDto): Promise<RecordWrite> {
     return this.dataSource.transaction(async (m) => {
       // A share lock: the type cannot be archived or gain fields while this write checks against it.
       const type = await this.writableType(m, slug);
@@ -73,13 +88,17 @@ export class ObjectRecordsService {
     return toPage(`${LIST}:${type.id}`, await qb.getMany(), size, (r) => r.id, (r) => presentRecord(r, type));
   }
 
-  async get(slug: string, id: string): Promise<{ record: ObjectRecord; type: ObjectType }> {
+  async get(slug: string, id: string): Promise<ObjectRecordView> {
     const type = await this.readableType(this.dataSource.manager, slug);
-    return { record: await this.findRecord(this.dataSource.manager, type, id), type };
+    return presentRecord(await this.findRecord(this.dataSource.manager, type, id), type);
   }
 
   /** Merges the sent values into the record (null removes a key) and checks only what was sent. */
-  async update(ctx: RequestContext, slug: string, id: string, dto: UpdateObjectRecordDto): Promise<RecordWrite> {
+  async update(ctx: RequestContext, slug: string, id: string, dto: UpdateObjectRecordDto): Promise<RecordResponse> {
+    return presentWrite(await this.applyUpdate(ctx, slug, id, dto));
+  }
+
+  private async applyUpdate(ctx: RequestContext, slug: string, id: string, dto: UpdateObjectRecordDto): Promise<RecordWrite> {
     return this.dataSource.transaction(async (m) => {
       const type = await this.writableType(m, slug);
       const record = await this.findRecord(m, type, id, true);

@@ -12,6 +12,8 @@ import {
   REFERENCEABLE_BUILT_INS,
   RESERVED_SLUGS,
   SchemaLimits,
+  SchemaView,
+  BUILT_IN_OBJECTS,
   UpdateObjectTypeDto,
 } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
@@ -39,7 +41,21 @@ export class ObjectTypesService {
     private readonly outbox: OutboxService,
   ) {}
 
-  async create(dto: CreateObjectTypeDto): Promise<ObjectType> {
+  /** GET /schema: every built-in object, then every active custom object, from one snapshot so a field added meanwhile appears everywhere or nowhere. */
+  async describeSchema(): Promise<SchemaView> {
+    return this.dataSource.transaction('REPEATABLE READ', async (m) => {
+      const builtIn = [];
+      for (const object of BUILT_IN_OBJECTS) builtIn.push(presentBuiltInObject(object, await this.builtInFields(m, object.slug)));
+      const custom = (await this.allCustom(m, 'active')).map(presentObjectType);
+      return { objects: [...builtIn, ...custom] };
+    });
+  }
+
+  async create(dto: CreateObjectTypeDto): Promise<ObjectSchemaView> {
+    return presentObjectType(await this.insert(dto));
+  }
+
+  private async insert(dto: CreateObjectTypeDto): Promise<ObjectType> {
     if (RESERVED_SLUGS.has(dto.slug)) {
       throw DomainError.invalid('slug', `slug '${dto.slug}' is reserved for a built-in object or endpoint`, 'reserved');
     }

@@ -1,19 +1,9 @@
 import { InputPipe, PageQuery } from '@crm/common';
-import { CreateObjectTypeDto, FieldDefinitionDto, ListObjectTypesQuery, ObjectRecordInputDto, ObjectRecordsRpc, ObjectTypesRpc, RequestContext, UpdateObjectRecordDto, UpdateObjectTypeDto, ValidationWarning } from '@crm/contracts';
+import { CreateObjectTypeDto, FieldDefinitionDto, ListObjectTypesQuery, ObjectRecordInputDto, ObjectRecordsRpc, ObjectTypesRpc, RequestContext, UpdateObjectRecordDto, UpdateObjectTypeDto } from '@crm/contracts';
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { ObjectRecordsService, RecordWrite } from './object-records.service';
-import { presentObjectType, presentRecord } from './object-type.presenter';
+import { ObjectRecordsService } from './object-records.service';
 import { ObjectTypesService } from './object-types.service';
-
-/** `{data}`, plus `warnings` when a soft-enforced write broke a field definition. */
-function withWarnings<T>(data: T, warnings: ValidationWarning[]): { data: T; warnings?: ValidationWarning[] } {
-  return warnings.length ? { data, warnings } : { data };
-}
-
-function presentWrite({ record, type, warnings }: RecordWrite) {
-  return withWarnings(presentRecord(record, type), warnings);
-}
 
 @Controller()
 export class ObjectTypesController {
@@ -21,7 +11,7 @@ export class ObjectTypesController {
 
   @MessagePattern(ObjectTypesRpc.Create)
   async create(@Payload('body', new InputPipe(CreateObjectTypeDto)) body: CreateObjectTypeDto) {
-    return { data: presentObjectType(await this.types.create(body)) };
+    return { data: await this.types.create(body) };
   }
 
   @MessagePattern(ObjectTypesRpc.List)
@@ -61,7 +51,7 @@ export class ObjectRecordsController {
     @Payload('params') { slug }: { slug: string },
     @Payload('body', new InputPipe(ObjectRecordInputDto)) body: ObjectRecordInputDto,
   ) {
-    return presentWrite(await this.records.create(ctx, slug, body));
+    return this.records.create(ctx, slug, body);
   }
 
   @MessagePattern(ObjectRecordsRpc.List)
@@ -74,8 +64,7 @@ export class ObjectRecordsController {
 
   @MessagePattern(ObjectRecordsRpc.Get)
   async get(@Payload('params') { slug, id }: { slug: string; id: string }) {
-    const { record, type } = await this.records.get(slug, id);
-    return { data: presentRecord(record, type) };
+    return { data: await this.records.get(slug, id) };
   }
 
   @MessagePattern(ObjectRecordsRpc.Update)
@@ -84,7 +73,7 @@ export class ObjectRecordsController {
     @Payload('params') { slug, id }: { slug: string; id: string },
     @Payload('body', new InputPipe(UpdateObjectRecordDto)) body: UpdateObjectRecordDto,
   ) {
-    return presentWrite(await this.records.update(ctx, slug, id, body));
+    return this.records.update(ctx, slug, id, body);
   }
 
   @MessagePattern(ObjectRecordsRpc.Delete)

@@ -2,7 +2,6 @@ import { InputPipe, PageQuery } from '@crm/common';
 import { ContactsRpc, CreateTaskDto, ListTasksQuery, RequestContext, TasksRpc, UpdateTaskDto } from '@crm/contracts';
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { presentTask } from './task.presenter';
 import { TasksService } from './tasks.service';
 
 @Controller()
@@ -14,7 +13,7 @@ export class TasksController {
     @Payload('ctx') ctx: RequestContext,
     @Payload('body', new InputPipe(CreateTaskDto)) body: CreateTaskDto,
   ) {
-    return { data: presentTask(await this.tasks.create(ctx, body)) };
+    return { data: await this.tasks.create(ctx, body) };
   }
 
   @MessagePattern(TasksRpc.List)
@@ -24,7 +23,7 @@ export class TasksController {
 
   @MessagePattern(TasksRpc.Get)
   async get(@Payload('params') { id }: { id: string }) {
-    return { data: presentTask(await this.tasks.get(id)) };
+    return { data: await this.tasks.get(id) };
   }
 
   @MessagePattern(TasksRpc.Update)
@@ -33,7 +32,7 @@ export class TasksController {
     @Payload('params') { id }: { id: string },
     @Payload('body', new InputPipe(UpdateTaskDto)) body: UpdateTaskDto,
   ) {
-    return { data: presentTask(await this.tasks.update(ctx, id, body)) };
+    return { data: await this.tasks.update(ctx, id, body) };
   }
 
   @MessagePattern(TasksRpc.Delete)

@@ -29,30 +29,32 @@ export class TasksService {
     private readonly deals: DealDirectory,
   ) {}
 
-  async create(ctx: RequestContext, dto: CreateTaskDto): Promise<Task> {
+  async create(ctx: RequestContext, dto: CreateTaskDto): Promise<TaskView> {
     if (dto.deal_id) await this.deals.requireDeal(ctx, dto.deal_id);
     const id = newId(IdPrefix.Task);
     const status = dto.status ?? 'pending';
     try {
-      return await this.dataSource.transaction(async (m) => {
-        if (dto.contact_id) await requireContact(m, dto.contact_id);
-        await m.insert(Task, {
-          id,
-          title: dto.title,
-          description: dto.description ?? null,
-          priority: dto.priority ?? 'medium',
-          status,
-          dueAt: dto.due_at ? new Date(dto.due_at) : null,
-          completedAt: status === 'completed' ? () => NOW_MS : null,
-          contactId: dto.contact_id ?? null,
-          dealId: dto.deal_id ?? null,
-          ownerId: dto.owner_id ?? null,
-          metadata: dto.metadata ?? {},
-        } as QueryDeepPartialEntity<Task>);
-        const task = await m.findOneByOrFail(Task, { id });
-        await this.outbox.append<TaskEventData>(m, EventType.TaskCreated, taskEventData(task));
-        return task;
-      });
+      return presentTask(
+        await this.dataSource.transaction(async (m) => {
+          if (dto.contact_id) await requireContact(m, dto.contact_id);
+          await m.insert(Task, {
+            id,
+            title: dto.title,
+            description: dto.description ?? null,
+            priority: dto.priority ?? 'medium',
+            status,
+            dueAt: dto.due_at ? new Date(dto.due_at) : null,
+            completedAt: status === 'completed' ? () => NOW_MS : null,
+            contactId: dto.contact_id ?? null,
+            dealId: dto.deal_id ?? null,
+            ownerId: dto.owner_id ?? null,
+            metadata: dto.metadata ?? {},
+          } as QueryDeepPartialEntity<Task>);
+          const task = await m.findOneByOrFail(Task, { id });
+          await this.outbox.append<TaskEventData>(m, EventType.TaskCreated, taskEventData(task));
+          return task;
+        }),
+      );
     } catch (err) {
       throw this.translateWriteError(err, dto.contact_id);
     }
@@ -84,28 +86,30 @@ export class TasksService {
     return toPage('deal-tasks', await qb.getMany(), pageSize(query), (t) => t.id, presentTaskSummary);
   }
 
-  async get(id: string): Promise<Task> {
-    return this.find(this.dataSource.manager, id);
+  async get(id: string): Promise<TaskView> {
+    return presentTask(await this.find(this.dataSource.manager, id));
   }
 
-  async update(ctx: RequestContext, id: string, dto: UpdateTaskDto): Promise<Task> {
+  async update(ctx: RequestContext, id: string, dto: UpdateTaskDto): Promise<TaskView> {
     if (!isId(id, IdPrefix.Task)) throw DomainError.notFound('task', id);
     if (dto.deal_id) await this.deals.requireDeal(ctx, dto.deal_id);
     try {
-      return await this.dataSource.transaction(async (m) => {
-        const task = await this.find(m, id, true);
-        const { set, changes } = diffFields(task, dto as Record<string, unknown>, TASK_FIELDS);
-        if (!changes.changed.length) return task;
-        if (set.contactId) await requireContact(m, set.contactId);
-        const values: QueryDeepPartialEntity<Task> = { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Task>;
-        // completed_at records when the task was last completed; leaving that status clears it.
-        if (set.status === 'completed') values.completedAt = () => NOW_MS;
-        else if (set.status !== undefined) values.completedAt = null;
-        await m.update(Task, { id }, values);
-        const updated = await m.findOneByOrFail(Task, { id });
-        await this.outbox.append<TaskEventData>(m, EventType.TaskUpdated, taskEventData(updated, changes.changed));
-        return updated;
-      });
+      return presentTask(
+        await this.dataSource.transaction(async (m) => {
+          const task = await this.find(m, id, true);
+          const { set, changes } = diffFields(task, dto as Record<string, unknown>, TASK_FIELDS);
+          if (!changes.changed.length) return task;
+          if (set.contactId) await requireContact(m, set.contactId);
+          const values: QueryDeepPartialEntity<Task> = { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Task>;
+          // completed_at records when the task was last completed; leaving that status clears it.
+          if (set.status === 'completed') values.completedAt = () => NOW_MS;
+          else if (set.status !== undefined) values.completedAt = null;
+          await m.update(Task, { id }, values);
+          const updated = await m.findOneByOrFail(Task, { id });
+          await this.outbox.append<TaskEventData>(m, EventType.TaskUpdated, taskEventData(updated, changes.changed));
+          return updated;
+        }),
+      );
     } catch (err) {
       throw this.translateWriteError(err, dto.contact_id ?? undefined);
     }

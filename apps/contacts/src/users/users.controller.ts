@@ -2,7 +2,6 @@ import { InputPipe } from '@crm/common';
 import { CreateUserDto, ListUsersQuery, UpdateUserDto, UsersRpc } from '@crm/contracts';
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { presentUser } from './user.presenter';
 import { UsersService } from './users.service';
 
 @Controller()
@@ -11,7 +10,7 @@ export class UsersController {
 
   @MessagePattern(UsersRpc.Create)
   async create(@Payload('body', new InputPipe(CreateUserDto)) body: CreateUserDto) {
-    return { data: presentUser(await this.users.create(body)) };
+    return { data: await this.users.create(body) };
   }
 
   @MessagePattern(UsersRpc.List)
@@ -21,12 +20,12 @@ export class UsersController {
 
   @MessagePattern(UsersRpc.Get)
   async get(@Payload('params') { id }: { id: string }) {
-    return { data: presentUser(await this.users.get(id)) };
+    return { data: await this.users.get(id) };
   }
 
   @MessagePattern(UsersRpc.Update)
   async update(@Payload('params') { id }: { id: string }, @Payload('body', new InputPipe(UpdateUserDto)) body: UpdateUserDto) {
-    return { data: presentUser(await this.users.update(id, body)) };
+    return { data: await this.users.update(id, body) };
   }
 
   @MessagePattern(UsersRpc.Delete)

@@ -20,14 +20,14 @@ const USER_FIELDS: FieldSpec<User>[] = [
 export class UsersService {
   constructor(private readonly dataSource: DataSource) {}
 
-  async create(dto: CreateUserDto): Promise<User> {
+  async create(dto: CreateUserDto): Promise<UserView> {
     const id = newId(IdPrefix.User);
     try {
       await this.dataSource.getRepository(User).insert({ id, name: dto.name, email: dto.email, role: dto.role ?? 'member' });
     } catch (err) {
       throw await this.translateWriteError(err, dto.email);
     }
-    return this.dataSource.getRepository(User).findOneByOrFail({ id });
+    return presentUser(await this.dataSource.getRepository(User).findOneByOrFail({ id }));
   }
 
   async list(query: ListUsersQuery): Promise<Page<UserView>> {
@@ -39,19 +39,21 @@ export class UsersService {
     return toPage(LIST, await qb.getMany(), size, (u) => u.id, presentUser);
   }
 
-  async get(id: string): Promise<User> {
-    return this.find(this.dataSource.manager, id);
+  async get(id: string): Promise<UserView> {
+    return presentUser(await this.find(this.dataSource.manager, id));
   }
 
-  async update(id: string, dto: UpdateUserDto): Promise<User> {
+  async update(id: string, dto: UpdateUserDto): Promise<UserView> {
     try {
-      return await this.dataSource.transaction(async (m) => {
-        const user = await this.find(m, id, true);
-        const { set, changes } = diffFields(user, { ...dto }, USER_FIELDS);
-        if (!changes.changed.length) return user;
-        await m.update(User, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<User>);
-        return m.findOneByOrFail(User, { id });
-      });
+      return presentUser(
+        await this.dataSource.transaction(async (m) => {
+          const user = await this.find(m, id, true);
+          const { set, changes } = diffFields(user, { ...dto }, USER_FIELDS);
+          if (!changes.changed.length) return user;
+          await m.update(User, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<User>);
+          return m.findOneByOrFail(User, { id });
+        }),
+      );
     } catch (err) {
       throw await this.translateWriteError(err, dto.email);
     }

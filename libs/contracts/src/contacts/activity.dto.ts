@@ -1,7 +1,7 @@
 import { PageQuery } from '@crm/common';
 import { IsDefined, IsIn, IsOptional, IsRFC3339, IsString, MaxLength } from 'class-validator';
 import { SchemaField } from '../schema/schema-field';
-import { IfPresent, IsIdOf } from './dto-helpers';
+import { IfPresent, IsIdOf } from '../dto-helpers';
 import { IsMetadata } from '@crm/common';
 import { ACTIVITY_STATUSES, ACTIVITY_TYPES, ActivityStatus, ActivityType, ContactsLimits } from './values';
 
@@ -73,12 +73,10 @@ export class ListActivitiesQuery extends PageQuery {
   status?: ActivityStatus;
 
   @IsOptional()
-  @IsString({ message: 'contact_id must be a string' })
-  @MaxLength(64, { message: 'contact_id must be at most 64 characters' })
+  @IsIdOf('cont', 'contact_id')
   contact_id?: string;
 
   @IsOptional()
-  @IsString({ message: 'deal_id must be a string' })
-  @MaxLength(64, { message: 'deal_id must be at most 64 characters' })
+  @IsIdOf('deal', 'deal_id')
   deal_id?: string;
 }

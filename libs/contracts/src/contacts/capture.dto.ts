@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsMetadata } from '@crm/common';
 import { IsDefined, IsEmail, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
-import { Normalise, Trim } from './dto-helpers';
+import { Normalise, Trim } from '../dto-helpers';
 import { CONTACT_SOURCES, ContactSource, ContactsLimits } from './values';
 
 const EMAIL_MESSAGE = 'email must be a valid email address';

@@ -1,6 +1,6 @@
 import { PageQuery } from '@crm/common';
 import { IsDefined, IsFQDN, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
-import { IfPresent, Normalise, Trim } from './dto-helpers';
+import { IfPresent, Normalise, Trim } from '../dto-helpers';
 import { IsMetadata } from '@crm/common';
 import { IsCustomFieldValues } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';

@@ -1,6 +1,6 @@
 import { PageQuery, QueryInt } from '@crm/common';
 import { ArrayMaxSize, IsArray, IsDefined, IsEmail, IsIn, IsInt, IsOptional, IsRFC3339, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
-import { IfPresent, IsIdOf, Normalise, Trim } from './dto-helpers';
+import { IfPresent, IsIdOf, Normalise, Trim } from '../dto-helpers';
 import { IsMetadata } from '@crm/common';
 import { IsCustomFieldValues } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';
@@ -113,13 +113,11 @@ export class ListContactsQuery extends PageQuery {
   source?: ContactSource;
 
   @IsOptional()
-  @IsString({ message: 'company_id must be a string' })
-  @MaxLength(64, { message: 'company_id must be at most 64 characters' })
+  @IsIdOf('comp', 'company_id')
   company_id?: string;
 
   @IsOptional()
-  @IsString({ message: 'owner_id must be a string' })
-  @MaxLength(64, { message: 'owner_id must be at most 64 characters' })
+  @IsIdOf('user', 'owner_id')
   owner_id?: string;
 
   @IsOptional()
@@ -161,13 +159,11 @@ export class ListContactsQuery extends PageQuery {
 
 export class MergeContactsDto {
   @IsDefined({ message: 'winner_id is required' })
-  @IsString({ message: 'winner_id must be a string' })
-  @MaxLength(64, { message: 'winner_id must be at most 64 characters' })
+  @IsIdOf('cont', 'winner_id')
   winner_id!: string;
 
   @IsDefined({ message: 'loser_id is required' })
-  @IsString({ message: 'loser_id must be a string' })
-  @MaxLength(64, { message: 'loser_id must be at most 64 characters' })
+  @IsIdOf('cont', 'loser_id')
   loser_id!: string;
 }
 
@@ -176,18 +172,18 @@ export class ResolveContactsDto {
   @IsOptional()
   @IsArray({ message: 'contact_ids must be an array' })
   @ArrayMaxSize(ContactsLimits.resolveIds, { message: `contact_ids may hold at most ${ContactsLimits.resolveIds} ids` })
-  @IsString({ each: true, message: 'contact_ids must be strings' })
+  @IsIdOf('cont', 'contact_ids', { each: true })
   contact_ids?: string[];
 
   @IsOptional()
   @IsArray({ message: 'company_ids must be an array' })
   @ArrayMaxSize(ContactsLimits.resolveIds, { message: `company_ids may hold at most ${ContactsLimits.resolveIds} ids` })
-  @IsString({ each: true, message: 'company_ids must be strings' })
+  @IsIdOf('comp', 'company_ids', { each: true })
   company_ids?: string[];
 
   @IsOptional()
   @IsArray({ message: 'user_ids must be an array' })
   @ArrayMaxSize(ContactsLimits.resolveIds, { message: `user_ids may hold at most ${ContactsLimits.resolveIds} ids` })
-  @IsString({ each: true, message: 'user_ids must be strings' })
+  @IsIdOf('user', 'user_ids', { each: true })
   user_ids?: string[];
 }

@@ -1,7 +1,7 @@
 import { PageQuery } from '@crm/common';
 import { IsDefined, IsIn, IsOptional, IsRFC3339, IsString, Length, MaxLength } from 'class-validator';
 import { SchemaField } from '../schema/schema-field';
-import { IfPresent, IsIdOf, Trim } from './dto-helpers';
+import { IfPresent, IsIdOf, Trim } from '../dto-helpers';
 import { IsMetadata } from '@crm/common';
 import { ContactsLimits, TASK_PRIORITIES, TASK_STATUSES, TaskPriority, TaskStatus } from './values';
 
@@ -81,17 +81,14 @@ export class ListTasksQuery extends PageQuery {
   priority?: TaskPriority;
 
   @IsOptional()
-  @IsString({ message: 'contact_id must be a string' })
-  @MaxLength(64, { message: 'contact_id must be at most 64 characters' })
+  @IsIdOf('cont', 'contact_id')
   contact_id?: string;
 
   @IsOptional()
-  @IsString({ message: 'deal_id must be a string' })
-  @MaxLength(64, { message: 'deal_id must be at most 64 characters' })
+  @IsIdOf('deal', 'deal_id')
   deal_id?: string;
 
   @IsOptional()
-  @IsString({ message: 'owner_id must be a string' })
-  @MaxLength(64, { message: 'owner_id must be at most 64 characters' })
+  @IsIdOf('user', 'owner_id')
   owner_id?: string;
 }

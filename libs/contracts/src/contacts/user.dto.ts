@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { PageQuery } from '@crm/common';
 import { IsDefined, IsEmail, IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
-import { IfPresent, Normalise, Trim } from './dto-helpers';
+import { IfPresent, Normalise, Trim } from '../dto-helpers';
 import { ContactsLimits } from './values';
 
 /** Roles of team members. Roles are labels for now: API keys, not users, carry permissions (scopes). */

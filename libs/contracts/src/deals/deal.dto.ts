@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { IsIdOf, IfPresent } from '../dto-helpers';
 import { IsMetadata, PageQuery, QueryInt } from '@crm/common';
 import { Transform, Type } from 'class-transformer';
 import { IsDefined, IsIn, IsInt, IsOptional, IsRFC3339, IsString, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
@@ -18,12 +19,7 @@ export const LOSS_REASON_MAX = 500;
 /** Largest value a JSON number carries exactly: 2^53 - 1 cents. */
 export const DEAL_VALUE_MAX = Number.MAX_SAFE_INTEGER;
 
-const ID_MAX = 64;
-const USER_ID = /^user_[0-9a-z]{26}$/;
 
-/** Fields PATCH may clear with null; on create null means "not given". */
-const presentOrNull = (field: string) => (o: Record<string, unknown>) => o[field] !== undefined && o[field] !== null;
-const present = (field: string) => (o: Record<string, unknown>) => o[field] !== undefined;
 
 export class CreateDealDto {
   @IsDefined({ message: 'name is required' })
@@ -33,26 +29,22 @@ export class CreateDealDto {
 
   @IsDefined({ message: 'pipeline_id is required' })
   @SchemaField({ reference_target: 'pipelines' })
-  @IsString({ message: 'pipeline_id must be a string' })
-  @MaxLength(ID_MAX, { message: `pipeline_id must be at most ${ID_MAX} characters` })
+  @IsIdOf('pipe', 'pipeline_id')
   pipeline_id!: string;
 
   @IsDefined({ message: 'stage_id is required' })
   @SchemaField({ reference_target: 'stages' })
-  @IsString({ message: 'stage_id must be a string' })
-  @MaxLength(ID_MAX, { message: `stage_id must be at most ${ID_MAX} characters` })
+  @IsIdOf('stg', 'stage_id')
   stage_id!: string;
 
-  @ValidateIf(presentOrNull('contact_id'))
+  @IsOptional()
   @SchemaField({ reference_target: 'contacts' })
-  @IsString({ message: 'contact_id must be a string' })
-  @MaxLength(ID_MAX, { message: `contact_id must be at most ${ID_MAX} characters` })
+  @IsIdOf('cont', 'contact_id')
   contact_id?: string | null;
 
-  @ValidateIf(presentOrNull('company_id'))
+  @IsOptional()
   @SchemaField({ reference_target: 'companies' })
-  @IsString({ message: 'company_id must be a string' })
-  @MaxLength(ID_MAX, { message: `company_id must be at most ${ID_MAX} characters` })
+  @IsIdOf('comp', 'company_id')
   company_id?: string | null;
 
   @IsOptional()
@@ -71,91 +63,85 @@ export class CreateDealDto {
   @IsIn(DEAL_STATUSES, { message: `status must be one of ${DEAL_STATUSES.join(', ')}` })
   status?: DealStatus;
 
-  @ValidateIf(presentOrNull('expected_close'))
+  @IsOptional()
   @IsRFC3339({ message: 'expected_close must be an RFC 3339 date-time, e.g. 2030-01-31T00:00:00Z' })
   expected_close?: string | null;
 
-  @ValidateIf(presentOrNull('owner_id'))
+  @IsOptional()
   @SchemaField({ reference_target: 'users' })
-  @IsString({ message: 'owner_id must be a string' })
-  @Matches(USER_ID, { message: 'owner_id must be a user id (user_...)' })
+  @IsIdOf('user', 'owner_id')
   owner_id?: string | null;
 
-  @ValidateIf(presentOrNull('source'))
+  @IsOptional()
   @IsIn(DEAL_SOURCES, { message: `source must be one of ${DEAL_SOURCES.join(', ')}` })
   source?: DealSource | null;
 
-  @ValidateIf(presentOrNull('metadata'))
+  @IsOptional()
   @IsMetadata()
   metadata?: Record<string, unknown> | null;
 }
 
 /** Every create field is optional; name, pipeline_id, stage_id, value, currency and status cannot be null. */
 export class UpdateDealDto {
-  @ValidateIf(present('name'))
+  @IfPresent()
   @IsString({ message: 'name must be a string' })
   @Length(1, DEAL_NAME_MAX, { message: `name must be 1 to ${DEAL_NAME_MAX} characters` })
   name?: string;
 
-  @ValidateIf(present('pipeline_id'))
+  @IfPresent()
   @SchemaField({ reference_target: 'pipelines' })
-  @IsString({ message: 'pipeline_id must be a string' })
-  @MaxLength(ID_MAX, { message: `pipeline_id must be at most ${ID_MAX} characters` })
+  @IsIdOf('pipe', 'pipeline_id')
   pipeline_id?: string;
 
-  @ValidateIf(present('stage_id'))
+  @IfPresent()
   @SchemaField({ reference_target: 'stages' })
-  @IsString({ message: 'stage_id must be a string' })
-  @MaxLength(ID_MAX, { message: `stage_id must be at most ${ID_MAX} characters` })
+  @IsIdOf('stg', 'stage_id')
   stage_id?: string;
 
-  @ValidateIf(presentOrNull('contact_id'))
+  @IsOptional()
   @SchemaField({ reference_target: 'contacts' })
-  @IsString({ message: 'contact_id must be a string' })
-  @MaxLength(ID_MAX, { message: `contact_id must be at most ${ID_MAX} characters` })
+  @IsIdOf('cont', 'contact_id')
   contact_id?: string | null;
 
-  @ValidateIf(presentOrNull('company_id'))
+  @IsOptional()
   @SchemaField({ reference_target: 'companies' })
-  @IsString({ message: 'company_id must be a string' })
-  @MaxLength(ID_MAX, { message: `company_id must be at most ${ID_MAX} characters` })
+  @IsIdOf('comp', 'company_id')
   company_id?: string | null;
 
-  @ValidateIf(present('value'))
+  @IfPresent()
   @SchemaField({ type: 'currency' })
   @IsInt({ message: 'value must be an integer number of cents' })
   @Min(0, { message: 'value must be zero or more' })
   @Max(DEAL_VALUE_MAX, { message: `value must be at most ${DEAL_VALUE_MAX}` })
   value?: number;
 
-  @ValidateIf(present('currency'))
+  @IfPresent()
   @Transform(upperCase)
   @IsCurrencyCode({ message: 'currency must be an ISO 4217 code such as USD' })
   currency?: string;
 
-  @ValidateIf(present('status'))
+  @IfPresent()
   @IsIn(DEAL_STATUSES, { message: `status must be one of ${DEAL_STATUSES.join(', ')}` })
   status?: DealStatus;
 
-  @ValidateIf(presentOrNull('expected_close'))
+  @IsOptional()
   @IsRFC3339({ message: 'expected_close must be an RFC 3339 date-time, e.g. 2030-01-31T00:00:00Z' })
   expected_close?: string | null;
 
-  @ValidateIf(presentOrNull('owner_id'))
+  @IsOptional()
   @SchemaField({ reference_target: 'users' })
-  @IsString({ message: 'owner_id must be a string' })
-  @Matches(USER_ID, { message: 'owner_id must be a user id (user_...)' })
+  @IsIdOf('user', 'owner_id')
   owner_id?: string | null;
 
-  @ValidateIf(presentOrNull('source'))
+  @IsOptional()
   @IsIn(DEAL_SOURCES, { message: `source must be one of ${DEAL_SOURCES.join(', ')}` })
   source?: DealSource | null;
 
-  @ValidateIf(presentOrNull('metadata'))
+  @IsOptional()
   @IsMetadata()
   metadata?: Record<string, unknown> | null;
 
-  @ValidateIf(presentOrNull('loss_reason'))
+  @IsOptional()
   @IsString({ message: 'loss_reason must be a string' })
   @Length(1, LOSS_REASON_MAX, { message: `loss_reason must be 1 to ${LOSS_REASON_MAX} characters` })
   loss_reason?: string | null;
@@ -164,8 +150,7 @@ export class UpdateDealDto {
 export class MoveDealStageDto {
   @IsDefined({ message: 'stage_id is required' })
   @SchemaField({ reference_target: 'stages' })
-  @IsString({ message: 'stage_id must be a string' })
-  @MaxLength(ID_MAX, { message: `stage_id must be at most ${ID_MAX} characters` })
+  @IsIdOf('stg', 'stage_id')
   stage_id!: string;
 }
 
@@ -178,8 +163,7 @@ export class PipelineDealsQuery extends PageQuery {
 
   @IsOptional()
   @SchemaField({ reference_target: 'stages' })
-  @IsString({ message: 'stage_id must be a string' })
-  @MaxLength(ID_MAX, { message: `stage_id must be at most ${ID_MAX} characters` })
+  @IsIdOf('stg', 'stage_id')
   stage_id?: string;
 }
 
@@ -187,25 +171,21 @@ export class PipelineDealsQuery extends PageQuery {
 export class ListDealsQuery extends PipelineDealsQuery {
   @IsOptional()
   @SchemaField({ reference_target: 'pipelines' })
-  @IsString({ message: 'pipeline_id must be a string' })
-  @MaxLength(ID_MAX, { message: `pipeline_id must be at most ${ID_MAX} characters` })
+  @IsIdOf('pipe', 'pipeline_id')
   pipeline_id?: string;
 
   @IsOptional()
   @SchemaField({ reference_target: 'contacts' })
-  @IsString({ message: 'contact_id must be a string' })
-  @MaxLength(ID_MAX, { message: `contact_id must be at most ${ID_MAX} characters` })
+  @IsIdOf('cont', 'contact_id')
   contact_id?: string;
 
   @IsOptional()
   @SchemaField({ reference_target: 'companies' })
-  @IsString({ message: 'company_id must be a string' })
-  @MaxLength(ID_MAX, { message: `company_id must be at most ${ID_MAX} characters` })
+  @IsIdOf('comp', 'company_id')
   company_id?: string;
 
   @IsOptional()
-  @IsString({ message: 'owner_id must be a string' })
-  @MaxLength(ID_MAX, { message: `owner_id must be at most ${ID_MAX} characters` })
+  @IsIdOf('user', 'owner_id')
   owner_id?: string;
 
   @IsOptional()

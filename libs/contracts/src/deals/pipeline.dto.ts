@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { IsIdOf } from '../dto-helpers';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -102,16 +103,14 @@ export class ReorderStagesDto {
   @IsDefined({ message: 'stage_ids is required' })
   @IsArray({ message: 'stage_ids must be an array' })
   @ArrayMaxSize(MAX_STAGES_PER_PIPELINE * 2, { message: `stage_ids may hold at most ${MAX_STAGES_PER_PIPELINE * 2} ids` })
-  @IsString({ each: true, message: 'stage_ids must be an array of strings' })
-  @MaxLength(64, { each: true, message: 'stage_ids entries must be at most 64 characters' })
+  @IsIdOf('stg', 'stage_ids', { each: true })
   stage_ids!: string[];
 }
 
 /** Query of DELETE /pipelines/:id and DELETE /pipelines/:id/stages/:stage_id. */
 export class DeleteWithMoveQuery {
   @IsOptional()
-  @IsString({ message: 'move_to_stage_id must be a string' })
-  @MaxLength(64, { message: 'move_to_stage_id must be at most 64 characters' })
+  @IsIdOf('stg', 'move_to_stage_id')
   move_to_stage_id?: string;
 }
 

@@ -1,4 +1,5 @@
 import { PageQuery } from '@crm/common';
+import { IfPresent } from '../dto-helpers';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -31,7 +32,6 @@ import {
 } from './field-types';
 
 const SLUG_MESSAGE = 'must start with a lowercase letter and hold only a-z, 0-9 and _ (at most 63 characters)';
-const present = (field: string) => (o: Record<string, unknown>) => o[field] !== undefined;
 
 class EnumValuesRule {
   @IsOptional()
@@ -112,16 +112,16 @@ export class CreateObjectTypeDto {
 
 /** PATCH /objects/:slug. Fields are added with POST /objects/:slug/fields; the slug never changes. */
 export class UpdateObjectTypeDto {
-  @ValidateIf(present('name'))
+  @IfPresent()
   @IsString({ message: 'name must be a string' })
   @Length(1, SchemaLimits.objectName, { message: `name must be 1 to ${SchemaLimits.objectName} characters` })
   name?: string;
 
-  @ValidateIf(present('enforcement_level'))
+  @IfPresent()
   @IsIn(ENFORCEMENT_LEVELS, { message: `enforcement_level must be one of ${ENFORCEMENT_LEVELS.join(', ')}` })
   enforcement_level?: EnforcementLevel;
 
-  @ValidateIf(present('status'))
+  @IfPresent()
   @IsIn(OBJECT_TYPE_STATUSES, { message: `status must be one of ${OBJECT_TYPE_STATUSES.join(', ')}` })
   status?: ObjectTypeStatus;
 }

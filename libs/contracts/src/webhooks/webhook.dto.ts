@@ -1,4 +1,5 @@
 import { PageQuery } from '@crm/common';
+import { IsIdOf } from '../dto-helpers';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsDefined, IsIn, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { EVENT_TYPES } from '../events';
 import { IsMetadata } from '@crm/common';
@@ -98,7 +99,6 @@ export class ListDeliveriesQuery extends PageQuery {
 
 export class ReplayWebhookDto {
   @IsDefined({ message: 'event_id is required' })
-  @IsString({ message: 'event_id must be a string' })
-  @MaxLength(64, { message: 'event_id must be at most 64 characters' })
+  @IsIdOf('evt', 'event_id')
   event_id!: string;
 }
