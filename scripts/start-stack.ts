@@ -119,6 +119,9 @@ async function main(): Promise<void> {
     PORT: String(port),
     CRM_BOOTSTRAP_API_KEY: apiKey,
     WEBHOOKS_SECRET_KEYS: process.env.WEBHOOKS_SECRET_KEYS || devWebhookSecretKeys(),
+    // On a developer's machine the receiver under test is local and plain HTTP; production keeps both refused.
+    WEBHOOKS_ALLOW_PRIVATE: process.env.WEBHOOKS_ALLOW_PRIVATE || 'true',
+    WEBHOOKS_ALLOW_INSECURE: process.env.WEBHOOKS_ALLOW_INSECURE || 'true',
   };
   apps.forEach((app, i) => {
     // The gateway listens on PORT; the services' health endpoints on the ports right after it.

@@ -1,6 +1,7 @@
 import { execFile } from 'child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
+import { createServer } from 'net';
 import { join } from 'path';
 import { startStack, TestStack } from '../support/stack';
 
@@ -16,7 +17,7 @@ describe('the README walkthrough', () => {
   let stack: TestStack;
   let home: string;
   beforeAll(async () => {
-    stack = await startStack({ env: { WEBHOOKS_TIMEOUT_MS: '1000' } });
+    stack = await startStack({ env: { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_ALLOW_INSECURE: 'true', WEBHOOKS_DISPATCH_INTERVAL_MS: '100' } });
     // Run where `npm start` would have left the key.
     home = mkdtempSync(join(tmpdir(), 'crm-readme-'));
     mkdirSync(join(home, '.data'));
@@ -27,21 +28,34 @@ describe('the README walkthrough', () => {
     await stack?.stop();
   });
 
-  it('runs in a plain POSIX shell (dash) against the running stack and prints what its comments promise', async () => {
+  it.each(['bash', 'zsh', 'dash'])('runs as written in %s against the running stack and prints what its comments promise', async (shell) => {
+    const receiverPort = await freePort();
     // Asynchronously: the stack answers from this process, so a blocking spawn would wait for ever.
     const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      execFile('dash', ['-e', '-c', walkthrough()], { cwd: home, env: { ...process.env, API: stack.api.baseUrl }, timeout: 60_000 }, (err, stdout, stderr) =>
+      const env = { ...process.env, API: stack.api.baseUrl, RECEIVER_PORT: String(receiverPort) };
+      execFile(shell, ['-e', '-c', walkthrough()], { cwd: home, env, timeout: 60_000 }, (err, stdout, stderr) =>
         resolve({ status: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
       );
     });
-    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
-    const [apiKey, dealStatus, hasMore, eventTypes, secret, errorCode, ...rest] = run.stdout.split('\n');
+    expect({ shell, status: run.status, stderr: run.stderr }).toEqual({ shell, status: 0, stderr: '' });
+    const [apiKey, dealStatus, hasMore, eventTypes, secret, delivered, errorCode, ...rest] = run.stdout.split('\n');
     expect(apiKey).toMatch(/^crm_live_[0-9A-Za-z]{32,}$/);
     expect(dealStatus).toBe('won');
-    expect(hasMore).toBe('false');
+    expect(hasMore).toMatch(/^(true|false)$/);
     expect(eventTypes).toMatch(/^(deal\.[a-z_]+ ?)*$/);
     expect(secret).toMatch(/^whsec_/);
+    expect(delivered).toBe('contact.created');
     expect(errorCode).toBe('validation_failed');
     expect(rest.join('')).toBe('');
   });
 });
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
