@@ -122,14 +122,15 @@ describe('dead events', () => {
     const copied: string[] = [];
     const checkpoint = async () => Number((await dataSource.query(`SELECT stream_seq::text AS seq FROM reader_checkpoint`))[0].seq);
     const handle = async (batch: SequencedEvent[]) => {
-      await dataSource.transaction(async (m) => {
+      const fresh = await dataSource.transaction(async (m) => {
         const [{ seq }] = await m.query(`SELECT stream_seq::text AS seq FROM reader_checkpoint FOR UPDATE`);
-        const fresh = batch.filter((b) => b.seq > Number(seq));
-        if (fresh.some((b) => b.event.id === poison.id)) throw new Error('the poison again');
-        if (!fresh.length) return;
-        copied.push(...fresh.map((b) => b.event.id));
-        await m.query(`UPDATE reader_checkpoint SET stream_seq = $1`, [fresh[fresh.length - 1].seq]);
+        const unseen = batch.filter((b) => b.seq > Number(seq));
+        if (unseen.some((b) => b.event.id === poison.id)) throw new Error('the poison again');
+        if (unseen.length) await m.query(`UPDATE reader_checkpoint SET stream_seq = $1`, [unseen[unseen.length - 1].seq]);
+        return unseen;
       });
+      // Only once committed: the test reads the checkpoint as soon as it sees the id.
+      copied.push(...fresh.map((b) => b.event.id));
     };
     const reader = new EventStreamReader({
       nc,
