@@ -37,6 +37,10 @@ const DEFAULT_IS_RIGHT: Record<string, string> = {
   DEALS_STALE_AFTER_SECONDS: 'demo/test override of DEALS_STALE_AFTER_DAYS',
   // Unset, each process picks the pool its role needs (gateway 20, services 10); set it to shrink them.
   DATABASE_POOL_SIZE: 'per-process pool size override',
+  // Tracing is off unless an OTLP endpoint is configured; a platform team sets these to its collector.
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'tracing off by default',
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'tracing off by default',
+  OTEL_SERVICE_NAME: 'defaults to crm-<process>',
 };
 
 function read(path: string): string {

@@ -1,8 +1,13 @@
 import 'reflect-metadata';
-import { onShutdownSignal, runMain } from '@crm/common';
+import { onShutdownSignal, runMain, startTracing } from '@crm/common';
 import { startEvents } from './events.app';
 
 runMain('events', async () => {
+  // Before anything else, so every span of start-up and after is exported (when an OTLP endpoint is set).
+  const stopTracing = startTracing('events', process.env);
   const service = await startEvents();
-  onShutdownSignal(() => service.close());
+  onShutdownSignal(async () => {
+    await service.close();
+    await stopTracing?.();
+  });
 });

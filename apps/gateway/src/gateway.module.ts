@@ -1,3 +1,4 @@
+import { TracingMiddleware } from './http/tracing.middleware';
 import { OpenApiController, OpenApiDocument } from './openapi/openapi.controller';
 import { DatabaseSpec, dataSourceOptions, Logger } from '@crm/common';
 import { ServiceName } from '@crm/contracts';
@@ -59,12 +60,12 @@ export interface GatewayDeps {
 export class GatewayModule implements NestModule {
   /**
    * Every request, matched or not, in this order after the request log (LoggerModule's middleware runs
-   * first): timing, key check and rate limit, body parsing and input limits, Idempotency-Key. Routes,
+   * first): its trace span, timing, key check and rate limit, body parsing and input limits, Idempotency-Key. Routes,
    * the scopes guard and the exception filter come after.
    */
   configure(consumer: MiddlewareConsumer): void {
     consumer
-      .apply(RequestMetricsMiddleware, AccessMiddleware, jsonBody(), IdempotencyMiddleware)
+      .apply(TracingMiddleware, RequestMetricsMiddleware, AccessMiddleware, jsonBody(), IdempotencyMiddleware)
       .forRoutes({ path: '{*splat}', method: RequestMethod.ALL });
   }
 
@@ -122,6 +123,7 @@ export class GatewayModule implements NestModule {
         AccessMiddleware,
         IdempotencyMiddleware,
         RequestMetricsMiddleware,
+        TracingMiddleware,
         RouteIndex,
         ServiceForwarder,
         McpService,

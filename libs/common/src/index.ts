@@ -9,3 +9,4 @@ export * from './pagination';
 export * from './postgres-errors';
 export * from './startup';
 export * from './validation';
+export * from './tracing';

@@ -1,4 +1,5 @@
-import { Logger } from '@crm/common';
+import { contextFrom, Logger, SpanKind, traceparentOf, tracerFor } from '@crm/common';
+import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import { DomainEvent, eventStreamName } from '@crm/contracts';
 import { ConsumerMessages, DeliverPolicy, JsMsg, NatsConnection } from 'nats';
 import { handleOrPark, RetryPolicy } from './dead-events/bounded-handling';
@@ -9,7 +10,14 @@ export interface SequencedEvent {
   /** The event's JetStream stream sequence: its place in the stream. */
   seq: number;
   event: DomainEvent;
+  /**
+   * When tracing is on and the change was traced: the `traceparent` of this reader's span for the
+   * event, for a handler that carries the trace further (webhook delivery).
+   */
+  traceparent?: string;
 }
+
+const tracer = tracerFor('events');
 
 export interface EventStreamReaderOptions {
   nc: NatsConnection;
@@ -124,7 +132,19 @@ export class EventStreamReader {
     const pause = async (ms: number) => (await Promise.race([this.sleep(ms), this.stopSignal])) === IDLE && this.running;
     const warn = (err: unknown, attempt: number) => logger.warn({ err: (err as Error).message, reader: name, attempt }, 'event reader could not handle events; retrying');
     // A park that fails (its database is down) fails the read: it restarts from the checkpoint.
-    await handleOrPark(batch, handle, park, retry, pause, warn);
+    // One consumer span per traced event, under the relay's publish span, open while the batch is handled.
+    const spans = batch.map((item) =>
+      item.traceparent ? tracer.startSpan(`${name} ${item.event.type}`, { kind: SpanKind.CONSUMER }, contextFrom(item.traceparent)) : undefined,
+    );
+    const traced = batch.map((item, i) => (spans[i] ? { ...item, traceparent: traceparentOf(trace.setSpan(ROOT_CONTEXT, spans[i]!)) } : item));
+    try {
+      await handleOrPark(traced, handle, park, retry, pause, warn);
+    } catch (err) {
+      for (const span of spans) span?.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+      throw err;
+    } finally {
+      for (const span of spans) span?.end();
+    }
   }
 
   private async readFromCheckpoint(): Promise<void> {
@@ -155,7 +175,7 @@ export class EventStreamReader {
         continue;
       }
       if (outcome.done) throw new Error('the ordered consumer closed');
-      batch.push({ seq: outcome.value.seq, event: decodeJson<DomainEvent>(outcome.value.data) });
+      batch.push({ seq: outcome.value.seq, event: decodeJson<DomainEvent>(outcome.value.data), traceparent: outcome.value.headers?.get('traceparent') || undefined });
       next = iterator.next();
       if (batch.length >= batchSize) {
         await this.handle(batch);

@@ -11,6 +11,7 @@ import { DataSource } from 'typeorm';
 import { DependencyHealth } from './health.indicators';
 import { RequestOutcomeInterceptor } from './request-outcome.interceptor';
 import { RpcMetricsInterceptor } from './rpc-metrics.interceptor';
+import { RpcTracingInterceptor } from './rpc-tracing.interceptor';
 import { rpcHealthController } from './rpc-health.controller';
 
 export const SERVICE_CONFIG = Symbol('SERVICE_CONFIG');
@@ -126,6 +127,7 @@ export async function startService(definition: ServiceDefinition, env: Record<st
     controllers: [ServiceHealthController, ServiceMetricsController, rpcHealthController(definition.service)],
     providers: [
       DependencyHealth,
+      { provide: APP_INTERCEPTOR, useValue: new RpcTracingInterceptor(definition.service, config.namespace) },
       { provide: APP_INTERCEPTOR, useFactory: (m: MessagingMetrics) => new RpcMetricsInterceptor(m, config.namespace), inject: [MessagingMetrics] },
       { provide: APP_INTERCEPTOR, useFactory: (ds: DataSource) => new RequestOutcomeInterceptor(ds, config, logger), inject: [DataSource] },
       { provide: SERVICE_CONFIG, useValue: config },

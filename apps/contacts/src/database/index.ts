@@ -1,4 +1,4 @@
-import { CreateDeadEvents1763900000000, CreateOutbox1763800000000, CreateRequestOutcomes1763900000200 } from '@crm/messaging';
+import { CreateDeadEvents1763900000000, AddOutboxTraceContext1764200000000, CreateOutbox1763800000000, CreateRequestOutcomes1763900000200 } from '@crm/messaging';
 import { Activity } from '../activities/activity.entity';
 import { Company } from '../companies/company.entity';
 import { Contact } from '../contacts/contact.entity';
@@ -23,4 +23,5 @@ export const contactsMigrations = [
   CreateDeadEvents1763900000000,
   CreateUsers1763900000100,
   CreateRequestOutcomes1763900000200,
+  AddOutboxTraceContext1764200000000,
 ];

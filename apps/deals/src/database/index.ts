@@ -1,4 +1,4 @@
-import { CreateDeadEvents1763900000000, CreateOutbox1763800000000, CreateRequestOutcomes1763900000200 } from '@crm/messaging';
+import { CreateDeadEvents1763900000000, AddOutboxTraceContext1764200000000, CreateOutbox1763800000000, CreateRequestOutcomes1763900000200 } from '@crm/messaging';
 import { Deal } from '../deals/deal.entity';
 import { StageHistory } from '../deals/stage-history.entity';
 import { Pipeline } from '../pipelines/pipeline.entity';
@@ -6,4 +6,4 @@ import { Stage } from '../pipelines/stage.entity';
 import { CreatePipelinesAndDeals1763800000400 } from './migrations/1763800000400-create-pipelines-and-deals';
 
 export const dealsEntities = [Pipeline, Stage, Deal, StageHistory];
-export const dealsMigrations = [CreateOutbox1763800000000, CreatePipelinesAndDeals1763800000400, CreateDeadEvents1763900000000, CreateRequestOutcomes1763900000200];
+export const dealsMigrations = [CreateOutbox1763800000000, CreatePipelinesAndDeals1763800000400, CreateDeadEvents1763900000000, CreateRequestOutcomes1763900000200, AddOutboxTraceContext1764200000000];

@@ -1,4 +1,4 @@
-import { CreateOutbox1763800000000 } from '@crm/messaging';
+import { AddOutboxTraceContext1764200000000, CreateOutbox1763800000000 } from '@crm/messaging';
 import { ApiKey } from '../apikeys/api-key.entity';
 import { CreateApiKeys1763800000100 } from './migrations/1763800000100-create-api-keys';
 import { CreateIdempotencyKeys1763800000200 } from './migrations/1763800000200-create-idempotency-keys';
@@ -6,4 +6,4 @@ import { ApiKeyUsers1763800000300 } from './migrations/1763800000300-api-key-use
 
 export const GATEWAY_SCHEMA = 'gateway';
 export const gatewayEntities = [ApiKey];
-export const gatewayMigrations = [CreateOutbox1763800000000, CreateApiKeys1763800000100, CreateIdempotencyKeys1763800000200, ApiKeyUsers1763800000300];
+export const gatewayMigrations = [CreateOutbox1763800000000, CreateApiKeys1763800000100, CreateIdempotencyKeys1763800000200, ApiKeyUsers1763800000300, AddOutboxTraceContext1764200000000];

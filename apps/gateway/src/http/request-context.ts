@@ -1,4 +1,5 @@
 import type { ApiScope, RequestContext } from '@crm/contracts';
+import type { Context } from '@opentelemetry/api';
 import type { Request } from 'express';
 
 /** The API key a request was authenticated with. */
@@ -14,6 +15,8 @@ export interface GatewayRequest extends Request {
   principal?: Principal;
   /** Set when the request carries an Idempotency-Key; passed to the service as `ctx.idempotency_ref`. */
   idempotencyRef?: string;
+  /** The request's server span, parent of the hop to the owning service (see TracingMiddleware). */
+  traceContext?: Context;
 }
 
 export function contextOf(req: GatewayRequest): RequestContext {

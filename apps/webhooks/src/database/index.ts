@@ -1,4 +1,4 @@
-import { CreateDeadEvents1763900000000, CreateOutbox1763800000000, CreateRequestOutcomes1763900000200 } from '@crm/messaging';
+import { AddOutboxTraceContext1764200000000, CreateDeadEvents1763900000000, CreateOutbox1763800000000, CreateRequestOutcomes1763900000200 } from '@crm/messaging';
 import { Delivery } from '../deliveries/delivery.entity';
 import { WebhookEvent } from '../event-log/webhook-event.entity';
 import { SecretKeyring } from '../secrets/secret-keyring';
@@ -8,6 +8,7 @@ import { AddIntakeCheckpoint1763800000700 } from './migrations/1763800000700-add
 import { encryptSigningSecrets } from './migrations/1764100000000-encrypt-signing-secrets';
 import { AddPreviousSecret1764100000100 } from './migrations/1764100000100-add-previous-secret';
 import { IndexDeliveriesCreatedAt1764100000200 } from './migrations/1764100000200-index-deliveries-created-at';
+import { AddEventTraceContext1764200000100 } from './migrations/1764200000100-add-event-trace-context';
 
 export const webhooksEntities = [Subscription, Delivery, WebhookEvent];
 
@@ -22,5 +23,7 @@ export function webhooksMigrations(keyring: SecretKeyring): Function[] {
     encryptSigningSecrets(keyring),
     AddPreviousSecret1764100000100,
     IndexDeliveriesCreatedAt1764100000200,
+    AddOutboxTraceContext1764200000000,
+    AddEventTraceContext1764200000100,
   ];
 }

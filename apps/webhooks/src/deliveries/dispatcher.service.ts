@@ -1,4 +1,4 @@
-import { IdPrefix, Logger, newId, returnedRows } from '@crm/common';
+import { contextFrom, IdPrefix, inSpan, Logger, newId, returnedRows, SpanKind, traceparentOf, tracerFor } from '@crm/common';
 import { EventType, WebhookDisabledData } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { LOGGER } from '@crm/runtime';
@@ -24,7 +24,10 @@ interface PreparedAttempt {
   eventId: string;
   eventPosition: number;
   body: string;
+  traceContext: string | null;
 }
+
+const tracer = tracerFor('webhooks');
 
 interface SubscriptionRow {
   id: string;
@@ -164,11 +167,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
       for (let sent = 0; sent < this.settings.eventsPerTurn && !this.stopped; sent++) {
         const attempt = await this.prepare(subscriptionId, token);
         if (!attempt) return;
-        const result = await postJson(attempt.url, attempt.body, signedHeaders(attempt.secrets, attempt.eventId, attempt.body), {
-          timeoutMs: this.settings.timeoutMs,
-          allowPrivate: this.settings.allowPrivate,
-          signal: this.abort.signal,
-        });
+        const result = await this.send(attempt);
         this.metrics.record(result);
         if (this.stopped) {
           // Not the endpoint's fault: record it, but leave the retry state alone so the next owner sends it again.
@@ -204,8 +203,8 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
          WHERE subscription_id = $1 AND status = 'pending'`,
         [sub.id],
       );
-      const [event]: { position: string; id: string; body: string }[] = await m.query(
-        `SELECT position, id, body FROM webhook_events
+      const [event]: { position: string; id: string; body: string; trace_context: string | null }[] = await m.query(
+        `SELECT position, id, body, trace_context FROM webhook_events
          WHERE position > $1 AND ($2::text[] IS NULL OR type = ANY ($2::text[]))
          ORDER BY position LIMIT 1`,
         [sub.bookmark, sub.event_types],
@@ -238,7 +237,25 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
         eventId: event.id,
         eventPosition: Number(event.position),
         body: event.body,
+        traceContext: event.trace_context,
       };
+    });
+  }
+
+  /** One HTTP attempt; when the event was traced, a client span under it whose `traceparent` the receiver gets. */
+  private send(attempt: PreparedAttempt): Promise<SendResult> {
+    const post = (extra: Record<string, string> = {}) =>
+      postJson(attempt.url, attempt.body, { ...signedHeaders(attempt.secrets, attempt.eventId, attempt.body), ...extra }, {
+        timeoutMs: this.settings.timeoutMs,
+        allowPrivate: this.settings.allowPrivate,
+        signal: this.abort.signal,
+      });
+    if (!attempt.traceContext) return post();
+    return inSpan(tracer, 'webhook deliver', { kind: SpanKind.CLIENT, parent: contextFrom(attempt.traceContext), attributes: { 'crm.webhook.id': attempt.subscriptionId } }, async (span) => {
+      const traceparent = traceparentOf();
+      const result = await post(traceparent ? { traceparent } : {});
+      if (result.httpStatus !== null) span.setAttribute('http.response.status_code', result.httpStatus);
+      return result;
     });
   }
 

@@ -112,7 +112,7 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
       // `position > bookmark` can never skip a row that commits later with a smaller position.
       await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [INSERT_LOCK]);
       const [{ seq }] = await m.query(`SELECT stream_seq::text AS seq FROM intake_checkpoint`);
-      const events = batch.filter((b) => b.seq > Number(seq)).map((b) => b.event);
+      const events = batch.filter((b) => b.seq > Number(seq)).map((b) => ({ ...b.event, traceparent: b.traceparent }));
       if (!events.length) return;
       await this.insert(m, events);
       await m.query(`UPDATE intake_checkpoint SET stream_seq = $1`, [batch[batch.length - 1].seq]);
@@ -139,16 +139,17 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
   }
 
   /** One INSERT for the batch; positions follow the order given. */
-  private async insert(m: EntityManager, events: DomainEvent[]): Promise<void> {
+  private async insert(m: EntityManager, events: Array<DomainEvent & { traceparent?: string }>): Promise<void> {
     if (!events.length) return;
     await m.query(
-      `INSERT INTO webhook_events (id, type, body)
-       SELECT e.id, e.type, e.body FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS e(id, type, body, n)
+      `INSERT INTO webhook_events (id, type, body, trace_context)
+       SELECT e.id, e.type, e.body, e.trace FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS e(id, type, body, trace, n)
        ORDER BY e.n ON CONFLICT (id) DO NOTHING`,
       [
         events.map((e) => e.id),
         events.map((e) => e.type),
         events.map((e) => JSON.stringify({ id: e.id, type: e.type, occurred_at: e.occurred_at, data: e.data })),
+        events.map((e) => e.traceparent ?? null),
       ],
     );
   }

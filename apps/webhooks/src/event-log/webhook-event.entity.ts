@@ -16,6 +16,10 @@ export class WebhookEvent {
   @Column({ type: 'text' })
   body!: string;
 
+  /** The `traceparent` the event arrived with, when the change was traced; each delivery is its child. */
+  @Column({ name: 'trace_context', type: 'text', nullable: true })
+  traceContext!: string | null;
+
   @Column({ name: 'received_at', type: 'timestamptz', default: () => 'now()' })
   receivedAt!: Date;
 }

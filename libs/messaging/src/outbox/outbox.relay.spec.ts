@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { MessagingOptions } from '../messaging.options';
 import { decodeJson } from '../nats';
 import { CreateOutbox1763800000000 } from './outbox.migration';
+import { AddOutboxTraceContext1764200000000 } from './outbox-trace.migration';
 import { OutboxRelay } from './outbox.relay';
 import { OutboxService } from './outbox.service';
 
@@ -33,7 +34,7 @@ describe('outbox relay', () => {
   const relays: OutboxRelay[] = [];
 
   beforeAll(async () => {
-    dataSource = await openDatabase({ url: options.databaseUrl, schema: options.schema, entities: [], migrations: [CreateOutbox1763800000000], poolSize: 6 });
+    dataSource = await openDatabase({ url: options.databaseUrl, schema: options.schema, entities: [], migrations: [CreateOutbox1763800000000, AddOutboxTraceContext1764200000000], poolSize: 6 });
   });
 
   afterAll(async () => {

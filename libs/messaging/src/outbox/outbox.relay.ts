@@ -1,7 +1,7 @@
-import { Logger } from '@crm/common';
+import { contextFrom, inSpan, Logger, SpanKind, traceparentOf, tracerFor } from '@crm/common';
 import { DomainEvent, eventStreamName, eventSubject } from '@crm/contracts';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { JetStreamClient, NatsConnection } from 'nats';
+import { headers as natsHeaders, JetStreamClient, MsgHdrs, NatsConnection } from 'nats';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { ensureEventStream } from '../jetstream';
@@ -15,7 +15,10 @@ interface OutboxRow {
   seq: string;
   event_id: string;
   payload: DomainEvent;
+  trace_context: string | null;
 }
+
+const tracer = tracerFor('outbox');
 
 /**
  * Moves committed outbox rows to JetStream, oldest first, and deletes them only after JetStream has
@@ -113,13 +116,26 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         await runner.rollbackTransaction();
         return 0;
       }
-      const rows: OutboxRow[] = await runner.query(`SELECT seq, event_id, payload FROM outbox ORDER BY seq LIMIT $1`, [BATCH]);
+      const rows: OutboxRow[] = await runner.query(`SELECT seq, event_id, payload, trace_context FROM outbox ORDER BY seq LIMIT $1`, [BATCH]);
       const stream = eventStreamName(this.options.namespace);
       for (const row of rows) {
-        await this.js!.publish(eventSubject(this.options.namespace, row.payload.type), encodeJson(row.payload), {
-          msgID: row.event_id,
-          expect: { streamName: stream },
-          timeout: 5000,
+        const publish = (headers?: MsgHdrs) =>
+          this.js!.publish(eventSubject(this.options.namespace, row.payload.type), encodeJson(row.payload), {
+            msgID: row.event_id,
+            expect: { streamName: stream },
+            timeout: 5000,
+            headers,
+          });
+        if (!row.trace_context) {
+          await publish();
+          continue;
+        }
+        // Traced: a producer span under the one that recorded the event; readers continue from its traceparent.
+        await inSpan(tracer, `publish ${row.payload.type}`, { kind: SpanKind.PRODUCER, parent: contextFrom(row.trace_context) }, async () => {
+          const headers = natsHeaders();
+          const traceparent = traceparentOf();
+          if (traceparent) headers.set('traceparent', traceparent);
+          await publish(headers);
         });
       }
       if (rows.length) await runner.query(`DELETE FROM outbox WHERE seq = ANY($1::bigint[])`, [rows.map((r) => r.seq)]);

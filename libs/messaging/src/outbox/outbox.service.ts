@@ -1,4 +1,4 @@
-import { IdPrefix, newId } from '@crm/common';
+import { IdPrefix, newId, traceparentOf } from '@crm/common';
 import { DomainEvent, EventType } from '@crm/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
@@ -36,10 +36,11 @@ export class OutboxService {
     await markRequestApplied(manager);
     const occurredAt = new Date().toISOString();
     const events: DomainEvent<D>[] = items.map(({ type, data }) => ({ id: newId(IdPrefix.Event), type, occurred_at: occurredAt, data }));
+    // The span that made the change (a request's, when tracing is on) is the parent of the publish.
     await manager.query(
-      `INSERT INTO outbox (event_id, type, payload)
-       SELECT e.id, e.type, e.payload FROM unnest($1::text[], $2::text[], $3::jsonb[]) WITH ORDINALITY AS e(id, type, payload, n) ORDER BY e.n`,
-      [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => JSON.stringify(e))],
+      `INSERT INTO outbox (event_id, type, payload, trace_context)
+       SELECT e.id, e.type, e.payload, $4 FROM unnest($1::text[], $2::text[], $3::jsonb[]) WITH ORDINALITY AS e(id, type, payload, n) ORDER BY e.n`,
+      [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => JSON.stringify(e)), traceparentOf() ?? null],
     );
     // Delivered by PostgreSQL only when the transaction commits: the relay wakes exactly then.
     await manager.query(`SELECT pg_notify($1, '')`, [outboxChannel(this.options.schema)]);

@@ -1,9 +1,18 @@
-import { DomainError, ErrorCode } from '@crm/common';
+import { DomainError, ErrorCode, traceparentOf } from '@crm/common';
 import { rpcSubject } from '@crm/contracts';
 import { ClientNats, NatsOptions, ReadPacket, WritePacket } from '@nestjs/microservices';
-import { ErrorCode as NatsErrorCode, Msg, MsgHdrs, NatsError } from 'nats';
+import { headers as natsHeaders, ErrorCode as NatsErrorCode, Msg, MsgHdrs, NatsError } from 'nats';
 import { catchError, Observable, throwError } from 'rxjs';
 import { serviceUnavailable, toDomainError } from './rpc-errors';
+
+/** The active span's `traceparent`, when tracing is on, so the answering service continues the trace. */
+function withTraceparent(given: MsgHdrs | undefined): MsgHdrs | undefined {
+  const traceparent = traceparentOf();
+  if (!traceparent) return given;
+  const headers = given ?? natsHeaders();
+  headers.set('traceparent', traceparent);
+  return headers;
+}
 
 /** Injection token of the ClientProxy every process uses to ask the services. */
 export const CRM_RPC = Symbol('CRM_RPC');
@@ -65,7 +74,7 @@ export class CrmNatsClient extends ClientNats {
       const packet = this.assignPacketId(partialPacket);
       const answer = this.createSubscriptionHandler(packet, callback);
       const { data, headers } = this.serializer.serialize(packet) as { data: Uint8Array; headers?: MsgHdrs };
-      this.natsClient!.request(this.normalizePattern(packet.pattern), data, { timeout: this.timeoutMs, headers: this.mergeHeaders(headers) }).then(
+      this.natsClient!.request(this.normalizePattern(packet.pattern), data, { timeout: this.timeoutMs, headers: withTraceparent(this.mergeHeaders(headers)) }).then(
         (msg: Msg) => (cancelled ? undefined : answer(undefined, msg as Parameters<typeof answer>[1])),
         (err: unknown) => (cancelled ? undefined : callback({ err, isDisposed: true })),
       );
