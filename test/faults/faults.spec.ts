@@ -35,7 +35,15 @@ interface Op {
   failedAttempts: number;
   /** A final answer that was neither a success nor retryable: none is expected. */
   rejected?: string;
+  /**
+   * Answered with the documented 409 for a change the owning service committed in the instant before it
+   * was killed, so its reply was never recorded (docs/api.md, "Idempotent retries"): applied, and must be
+   * stored and logged exactly once like any acknowledged write; the created id is looked up by marker.
+   */
+  appliedUnanswered?: boolean;
 }
+
+const APPLIED_UNANSWERED = /was applied, but its response was not recorded/;
 
 const PROCESSES = ['contacts', 'deals', 'events', 'webhooks', 'gateway'] as const;
 type ProcessName = (typeof PROCESSES)[number];
@@ -90,6 +98,12 @@ class WriteLoad {
         op.id = kind === 'update' ? target : res.body.data.id;
         op.acknowledgedAt = Date.now();
         if (kind === 'contact') this.contacts.push(op.id!);
+        return;
+      }
+      if (res?.status === 409 && APPLIED_UNANSWERED.test(res.body?.error?.message)) {
+        op.appliedUnanswered = true;
+        op.id = target;
+        op.acknowledgedAt = Date.now();
         return;
       }
       const retryable = !res || res.status >= 500 || (res.status === 409 && /in progress/.test(res.body?.error?.message)) || res.status === 429;
@@ -218,6 +232,13 @@ describe('faults under a mixed write load', () => {
     const dealRows = await db.query<{ name: string; n: number }>(`SELECT name, count(*)::int AS n FROM deals.deals GROUP BY name`);
     const stored = new Map([...contactRows.rows.map((r) => [r.email, r.n] as const), ...dealRows.rows.map((r) => [r.name, r.n] as const)]);
     const creates = acknowledged.filter((op) => op.kind !== 'update');
+    for (const op of creates.filter((o) => o.appliedUnanswered)) {
+      const found =
+        op.kind === 'contact'
+          ? await db.query<{ id: string }>(`SELECT id FROM contacts.contacts WHERE email = $1`, [`${op.marker}@example.com`])
+          : await db.query<{ id: string }>(`SELECT id FROM deals.deals WHERE name = $1`, [op.marker]);
+      op.id = found.rows[0]?.id;
+    }
     const storedKey = (op: Op) => (op.kind === 'contact' ? `${op.marker}@example.com` : op.marker);
     const lost = creates.filter((op) => !stored.has(storedKey(op)));
     const duplicated = load.ops.filter((op) => op.kind !== 'update' && (stored.get(storedKey(op)) ?? 0) > 1);
@@ -251,6 +272,7 @@ describe('faults under a mixed write load', () => {
       tried: load.ops.length,
       acknowledged: acknowledged.length,
       clientRetries: load.ops.reduce((sum, op) => sum + op.failedAttempts, 0),
+      appliedUnanswered: load.ops.filter((op) => op.appliedUnanswered).length,
       lost: lost.length,
       duplicated: duplicated.length,
       loggedTwice: loggedTwice.length,

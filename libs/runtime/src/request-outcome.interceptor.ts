@@ -10,6 +10,8 @@ import { DataSource } from 'typeorm';
 const REF_SHAPE = /^[0-9a-f]{64}$/;
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 const SETTLE_WAIT_MS = 2000;
+/** About 30 s in all: long enough for a PostgreSQL restart or fail-over. */
+const RECORD_RETRY_DELAYS_MS = [100, 250, 500, 1000, 2000, 4000, 8000, 15000];
 
 interface StoredOutcome {
   reply: { value?: unknown } | null;
@@ -60,14 +62,33 @@ export class RequestOutcomeInterceptor implements NestInterceptor, OnModuleInit,
       if (!winner) throw err;
       return this.replay(winner);
     }
-    await this.dataSource
-      .query(
-        `INSERT INTO request_outcomes (ref, attempt, reply) VALUES ($1, $2, $3)
-         ON CONFLICT (ref) DO UPDATE SET reply = EXCLUDED.reply WHERE request_outcomes.attempt = EXCLUDED.attempt`,
-        [ref, attempt, JSON.stringify({ value: reply })],
-      )
-      .catch((err: Error) => this.logger.error({ err }, 'could not record the reply of a keyed request'));
+    await this.recordReply(ref, attempt, reply).catch(() => {
+      // The database blipped just after the commit: answer now, and keep trying to record the reply
+      // in the background, so a retry replays it instead of being told the response was lost.
+      void this.recordReplyLater(ref, attempt, reply);
+    });
     return reply;
+  }
+
+  private async recordReply(ref: string, attempt: string, reply: unknown): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO request_outcomes (ref, attempt, reply) VALUES ($1, $2, $3)
+       ON CONFLICT (ref) DO UPDATE SET reply = EXCLUDED.reply WHERE request_outcomes.attempt = EXCLUDED.attempt`,
+      [ref, attempt, JSON.stringify({ value: reply })],
+    );
+  }
+
+  private async recordReplyLater(ref: string, attempt: string, reply: unknown): Promise<void> {
+    let lastError: unknown;
+    for (const delayMs of RECORD_RETRY_DELAYS_MS) {
+      await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
+      try {
+        return await this.recordReply(ref, attempt, reply);
+      } catch (err) {
+        lastError = err;
+      }
+    }
+    this.logger.error({ err: lastError }, 'could not record the reply of a keyed request');
   }
 
   private async recorded(ref: string): Promise<StoredOutcome | undefined> {
