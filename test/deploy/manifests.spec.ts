@@ -41,6 +41,11 @@ const DEFAULT_IS_RIGHT: Record<string, string> = {
   OTEL_EXPORTER_OTLP_ENDPOINT: 'tracing off by default',
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'tracing off by default',
   OTEL_SERVICE_NAME: 'defaults to crm-<process>',
+  // Only `main.js migrate` (the crm-migrate Job) grants a role; serving processes never need to.
+  DATABASE_APP_ROLE: 'set on the migration Job only',
+  // `run` is right for compose and one machine; Kubernetes sets `verify` (and the wait) in crm-config.
+  DATABASE_MIGRATIONS: 'migrate at start outside Kubernetes',
+  DATABASE_MIGRATIONS_WAIT_SECONDS: 'only read in verify mode',
 };
 
 function read(path: string): string {
@@ -363,6 +368,38 @@ describe('k8s/', () => {
 
   it('leaves PostgreSQL, NATS and Redis to the platform', () => {
     expect(find('StatefulSet')).toEqual([]);
+  });
+
+  it('migrates in a Job, as a role only that Job holds, and lets pods only verify the schema', () => {
+    const [job, ...others] = find('Job');
+    expect(others).toEqual([]);
+    const pod = job.spec.template.spec;
+    expect(pod.restartPolicy).toBe('OnFailure');
+    expect(job.spec.ttlSecondsAfterFinished).toBeGreaterThan(0);
+    // One container per process, each running its own migrate command.
+    expect(pod.containers.map((c: { name: string; command: string[] }) => [c.name, c.command])).toEqual(
+      PROCESSES.map((p) => [p, ['node', `dist/apps/${p}/src/main.js`, 'migrate']]),
+    );
+    for (const c of pod.containers) {
+      const env = new Map<string, any>(c.env.map((e: { name: string }) => [e.name, e]));
+      expect(env.get('DATABASE_URL').valueFrom.secretKeyRef).toEqual({ name: 'crm-migrator', key: 'MIGRATOR_DATABASE_URL' });
+      expect(env.get('DATABASE_APP_ROLE').value).toBe('crm_app');
+      expect(c.securityContext).toMatchObject({ runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true });
+      expect(c.image).toBe(kustomization.images![0].name);
+    }
+    expect(secrets.get('crm-migrator')).toEqual(['MIGRATOR_DATABASE_URL']);
+    // No Deployment can read the migrator's credential; they connect as crm_app and only verify.
+    const deployments = JSON.stringify(find('Deployment'));
+    expect(deployments).not.toContain('crm-migrator');
+    expect(configMapValues.get('crm-config')).toMatchObject({ DATABASE_MIGRATIONS: 'verify' });
+    const waitSeconds = Number(configMapValues.get('crm-config')!.DATABASE_MIGRATIONS_WAIT_SECONDS);
+    for (const d of find('Deployment')) {
+      const startup = d.spec.template.spec.containers[0].startupProbe;
+      expect({ deployment: d.metadata.name, waitFits: waitSeconds < startup.periodSeconds * startup.failureThreshold }).toEqual({ deployment: d.metadata.name, waitFits: true });
+    }
+    // The SQL that creates both roles is documented, with the role names the manifests use.
+    const guide = read('docs/deployment.md');
+    for (const sql of ['CREATE ROLE crm_migrator', 'CREATE ROLE crm_app', 'OWNER crm_migrator']) expect(guide).toContain(sql);
   });
 
   it('has a Deployment for each of the five processes and nothing else', () => {

@@ -24,7 +24,7 @@ const SERVICES: Record<string, Pick<DatabaseSpec, 'entities' | 'migrations'>> = 
   events: eventsApp.database,
   // Any valid key: the encryption migration finds nothing to encrypt in an empty schema.
   webhooks: webhooksApp(testEnv()).database,
-  gateway: gatewayDatabase({ databaseUrl: '' }),
+  gateway: gatewayDatabase({ databaseUrl: '', databaseMigrations: 'run', databaseMigrationsWaitSeconds: 0 }),
 };
 
 /** Differences from what only migrations declare; anything else the schema builder wants is drift. */

@@ -10,7 +10,7 @@ const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
 /**
  * Fails the run if its tests left a database, a JetStream stream or Redis keys behind (each suite must
- * drop what it made), then removes them so they do not pile up.
+ * drop what it made: databases, roles, streams, keys), then removes them so they do not pile up.
  */
 export default async function globalTeardown(): Promise<void> {
   const prefix = testRunPrefix();
@@ -24,6 +24,11 @@ export default async function globalTeardown(): Promise<void> {
     for (const { datname } of rows) {
       leftovers.push(`database ${datname}`);
       await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+    }
+    const roles = await admin.query<{ rolname: string }>(`SELECT rolname FROM pg_roles WHERE rolname LIKE $1`, [`${prefix}%`]);
+    for (const { rolname } of roles.rows) {
+      leftovers.push(`role ${rolname}`);
+      await admin.query(`DROP ROLE IF EXISTS "${rolname}"`);
     }
   } finally {
     await admin.end();

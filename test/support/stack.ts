@@ -74,10 +74,11 @@ export function testEnv(namespace = testNamespace(), extra: Env = {}): Env {
 /** Removes everything a test namespace left behind: its database, its stream and its Redis keys. */
 export async function dropNamespace(env: Env): Promise<void> {
   const namespace = env.CRM_NAMESPACE!;
-  const dbUrl = new URL(env.DATABASE_URL!);
-  const dbName = dbUrl.pathname.slice(1);
-  dbUrl.pathname = '/postgres';
-  const pg = new Client({ connectionString: dbUrl.toString() });
+  const dbName = new URL(env.DATABASE_URL!).pathname.slice(1);
+  // As the suite's own (administrative) user: a stack may run as a role that cannot drop its database.
+  const admin = new URL(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL);
+  admin.pathname = '/postgres';
+  const pg = new Client({ connectionString: admin.toString() });
   await pg.connect();
   await pg.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
   await pg.end();

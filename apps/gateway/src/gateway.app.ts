@@ -1,4 +1,4 @@
-import { createLogger, DatabaseSpec, Env, openDatabase, StartupError } from '@crm/common';
+import { createLogger, DatabaseSpec, Env, loadBaseConfig, migrateDatabase, openDatabase, StartupError } from '@crm/common';
 import { connectNats, CRM_RPC, CrmNatsClient } from '@crm/messaging';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -22,8 +22,22 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export function gatewayDatabase(config: Pick<GatewayConfig, 'databaseUrl' | 'databasePoolSize'>): DatabaseSpec {
-  return { url: config.databaseUrl, schema: GATEWAY_SCHEMA, entities: gatewayEntities, migrations: gatewayMigrations, poolSize: config.databasePoolSize ?? 20 };
+export function gatewayDatabase(config: Pick<GatewayConfig, 'databaseUrl' | 'databasePoolSize' | 'databaseMigrations' | 'databaseMigrationsWaitSeconds' | 'databaseAppRole'>): DatabaseSpec {
+  return {
+    url: config.databaseUrl,
+    schema: GATEWAY_SCHEMA,
+    entities: gatewayEntities,
+    migrations: gatewayMigrations,
+    poolSize: config.databasePoolSize ?? 20,
+    migrationsMode: config.databaseMigrations,
+    verifyWaitMs: config.databaseMigrationsWaitSeconds * 1000,
+    appRole: config.databaseAppRole,
+  };
+}
+
+/** `main.js migrate` of the gateway: its schema only, as a role that may create; see migrateService. */
+export function migrateGateway(env: Env = process.env): Promise<string[]> {
+  return migrateDatabase({ ...gatewayDatabase(loadBaseConfig(env)), poolSize: 2 });
 }
 
 /** Starts the HTTP gateway: request ids and logs, key check, rate limit, body parsing, then routes. */

@@ -28,6 +28,7 @@ runMain('webhook-secrets', async () => {
     entities: webhooksEntities,
     migrations: webhooksMigrations(keyring),
     poolSize: 2,
+    migrationsMode: config.databaseMigrations,
   });
   try {
     if (command === 'reencrypt') {

@@ -24,6 +24,15 @@ describe('configuration from the environment', () => {
     expect(() => loadBaseConfig({ DATABASE_POOL_SIZE: '1' })).toThrow('DATABASE_POOL_SIZE must be at least 2, got 1');
   });
 
+  it('applies migrations at start unless DATABASE_MIGRATIONS=verify, and accepts only a plain role name for DATABASE_APP_ROLE', () => {
+    expect(loadBaseConfig({})).toMatchObject({ databaseMigrations: 'run', databaseMigrationsWaitSeconds: 240, databaseAppRole: undefined });
+    expect(() => loadBaseConfig({ DATABASE_MIGRATIONS_WAIT_SECONDS: '-1' })).toThrow('DATABASE_MIGRATIONS_WAIT_SECONDS must be at least 0, got -1');
+    expect(loadBaseConfig({ DATABASE_MIGRATIONS: 'verify', DATABASE_APP_ROLE: 'crm_app' })).toMatchObject({ databaseMigrations: 'verify', databaseAppRole: 'crm_app' });
+    expect(() => loadBaseConfig({ DATABASE_MIGRATIONS: 'skip' })).toThrow("DATABASE_MIGRATIONS must be one of run, verify, got 'skip'");
+    expect(() => loadBaseConfig({ DATABASE_APP_ROLE: 'app; DROP TABLE x' })).toThrow(/DATABASE_APP_ROLE must be a lowercase PostgreSQL role name/);
+    expect(() => loadBaseConfig({ DATABASE_APP_ROLE: 'CrmApp' })).toThrow(/DATABASE_APP_ROLE/);
+  });
+
   it('reads booleans and enumerations strictly', () => {
     expect(boolVar({ B: 'YES' }, 'B', false)).toBe(true);
     expect(boolVar({ B: '0' }, 'B', true)).toBe(false);

@@ -60,6 +60,15 @@ export function enumVar<T extends string>(env: Env, name: string, fallback: T, a
   return value as T;
 }
 
+/** A PostgreSQL role name, used unquoted in GRANT statements, so only a plain identifier is accepted. */
+export function roleVar(env: Env, name: string): string | undefined {
+  const value = optionalVar(env, name);
+  if (value !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(value)) {
+    throw new ConfigError(`${name} must be a lowercase PostgreSQL role name (letters, digits, '_'), got '${value}'`);
+  }
+  return value;
+}
+
 /** Settings every process of the system shares. */
 export interface BaseConfig {
   databaseUrl: string;
@@ -74,6 +83,16 @@ export interface BaseConfig {
   jetstreamReplicas: number;
   /** Most pooled PostgreSQL connections this process opens; unset, each process uses its own default. */
   databasePoolSize?: number;
+  /**
+   * `run`: the process applies pending migrations at start (one machine, Compose, tests). `verify`: it only
+   * checks that none are pending and refuses to start otherwise, so it can connect as a role without DDL
+   * rights while a migration Job, connected as a DDL-capable role, applies them (Kubernetes).
+   */
+  databaseMigrations: 'run' | 'verify';
+  /** In `verify` mode, how long start-up waits for the migration Job before giving up (pods may start first). */
+  databaseMigrationsWaitSeconds: number;
+  /** The role application pods connect as; `migrate` grants it read and write on every table it creates. */
+  databaseAppRole?: string;
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/crm';
@@ -93,6 +112,9 @@ export function loadBaseConfig(env: Env): BaseConfig {
     rpcTimeoutMs: intVar(env, 'RPC_TIMEOUT_MS', 5000, { min: 100, max: 60000 }),
     idempotencyTtlHours: intVar(env, 'IDEMPOTENCY_TTL_HOURS', 24, { min: 1, max: 24 * 30 }),
     jetstreamReplicas: intVar(env, 'JETSTREAM_REPLICAS', 1, { min: 1, max: 5 }),
+    databaseMigrations: enumVar(env, 'DATABASE_MIGRATIONS', 'run', ['run', 'verify'] as const),
+    databaseMigrationsWaitSeconds: intVar(env, 'DATABASE_MIGRATIONS_WAIT_SECONDS', 240, { min: 0, max: 3600 }),
+    databaseAppRole: roleVar(env, 'DATABASE_APP_ROLE'),
     databasePoolSize: env.DATABASE_POOL_SIZE === undefined || env.DATABASE_POOL_SIZE === '' ? undefined : intVar(env, 'DATABASE_POOL_SIZE', 10, { min: 2, max: 200 }),
   };
 }

@@ -4,6 +4,9 @@ import { StartupError } from './startup';
 
 type ClassList = MixedList<Function>;
 
+const VERIFY_POLL_MS = 1000;
+const INSUFFICIENT_PRIVILEGE = '42501';
+
 export interface DatabaseSpec {
   url: string;
   /** The PostgreSQL schema this service owns; no other service reads it. */
@@ -11,6 +14,12 @@ export interface DatabaseSpec {
   entities: ClassList;
   migrations: ClassList;
   poolSize?: number;
+  /** `run` (the default) applies pending migrations at start; `verify` only refuses to start while any are pending. */
+  migrationsMode?: 'run' | 'verify';
+  /** In `verify` mode, how long to wait for pending migrations to be applied by someone else. */
+  verifyWaitMs?: number;
+  /** Granted read and write on the schema's tables after migrating, for application pods without DDL rights. */
+  appRole?: string;
 }
 
 function describe(url: string): string {
@@ -79,15 +88,100 @@ export async function migrate(dataSource: DataSource, schema: string): Promise<v
   }
 }
 
-/** Ensures the database, connects, and migrates: what every service does before it serves. */
-export async function openDatabase(spec: DatabaseSpec): Promise<DataSource> {
-  await ensureDatabase(spec.url);
+/**
+ * Lets the application role read and write what the migrations created, and nothing more: it gets no
+ * CREATE on the schema, so a compromised pod cannot change the schema. Granted again after every run, so
+ * tables a new migration adds are covered.
+ */
+export async function grantApplicationRole(dataSource: DataSource, schema: string, role: string): Promise<void> {
+  const target = `"${schema}"`;
+  await dataSource.query(`GRANT USAGE ON SCHEMA ${target} TO ${role}`);
+  await dataSource.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${target} TO ${role}`);
+  await dataSource.query(`GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA ${target} TO ${role}`);
+}
+
+/** Names of the migrations this build knows that the schema has not recorded as applied. */
+export async function pendingMigrations(dataSource: DataSource, schema: string): Promise<string[]> {
+  const known = dataSource.migrations.map((m) => m.name ?? m.constructor.name);
+  const [{ table }] = await dataSource.query(`SELECT to_regclass($1) AS table`, [`"${schema}".migrations`]);
+  const applied = new Set<string>(table ? (await dataSource.query(`SELECT name FROM "${schema}".migrations`)).map((r: { name: string }) => r.name) : []);
+  return known.filter((name) => !applied.has(name));
+}
+
+/**
+ * Pending migrations as the application role sees them. Until the migration run has granted it the schema
+ * (it grants after migrating), the schema is unreadable to it: the migrations count as pending.
+ */
+async function pendingForApplication(dataSource: DataSource, schema: string): Promise<{ pending: string[]; unreadable: boolean }> {
+  try {
+    return { pending: await pendingMigrations(dataSource, schema), unreadable: false };
+  } catch (err) {
+    if ((err as { code?: string }).code !== INSUFFICIENT_PRIVILEGE) throw err;
+    return { pending: dataSource.migrations.map((m) => m.name ?? m.constructor.name), unreadable: true };
+  }
+}
+
+async function connect(spec: DatabaseSpec): Promise<DataSource> {
   const dataSource = new DataSource(dataSourceOptions(spec));
   try {
     await dataSource.initialize();
   } catch (err) {
     throw new StartupError(`${describe(spec.url)} refused the connection: ${(err as Error).message}`);
   }
-  await migrate(dataSource, spec.schema);
+  return dataSource;
+}
+
+/** Applies pending migrations and grants the application role, then disconnects: the `migrate` command. */
+export async function migrateDatabase(spec: DatabaseSpec): Promise<string[]> {
+  await ensureDatabase(spec.url);
+  const dataSource = await connect(spec);
+  try {
+    const pending = await pendingMigrations(dataSource, spec.schema).catch(() => []);
+    await migrate(dataSource, spec.schema);
+    if (spec.appRole) await grantApplicationRole(dataSource, spec.schema, spec.appRole);
+    return pending;
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+/** Waits up to `verifyWaitMs` for another process (the migration Job) to bring the schema up to date. */
+async function verifyMigrated(dataSource: DataSource, spec: DatabaseSpec): Promise<void> {
+  // A rollout starts the pods and the migration Job together: wait for the Job rather than crash-loop.
+  const deadline = Date.now() + (spec.verifyWaitMs ?? 0);
+  let state = await pendingForApplication(dataSource, spec.schema);
+  while (state.pending.length && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(VERIFY_POLL_MS, Math.max(deadline - Date.now(), 0))));
+    state = await pendingForApplication(dataSource, spec.schema);
+  }
+  if (state.unreadable) {
+    throw new StartupError(`this role may not read schema "${spec.schema}"; run the migrate command with DATABASE_APP_ROLE set to it (DATABASE_MIGRATIONS=verify)`);
+  }
+  if (state.pending.length) {
+    throw new StartupError(
+      `schema "${spec.schema}" has ${state.pending.length} pending migration(s) (${state.pending.join(', ')}); run the migrate command first (DATABASE_MIGRATIONS=verify)`,
+    );
+  }
+}
+
+/**
+ * Connects and makes sure the schema is current before the process serves: migrates it (`run`), or checks
+ * that a migration Job already did (`verify`), in which case the role needs no right to create anything.
+ */
+export async function openDatabase(spec: DatabaseSpec): Promise<DataSource> {
+  const verifyOnly = spec.migrationsMode === 'verify';
+  if (!verifyOnly) await ensureDatabase(spec.url);
+  const dataSource = await connect(spec);
+  try {
+    if (verifyOnly) {
+      await verifyMigrated(dataSource, spec);
+    } else {
+      await migrate(dataSource, spec.schema);
+      if (spec.appRole) await grantApplicationRole(dataSource, spec.schema, spec.appRole);
+    }
+  } catch (err) {
+    await dataSource.destroy();
+    throw err;
+  }
   return dataSource;
 }

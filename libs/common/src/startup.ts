@@ -39,3 +39,16 @@ export function onShutdownSignal(close: () => Promise<void>): void {
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
 }
+
+/** `node main.js migrate` asks a process to apply its migrations and exit instead of serving. */
+export function isMigrateCommand(argv: readonly string[] = process.argv): boolean {
+  return argv[2] === 'migrate';
+}
+
+/** Runs a process's migrate command and reports what it applied; a failure exits non-zero, as runMain does. */
+export function runMigrate(service: string, migrate: () => Promise<string[]>): void {
+  runMain(`${service} migrate`, async () => {
+    const applied = await migrate();
+    process.stdout.write(`${service}: ${applied.length ? `applied ${applied.length} migration(s): ${applied.join(', ')}` : 'schema is current'}\n`);
+  });
+}

@@ -1,4 +1,4 @@
-import { createLogger, DatabaseSpec, dataSourceOptions, loadServiceConfig, Logger, openDatabase, ServiceConfig } from '@crm/common';
+import { BaseConfig, createLogger, DatabaseSpec, dataSourceOptions, loadBaseConfig, loadServiceConfig, Logger, migrateDatabase, openDatabase, ServiceConfig } from '@crm/common';
 import { RpcServiceName } from '@crm/contracts';
 import { connectNats, CRM_RPC, DeadEvents, CrmNatsClient, crmRpcClients, CrmNatsServer, MessagingMetrics, MessagingModule, NATS_CONNECTION, RpcErrorFilter } from '@crm/messaging';
 import { Controller, DynamicModule, Get, Header, Inject, INestApplication, Module, ModuleMetadata, RequestMethod } from '@nestjs/common';
@@ -85,6 +85,27 @@ class ServiceMetricsController {
 @Module({})
 class ServiceRootModule {}
 
+function serviceDatabase(definition: ServiceDefinition, config: BaseConfig): DatabaseSpec {
+  return {
+    ...definition.database,
+    url: config.databaseUrl,
+    schema: definition.service,
+    poolSize: config.databasePoolSize ?? definition.database.poolSize,
+    migrationsMode: config.databaseMigrations,
+    verifyWaitMs: config.databaseMigrationsWaitSeconds * 1000,
+    appRole: config.databaseAppRole,
+  };
+}
+
+/**
+ * `main.js migrate`: applies the service's pending migrations and grants DATABASE_APP_ROLE read and write on
+ * its tables, then exits. Run as a role that may create (a Kubernetes Job) before pods that only verify.
+ */
+export async function migrateService(definition: ServiceDefinition, env: Record<string, string | undefined> = process.env): Promise<string[]> {
+  const config = loadBaseConfig(env);
+  return migrateDatabase({ ...serviceDatabase(definition, config), poolSize: 2 });
+}
+
 /**
  * Starts one NATS service as a NestJS hybrid application: validates configuration, prepares its database
  * schema and migrations, connects to NATS, answers requests through @nestjs/microservices (CrmNatsServer),
@@ -94,7 +115,7 @@ export async function startService(definition: ServiceDefinition, env: Record<st
   const config = loadServiceConfig(env, definition.defaultHealthPort);
   const settings = definition.settings ? definition.settings.load(env) : undefined;
   const logger = createLogger(definition.service, config.logLevel);
-  const spec: DatabaseSpec = { ...definition.database, url: config.databaseUrl, schema: definition.service, poolSize: config.databasePoolSize ?? definition.database.poolSize };
+  const spec = serviceDatabase(definition, config);
   const dataSource = await openDatabase(spec);
   let nc: NatsConnection;
   try {

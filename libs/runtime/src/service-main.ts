@@ -1,0 +1,23 @@
+import { isMigrateCommand, onShutdownSignal, runMain, runMigrate, startTracing } from '@crm/common';
+import { migrateService, ServiceDefinition, startService } from './service-app';
+
+/**
+ * The main() of a NATS service: `node main.js` serves until SIGTERM; `node main.js migrate` applies the
+ * service's migrations and exits (the Kubernetes migration Job). The definition is built inside, so a
+ * configuration error it raises ends the process with one line, as any other start-up error does.
+ */
+export function runServiceMain(name: string, define: () => ServiceDefinition): void {
+  if (isMigrateCommand()) {
+    runMigrate(name, () => migrateService(define()));
+    return;
+  }
+  runMain(name, async () => {
+    // Before anything else, so every span of start-up and after is exported (when an OTLP endpoint is set).
+    const stopTracing = startTracing(name, process.env);
+    const service = await startService(define(), process.env);
+    onShutdownSignal(async () => {
+      await service.close();
+      await stopTracing?.();
+    });
+  });
+}
