@@ -1,4 +1,4 @@
-import { ChildProcess, spawn, spawnSync, SpawnSyncReturns } from 'child_process';
+import { ChildProcess, execFile, spawn } from 'child_process';
 import { existsSync, mkdtempSync, rmSync } from 'fs';
 import { createServer, Socket } from 'net';
 import { tmpdir } from 'os';
@@ -32,10 +32,25 @@ async function portOpen(port: number): Promise<boolean> {
 }
 
 /** Runs a built script to completion (`npm run build` first), with only PATH and `env` in its environment. */
-export function runBuilt(script: string, args: string[], env: Env): SpawnSyncReturns<string> {
+export interface BuiltRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a built script to its end without blocking this process, whose in-process stack keeps serving
+ * (a blocked event loop would let keep-alive connections expire under the client's feet).
+ */
+export function runBuilt(script: string, args: string[], env: Env): Promise<BuiltRun> {
   const path = join(ROOT, 'dist', script);
   if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first (npm test does)`);
-  return spawnSync(process.execPath, [path, ...args], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 30_000 });
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [path, ...args], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 30_000 }, (err, stdout, stderr) => {
+      if (err && typeof err.code !== 'number') return reject(err);
+      resolve({ status: err ? (err.code as number) : 0, stdout, stderr });
+    });
+  });
 }
 
 export interface ServiceProcess {

@@ -19,14 +19,14 @@ describe('gateway configuration and start-up', () => {
   it('exits with one clear line when a dependency is unreachable', async () => {
     const env = testEnv();
     // The gateway creates its database before it finds Redis unreachable.
-    const redisDown = runBuilt(MAIN, [], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
+    const redisDown = await runBuilt(MAIN, [], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
     await dropNamespace(env);
     expect(redisDown.status).toBe(1);
     expect(redisDown.stderr.trim()).toMatch(/^gateway: cannot start: Redis at redis:\/\/127\.0\.0\.1:1 is unreachable: .+$/);
-    const pgDown = runBuilt(MAIN, [], { ...env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/crm' });
+    const pgDown = await runBuilt(MAIN, [], { ...env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/crm' });
     expect(pgDown.status).toBe(1);
     expect(pgDown.stderr.trim()).toMatch(/^gateway: cannot start: PostgreSQL at 127\.0\.0\.1:1 is unreachable: .+$/);
-    const badPort = runBuilt(MAIN, [], { ...env, PORT: '-1' });
+    const badPort = await runBuilt(MAIN, [], { ...env, PORT: '-1' });
     expect(badPort.stderr.trim()).toBe('gateway: cannot start: PORT must be at least 0, got -1');
   });
 
@@ -67,25 +67,25 @@ describe('gateway configuration and start-up', () => {
   it('creates, lists and revokes keys from the command line', async () => {
     const stack = await startStack({ services: ['events'] });
     try {
-      const created = runBuilt(CLI, ['create', '--name', 'ops', '--scope', 'read'], stack.env);
+      const created = await runBuilt(CLI, ['create', '--name', 'ops', '--scope', 'read'], stack.env);
       expect(created.status).toBe(0);
       const key = created.stdout.trim();
       expect(key).toMatch(/^crm_live_[A-Za-z0-9]{32}$/);
       expect(created.stderr).toMatch(/^created key_[0-9a-z]{26} \(read\); the key is shown only this once/);
       expect((await stack.api.withKey(key).get('/apikeys')).status).toBe(200);
 
-      const listed = runBuilt(CLI, ['list'], stack.env);
+      const listed = await runBuilt(CLI, ['list'], stack.env);
       expect(listed.stdout).toContain(`…${key.slice(-4)}\tops`);
       expect(listed.stdout).not.toContain(key);
 
       const id = /created (key_[0-9a-z]{26})/.exec(created.stderr)![1];
-      expect(runBuilt(CLI, ['revoke', '--id', id], stack.env).status).toBe(0);
+      expect((await runBuilt(CLI, ['revoke', '--id', id], stack.env)).status).toBe(0);
       expect((await stack.api.withKey(key).get('/apikeys')).status).toBe(401);
 
-      const bad = runBuilt(CLI, ['create', '--name', 'x', '--scope', 'admin'], stack.env);
+      const bad = await runBuilt(CLI, ['create', '--name', 'x', '--scope', 'admin'], stack.env);
       expect(bad.status).toBe(1);
       expect(bad.stderr).toContain('scope must be one of read, read-write, capture-only');
-      expect(runBuilt(CLI, [], stack.env).status).toBe(2);
+      expect((await runBuilt(CLI, [], stack.env)).status).toBe(2);
 
       // The CLI only writes the events to the gateway's outbox; the running gateway's relay publishes them.
       const logged = await eventually(async () => {

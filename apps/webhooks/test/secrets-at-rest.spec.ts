@@ -99,10 +99,10 @@ describe('webhook signing secrets at rest', () => {
     expect(await stored(newId)).toMatch(/^gcm1:k2:/);
     expect(await stored(oldId)).toMatch(/^gcm1:k1:/);
 
-    const status = cli('status', `k2:${k2},k1:${k1}`);
+    const status = await cli('status', `k2:${k2},k1:${k1}`);
     expect(status.status).toBe(0);
     expect(status.stdout).toMatch(/^k1\t\d+$/m);
-    const run = cli('reencrypt', `k2:${k2},k1:${k1}`);
+    const run = await cli('reencrypt', `k2:${k2},k1:${k1}`);
     expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: expect.stringMatching(/^re-encrypted \d+ signing secret\(s\) with key 'k2'\n$/) });
     expect(run.stdout).toMatch(/^k2\t\d+\n$/);
     for (const output of [status.stdout, status.stderr, run.stdout, run.stderr]) {
@@ -144,11 +144,11 @@ describe('webhook signing secrets at rest', () => {
     await expect(stack.startService('webhooks', { WEBHOOKS_SECRET_KEYS: `other:${wrong}` })).rejects.toThrow(
       `is encrypted with key '${keyId}', which WEBHOOKS_SECRET_KEYS does not list (it lists 'other')`,
     );
-    const exited = runBuilt('apps/webhooks/src/main.js', [], { ...stack.env, WEBHOOKS_SECRET_KEYS: `${keyId}:${wrong}` });
+    const exited = await runBuilt('apps/webhooks/src/main.js', [], { ...stack.env, WEBHOOKS_SECRET_KEYS: `${keyId}:${wrong}` });
     expect(exited.status).toBe(1);
     expect(exited.stderr.trim()).toMatch(new RegExp(`^webhooks: cannot start: the signing secret of whk_\\w+ does not decrypt with key '${keyId}' of WEBHOOKS_SECRET_KEYS`));
     expect(exited.stderr).not.toContain(wrong);
-    const unset = runBuilt('apps/webhooks/src/main.js', [], { ...stack.env, WEBHOOKS_SECRET_KEYS: '' });
+    const unset = await runBuilt('apps/webhooks/src/main.js', [], { ...stack.env, WEBHOOKS_SECRET_KEYS: '' });
     expect(unset.stderr.trim()).toMatch(/^webhooks: cannot start: WEBHOOKS_SECRET_KEYS is not set/);
   });
 });
