@@ -32,6 +32,7 @@ describe('Activities', () => {
       contact_id: contact.id,
       deal_id: null,
       metadata: { room: 'B' },
+      custom_fields: {},
       created_at: expect.any(String),
       updated_at: activity.created_at,
     });

@@ -35,6 +35,7 @@ describe('Tasks', () => {
       deal_id: null,
       owner_id: OWNER,
       metadata: {},
+      custom_fields: {},
       created_at: expect.any(String),
       updated_at: task.created_at,
     });

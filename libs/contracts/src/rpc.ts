@@ -122,6 +122,8 @@ export const ObjectTypesRpc = {
   Get: 'contacts.objects.get',
   Update: 'contacts.objects.update',
   AddField: 'contacts.objects.add_field',
+  UpdateField: 'contacts.objects.update_field',
+  RemoveField: 'contacts.objects.remove_field',
 } as const;
 
 /** Records of custom objects, `/objects/:slug/records`. */

@@ -746,6 +746,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/objects/{slug}/fields/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a field and every value stored under it */
+        delete: operations["objects_removeField"];
+        options?: never;
+        head?: never;
+        /** Rename a field or change its label (stored values move to the new name) */
+        patch: operations["objects_updateField"];
+        trace?: never;
+    };
     "/objects/{slug}/records": {
         parameters: {
             query?: never;
@@ -977,6 +995,9 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            custom_fields: {
+                [key: string]: unknown;
+            };
         };
         TaskView: {
             id: string;
@@ -996,6 +1017,9 @@ export interface components {
             deal_id: string | null;
             owner_id: string | null;
             metadata: {
+                [key: string]: unknown;
+            };
+            custom_fields: {
                 [key: string]: unknown;
             };
         };
@@ -1344,6 +1368,9 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            custom_fields?: {
+                [key: string]: unknown;
+            } | null;
         };
         UpdateActivityDto: {
             /** @enum {string} */
@@ -1357,6 +1384,9 @@ export interface components {
             contact_id?: string | null;
             deal_id?: string | null;
             metadata?: {
+                [key: string]: unknown;
+            } | null;
+            custom_fields?: {
                 [key: string]: unknown;
             } | null;
         };
@@ -1375,6 +1405,9 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            custom_fields?: {
+                [key: string]: unknown;
+            } | null;
         };
         UpdateTaskDto: {
             title?: string;
@@ -1389,6 +1422,9 @@ export interface components {
             deal_id?: string | null;
             owner_id?: string | null;
             metadata?: {
+                [key: string]: unknown;
+            } | null;
+            custom_fields?: {
                 [key: string]: unknown;
             } | null;
         };
@@ -1525,6 +1561,10 @@ export interface components {
             type: "string" | "number" | "boolean" | "date" | "datetime" | "email" | "url" | "phone" | "currency" | "enum" | "reference";
             enum_values?: string[] | null;
             reference_target?: string | null;
+        };
+        UpdateFieldDefinitionDto: {
+            name?: string;
+            label?: string;
         };
         ObjectRecordInputDto: {
             values: Record<string, never>;
@@ -2082,6 +2122,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["ContactSummaryView"];
+                        warnings?: components["schemas"]["ValidationWarning"][];
                     };
                 };
             };
@@ -2261,6 +2302,7 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["ContactView"];
                         included: components["schemas"]["RelatedSummary"][];
+                        warnings?: components["schemas"]["ValidationWarning"][];
                     };
                 };
             };
@@ -2469,6 +2511,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["CompanyView"];
+                        warnings?: components["schemas"]["ValidationWarning"][];
                     };
                 };
             };
@@ -2588,6 +2631,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["CompanyView"];
+                        warnings?: components["schemas"]["ValidationWarning"][];
                     };
                 };
             };
@@ -2878,6 +2922,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["ActivityView"];
+                        warnings?: components["schemas"]["ValidationWarning"][];
                     };
                 };
             };
@@ -2997,6 +3042,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["ActivityView"];
+                        warnings?: components["schemas"]["ValidationWarning"][];
                     };
                 };
             };
@@ -3085,6 +3131,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["TaskView"];
+                        warnings?: components["schemas"]["ValidationWarning"][];
                     };
                 };
             };
@@ -3204,6 +3251,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["TaskView"];
+                        warnings?: components["schemas"]["ValidationWarning"][];
                     };
                 };
             };
@@ -4634,6 +4682,96 @@ export interface operations {
         };
         responses: {
             201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ObjectSchemaView"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    objects_removeField: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                slug: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ObjectSchemaView"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    objects_updateField: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                slug: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateFieldDefinitionDto"];
+            };
+        };
+        responses: {
+            200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];

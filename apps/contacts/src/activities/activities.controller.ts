@@ -1,14 +1,16 @@
 import { InputPipe, PageQuery } from '@crm/common';
 import { ActivitiesRpc, ContactsRpc, CreateActivityDto, ListActivitiesQuery, RequestContext, UpdateActivityDto } from '@crm/contracts';
-import { Controller } from '@nestjs/common';
+import { Controller, UseInterceptors } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { ActivitiesService } from './activities.service';
+import { SoftWarningsInterceptor } from '../objects/soft-warnings';
 
 @Controller()
 export class ActivitiesController {
   constructor(private readonly activities: ActivitiesService) {}
 
   @MessagePattern(ActivitiesRpc.Create)
+  @UseInterceptors(SoftWarningsInterceptor)
   async create(
     @Payload('ctx') ctx: RequestContext,
     @Payload('body', new InputPipe(CreateActivityDto)) body: CreateActivityDto,
@@ -27,6 +29,7 @@ export class ActivitiesController {
   }
 
   @MessagePattern(ActivitiesRpc.Update)
+  @UseInterceptors(SoftWarningsInterceptor)
   async update(
     @Payload('ctx') ctx: RequestContext,
     @Payload('params') { id }: { id: string },

@@ -14,6 +14,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { NOW_MS } from '../shared/sql';
+import { FieldEnforcer } from '../objects/field-enforcer';
 import { DealDirectory, requireContact } from '../shared/references';
 import { Activity } from './activity.entity';
 import { activityEventData, presentActivity, presentActivitySummary } from './activity.presenter';
@@ -27,6 +28,7 @@ const ACTIVITY_FIELDS: FieldSpec<Activity>[] = [
   { api: 'contact_id', prop: 'contactId', kind: 'value' },
   { api: 'deal_id', prop: 'dealId', kind: 'value' },
   { api: 'metadata', prop: 'metadata', kind: 'json' },
+  { api: 'custom_fields', prop: 'customFields', kind: 'json' },
 ];
 
 @Injectable()
@@ -35,6 +37,7 @@ export class ActivitiesService {
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
     private readonly deals: DealDirectory,
+    private readonly customFields: FieldEnforcer,
   ) {}
 
   async create(ctx: RequestContext, dto: CreateActivityDto): Promise<ActivityView> {
@@ -44,6 +47,7 @@ export class ActivitiesService {
       return presentActivity(
         await this.dataSource.transaction(async (m) => {
           if (dto.contact_id) await requireContact(m, dto.contact_id);
+          const customFields = await this.customFields.builtInValues(m, ctx, 'activities', id, dto.custom_fields);
           await m.insert(Activity, {
             id,
             type: dto.type,
@@ -54,6 +58,7 @@ export class ActivitiesService {
             contactId: dto.contact_id ?? null,
             dealId: dto.deal_id ?? null,
             metadata: dto.metadata ?? {},
+            customFields,
           } as QueryDeepPartialEntity<Activity>);
           const activity = await m.findOneByOrFail(Activity, { id });
           await this.outbox.append<ActivityEventData>(m, EventType.ActivityCreated, activityEventData(activity));
@@ -100,8 +105,11 @@ export class ActivitiesService {
     try {
       return presentActivity(
         await this.dataSource.transaction(async (m) => {
+          if (dto.custom_fields !== undefined) await this.customFields.lockDefinitions(m, 'activities');
           const activity = await this.find(m, id, true);
-          const { set, changes } = diffFields(activity, dto as Record<string, unknown>, ACTIVITY_FIELDS);
+          const input: Record<string, unknown> = { ...dto };
+          input.custom_fields = await this.customFields.builtInValues(m, ctx, 'activities', id, dto.custom_fields, activity.customFields ?? {});
+          const { set, changes } = diffFields(activity, input, ACTIVITY_FIELDS);
           if (!changes.changed.length) return activity;
           if (set.contactId) await requireContact(m, set.contactId);
           await m.update(Activity, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Activity>);

@@ -30,6 +30,9 @@ export class Activity {
   @Column({ type: 'jsonb', default: () => `'{}'::jsonb` })
   metadata!: Record<string, unknown>;
 
+  @Column({ name: 'custom_fields', type: 'jsonb', default: () => `'{}'::jsonb` })
+  customFields!: Record<string, unknown>;
+
   @Column({ name: 'created_at', type: 'timestamptz', default: () => NOW_MS })
   createdAt!: Date;
 

@@ -24,6 +24,7 @@ export function presentActivity(activity: Activity): ActivityView {
     contact_id: activity.contactId,
     deal_id: activity.dealId,
     metadata: activity.metadata ?? {},
+    custom_fields: activity.customFields ?? {},
     created_at: activity.createdAt.toISOString(),
     updated_at: activity.updatedAt.toISOString(),
   };

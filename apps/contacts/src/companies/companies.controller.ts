@@ -1,14 +1,16 @@
 import { InputPipe } from '@crm/common';
 import { CompaniesRpc, CreateCompanyDto, ListCompaniesQuery, RequestContext, UpdateCompanyDto } from '@crm/contracts';
-import { Controller } from '@nestjs/common';
+import { Controller, UseInterceptors } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { CompaniesService } from './companies.service';
+import { SoftWarningsInterceptor } from '../objects/soft-warnings';
 
 @Controller()
 export class CompaniesController {
   constructor(private readonly companies: CompaniesService) {}
 
   @MessagePattern(CompaniesRpc.Create)
+  @UseInterceptors(SoftWarningsInterceptor)
   async create(
     @Payload('ctx') ctx: RequestContext,
     @Payload('body', new InputPipe(CreateCompanyDto)) body: CreateCompanyDto,
@@ -27,6 +29,7 @@ export class CompaniesController {
   }
 
   @MessagePattern(CompaniesRpc.Update)
+  @UseInterceptors(SoftWarningsInterceptor)
   async update(
     @Payload('ctx') ctx: RequestContext,
     @Payload('params') { id }: { id: string },

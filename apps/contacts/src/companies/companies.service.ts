@@ -83,6 +83,7 @@ export class CompaniesService {
     try {
       return presentCompany(
         await this.dataSource.transaction(async (m) => {
+          if (dto.custom_fields !== undefined) await this.customFields.lockDefinitions(m, 'companies');
           const company = await this.find(m, id, true);
           const input: Record<string, unknown> = { ...dto };
           input.custom_fields = await this.customFields.builtInValues(m, ctx, 'companies', id, dto.custom_fields, company.customFields ?? {});

@@ -1,14 +1,16 @@
 import { InputPipe, PageQuery } from '@crm/common';
 import { ContactsRpc, CreateContactDto, ListContactsQuery, MergeContactsDto, RequestContext, UpdateContactDto } from '@crm/contracts';
-import { Controller } from '@nestjs/common';
+import { Controller, UseInterceptors } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { ContactsService } from './contacts.service';
+import { SoftWarningsInterceptor } from '../objects/soft-warnings';
 
 @Controller()
 export class ContactsController {
   constructor(private readonly contacts: ContactsService) {}
 
   @MessagePattern(ContactsRpc.Create)
+  @UseInterceptors(SoftWarningsInterceptor)
   async create(
     @Payload('ctx') ctx: RequestContext,
     @Payload('body', new InputPipe(CreateContactDto)) body: CreateContactDto,
@@ -27,6 +29,7 @@ export class ContactsController {
   }
 
   @MessagePattern(ContactsRpc.Update)
+  @UseInterceptors(SoftWarningsInterceptor)
   async update(
     @Payload('ctx') ctx: RequestContext,
     @Payload('params') { id }: { id: string },

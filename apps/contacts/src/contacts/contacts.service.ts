@@ -165,6 +165,7 @@ export class ContactsService {
     if (!isId(id, IdPrefix.Contact)) throw DomainError.notFound('contact', id);
     try {
       return await this.dataSource.transaction(async (m) => {
+        if (dto.custom_fields !== undefined) await this.customFields.lockDefinitions(m, 'contacts');
         const contact = await this.find(m, id, true);
         const input = { ...dto } as Record<string, unknown>;
         // A new score without a date was computed now.

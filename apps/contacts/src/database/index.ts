@@ -11,6 +11,7 @@ import { CreateActivities1763800001200 } from './migrations/1763800001200-create
 import { CreateTasks1763800001300 } from './migrations/1763800001300-create-tasks';
 import { CreateCustomObjects1763800001400 } from './migrations/1763800001400-create-custom-objects';
 import { CreateUsers1763900000100 } from './migrations/1763900000100-create-users';
+import { CustomFieldsEverywhere1764300000000 } from './migrations/1764300000000-custom-fields-everywhere';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User];
 export const contactsMigrations = [
@@ -24,4 +25,5 @@ export const contactsMigrations = [
   CreateUsers1763900000100,
   CreateRequestOutcomes1763900000200,
   AddOutboxTraceContext1764200000000,
+  CustomFieldsEverywhere1764300000000,
 ];

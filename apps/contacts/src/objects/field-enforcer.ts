@@ -18,11 +18,13 @@ import { ClientProxy } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
 import { EntityManager } from 'typeorm';
 import { BuiltInCustomFields } from './object-type.entity';
+import { CustomFieldBuiltIn } from './object-type.presenter';
+import { reportSoftWarnings } from './soft-warnings';
 
 /** Where the values being written live, so unique fields can be compared with the other records. */
 export type ValueStore =
   | { kind: 'record'; objectTypeId: string; recordId: string }
-  | { kind: 'built_in'; table: 'contacts' | 'companies'; recordId: string };
+  | { kind: 'built_in'; table: CustomFieldBuiltIn; recordId: string };
 
 export interface EnforcementTarget {
   slug: string;
@@ -53,14 +55,15 @@ export class FieldEnforcer {
   constructor(@Inject(CRM_RPC) private readonly rpc: ClientProxy) {}
 
   /**
-   * The `custom_fields` to store for a contact or company write, checked against the object's custom field
-   * definitions (enforcement `hard`). On update, sent keys merge into `existing`, null removes a key, and
-   * `custom_fields: null` removes them all. Undefined when an update did not send `custom_fields`.
+   * The `custom_fields` to store for a write of a built-in object, checked against its custom field
+   * definitions at its enforcement level (soft warnings go to the reply, see SoftWarningsInterceptor). On
+   * update, sent keys merge into `existing`, null removes a key, and `custom_fields: null` removes them all.
+   * Undefined when an update did not send `custom_fields`.
    */
   async builtInValues(
     m: EntityManager,
     ctx: RequestContext,
-    table: 'contacts' | 'companies',
+    table: CustomFieldBuiltIn,
     recordId: string,
     sent: Record<string, unknown> | null | undefined,
     existing?: Record<string, unknown>,
@@ -69,10 +72,21 @@ export class FieldEnforcer {
     if (partial && sent === undefined) return undefined;
     const values = sent === null || sent === undefined ? Object.fromEntries(Object.keys(existing ?? {}).map((k) => [k, null])) : sent;
     const stored = withoutNulls({ ...(existing ?? {}), ...values });
-    const definitions = await m.findOneBy(BuiltInCustomFields, { objectSlug: table });
-    const target: EnforcementTarget = { slug: table, level: 'hard', fields: definitions?.fields ?? [] };
-    await this.enforce(m, ctx, target, { values, stored, partial, store: { kind: 'built_in', table, recordId }, path: 'custom_fields' });
+    // Shared until commit, so a field renamed or removed meanwhile is waited for, never half-seen.
+    const definitions = await m.findOne(BuiltInCustomFields, { where: { objectSlug: table }, lock: { mode: 'pessimistic_read' } });
+    const target: EnforcementTarget = { slug: table, level: definitions?.enforcementLevel ?? 'hard', fields: definitions?.fields ?? [] };
+    const store: ValueStore = { kind: 'built_in', table, recordId };
+    reportSoftWarnings(await this.enforce(m, ctx, target, { values, stored, partial, store, path: 'custom_fields' }));
     return stored;
+  }
+
+  /**
+   * Holds a built-in object's custom field definitions (shared) until commit. An update that sends
+   * custom_fields takes it before locking its record, in the order a field rename takes them, so the two
+   * wait for each other instead of deadlocking, and the update then sees the renamed fields.
+   */
+  async lockDefinitions(m: EntityManager, table: CustomFieldBuiltIn): Promise<void> {
+    await m.query(`SELECT 1 FROM built_in_custom_fields WHERE object_slug = $1 FOR SHARE`, [table]);
   }
 
   async enforce(m: EntityManager, ctx: RequestContext, target: EnforcementTarget, input: EnforcementInput): Promise<ValidationWarning[]> {

@@ -56,6 +56,9 @@ export class BuiltInCustomFields {
   @Column({ type: 'jsonb', default: () => `'[]'::jsonb` })
   fields!: CustomFieldDefinition[];
 
+  @Column({ name: 'enforcement_level', type: 'text', default: 'hard' })
+  enforcementLevel!: EnforcementLevel;
+
   @Column({ name: 'updated_at', type: 'timestamptz', default: () => NOW_MS })
   updatedAt!: Date;
 }

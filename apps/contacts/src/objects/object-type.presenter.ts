@@ -1,8 +1,8 @@
-import { BUILT_IN_OBJECTS, BuiltInObject, CustomFieldDefinition, describeWritable, FieldDefinition, ObjectRecordView, ObjectSchemaView } from '@crm/contracts';
+import { BUILT_IN_OBJECTS, BuiltInObject, CustomFieldDefinition, describeWritable, EnforcementLevel, FieldDefinition, ObjectRecordView, ObjectSchemaView } from '@crm/contracts';
 import { ObjectRecord, ObjectType } from './object-type.entity';
 
-/** Built-in objects that accept custom fields in this version; the others say so in GET /schema. */
-export const CUSTOM_FIELD_BUILT_INS = ['contacts', 'companies'] as const;
+/** Built-in objects of this service that accept custom fields; the others say so in GET /schema. */
+export const CUSTOM_FIELD_BUILT_INS = ['contacts', 'companies', 'activities', 'tasks'] as const;
 export type CustomFieldBuiltIn = (typeof CUSTOM_FIELD_BUILT_INS)[number];
 
 export function acceptsCustomFields(slug: string): slug is CustomFieldBuiltIn {
@@ -22,13 +22,20 @@ function fieldView(def: CustomFieldDefinition, custom: boolean): FieldDefinition
 /** Field definitions of a built-in object are generated from its request validators, never written by hand. */
 const builtInFields = new Map(BUILT_IN_OBJECTS.map((o) => [o.slug, describeWritable(o.create, o.update)]));
 
-export function presentBuiltInObject(object: BuiltInObject, customFields: readonly CustomFieldDefinition[]): ObjectSchemaView {
+/** How a built-in object's custom fields are stored: its definitions and their enforcement level. */
+export interface BuiltInCustomFieldsState {
+  fields: readonly CustomFieldDefinition[];
+  enforcementLevel: EnforcementLevel;
+}
+
+export function presentBuiltInObject(object: BuiltInObject, custom: BuiltInCustomFieldsState): ObjectSchemaView {
+  const customFields = custom.fields;
   return {
     name: object.name,
     slug: object.slug,
     kind: 'built_in',
-    // Built-in fields are always validated; custom fields of built-in objects are validated the same way.
-    enforcement_level: 'hard',
+    // Applies to the custom fields; built-in fields are always validated (hard).
+    enforcement_level: custom.enforcementLevel,
     accepts_custom_fields: acceptsCustomFields(object.slug),
     fields: [...builtInFields.get(object.slug)!, ...customFields.map((f) => fieldView(f, true))],
   };

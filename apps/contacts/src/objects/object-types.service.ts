@@ -14,6 +14,8 @@ import {
   SchemaLimits,
   SchemaView,
   BUILT_IN_OBJECTS,
+  BuiltInObject,
+  UpdateFieldDefinitionDto,
   UpdateObjectTypeDto,
 } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
@@ -22,7 +24,16 @@ import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { NOW_MS } from '../shared/sql';
 import { BuiltInCustomFields, ObjectType } from './object-type.entity';
-import { acceptsCustomFields, builtInFieldNames, builtInObject, CustomFieldBuiltIn, presentBuiltInObject, presentObjectType } from './object-type.presenter';
+import {
+  acceptsCustomFields,
+  builtInFieldNames,
+  builtInObject,
+  BuiltInCustomFieldsState,
+  CUSTOM_FIELD_BUILT_INS,
+  CustomFieldBuiltIn,
+  presentBuiltInObject,
+  presentObjectType,
+} from './object-type.presenter';
 
 const LIST = 'object_types';
 const SLUG_INDEX = 'object_types_slug_key';
@@ -45,7 +56,7 @@ export class ObjectTypesService {
   async describeSchema(): Promise<SchemaView> {
     return this.dataSource.transaction('REPEATABLE READ', async (m) => {
       const builtIn = [];
-      for (const object of BUILT_IN_OBJECTS) builtIn.push(presentBuiltInObject(object, await this.builtInFields(m, object.slug)));
+      for (const object of BUILT_IN_OBJECTS) builtIn.push(presentBuiltInObject(object, await this.builtInState(m, object.slug)));
       const custom = (await this.allCustom(m, 'active')).map(presentObjectType);
       return { objects: [...builtIn, ...custom] };
     });
@@ -103,14 +114,13 @@ export class ObjectTypesService {
   /** An object by slug (or a custom object by id), built-in or custom, as GET /schema shows it. */
   async view(slugOrId: string): Promise<ObjectSchemaView> {
     const builtIn = builtInObject(slugOrId);
-    if (builtIn) return presentBuiltInObject(builtIn, await this.builtInFields(this.dataSource.manager, slugOrId));
+    if (builtIn) return presentBuiltInObject(builtIn, await this.builtInState(this.dataSource.manager, slugOrId));
     return presentObjectType(await this.find(this.dataSource.manager, slugOrId));
   }
 
   async update(slugOrId: string, dto: UpdateObjectTypeDto): Promise<ObjectSchemaView> {
-    if (builtInObject(slugOrId)) {
-      throw new DomainError(ErrorCode.InvalidRequest, `'${slugOrId}' is a built-in object: its name, status and enforcement level cannot change.`);
-    }
+    const builtIn = builtInObject(slugOrId);
+    if (builtIn) return this.updateBuiltIn(builtIn, dto);
     return this.dataSource.transaction(async (m) => {
       const type = await this.find(m, slugOrId, true);
       const { set, changes } = diffFields(type, dto, OBJECT_TYPE_FIELDS);
@@ -122,27 +132,54 @@ export class ObjectTypesService {
     });
   }
 
-  /** Adds one field to a custom object, or a custom field to contacts or companies. */
+  /** A built-in object's name and status are fixed; the enforcement level of its custom fields may change. */
+  private async updateBuiltIn(object: BuiltInObject, dto: UpdateObjectTypeDto): Promise<ObjectSchemaView> {
+    const fixed = (['name', 'status'] as const).filter((key) => dto[key] !== undefined);
+    if (fixed.length) {
+      throw DomainError.invalid(fixed[0], `'${object.slug}' is a built-in object: its ${fixed.join(' and ')} cannot change, only its enforcement_level.`);
+    }
+    const slug = this.customFieldBuiltIn(object);
+    return this.dataSource.transaction(async (m) => {
+      const row = await this.lockBuiltIn(m, slug);
+      if (dto.enforcement_level === undefined || dto.enforcement_level === row.enforcementLevel) return presentBuiltInObject(object, row);
+      await m.update(BuiltInCustomFields, { objectSlug: slug }, { enforcementLevel: dto.enforcement_level, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<BuiltInCustomFields>);
+      await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: null, slug, changed: ['enforcement_level'] });
+      return presentBuiltInObject(object, { ...row, enforcementLevel: dto.enforcement_level });
+    });
+  }
+
+  /** The built-in object as one that takes custom fields here, or a 400 saying it does not. */
+  private customFieldBuiltIn(object: BuiltInObject): CustomFieldBuiltIn {
+    if (!acceptsCustomFields(object.slug)) {
+      throw new DomainError(
+        ErrorCode.InvalidRequest,
+        `Custom fields can be defined on ${CUSTOM_FIELD_BUILT_INS.join(', ')} and custom objects; '${object.slug}' does not accept them in this version.`,
+      );
+    }
+    return object.slug;
+  }
+
+  /** The custom-field row of a built-in object, created on first use and locked for the transaction. */
+  private async lockBuiltIn(m: EntityManager, slug: CustomFieldBuiltIn): Promise<BuiltInCustomFields> {
+    await m.query(`INSERT INTO built_in_custom_fields (object_slug) VALUES ($1) ON CONFLICT DO NOTHING`, [slug]);
+    return m.findOneOrFail(BuiltInCustomFields, { where: { objectSlug: slug }, lock: { mode: 'pessimistic_write' } });
+  }
+
+  /** Adds one field to a custom object, or a custom field to a built-in object that takes them. */
   async addField(slugOrId: string, dto: FieldDefinitionDto): Promise<ObjectSchemaView> {
     const def = normaliseDefinition(dto);
     const builtIn = builtInObject(slugOrId);
-    if (builtIn && !acceptsCustomFields(builtIn.slug)) {
-      throw new DomainError(
-        ErrorCode.InvalidRequest,
-        `Custom fields can be added to contacts, companies and custom objects; '${builtIn.slug}' does not accept them in this version.`,
-      );
-    }
+    const builtInSlug = builtIn && this.customFieldBuiltIn(builtIn);
     return this.dataSource.transaction(async (m) => {
-      if (builtIn) {
-        const slug = builtIn.slug as CustomFieldBuiltIn;
-        await m.query(`INSERT INTO built_in_custom_fields (object_slug) VALUES ($1) ON CONFLICT DO NOTHING`, [slug]);
-        const row = await m.findOneOrFail(BuiltInCustomFields, { where: { objectSlug: slug }, lock: { mode: 'pessimistic_write' } });
+      if (builtIn && builtInSlug) {
+        const slug = builtInSlug;
+        const row = await this.lockBuiltIn(m, slug);
         if (builtInFieldNames(slug).has(def.name) || def.name === 'custom_fields') throw duplicateField(def.name, `a built-in field of ${slug}`);
         const fields = this.appendField(row.fields, def);
         await this.checkDefinitions(m, [def], 'field', slug);
         await m.update(BuiltInCustomFields, { objectSlug: slug }, { fields, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<BuiltInCustomFields>);
         await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: null, slug, changed: ['fields'] });
-        return presentBuiltInObject(builtIn, fields);
+        return presentBuiltInObject(builtIn, { fields, enforcementLevel: row.enforcementLevel });
       }
       const type = await this.find(m, slugOrId, true);
       const fields = this.appendField(type.fields, def);
@@ -153,10 +190,83 @@ export class ObjectTypesService {
     });
   }
 
-  /** The custom fields of a built-in object (none until the first is added). */
-  async builtInFields(m: EntityManager, slug: string): Promise<CustomFieldDefinition[]> {
+  /**
+   * Renames a field or changes its label. A new name moves every stored value to it in the same
+   * transaction, so no record is ever read with the value under the old name; records are not otherwise
+   * changed (no updated_at, no record events). The type and rules of a field cannot change.
+   */
+  async updateField(slugOrId: string, name: string, dto: UpdateFieldDefinitionDto): Promise<ObjectSchemaView> {
+    return this.dataSource.transaction(async (m) => {
+      const owner = await this.fieldOwner(m, slugOrId);
+      const current = owner.field(name);
+      const renamed = dto.name !== undefined && dto.name !== name ? dto.name : undefined;
+      if (renamed && (owner.fields.some((f) => f.name === renamed) || owner.reserved.has(renamed))) throw duplicateField(renamed, 'a field of this object');
+      const label = dto.label ?? current.label;
+      if (!renamed && label === current.label) return owner.present(owner.fields);
+      const fields = owner.fields.map((f) => (f.name === name ? { ...f, name: renamed ?? name, label } : f));
+      if (renamed) await owner.moveValues(name, renamed);
+      return owner.save(fields);
+    });
+  }
+
+  /** Removes a field and, in the same transaction, every value stored under it; this cannot be undone. */
+  async removeField(slugOrId: string, name: string): Promise<ObjectSchemaView> {
+    return this.dataSource.transaction(async (m) => {
+      const owner = await this.fieldOwner(m, slugOrId);
+      owner.field(name);
+      await owner.moveValues(name, null);
+      return owner.save(owner.fields.filter((f) => f.name !== name));
+    });
+  }
+
+  /**
+   * The object whose fields change, locked for the transaction before any record: record writes lock it
+   * (shared) before their record too, so they wait for the change and then see the new fields.
+   */
+  private async fieldOwner(m: EntityManager, slugOrId: string): Promise<FieldOwner> {
+    const builtIn = builtInObject(slugOrId);
+    const field = (fields: CustomFieldDefinition[], slug: string) => (name: string) => {
+      const found = fields.find((f) => f.name === name);
+      if (!found) throw new DomainError(ErrorCode.NotFound, `No custom field '${name}' on '${slug}'.`);
+      return found;
+    };
+    if (builtIn) {
+      const slug = this.customFieldBuiltIn(builtIn);
+      const row = await this.lockBuiltIn(m, slug);
+      const event = () => this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: null, slug, changed: ['fields'] });
+      return {
+        fields: row.fields,
+        reserved: new Set([...builtInFieldNames(slug), 'custom_fields']),
+        field: field(row.fields, slug),
+        present: (fields) => presentBuiltInObject(builtIn, { fields, enforcementLevel: row.enforcementLevel }),
+        // `slug` is one of CUSTOM_FIELD_BUILT_INS, each the name of its table.
+        moveValues: (from, to) => moveValues(m, slug, 'custom_fields', from, to),
+        save: async (fields) => {
+          await m.update(BuiltInCustomFields, { objectSlug: slug }, { fields, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<BuiltInCustomFields>);
+          await event();
+          return presentBuiltInObject(builtIn, { fields, enforcementLevel: row.enforcementLevel });
+        },
+      };
+    }
+    const type = await this.find(m, slugOrId, true);
+    return {
+      fields: type.fields,
+      reserved: new Set(),
+      field: field(type.fields, type.slug),
+      present: (fields) => presentObjectType({ ...type, fields }),
+      moveValues: (from, to) => moveValues(m, 'object_records', '"values"', from, to, type.id),
+      save: async (fields) => {
+        await m.update(ObjectType, { id: type.id }, { fields, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<ObjectType>);
+        await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: type.id, slug: type.slug, changed: ['fields'] });
+        return presentObjectType(await m.findOneByOrFail(ObjectType, { id: type.id }));
+      },
+    };
+  }
+
+  /** The custom fields of a built-in object and their enforcement level (none, hard, until first set). */
+  async builtInState(m: EntityManager, slug: string): Promise<BuiltInCustomFieldsState> {
     const row = await m.findOneBy(BuiltInCustomFields, { objectSlug: slug });
-    return row?.fields ?? [];
+    return { fields: row?.fields ?? [], enforcementLevel: row?.enforcementLevel ?? 'hard' };
   }
 
   async allCustom(m: EntityManager, status?: 'active'): Promise<ObjectType[]> {
@@ -210,6 +320,38 @@ export class ObjectTypesService {
     const rows: unknown[] = await m.query(`SELECT 1 FROM object_types WHERE slug = $1`, [target]);
     return rows.length > 0;
   }
+}
+
+/** An object whose custom fields change: its definitions, and how its stored values and definitions are rewritten. */
+interface FieldOwner {
+  fields: CustomFieldDefinition[];
+  /** Names no custom field may take (the built-in fields). */
+  reserved: Set<string>;
+  /** The named field, or a 404. */
+  field(name: string): CustomFieldDefinition;
+  present(fields: CustomFieldDefinition[]): ObjectSchemaView;
+  /** Moves every stored value of `from` to `to`, or removes it (null). */
+  moveValues(from: string, to: string | null): Promise<unknown>;
+  save(fields: CustomFieldDefinition[]): Promise<ObjectSchemaView>;
+}
+
+/**
+ * Moves the stored values of custom field `from` to `to` in a jsonb column, or removes them when `to` is
+ * null, in the rows holding one (of object type `objectTypeId` when given).
+ */
+function moveValues(m: EntityManager, table: string, column: string, from: string, to: string | null, objectTypeId?: string): Promise<unknown> {
+  const params: unknown[] = [from];
+  let set = `${column} - $1::text`;
+  if (to !== null) {
+    params.push(to);
+    set = `(${column} - $1::text) || jsonb_build_object($2::text, ${column} -> $1::text)`;
+  }
+  let where = `${column} ? $1::text`;
+  if (objectTypeId !== undefined) {
+    params.push(objectTypeId);
+    where += ` AND object_type_id = $${params.length}`;
+  }
+  return m.query(`UPDATE ${table} SET ${column} = ${set} WHERE ${where}`, params);
 }
 
 function duplicateField(name: string, what: string): DomainError {

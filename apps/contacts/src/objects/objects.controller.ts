@@ -1,5 +1,5 @@
 import { InputPipe, PageQuery } from '@crm/common';
-import { CreateObjectTypeDto, FieldDefinitionDto, ListObjectTypesQuery, ObjectRecordInputDto, ObjectRecordsRpc, ObjectTypesRpc, RequestContext, UpdateObjectRecordDto, UpdateObjectTypeDto } from '@crm/contracts';
+import { CreateObjectTypeDto, FieldDefinitionDto, ListObjectTypesQuery, ObjectRecordInputDto, ObjectRecordsRpc, ObjectTypesRpc, RequestContext, UpdateFieldDefinitionDto, UpdateObjectRecordDto, UpdateObjectTypeDto } from '@crm/contracts';
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { ObjectRecordsService } from './object-records.service';
@@ -38,6 +38,19 @@ export class ObjectTypesController {
     @Payload('body', new InputPipe(FieldDefinitionDto)) body: FieldDefinitionDto,
   ) {
     return { data: await this.types.addField(slug, body) };
+  }
+
+  @MessagePattern(ObjectTypesRpc.UpdateField)
+  async updateField(
+    @Payload('params') { slug, name }: { slug: string; name: string },
+    @Payload('body', new InputPipe(UpdateFieldDefinitionDto)) body: UpdateFieldDefinitionDto,
+  ) {
+    return { data: await this.types.updateField(slug, name, body) };
+  }
+
+  @MessagePattern(ObjectTypesRpc.RemoveField)
+  async removeField(@Payload('params') { slug, name }: { slug: string; name: string }) {
+    return { data: await this.types.removeField(slug, name) };
   }
 }
 

@@ -4,7 +4,7 @@ import { ObjectRecordsService } from './object-records.service';
 import { ObjectTypesService } from './object-types.service';
 import { ObjectRecordsController, ObjectTypesController } from './objects.controller';
 
-/** Global: contacts and companies check their custom fields with the same enforcer. */
+/** Global: contacts, companies, activities and tasks check their custom fields with the same enforcer. */
 @Global()
 @Module({
   controllers: [ObjectTypesController, ObjectRecordsController], providers: [FieldEnforcer, ObjectTypesService, ObjectRecordsService],

@@ -36,6 +36,9 @@ export class Task {
   @Column({ type: 'jsonb', default: () => `'{}'::jsonb` })
   metadata!: Record<string, unknown>;
 
+  @Column({ name: 'custom_fields', type: 'jsonb', default: () => `'{}'::jsonb` })
+  customFields!: Record<string, unknown>;
+
   @Column({ name: 'created_at', type: 'timestamptz', default: () => NOW_MS })
   createdAt!: Date;
 

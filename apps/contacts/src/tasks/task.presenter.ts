@@ -27,6 +27,7 @@ export function presentTask(task: Task): TaskView {
     deal_id: task.dealId,
     owner_id: task.ownerId,
     metadata: task.metadata ?? {},
+    custom_fields: task.customFields ?? {},
     created_at: task.createdAt.toISOString(),
     updated_at: task.updatedAt.toISOString(),
   };

@@ -1,14 +1,16 @@
 import { InputPipe, PageQuery } from '@crm/common';
 import { ContactsRpc, CreateTaskDto, ListTasksQuery, RequestContext, TasksRpc, UpdateTaskDto } from '@crm/contracts';
-import { Controller } from '@nestjs/common';
+import { Controller, UseInterceptors } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { TasksService } from './tasks.service';
+import { SoftWarningsInterceptor } from '../objects/soft-warnings';
 
 @Controller()
 export class TasksController {
   constructor(private readonly tasks: TasksService) {}
 
   @MessagePattern(TasksRpc.Create)
+  @UseInterceptors(SoftWarningsInterceptor)
   async create(
     @Payload('ctx') ctx: RequestContext,
     @Payload('body', new InputPipe(CreateTaskDto)) body: CreateTaskDto,
@@ -27,6 +29,7 @@ export class TasksController {
   }
 
   @MessagePattern(TasksRpc.Update)
+  @UseInterceptors(SoftWarningsInterceptor)
   async update(
     @Payload('ctx') ctx: RequestContext,
     @Payload('params') { id }: { id: string },

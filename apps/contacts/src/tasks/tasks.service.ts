@@ -5,6 +5,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { NOW_MS } from '../shared/sql';
+import { FieldEnforcer } from '../objects/field-enforcer';
 import { DealDirectory, requireContact } from '../shared/references';
 import { Task } from './task.entity';
 import { presentTask, presentTaskSummary, taskEventData } from './task.presenter';
@@ -19,6 +20,7 @@ const TASK_FIELDS: FieldSpec<Task>[] = [
   { api: 'deal_id', prop: 'dealId', kind: 'value' },
   { api: 'owner_id', prop: 'ownerId', kind: 'value' },
   { api: 'metadata', prop: 'metadata', kind: 'json' },
+  { api: 'custom_fields', prop: 'customFields', kind: 'json' },
 ];
 
 @Injectable()
@@ -27,6 +29,7 @@ export class TasksService {
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
     private readonly deals: DealDirectory,
+    private readonly customFields: FieldEnforcer,
   ) {}
 
   async create(ctx: RequestContext, dto: CreateTaskDto): Promise<TaskView> {
@@ -37,6 +40,7 @@ export class TasksService {
       return presentTask(
         await this.dataSource.transaction(async (m) => {
           if (dto.contact_id) await requireContact(m, dto.contact_id);
+          const customFields = await this.customFields.builtInValues(m, ctx, 'tasks', id, dto.custom_fields);
           await m.insert(Task, {
             id,
             title: dto.title,
@@ -49,6 +53,7 @@ export class TasksService {
             dealId: dto.deal_id ?? null,
             ownerId: dto.owner_id ?? null,
             metadata: dto.metadata ?? {},
+            customFields,
           } as QueryDeepPartialEntity<Task>);
           const task = await m.findOneByOrFail(Task, { id });
           await this.outbox.append<TaskEventData>(m, EventType.TaskCreated, taskEventData(task));
@@ -96,8 +101,11 @@ export class TasksService {
     try {
       return presentTask(
         await this.dataSource.transaction(async (m) => {
+          if (dto.custom_fields !== undefined) await this.customFields.lockDefinitions(m, 'tasks');
           const task = await this.find(m, id, true);
-          const { set, changes } = diffFields(task, dto as Record<string, unknown>, TASK_FIELDS);
+          const input: Record<string, unknown> = { ...dto };
+          input.custom_fields = await this.customFields.builtInValues(m, ctx, 'tasks', id, dto.custom_fields, task.customFields ?? {});
+          const { set, changes } = diffFields(task, input, TASK_FIELDS);
           if (!changes.changed.length) return task;
           if (set.contactId) await requireContact(m, set.contactId);
           const values: QueryDeepPartialEntity<Task> = { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Task>;

@@ -12,7 +12,7 @@ export class ActivitiesController {
   @Post()
   @Scopes('write')
   @HttpCode(201)
-  @ApiResource(201, ActivityView, { summary: 'Log an activity', body: CreateActivityDto })
+  @ApiResource(201, ActivityView, { summary: 'Log an activity', body: CreateActivityDto }, { warnings: true })
   create(@Req() req: GatewayRequest) {
     return this.forward.to(ActivitiesRpc.Create, req);
   }
@@ -33,7 +33,7 @@ export class ActivitiesController {
 
   @Patch(':id')
   @Scopes('write')
-  @ApiResource(200, ActivityView, { summary: 'Update an activity', body: UpdateActivityDto })
+  @ApiResource(200, ActivityView, { summary: 'Update an activity', body: UpdateActivityDto }, { warnings: true })
   update(@Req() req: GatewayRequest) {
     return this.forward.to(ActivitiesRpc.Update, req);
   }

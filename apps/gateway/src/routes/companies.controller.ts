@@ -12,7 +12,7 @@ export class CompaniesController {
   @Post()
   @Scopes('write')
   @HttpCode(201)
-  @ApiResource(201, CompanyView, { summary: 'Create a company', body: CreateCompanyDto })
+  @ApiResource(201, CompanyView, { summary: 'Create a company', body: CreateCompanyDto }, { warnings: true })
   create(@Req() req: GatewayRequest) {
     return this.forward.to(CompaniesRpc.Create, req);
   }
@@ -33,7 +33,7 @@ export class CompaniesController {
 
   @Patch(':id')
   @Scopes('write')
-  @ApiResource(200, CompanyView, { summary: 'Update a company', body: UpdateCompanyDto })
+  @ApiResource(200, CompanyView, { summary: 'Update a company', body: UpdateCompanyDto }, { warnings: true })
   update(@Req() req: GatewayRequest) {
     return this.forward.to(CompaniesRpc.Update, req);
   }

@@ -14,7 +14,7 @@ export class ContactsController {
   @Post()
   @Scopes('write')
   @HttpCode(201)
-  @ApiResource(201, ContactSummaryView, { summary: 'Create a contact', body: CreateContactDto })
+  @ApiResource(201, ContactSummaryView, { summary: 'Create a contact', body: CreateContactDto }, { warnings: true })
   create(@Req() req: GatewayRequest) {
     return this.forward.to(ContactsRpc.Create, req);
   }
@@ -44,7 +44,7 @@ export class ContactsController {
 
   @Patch(':id')
   @Scopes('write')
-  @ApiResource(200, ContactView, { summary: 'Update a contact', body: UpdateContactDto }, { included: true })
+  @ApiResource(200, ContactView, { summary: 'Update a contact', body: UpdateContactDto }, { included: true, warnings: true })
   update(@Req() req: GatewayRequest) {
     return this.forward.to(ContactsRpc.Update, req);
   }

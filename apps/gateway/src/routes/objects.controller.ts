@@ -1,6 +1,6 @@
 import { PageQuery } from '@crm/common';
 import { ApiResource, ApiPage, ApiNoContent } from '../openapi/api-docs.decorators';
-import { CreateObjectTypeDto, FieldDefinitionDto, ListObjectTypesQuery, ObjectRecordInputDto, ObjectRecordView, ObjectRecordsRpc, ObjectSchemaView, ObjectTypesRpc, UpdateObjectRecordDto, UpdateObjectTypeDto } from '@crm/contracts';
+import { CreateObjectTypeDto, FieldDefinitionDto, ListObjectTypesQuery, ObjectRecordInputDto, ObjectRecordView, ObjectRecordsRpc, ObjectSchemaView, ObjectTypesRpc, UpdateFieldDefinitionDto, UpdateObjectRecordDto, UpdateObjectTypeDto } from '@crm/contracts';
 import { Controller, Delete, Get, HttpCode, Patch, Post, Req } from '@nestjs/common';
 import { GatewayRequest } from '../http/request-context';
 import { ServiceForwarder } from './service-forwarder';
@@ -46,6 +46,20 @@ export class ObjectsController {
   @ApiResource(201, ObjectSchemaView, { summary: 'Add a field', body: FieldDefinitionDto })
   addField(@Req() req: GatewayRequest) {
     return this.forward.to(ObjectTypesRpc.AddField, req);
+  }
+
+  @Patch(':slug/fields/:name')
+  @Scopes('write')
+  @ApiResource(200, ObjectSchemaView, { summary: 'Rename a field or change its label (stored values move to the new name)', body: UpdateFieldDefinitionDto })
+  updateField(@Req() req: GatewayRequest) {
+    return this.forward.to(ObjectTypesRpc.UpdateField, req);
+  }
+
+  @Delete(':slug/fields/:name')
+  @Scopes('write')
+  @ApiResource(200, ObjectSchemaView, { summary: 'Remove a field and every value stored under it' })
+  removeField(@Req() req: GatewayRequest) {
+    return this.forward.to(ObjectTypesRpc.RemoveField, req);
   }
 
   @Post(':slug/records')

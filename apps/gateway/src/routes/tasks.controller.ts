@@ -12,7 +12,7 @@ export class TasksController {
   @Post()
   @Scopes('write')
   @HttpCode(201)
-  @ApiResource(201, TaskView, { summary: 'Create a task', body: CreateTaskDto })
+  @ApiResource(201, TaskView, { summary: 'Create a task', body: CreateTaskDto }, { warnings: true })
   create(@Req() req: GatewayRequest) {
     return this.forward.to(TasksRpc.Create, req);
   }
@@ -33,7 +33,7 @@ export class TasksController {
 
   @Patch(':id')
   @Scopes('write')
-  @ApiResource(200, TaskView, { summary: 'Update a task', body: UpdateTaskDto })
+  @ApiResource(200, TaskView, { summary: 'Update a task', body: UpdateTaskDto }, { warnings: true })
   update(@Req() req: GatewayRequest) {
     return this.forward.to(TasksRpc.Update, req);
   }

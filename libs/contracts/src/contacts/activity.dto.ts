@@ -1,5 +1,6 @@
 import { PageQuery } from '@crm/common';
 import { IsDefined, IsIn, IsOptional, IsRFC3339, IsString, MaxLength } from 'class-validator';
+import { IsCustomFieldValues } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';
 import { IfPresent, IsIdOf } from '../dto-helpers';
 import { IsMetadata } from '@crm/common';
@@ -33,6 +34,12 @@ class ActivityFieldsDto {
   @IsOptional()
   @IsMetadata()
   metadata?: Record<string, unknown> | null;
+
+  /** Values of the custom fields defined on activities (POST /objects/activities/fields); PATCH merges by key. */
+  @IsOptional()
+  @SchemaField({ customFieldsContainer: true })
+  @IsCustomFieldValues()
+  custom_fields?: Record<string, unknown> | null;
 }
 
 export class CreateActivityDto extends ActivityFieldsDto {

@@ -103,6 +103,9 @@ export class ActivityView extends ActivitySummaryView {
   deal_id!: string | null;
   @ApiProperty({ type: 'object', additionalProperties: true })
   metadata!: Record<string, unknown>;
+  /** Values of the custom fields defined on activities. */
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  custom_fields!: Record<string, unknown>;
 }
 
 /** Task summary as listed under a contact or a deal. */
@@ -136,6 +139,9 @@ export class TaskView extends TaskSummaryView {
   owner_id!: string | null;
   @ApiProperty({ type: 'object', additionalProperties: true })
   metadata!: Record<string, unknown>;
+  /** Values of the custom fields defined on tasks. */
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  custom_fields!: Record<string, unknown>;
 }
 
 /** Data of contact.updated and company.updated: which fields changed, with their values before and after. */

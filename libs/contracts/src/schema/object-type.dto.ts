@@ -87,6 +87,22 @@ export class FieldDefinitionDto extends EnumValuesRule {
   items?: ItemDefinitionDto;
 }
 
+/**
+ * Body of PATCH /objects/:slug/fields/:name: a new name (stored values move to it) and a new label. The
+ * type and its rules cannot change: stored values were checked against them.
+ */
+export class UpdateFieldDefinitionDto {
+  @IfPresent()
+  @IsString({ message: 'name must be a string' })
+  @Matches(FIELD_NAME_SHAPE, { message: `name ${SLUG_MESSAGE}` })
+  name?: string;
+
+  @IfPresent()
+  @IsString({ message: 'label must be a string' })
+  @Length(1, SchemaLimits.fieldLabel, { message: `label must be 1 to ${SchemaLimits.fieldLabel} characters` })
+  label?: string;
+}
+
 export class CreateObjectTypeDto {
   @IsDefined({ message: 'name is required' })
   @IsString({ message: 'name must be a string' })
