@@ -1,16 +1,17 @@
 import { eventually, startStack, TestStack } from '../support';
 
 /**
- * Custom fields beyond contacts and companies: on activities and tasks, an enforcement level for each
- * built-in object's custom fields, and renaming and removing fields with what that does to stored values.
+ * Custom fields beyond contacts and companies: on activities and tasks, on deals and pipelines (kept by the
+ * deals service), an enforcement level for each built-in object's custom fields, and renaming and removing
+ * fields with what that does to stored values.
  */
-describe('Custom fields on every object of the contacts service', () => {
+describe('Custom fields on every built-in object', () => {
   let stack: TestStack;
   let counter = 0;
   const unique = (base: string) => `${base}_${++counter}`;
 
   beforeAll(async () => {
-    stack = await startStack({ services: ['contacts', 'events'] });
+    stack = await startStack({ services: ['contacts', 'deals', 'events'] });
   });
   afterAll(() => stack.stop());
 
@@ -47,6 +48,63 @@ describe('Custom fields on every object of the contacts service', () => {
     });
   });
 
+  describe('deals and pipelines (the deals service)', () => {
+    it('define, check, return, rename and remove custom fields, shown in /schema beside the others', async () => {
+      const contact = (await ok('post', '/contacts', { email: 'deal-ref@example.com' })).data;
+      const pipeline = (await ok('post', '/pipelines', { name: 'Custom', stages: [{ name: 'Open', type: 'open' }, { name: 'Won', type: 'won' }] })).data;
+      const added = await ok('post', '/objects/deals/fields', { name: 'champion', type: 'reference', reference_target: 'contacts' });
+      expect(added.data).toMatchObject({ slug: 'deals', kind: 'built_in', enforcement_level: 'hard', accepts_custom_fields: true });
+      await ok('post', '/objects/deals/fields', { name: 'po_number', type: 'string', unique: true });
+      await ok('post', '/objects/pipelines/fields', { name: 'region', type: 'enum', enum_values: ['emea', 'amer'], required: true });
+      // Only records the deals service can check: deals, contacts, companies.
+      const unchecked = await stack.api.post('/objects/deals/fields', { name: 'call', type: 'reference', reference_target: 'activities' });
+      expect(unchecked.body.error.details).toEqual([expect.objectContaining({ field: 'field.reference_target', code: 'not_found' })]);
+
+      const base = { pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id };
+      const bad = await stack.api.post('/deals', { ...base, name: 'Bad', custom_fields: { champion: 'cont_01aaaaaaaaaaaaaaaaaaaaaaaa', po_number: 7 } });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort()).toEqual(['custom_fields.champion:not_found', 'custom_fields.po_number:invalid_type']);
+      const deal = (await ok('post', '/deals', { ...base, name: 'Good', custom_fields: { champion: contact.id, po_number: 'PO-1' } })).data;
+      expect(deal.custom_fields).toEqual({ champion: contact.id, po_number: 'PO-1' });
+      const dup = await stack.api.post('/deals', { ...base, name: 'Dup', custom_fields: { po_number: 'PO-1' } });
+      expect(dup.body.error.details).toEqual([expect.objectContaining({ field: 'custom_fields.po_number', code: 'duplicate' })]);
+      const patched = await ok('patch', `/deals/${deal.id}`, { custom_fields: { champion: null } });
+      expect(patched.data.custom_fields).toEqual({ po_number: 'PO-1' });
+
+      expect((await stack.api.patch(`/pipelines/${pipeline.id}`, { custom_fields: { region: 'apac' } })).status).toBe(400);
+      expect((await ok('patch', `/pipelines/${pipeline.id}`, { custom_fields: { region: 'emea' } })).data.custom_fields).toEqual({ region: 'emea' });
+      expect((await stack.api.post('/pipelines', { name: 'No region' })).body.error.details).toEqual([expect.objectContaining({ field: 'custom_fields.region', code: 'required' })]);
+
+      const soft = await ok('patch', '/objects/deals', { enforcement_level: 'soft' });
+      expect(soft.data.enforcement_level).toBe('soft');
+      const warned = await ok('post', '/deals', { ...base, name: 'Warned', custom_fields: { po_number: 42 } });
+      expect(warned.warnings).toEqual([{ field: 'custom_fields.po_number', code: 'invalid_type', message: 'custom_fields.po_number must be a string' }]);
+      await ok('patch', '/objects/deals', { enforcement_level: 'hard' });
+
+      await ok('patch', '/objects/deals/fields/po_number', { name: 'purchase_order' });
+      expect((await stack.api.get(`/deals/${deal.id}`)).body.data.custom_fields).toEqual({ purchase_order: 'PO-1' });
+      await ok('delete', '/objects/pipelines/fields/region');
+      expect((await stack.api.get(`/pipelines/${pipeline.id}`)).body.data.custom_fields).toEqual({});
+
+      const schema = (await stack.api.get('/schema')).body.data.objects as Array<{ slug: string; fields: Array<{ name: string; custom?: boolean }> }>;
+      expect(schema.find((o) => o.slug === 'deals')!.fields.filter((f) => f.custom).map((f) => f.name)).toEqual(['champion', 'purchase_order']);
+      expect(schema.find((o) => o.slug === 'pipelines')!.fields.filter((f) => f.custom)).toEqual([]);
+      expect((await stack.api.get('/objects/deals')).body.data.fields.filter((f: { custom?: boolean }) => f.custom).map((f: { name: string }) => f.name)).toEqual(['champion', 'purchase_order']);
+    });
+
+    it('answers /schema with 503 while the deals service, which keeps the deal fields, is away', async () => {
+      await stack.stopService('deals');
+      try {
+        const res = await stack.api.get('/schema');
+        expect(res.status).toBe(503);
+        expect(res.body.error.code).toBe('service_unavailable');
+      } finally {
+        await stack.startService('deals');
+      }
+      expect((await stack.api.get('/schema')).status).toBe(200);
+    });
+  });
+
   describe('enforcement levels of built-in objects', () => {
     it('start hard, and only the enforcement level of a built-in object can change', async () => {
       expect((await stack.api.get('/objects/companies')).body.data.enforcement_level).toBe('hard');
@@ -54,8 +112,8 @@ describe('Custom fields on every object of the contacts service', () => {
       expect(renamed.status).toBe(400);
       expect(renamed.body.error.message).toMatch(/'companies' is a built-in object: its name cannot change, only its enforcement_level/);
       expect((await stack.api.patch('/objects/companies', { enforcement_level: 'lenient' })).status).toBe(400);
-      // Objects of another service, without custom fields yet, say so.
-      expect((await stack.api.patch('/objects/pipelines', { enforcement_level: 'soft' })).body.error.message).toMatch(/does not accept them/);
+      // Objects without custom fields say so.
+      expect((await stack.api.patch('/objects/stages', { enforcement_level: 'soft' })).body.error.message).toMatch(/does not accept them/);
     });
 
     it('soft: writes that break a definition are stored and answered with warnings in the custom-object shape', async () => {

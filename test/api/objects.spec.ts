@@ -24,7 +24,7 @@ describe('Custom objects and fields', () => {
   const value = (v: unknown) => (v === 'CONTACT' ? contactId : v);
 
   beforeAll(async () => {
-    stack = await startStack({ services: ['contacts', 'events'] });
+    stack = await startStack({ services: ['contacts', 'deals', 'events'] });
     contactId = (await stack.api.post('/contacts', { email: 'ref@example.com' })).body.data.id;
   });
   afterAll(() => stack.stop());
@@ -310,10 +310,10 @@ describe('Custom objects and fields', () => {
       const company = await stack.api.post('/companies', { name: 'Dated', custom_fields: { founded: '1999-12-31' } });
       expect(company.body.data.custom_fields).toEqual({ founded: '1999-12-31' });
 
-      const deals = await stack.api.post('/objects/deals/fields', { name: 'x', type: 'string' });
-      expect(deals.status).toBe(400);
+      const stages = await stack.api.post('/objects/stages/fields', { name: 'x', type: 'string' });
+      expect(stages.status).toBe(400);
       const schema = (await stack.api.get('/schema')).body.data.objects;
-      expect(schema.find((o: { slug: string }) => o.slug === 'deals').accepts_custom_fields).toBe(false);
+      expect(schema.find((o: { slug: string }) => o.slug === 'stages').accepts_custom_fields).toBe(false);
       expect(schema.find((o: { slug: string }) => o.slug === 'companies').fields).toContainEqual({ name: 'founded', label: 'founded', type: 'date', required: true, custom: true });
     });
   });

@@ -47,7 +47,7 @@ describe('Pipelines', () => {
     expect(pipeline.stages.map((s: { probability: number }) => s.probability)).toEqual([0.25, 0.5, 0.8, 1, 0]);
     expect(pipeline.stages[0].color).toBe('#112233');
     expect(pipeline.stages[1].color).toBeNull();
-    expect(Object.keys(pipeline).sort()).toEqual(['created_at', 'id', 'is_default', 'metadata', 'name', 'stages', 'updated_at']);
+    expect(Object.keys(pipeline).sort()).toEqual(['created_at', 'custom_fields', 'id', 'is_default', 'metadata', 'name', 'stages', 'updated_at']);
 
     const got = await stack.api.get(`/pipelines/${pipeline.id}`);
     expect(got.status).toBe(200);

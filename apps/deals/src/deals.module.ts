@@ -1,4 +1,7 @@
+import { builtInCustomFieldsProviders } from '@crm/runtime';
 import { Module } from '@nestjs/common';
+import { CustomFieldsController } from './custom-fields/custom-fields.controller';
+import { DealsFieldReferences } from './custom-fields/deals-field-references';
 import { DealEventsConsumer } from './activity/deal-events.consumer';
 import { ContactsDirectory } from './deals/contacts-directory';
 import { DealStageMover } from './deals/deal-stage-mover';
@@ -11,8 +14,9 @@ import { PipelinesService } from './pipelines/pipelines.service';
 import { StaleDealsJob } from './stale/stale-deals.job';
 
 @Module({
-  controllers: [DealsController, PipelinesController, DealsInternalController],
+  controllers: [DealsController, PipelinesController, DealsInternalController, CustomFieldsController],
   providers: [
+    ...builtInCustomFieldsProviders('deals', DealsFieldReferences),
     ContactsDirectory,
     DealStageMover,
     DealsService,

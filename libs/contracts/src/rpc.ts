@@ -1,4 +1,5 @@
 import type { ErrorBody } from '@crm/common';
+import { acceptsCustomFields, CUSTOM_FIELD_OWNERS } from './schema/built-in-schema';
 
 export const API_SCOPES = ['read', 'read-write', 'capture-only'] as const;
 export type ApiScope = (typeof API_SCOPES)[number];
@@ -125,6 +126,25 @@ export const ObjectTypesRpc = {
   UpdateField: 'contacts.objects.update_field',
   RemoveField: 'contacts.objects.remove_field',
 } as const;
+
+/**
+ * Custom fields of the deals service's built-in objects (deals, pipelines): `/objects/deals...` is routed
+ * here, and the contacts service asks Describe for GET /schema. Same payloads as ObjectTypesRpc.
+ */
+export const DealsSchemaRpc = {
+  Get: 'deals.schema.get',
+  Update: 'deals.schema.update',
+  AddField: 'deals.schema.add_field',
+  UpdateField: 'deals.schema.update_field',
+  RemoveField: 'deals.schema.remove_field',
+  /** `{objects: {[slug]: BuiltInCustomFieldsState}}` for every object whose custom fields deals keeps. */
+  Describe: 'deals.schema.describe',
+} as const;
+
+/** The schema operations of `/objects/:slug` go to the service that keeps the object's fields. */
+export function schemaRpcOf(slug: string): Record<'Get' | 'Update' | 'AddField' | 'UpdateField' | 'RemoveField', string> {
+  return acceptsCustomFields(slug) && CUSTOM_FIELD_OWNERS[slug] === 'deals' ? DealsSchemaRpc : ObjectTypesRpc;
+}
 
 /** Records of custom objects, `/objects/:slug/records`. */
 export const ObjectRecordsRpc = {

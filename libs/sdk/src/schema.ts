@@ -1041,6 +1041,9 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            custom_fields: {
+                [key: string]: unknown;
+            };
             loss_reason: string | null;
             /** Format: date-time */
             stage_entered_at: string;
@@ -1076,6 +1079,9 @@ export interface components {
             /** @enum {string|null} */
             source: "organic" | "referral" | "paid" | "social" | "email" | "event" | "outbound" | "other" | null;
             metadata: {
+                [key: string]: unknown;
+            };
+            custom_fields: {
                 [key: string]: unknown;
             };
             loss_reason: string | null;
@@ -1116,6 +1122,9 @@ export interface components {
             is_default: boolean;
             stages: components["schemas"]["StageView"][];
             metadata: {
+                [key: string]: unknown;
+            };
+            custom_fields: {
                 [key: string]: unknown;
             };
             /** Format: date-time */
@@ -1446,6 +1455,9 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            custom_fields?: {
+                [key: string]: unknown;
+            } | null;
         };
         UpdateDealDto: {
             name?: string;
@@ -1465,6 +1477,9 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            custom_fields?: {
+                [key: string]: unknown;
+            } | null;
             loss_reason?: string | null;
         };
         MoveDealStageDto: {
@@ -1477,6 +1492,9 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            custom_fields?: {
+                [key: string]: unknown;
+            } | null;
         };
         UpdatePipelineDto: {
             name?: string;
@@ -1484,6 +1502,9 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
+            custom_fields?: {
+                [key: string]: unknown;
+            } | null;
         };
         StageInputDto: {
             name: string;
@@ -3346,6 +3367,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["DealView"];
+                        warnings?: components["schemas"]["ValidationWarning"][];
                     };
                 };
             };
@@ -3467,6 +3489,7 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["FullDealView"];
                         included: components["schemas"]["RelatedSummary"][];
+                        warnings?: components["schemas"]["ValidationWarning"][];
                     };
                 };
             };
@@ -3721,6 +3744,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["PipelineView"];
+                        warnings?: components["schemas"]["ValidationWarning"][];
                     };
                 };
             };
@@ -3840,6 +3864,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["PipelineView"];
+                        warnings?: components["schemas"]["ValidationWarning"][];
                     };
                 };
             };
@@ -4718,8 +4743,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                slug: string;
                 name: string;
+                slug: string;
             };
             cookie?: never;
         };
@@ -4760,8 +4785,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                slug: string;
                 name: string;
+                slug: string;
             };
             cookie?: never;
         };

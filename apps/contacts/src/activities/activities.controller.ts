@@ -3,7 +3,7 @@ import { ActivitiesRpc, ContactsRpc, CreateActivityDto, ListActivitiesQuery, Req
 import { Controller, UseInterceptors } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { ActivitiesService } from './activities.service';
-import { SoftWarningsInterceptor } from '../objects/soft-warnings';
+import { SoftWarningsInterceptor } from '@crm/runtime';
 
 @Controller()
 export class ActivitiesController {

@@ -10,11 +10,11 @@ import {
   UpdateActivityDto,
 } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
+import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { NOW_MS } from '../shared/sql';
-import { FieldEnforcer } from '../objects/field-enforcer';
 import { DealDirectory, requireContact } from '../shared/references';
 import { Activity } from './activity.entity';
 import { activityEventData, presentActivity, presentActivitySummary } from './activity.presenter';
@@ -37,7 +37,7 @@ export class ActivitiesService {
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
     private readonly deals: DealDirectory,
-    private readonly customFields: FieldEnforcer,
+    private readonly customFields: BuiltInCustomFieldsService,
   ) {}
 
   async create(ctx: RequestContext, dto: CreateActivityDto): Promise<ActivityView> {
@@ -47,7 +47,7 @@ export class ActivitiesService {
       return presentActivity(
         await this.dataSource.transaction(async (m) => {
           if (dto.contact_id) await requireContact(m, dto.contact_id);
-          const customFields = await this.customFields.builtInValues(m, ctx, 'activities', id, dto.custom_fields);
+          const customFields = await this.customFields.values(m, ctx, 'activities', id, dto.custom_fields);
           await m.insert(Activity, {
             id,
             type: dto.type,
@@ -108,7 +108,7 @@ export class ActivitiesService {
           if (dto.custom_fields !== undefined) await this.customFields.lockDefinitions(m, 'activities');
           const activity = await this.find(m, id, true);
           const input: Record<string, unknown> = { ...dto };
-          input.custom_fields = await this.customFields.builtInValues(m, ctx, 'activities', id, dto.custom_fields, activity.customFields ?? {});
+          input.custom_fields = await this.customFields.values(m, ctx, 'activities', id, dto.custom_fields, activity.customFields ?? {});
           const { set, changes } = diffFields(activity, input, ACTIVITY_FIELDS);
           if (!changes.changed.length) return activity;
           if (set.contactId) await requireContact(m, set.contactId);

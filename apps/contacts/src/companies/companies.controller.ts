@@ -3,7 +3,7 @@ import { CompaniesRpc, CreateCompanyDto, ListCompaniesQuery, RequestContext, Upd
 import { Controller, UseInterceptors } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { CompaniesService } from './companies.service';
-import { SoftWarningsInterceptor } from '../objects/soft-warnings';
+import { SoftWarningsInterceptor } from '@crm/runtime';
 
 @Controller()
 export class CompaniesController {

@@ -12,10 +12,10 @@ import {
   UpdateCompanyDto,
 } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
+import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { FieldEnforcer } from '../objects/field-enforcer';
 import { NOW_MS } from '../shared/sql';
 import { likePattern } from '../shared/field-changes';
 import { Company } from './company.entity';
@@ -37,7 +37,7 @@ export class CompaniesService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
-    private readonly customFields: FieldEnforcer,
+    private readonly customFields: BuiltInCustomFieldsService,
   ) {}
 
   async create(ctx: RequestContext, dto: CreateCompanyDto): Promise<CompanyView> {
@@ -45,7 +45,7 @@ export class CompaniesService {
     try {
       return presentCompany(
         await this.dataSource.transaction(async (m) => {
-          const customFields = await this.customFields.builtInValues(m, ctx, 'companies', id, dto.custom_fields);
+          const customFields = await this.customFields.values(m, ctx, 'companies', id, dto.custom_fields);
           await m.insert(Company, {
             id,
             name: dto.name,
@@ -86,7 +86,7 @@ export class CompaniesService {
           if (dto.custom_fields !== undefined) await this.customFields.lockDefinitions(m, 'companies');
           const company = await this.find(m, id, true);
           const input: Record<string, unknown> = { ...dto };
-          input.custom_fields = await this.customFields.builtInValues(m, ctx, 'companies', id, dto.custom_fields, company.customFields ?? {});
+          input.custom_fields = await this.customFields.values(m, ctx, 'companies', id, dto.custom_fields, company.customFields ?? {});
           const { set, changes } = diffFields(company, input, COMPANY_FIELDS);
           if (!changes.changed.length) return company;
           await m.update(Company, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Company>);

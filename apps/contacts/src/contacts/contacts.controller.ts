@@ -3,7 +3,7 @@ import { ContactsRpc, CreateContactDto, ListContactsQuery, MergeContactsDto, Req
 import { Controller, UseInterceptors } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { ContactsService } from './contacts.service';
-import { SoftWarningsInterceptor } from '../objects/soft-warnings';
+import { SoftWarningsInterceptor } from '@crm/runtime';
 
 @Controller()
 export class ContactsController {

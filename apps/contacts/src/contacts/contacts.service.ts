@@ -19,6 +19,7 @@ import {
   internalRequest,
 } from '@crm/contracts';
 import { CRM_RPC, OutboxService } from '@crm/messaging';
+import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Inject, Injectable } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
@@ -28,7 +29,6 @@ import { Company } from '../companies/company.entity';
 import { likePattern } from '../shared/field-changes';
 import { requireCompany, requireUser } from '../shared/references';
 import { NOW_MS } from '../shared/sql';
-import { FieldEnforcer } from '../objects/field-enforcer';
 import { User } from '../users/user.entity';
 import { WorkLinks } from '../work-links/work-links.service';
 import { Contact } from './contact.entity';
@@ -89,7 +89,7 @@ export class ContactsService {
     private readonly outbox: OutboxService,
     @Inject(CRM_RPC) private readonly rpc: ClientProxy,
     private readonly links: WorkLinks,
-    private readonly customFields: FieldEnforcer,
+    private readonly customFields: BuiltInCustomFieldsService,
   ) {}
 
   async create(ctx: RequestContext, dto: CreateContactDto): Promise<ContactSummaryView> {
@@ -102,7 +102,7 @@ export class ContactsService {
       return await this.dataSource.transaction(async (m) => {
         if (dto.company_id) await requireCompany(m, dto.company_id);
         if (dto.owner_id) await requireUser(m, dto.owner_id);
-        const customFields = await this.customFields.builtInValues(m, ctx, 'contacts', id, dto.custom_fields);
+        const customFields = await this.customFields.values(m, ctx, 'contacts', id, dto.custom_fields);
         const scored = dto.icp_score !== undefined && dto.icp_score !== null;
         await m.insert(Contact, {
           id,
@@ -172,7 +172,7 @@ export class ContactsService {
         if (dto.icp_score !== undefined && dto.icp_score !== null && dto.icp_scored_at === undefined && dto.icp_score !== contact.icpScore) {
           input.icp_scored_at = new Date().toISOString();
         }
-        input.custom_fields = await this.customFields.builtInValues(m, ctx, 'contacts', id, dto.custom_fields, contact.customFields ?? {});
+        input.custom_fields = await this.customFields.values(m, ctx, 'contacts', id, dto.custom_fields, contact.customFields ?? {});
         const { set, changes } = diffFields(contact, input, CONTACT_FIELDS);
         if (!changes.changed.length) return { contact, ...(await this.relatedOf(m, contact)) };
         if (set.companyId) await requireCompany(m, set.companyId);

@@ -2,7 +2,8 @@ import { CreateDeadEvents1763900000000, AddOutboxTraceContext1764200000000, Crea
 import { Activity } from '../activities/activity.entity';
 import { Company } from '../companies/company.entity';
 import { Contact } from '../contacts/contact.entity';
-import { BuiltInCustomFields, ObjectRecord, ObjectType } from '../objects/object-type.entity';
+import { BuiltInCustomFields } from '@crm/runtime';
+import { ObjectRecord, ObjectType } from '../objects/object-type.entity';
 import { Task } from '../tasks/task.entity';
 import { User } from '../users/user.entity';
 import { CreateCompanies1763800001000 } from './migrations/1763800001000-create-companies';

@@ -1,21 +1,13 @@
 import { canonicalJson, decodeCursor, DomainError, ErrorCode, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
-import {
-  EventType,
-  ObjectRecordEventData,
-  ObjectRecordInputDto,
-  ObjectRecordView,
-  RequestContext,
-  UpdateObjectRecordDto,
-  ValidationWarning,
-} from '@crm/contracts';
+import { builtInObject, EventType, ObjectRecordEventData, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { NOW_MS } from '../shared/sql';
-import { archivedObject, FieldEnforcer, withoutNulls } from './field-enforcer';
+import { archivedObject, ContactsFieldReferences, withoutNulls } from './contacts-field-references';
 import { ObjectRecord, ObjectType } from './object-type.entity';
-import { builtInObject, presentRecord } from './object-type.presenter';
+import { presentRecord } from './object-type.presenter';
 import { ObjectTypesService } from './object-types.service';
 
 const LIST = 'object_records';
@@ -48,7 +40,7 @@ export class ObjectRecordsService {
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
     private readonly types: ObjectTypesService,
-    private readonly enforcer: FieldEnforcer,
+    private readonly enforcer: ContactsFieldReferences,
   ) {}
 
   async create(ctx: RequestContext, slug: string, dto: ObjectRecordInputDto): Promise<RecordResponse> {
@@ -65,7 +57,7 @@ export class ObjectRecordsService {
         values: dto.values,
         stored: values,
         partial: false,
-        store: { kind: 'record', objectTypeId: type.id, recordId: id },
+        store: { table: 'object_records', column: '"values"', recordId: id, scope: { column: 'object_type_id', value: type.id } },
         path: 'values',
       });
       await m.insert(ObjectRecord, { id, objectTypeId: type.id, values } as QueryDeepPartialEntity<ObjectRecord>);
@@ -108,7 +100,7 @@ export class ObjectRecordsService {
         values: sent,
         stored: values,
         partial: true,
-        store: { kind: 'record', objectTypeId: type.id, recordId: id },
+        store: { table: 'object_records', column: '"values"', recordId: id, scope: { column: 'object_type_id', value: type.id } },
         path: 'values',
       });
       // Values are JSON as stored: 1 and "1" differ here, key order does not.

@@ -46,19 +46,3 @@ export class ObjectRecord {
   @Column({ name: 'updated_at', type: 'timestamptz', default: () => NOW_MS })
   updatedAt!: Date;
 }
-
-/** Custom fields of one built-in object. */
-@Entity({ name: 'built_in_custom_fields' })
-export class BuiltInCustomFields {
-  @PrimaryColumn({ name: 'object_slug', type: 'text' })
-  objectSlug!: string;
-
-  @Column({ type: 'jsonb', default: () => `'[]'::jsonb` })
-  fields!: CustomFieldDefinition[];
-
-  @Column({ name: 'enforcement_level', type: 'text', default: 'hard' })
-  enforcementLevel!: EnforcementLevel;
-
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => NOW_MS })
-  updatedAt!: Date;
-}

@@ -1,49 +1,5 @@
-import { BUILT_IN_OBJECTS, BuiltInObject, CustomFieldDefinition, describeWritable, EnforcementLevel, FieldDefinition, ObjectRecordView, ObjectSchemaView } from '@crm/contracts';
+import { fieldView, ObjectRecordView, ObjectSchemaView } from '@crm/contracts';
 import { ObjectRecord, ObjectType } from './object-type.entity';
-
-/** Built-in objects of this service that accept custom fields; the others say so in GET /schema. */
-export const CUSTOM_FIELD_BUILT_INS = ['contacts', 'companies', 'activities', 'tasks'] as const;
-export type CustomFieldBuiltIn = (typeof CUSTOM_FIELD_BUILT_INS)[number];
-
-export function acceptsCustomFields(slug: string): slug is CustomFieldBuiltIn {
-  return (CUSTOM_FIELD_BUILT_INS as readonly string[]).includes(slug);
-}
-
-export function builtInObject(slug: string): BuiltInObject | undefined {
-  return BUILT_IN_OBJECTS.find((o) => o.slug === slug);
-}
-
-function fieldView(def: CustomFieldDefinition, custom: boolean): FieldDefinition {
-  const view: FieldDefinition = { ...def, ...(def.items ? { items: { ...def.items } } : {}) };
-  if (custom) view.custom = true;
-  return view;
-}
-
-/** Field definitions of a built-in object are generated from its request validators, never written by hand. */
-const builtInFields = new Map(BUILT_IN_OBJECTS.map((o) => [o.slug, describeWritable(o.create, o.update)]));
-
-/** How a built-in object's custom fields are stored: its definitions and their enforcement level. */
-export interface BuiltInCustomFieldsState {
-  fields: readonly CustomFieldDefinition[];
-  enforcementLevel: EnforcementLevel;
-}
-
-export function presentBuiltInObject(object: BuiltInObject, custom: BuiltInCustomFieldsState): ObjectSchemaView {
-  const customFields = custom.fields;
-  return {
-    name: object.name,
-    slug: object.slug,
-    kind: 'built_in',
-    // Applies to the custom fields; built-in fields are always validated (hard).
-    enforcement_level: custom.enforcementLevel,
-    accepts_custom_fields: acceptsCustomFields(object.slug),
-    fields: [...builtInFields.get(object.slug)!, ...customFields.map((f) => fieldView(f, true))],
-  };
-}
-
-export function builtInFieldNames(slug: string): Set<string> {
-  return new Set((builtInFields.get(slug) ?? []).map((f) => f.name));
-}
 
 export function presentObjectType(type: ObjectType): ObjectSchemaView {
   return {

@@ -1,39 +1,38 @@
-import { decodeCursor, diffFields, DomainError, ErrorCode, FieldIssue, FieldSpec, IdPrefix, isUniqueViolation, newId, Page, pageSize, toPage, validationFailed } from '@crm/common';
+import { decodeCursor, diffFields, DomainError, ErrorCode, FieldSpec, IdPrefix, isUniqueViolation, newId, Page, pageSize, toPage } from '@crm/common';
 import {
+  BUILT_IN_OBJECTS,
+  builtInObject,
+  BuiltInCustomFieldsState,
   CreateObjectTypeDto,
-  CustomFieldDefinition,
-  definitionProblems,
+  CUSTOM_FIELD_OWNERS,
+  DealsSchemaRpc,
   EventType,
   FieldDefinitionDto,
+  internalRequest,
   ListObjectTypesQuery,
   normaliseDefinition,
+  NO_CUSTOM_FIELDS,
   ObjectSchemaView,
   ObjectTypeEventData,
-  REFERENCEABLE_BUILT_INS,
+  presentBuiltInObject,
+  RequestContext,
   RESERVED_SLUGS,
   SchemaLimits,
   SchemaView,
-  BUILT_IN_OBJECTS,
-  BuiltInObject,
   UpdateFieldDefinitionDto,
   UpdateObjectTypeDto,
 } from '@crm/contracts';
-import { OutboxService } from '@crm/messaging';
-import { Injectable } from '@nestjs/common';
+import { CRM_RPC, OutboxService } from '@crm/messaging';
+import { appendDefinition, BuiltInCustomFieldsService, checkDefinitions, definitionNamed, editedDefinitions, moveStoredValues } from '@crm/runtime';
+import { Inject, Injectable } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { NOW_MS } from '../shared/sql';
-import { BuiltInCustomFields, ObjectType } from './object-type.entity';
-import {
-  acceptsCustomFields,
-  builtInFieldNames,
-  builtInObject,
-  BuiltInCustomFieldsState,
-  CUSTOM_FIELD_BUILT_INS,
-  CustomFieldBuiltIn,
-  presentBuiltInObject,
-  presentObjectType,
-} from './object-type.presenter';
+import { ContactsFieldReferences } from './contacts-field-references';
+import { ObjectType } from './object-type.entity';
+import { presentObjectType } from './object-type.presenter';
 
 const LIST = 'object_types';
 const SLUG_INDEX = 'object_types_slug_key';
@@ -44,22 +43,33 @@ const OBJECT_TYPE_FIELDS: FieldSpec<ObjectType>[] = [
   { api: 'status', prop: 'status', kind: 'value' },
 ];
 
-/** Custom object types, and the custom fields of built-in objects. */
+/** Custom object types, and (through BuiltInCustomFieldsService) the custom fields of this service's built-in objects. */
 @Injectable()
 export class ObjectTypesService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
+    private readonly builtInFields: BuiltInCustomFieldsService,
+    private readonly references: ContactsFieldReferences,
+    @Inject(CRM_RPC) private readonly rpc: ClientProxy,
   ) {}
 
-  /** GET /schema: every built-in object, then every active custom object, from one snapshot so a field added meanwhile appears everywhere or nowhere. */
-  async describeSchema(): Promise<SchemaView> {
-    return this.dataSource.transaction('REPEATABLE READ', async (m) => {
-      const builtIn = [];
-      for (const object of BUILT_IN_OBJECTS) builtIn.push(presentBuiltInObject(object, await this.builtInState(m, object.slug)));
-      const custom = (await this.allCustom(m, 'active')).map(presentObjectType);
-      return { objects: [...builtIn, ...custom] };
-    });
+  /**
+   * GET /schema: every built-in object, then every active custom object. This service's part comes from
+   * one snapshot, so a field added meanwhile appears everywhere or nowhere; the custom fields of deals and
+   * pipelines come from the deals service (503 while it is away).
+   */
+  async describeSchema(ctx: RequestContext): Promise<SchemaView> {
+    const [remote, local] = await Promise.all([
+      firstValueFrom(this.rpc.send<{ objects: Record<string, BuiltInCustomFieldsState> }>(DealsSchemaRpc.Describe, internalRequest(ctx, {}))),
+      this.dataSource.transaction('REPEATABLE READ', async (m) => {
+        const states: Record<string, BuiltInCustomFieldsState> = {};
+        for (const object of BUILT_IN_OBJECTS) if (this.builtInFields.owns(object.slug)) states[object.slug] = await this.builtInFields.state(m, object.slug);
+        return { states, custom: (await this.allCustom(m, 'active')).map(presentObjectType) };
+      }),
+    ]);
+    const states = { ...remote.objects, ...local.states };
+    return { objects: [...BUILT_IN_OBJECTS.map((object) => presentBuiltInObject(object, states[object.slug] ?? NO_CUSTOM_FIELDS)), ...local.custom] };
   }
 
   async create(dto: CreateObjectTypeDto): Promise<ObjectSchemaView> {
@@ -80,7 +90,7 @@ export class ObjectTypesService {
         if (count >= SchemaLimits.customObjectTypes) {
           throw new DomainError(ErrorCode.Conflict, `At most ${SchemaLimits.customObjectTypes} custom object types may exist (archived ones count).`);
         }
-        await this.checkDefinitions(m, fields, 'fields', dto.slug);
+        await checkDefinitions(fields, 'fields', (target) => this.references.canReference(m, target, dto.slug));
         await m.insert(ObjectType, {
           id,
           slug: dto.slug,
@@ -114,13 +124,12 @@ export class ObjectTypesService {
   /** An object by slug (or a custom object by id), built-in or custom, as GET /schema shows it. */
   async view(slugOrId: string): Promise<ObjectSchemaView> {
     const builtIn = builtInObject(slugOrId);
-    if (builtIn) return presentBuiltInObject(builtIn, await this.builtInState(this.dataSource.manager, slugOrId));
+    if (builtIn) return this.builtInFields.owns(slugOrId) ? this.builtInFields.describe(slugOrId) : presentBuiltInObject(builtIn, NO_CUSTOM_FIELDS);
     return presentObjectType(await this.find(this.dataSource.manager, slugOrId));
   }
 
   async update(slugOrId: string, dto: UpdateObjectTypeDto): Promise<ObjectSchemaView> {
-    const builtIn = builtInObject(slugOrId);
-    if (builtIn) return this.updateBuiltIn(builtIn, dto);
+    if (builtInObject(slugOrId)) return this.builtInFields.setLevel(slugOrId, dto);
     return this.dataSource.transaction(async (m) => {
       const type = await this.find(m, slugOrId, true);
       const { set, changes } = diffFields(type, dto, OBJECT_TYPE_FIELDS);
@@ -132,141 +141,54 @@ export class ObjectTypesService {
     });
   }
 
-  /** A built-in object's name and status are fixed; the enforcement level of its custom fields may change. */
-  private async updateBuiltIn(object: BuiltInObject, dto: UpdateObjectTypeDto): Promise<ObjectSchemaView> {
-    const fixed = (['name', 'status'] as const).filter((key) => dto[key] !== undefined);
-    if (fixed.length) {
-      throw DomainError.invalid(fixed[0], `'${object.slug}' is a built-in object: its ${fixed.join(' and ')} cannot change, only its enforcement_level.`);
-    }
-    const slug = this.customFieldBuiltIn(object);
-    return this.dataSource.transaction(async (m) => {
-      const row = await this.lockBuiltIn(m, slug);
-      if (dto.enforcement_level === undefined || dto.enforcement_level === row.enforcementLevel) return presentBuiltInObject(object, row);
-      await m.update(BuiltInCustomFields, { objectSlug: slug }, { enforcementLevel: dto.enforcement_level, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<BuiltInCustomFields>);
-      await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: null, slug, changed: ['enforcement_level'] });
-      return presentBuiltInObject(object, { ...row, enforcementLevel: dto.enforcement_level });
-    });
-  }
-
-  /** The built-in object as one that takes custom fields here, or a 400 saying it does not. */
-  private customFieldBuiltIn(object: BuiltInObject): CustomFieldBuiltIn {
-    if (!acceptsCustomFields(object.slug)) {
-      throw new DomainError(
-        ErrorCode.InvalidRequest,
-        `Custom fields can be defined on ${CUSTOM_FIELD_BUILT_INS.join(', ')} and custom objects; '${object.slug}' does not accept them in this version.`,
-      );
-    }
-    return object.slug;
-  }
-
-  /** The custom-field row of a built-in object, created on first use and locked for the transaction. */
-  private async lockBuiltIn(m: EntityManager, slug: CustomFieldBuiltIn): Promise<BuiltInCustomFields> {
-    await m.query(`INSERT INTO built_in_custom_fields (object_slug) VALUES ($1) ON CONFLICT DO NOTHING`, [slug]);
-    return m.findOneOrFail(BuiltInCustomFields, { where: { objectSlug: slug }, lock: { mode: 'pessimistic_write' } });
-  }
-
-  /** Adds one field to a custom object, or a custom field to a built-in object that takes them. */
+  /** Adds one field to a custom object, or a custom field to a built-in object of this service. */
   async addField(slugOrId: string, dto: FieldDefinitionDto): Promise<ObjectSchemaView> {
+    if (builtInObject(slugOrId)) return this.builtInFields.addField(slugOrId, dto);
     const def = normaliseDefinition(dto);
-    const builtIn = builtInObject(slugOrId);
-    const builtInSlug = builtIn && this.customFieldBuiltIn(builtIn);
     return this.dataSource.transaction(async (m) => {
-      if (builtIn && builtInSlug) {
-        const slug = builtInSlug;
-        const row = await this.lockBuiltIn(m, slug);
-        if (builtInFieldNames(slug).has(def.name) || def.name === 'custom_fields') throw duplicateField(def.name, `a built-in field of ${slug}`);
-        const fields = this.appendField(row.fields, def);
-        await this.checkDefinitions(m, [def], 'field', slug);
-        await m.update(BuiltInCustomFields, { objectSlug: slug }, { fields, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<BuiltInCustomFields>);
-        await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: null, slug, changed: ['fields'] });
-        return presentBuiltInObject(builtIn, { fields, enforcementLevel: row.enforcementLevel });
-      }
       const type = await this.find(m, slugOrId, true);
-      const fields = this.appendField(type.fields, def);
-      await this.checkDefinitions(m, [def], 'field', type.slug);
-      await m.update(ObjectType, { id: type.id }, { fields, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<ObjectType>);
-      await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: type.id, slug: type.slug, changed: ['fields'] });
-      return presentObjectType(await m.findOneByOrFail(ObjectType, { id: type.id }));
+      const fields = appendDefinition(type.fields, def);
+      await checkDefinitions([def], 'field', (target) => this.references.canReference(m, target, type.slug));
+      return this.saveFields(m, type, fields);
     });
   }
 
   /**
    * Renames a field or changes its label. A new name moves every stored value to it in the same
    * transaction, so no record is ever read with the value under the old name; records are not otherwise
-   * changed (no updated_at, no record events). The type and rules of a field cannot change.
+   * changed (no updated_at, no record events). The type and rules of a field cannot change. Record writes
+   * lock the object (shared) before their record, so they wait for this and then see the new fields.
    */
   async updateField(slugOrId: string, name: string, dto: UpdateFieldDefinitionDto): Promise<ObjectSchemaView> {
+    if (builtInObject(slugOrId)) return this.builtInFields.updateField(slugOrId, name, dto);
     return this.dataSource.transaction(async (m) => {
-      const owner = await this.fieldOwner(m, slugOrId);
-      const current = owner.field(name);
-      const renamed = dto.name !== undefined && dto.name !== name ? dto.name : undefined;
-      if (renamed && (owner.fields.some((f) => f.name === renamed) || owner.reserved.has(renamed))) throw duplicateField(renamed, 'a field of this object');
-      const label = dto.label ?? current.label;
-      if (!renamed && label === current.label) return owner.present(owner.fields);
-      const fields = owner.fields.map((f) => (f.name === name ? { ...f, name: renamed ?? name, label } : f));
-      if (renamed) await owner.moveValues(name, renamed);
-      return owner.save(fields);
+      const type = await this.find(m, slugOrId, true);
+      const edited = editedDefinitions(type.fields, name, dto, type.slug);
+      if (!edited) return presentObjectType(type);
+      if (edited.renamedTo) await moveStoredValues(m, this.recordValues(type), name, edited.renamedTo);
+      return this.saveFields(m, type, edited.fields);
     });
   }
 
   /** Removes a field and, in the same transaction, every value stored under it; this cannot be undone. */
   async removeField(slugOrId: string, name: string): Promise<ObjectSchemaView> {
+    if (builtInObject(slugOrId)) return this.builtInFields.removeField(slugOrId, name);
     return this.dataSource.transaction(async (m) => {
-      const owner = await this.fieldOwner(m, slugOrId);
-      owner.field(name);
-      await owner.moveValues(name, null);
-      return owner.save(owner.fields.filter((f) => f.name !== name));
+      const type = await this.find(m, slugOrId, true);
+      definitionNamed(type.fields, name, type.slug);
+      await moveStoredValues(m, this.recordValues(type), name, null);
+      return this.saveFields(m, type, type.fields.filter((f) => f.name !== name));
     });
   }
 
-  /**
-   * The object whose fields change, locked for the transaction before any record: record writes lock it
-   * (shared) before their record too, so they wait for the change and then see the new fields.
-   */
-  private async fieldOwner(m: EntityManager, slugOrId: string): Promise<FieldOwner> {
-    const builtIn = builtInObject(slugOrId);
-    const field = (fields: CustomFieldDefinition[], slug: string) => (name: string) => {
-      const found = fields.find((f) => f.name === name);
-      if (!found) throw new DomainError(ErrorCode.NotFound, `No custom field '${name}' on '${slug}'.`);
-      return found;
-    };
-    if (builtIn) {
-      const slug = this.customFieldBuiltIn(builtIn);
-      const row = await this.lockBuiltIn(m, slug);
-      const event = () => this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: null, slug, changed: ['fields'] });
-      return {
-        fields: row.fields,
-        reserved: new Set([...builtInFieldNames(slug), 'custom_fields']),
-        field: field(row.fields, slug),
-        present: (fields) => presentBuiltInObject(builtIn, { fields, enforcementLevel: row.enforcementLevel }),
-        // `slug` is one of CUSTOM_FIELD_BUILT_INS, each the name of its table.
-        moveValues: (from, to) => moveValues(m, slug, 'custom_fields', from, to),
-        save: async (fields) => {
-          await m.update(BuiltInCustomFields, { objectSlug: slug }, { fields, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<BuiltInCustomFields>);
-          await event();
-          return presentBuiltInObject(builtIn, { fields, enforcementLevel: row.enforcementLevel });
-        },
-      };
-    }
-    const type = await this.find(m, slugOrId, true);
-    return {
-      fields: type.fields,
-      reserved: new Set(),
-      field: field(type.fields, type.slug),
-      present: (fields) => presentObjectType({ ...type, fields }),
-      moveValues: (from, to) => moveValues(m, 'object_records', '"values"', from, to, type.id),
-      save: async (fields) => {
-        await m.update(ObjectType, { id: type.id }, { fields, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<ObjectType>);
-        await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: type.id, slug: type.slug, changed: ['fields'] });
-        return presentObjectType(await m.findOneByOrFail(ObjectType, { id: type.id }));
-      },
-    };
+  private recordValues(type: ObjectType) {
+    return { table: 'object_records', column: '"values"', scope: { column: 'object_type_id', value: type.id } };
   }
 
-  /** The custom fields of a built-in object and their enforcement level (none, hard, until first set). */
-  async builtInState(m: EntityManager, slug: string): Promise<BuiltInCustomFieldsState> {
-    const row = await m.findOneBy(BuiltInCustomFields, { objectSlug: slug });
-    return { fields: row?.fields ?? [], enforcementLevel: row?.enforcementLevel ?? 'hard' };
+  private async saveFields(m: EntityManager, type: ObjectType, fields: ObjectType['fields']): Promise<ObjectSchemaView> {
+    await m.update(ObjectType, { id: type.id }, { fields, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<ObjectType>);
+    await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: type.id, slug: type.slug, changed: ['fields'] });
+    return presentObjectType(await m.findOneByOrFail(ObjectType, { id: type.id }));
   }
 
   async allCustom(m: EntityManager, status?: 'active'): Promise<ObjectType[]> {
@@ -281,81 +203,4 @@ export class ObjectTypesService {
     if (!type) throw new DomainError(ErrorCode.NotFound, `No object type '${slugOrId}'.`);
     return type;
   }
-
-  private appendField(existing: CustomFieldDefinition[], def: CustomFieldDefinition): CustomFieldDefinition[] {
-    if (existing.some((f) => f.name === def.name)) throw duplicateField(def.name, 'an existing field');
-    if (existing.length >= SchemaLimits.fieldsPerObject) {
-      throw new DomainError(ErrorCode.Conflict, `An object may have at most ${SchemaLimits.fieldsPerObject} custom fields.`);
-    }
-    return [...existing, def];
-  }
-
-  /**
-   * Definitions must be consistent (enum values for enums, a target for references...), named once, and
-   * reference an object that exists: a built-in one with records, a custom one, or the object itself.
-   */
-  private async checkDefinitions(m: EntityManager, defs: CustomFieldDefinition[], path: string, ownSlug: string): Promise<void> {
-    const issues: FieldIssue[] = [];
-    const seen = new Set<string>();
-    const single = path === 'field';
-    for (const [i, def] of defs.entries()) {
-      const at = single ? path : `${path}.${i}`;
-      if (seen.has(def.name)) issues.push({ field: `${at}.name`, code: 'duplicate', message: `${at}.name '${def.name}' is used by another field` });
-      seen.add(def.name);
-      issues.push(...definitionProblems(def, at).map((p) => ({ ...p, message: `${p.field.replace(/\.[a-z_]+$/, '')}: ${p.message}` })));
-      for (const [key, target] of [
-        ['reference_target', def.reference_target],
-        ['items.reference_target', def.items?.reference_target],
-      ] as const) {
-        if (target && !(await this.referenceable(m, target, ownSlug))) {
-          issues.push({ field: `${at}.${key}`, code: 'not_found', message: `${at}.${key} names no object with records: '${target}'` });
-        }
-      }
-    }
-    if (issues.length) throw validationFailed(issues);
-  }
-
-  private async referenceable(m: EntityManager, target: string, ownSlug: string): Promise<boolean> {
-    if ((REFERENCEABLE_BUILT_INS as readonly string[]).includes(target) || target === ownSlug) return true;
-    const rows: unknown[] = await m.query(`SELECT 1 FROM object_types WHERE slug = $1`, [target]);
-    return rows.length > 0;
-  }
-}
-
-/** An object whose custom fields change: its definitions, and how its stored values and definitions are rewritten. */
-interface FieldOwner {
-  fields: CustomFieldDefinition[];
-  /** Names no custom field may take (the built-in fields). */
-  reserved: Set<string>;
-  /** The named field, or a 404. */
-  field(name: string): CustomFieldDefinition;
-  present(fields: CustomFieldDefinition[]): ObjectSchemaView;
-  /** Moves every stored value of `from` to `to`, or removes it (null). */
-  moveValues(from: string, to: string | null): Promise<unknown>;
-  save(fields: CustomFieldDefinition[]): Promise<ObjectSchemaView>;
-}
-
-/**
- * Moves the stored values of custom field `from` to `to` in a jsonb column, or removes them when `to` is
- * null, in the rows holding one (of object type `objectTypeId` when given).
- */
-function moveValues(m: EntityManager, table: string, column: string, from: string, to: string | null, objectTypeId?: string): Promise<unknown> {
-  const params: unknown[] = [from];
-  let set = `${column} - $1::text`;
-  if (to !== null) {
-    params.push(to);
-    set = `(${column} - $1::text) || jsonb_build_object($2::text, ${column} -> $1::text)`;
-  }
-  let where = `${column} ? $1::text`;
-  if (objectTypeId !== undefined) {
-    params.push(objectTypeId);
-    where += ` AND object_type_id = $${params.length}`;
-  }
-  return m.query(`UPDATE ${table} SET ${column} = ${set} WHERE ${where}`, params);
-}
-
-function duplicateField(name: string, what: string): DomainError {
-  return DomainError.conflict(`A field named '${name}' already exists: ${what}.`, [
-    { field: 'name', code: 'duplicate', message: `name '${name}' is already ${what}` },
-  ]);
 }

@@ -1,13 +1,15 @@
+import { builtInCustomFieldsProviders, BuiltInCustomFieldsService } from '@crm/runtime';
 import { Global, Module } from '@nestjs/common';
-import { FieldEnforcer } from './field-enforcer';
+import { ContactsFieldReferences } from './contacts-field-references';
 import { ObjectRecordsService } from './object-records.service';
 import { ObjectTypesService } from './object-types.service';
 import { ObjectRecordsController, ObjectTypesController } from './objects.controller';
 
-/** Global: contacts, companies, activities and tasks check their custom fields with the same enforcer. */
+/** Global: contacts, companies, activities and tasks keep their custom fields through the same service. */
 @Global()
 @Module({
-  controllers: [ObjectTypesController, ObjectRecordsController], providers: [FieldEnforcer, ObjectTypesService, ObjectRecordsService],
-  exports: [FieldEnforcer, ObjectTypesService],
+  controllers: [ObjectTypesController, ObjectRecordsController],
+  providers: [...builtInCustomFieldsProviders('contacts', ContactsFieldReferences), ObjectTypesService, ObjectRecordsService],
+  exports: [BuiltInCustomFieldsService, ObjectTypesService],
 })
 export class ObjectsModule {}

@@ -1,5 +1,5 @@
 import { InputPipe, validationFailed } from '@crm/common';
-import { ContactsRpc, SchemaView } from '@crm/contracts';
+import { ContactsRpc, RequestContext, SchemaView } from '@crm/contracts';
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { ObjectTypesService } from '../objects/object-types.service';
@@ -10,10 +10,10 @@ export class SchemaController {
   constructor(private readonly types: ObjectTypesService) {}
 
   @MessagePattern(ContactsRpc.Schema)
-  async get(@Payload('query') query: unknown): Promise<{ data: SchemaView }> {
+  async get(@Payload('ctx') ctx: RequestContext, @Payload('query') query: unknown): Promise<{ data: SchemaView }> {
     // No parameters: an unknown one is a 400, as everywhere else.
     const unknown = Object.keys(query ?? {});
     if (unknown.length) throw validationFailed(unknown.map((field) => ({ field, code: 'unknown_field', message: `unknown field '${field}'` })));
-    return { data: await this.types.describeSchema() };
+    return { data: await this.types.describeSchema(ctx) };
   }
 }

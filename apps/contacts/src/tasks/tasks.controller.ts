@@ -3,7 +3,7 @@ import { ContactsRpc, CreateTaskDto, ListTasksQuery, RequestContext, TasksRpc, U
 import { Controller, UseInterceptors } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { TasksService } from './tasks.service';
-import { SoftWarningsInterceptor } from '../objects/soft-warnings';
+import { SoftWarningsInterceptor } from '@crm/runtime';
 
 @Controller()
 export class TasksController {

@@ -1,11 +1,11 @@
 import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isForeignKeyViolation, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
 import { CreateTaskDto, EventType, ListTasksQuery, RequestContext, TaskEventData, TaskSummaryView, TaskView, UpdateTaskDto } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
+import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { NOW_MS } from '../shared/sql';
-import { FieldEnforcer } from '../objects/field-enforcer';
 import { DealDirectory, requireContact } from '../shared/references';
 import { Task } from './task.entity';
 import { presentTask, presentTaskSummary, taskEventData } from './task.presenter';
@@ -29,7 +29,7 @@ export class TasksService {
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
     private readonly deals: DealDirectory,
-    private readonly customFields: FieldEnforcer,
+    private readonly customFields: BuiltInCustomFieldsService,
   ) {}
 
   async create(ctx: RequestContext, dto: CreateTaskDto): Promise<TaskView> {
@@ -40,7 +40,7 @@ export class TasksService {
       return presentTask(
         await this.dataSource.transaction(async (m) => {
           if (dto.contact_id) await requireContact(m, dto.contact_id);
-          const customFields = await this.customFields.builtInValues(m, ctx, 'tasks', id, dto.custom_fields);
+          const customFields = await this.customFields.values(m, ctx, 'tasks', id, dto.custom_fields);
           await m.insert(Task, {
             id,
             title: dto.title,
@@ -104,7 +104,7 @@ export class TasksService {
           if (dto.custom_fields !== undefined) await this.customFields.lockDefinitions(m, 'tasks');
           const task = await this.find(m, id, true);
           const input: Record<string, unknown> = { ...dto };
-          input.custom_fields = await this.customFields.builtInValues(m, ctx, 'tasks', id, dto.custom_fields, task.customFields ?? {});
+          input.custom_fields = await this.customFields.values(m, ctx, 'tasks', id, dto.custom_fields, task.customFields ?? {});
           const { set, changes } = diffFields(task, input, TASK_FIELDS);
           if (!changes.changed.length) return task;
           if (set.contactId) await requireContact(m, set.contactId);

@@ -3,7 +3,9 @@ import { Deal } from '../deals/deal.entity';
 import { StageHistory } from '../deals/stage-history.entity';
 import { Pipeline } from '../pipelines/pipeline.entity';
 import { Stage } from '../pipelines/stage.entity';
+import { BuiltInCustomFields } from '@crm/runtime';
 import { CreatePipelinesAndDeals1763800000400 } from './migrations/1763800000400-create-pipelines-and-deals';
+import { CustomFields1764300000100 } from './migrations/1764300000100-custom-fields';
 
-export const dealsEntities = [Pipeline, Stage, Deal, StageHistory];
-export const dealsMigrations = [CreateOutbox1763800000000, CreatePipelinesAndDeals1763800000400, CreateDeadEvents1763900000000, CreateRequestOutcomes1763900000200, AddOutboxTraceContext1764200000000];
+export const dealsEntities = [Pipeline, Stage, Deal, StageHistory, BuiltInCustomFields];
+export const dealsMigrations = [CreateOutbox1763800000000, CreatePipelinesAndDeals1763800000400, CreateDeadEvents1763900000000, CreateRequestOutcomes1763900000200, AddOutboxTraceContext1764200000000, CustomFields1764300000100];

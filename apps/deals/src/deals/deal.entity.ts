@@ -49,6 +49,9 @@ export class Deal {
   /** Arbitrary client JSON (limits in docs/deals.md). */
   metadata!: Record<string, any>;
 
+  @Column({ name: 'custom_fields', type: 'jsonb', default: () => `'{}'::jsonb` })
+  customFields!: Record<string, any>;
+
   @Column({ name: 'loss_reason', type: 'text', nullable: true })
   lossReason!: string | null;
 

@@ -24,6 +24,7 @@ export function presentDeal(deal: Deal, now = new Date()): DealView {
     owner_id: deal.ownerId,
     source: deal.source,
     metadata: deal.metadata,
+    custom_fields: deal.customFields ?? {},
     loss_reason: deal.lossReason,
     stage_entered_at: deal.stageEnteredAt.toISOString(),
     last_activity_at: deal.lastActivityAt?.toISOString() ?? null,

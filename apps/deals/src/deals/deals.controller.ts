@@ -1,6 +1,7 @@
 import { InputPipe, PageQuery } from '@crm/common';
 import { CreateDealDto, DealsRpc, ListDealsQuery, MoveDealStageDto, RequestContext, UpdateDealDto } from '@crm/contracts';
-import { Controller } from '@nestjs/common';
+import { SoftWarningsInterceptor } from '@crm/runtime';
+import { Controller, UseInterceptors } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { DealsService } from './deals.service';
 
@@ -9,6 +10,7 @@ export class DealsController {
   constructor(private readonly deals: DealsService) {}
 
   @MessagePattern(DealsRpc.Create)
+  @UseInterceptors(SoftWarningsInterceptor)
   async create(
     @Payload('ctx') ctx: RequestContext,
     @Payload('body', new InputPipe(CreateDealDto)) body: CreateDealDto,
@@ -27,6 +29,7 @@ export class DealsController {
   }
 
   @MessagePattern(DealsRpc.Update)
+  @UseInterceptors(SoftWarningsInterceptor)
   update(
     @Payload('ctx') ctx: RequestContext,
     @Payload('params') { id }: { id: string },

@@ -15,6 +15,7 @@ import {
   UpdateDealDto,
 } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
+import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { Pipeline } from '../pipelines/pipeline.entity';
@@ -42,6 +43,7 @@ const DEAL_FIELDS: FieldSpec<Deal>[] = [
   { api: 'loss_reason', prop: 'lossReason', kind: 'value' },
   { api: 'expected_close', prop: 'expectedClose', kind: 'date' },
   { api: 'metadata', prop: 'metadata', kind: 'json' },
+  { api: 'custom_fields', prop: 'customFields', kind: 'json' },
 ];
 
 const DAY_MS = 86_400_000;
@@ -53,6 +55,7 @@ export class DealsService {
     private readonly outbox: OutboxService,
     private readonly mover: DealStageMover,
     private readonly directory: ContactsDirectory,
+    private readonly customFields: BuiltInCustomFieldsService,
   ) {}
 
   async create(ctx: RequestContext, dto: CreateDealDto): Promise<DealView> {
@@ -60,8 +63,9 @@ export class DealsService {
     const deal = await this.write(async (m) => {
       const stage = await this.stageOf(m, dto.pipeline_id, dto.stage_id, 'stage_id');
       const [{ now }] = (await m.query(`SELECT clock_timestamp() AS now`)) as Array<{ now: Date }>;
+      const id = newId(IdPrefix.Deal);
       const row: Deal = {
-        id: newId(IdPrefix.Deal),
+        id,
         name: dto.name,
         pipelineId: stage.pipelineId,
         stageId: stage.id,
@@ -75,6 +79,7 @@ export class DealsService {
         ownerId: dto.owner_id ?? null,
         source: dto.source ?? null,
         metadata: dto.metadata ?? {},
+        customFields: (await this.customFields.values(m, ctx, 'deals', id, dto.custom_fields))!,
         lossReason: null,
         stageEnteredAt: now,
         lastActivityAt: null,
@@ -118,9 +123,12 @@ export class DealsService {
   async update(ctx: RequestContext, id: string, dto: UpdateDealDto): Promise<FullDealResponse> {
     await this.directory.assertExist(ctx, { contact_id: dto.contact_id, company_id: dto.company_id, owner_id: dto.owner_id });
     const deal = await this.write(async (m) => {
+      if (dto.custom_fields !== undefined) await this.customFields.lockDefinitions(m, 'deals');
       const deal = await this.find(m, id, true);
       const before = { ...deal };
-      const { set, changes } = diffFields(deal, dto, DEAL_FIELDS);
+      const input: Record<string, unknown> = { ...dto };
+      input.custom_fields = await this.customFields.values(m, ctx, 'deals', id, dto.custom_fields, deal.customFields ?? {});
+      const { set, changes } = diffFields(deal, input, DEAL_FIELDS);
       Object.assign(deal, set);
       const changed = changes.changed;
 
@@ -151,6 +159,7 @@ export class DealsService {
         lossReason: deal.lossReason,
         expectedClose: deal.expectedClose,
         metadata: deal.metadata,
+        customFields: deal.customFields,
         status: deal.status,
         updatedAt: now,
       });

@@ -16,6 +16,9 @@ export class Pipeline {
   /** Arbitrary client JSON (limits in docs/deals.md). */
   metadata!: Record<string, any>;
 
+  @Column({ name: 'custom_fields', type: 'jsonb', default: () => `'{}'::jsonb` })
+  customFields!: Record<string, any>;
+
   /** Filled in by the service when a response needs them; not a column. */
   stages?: Stage[];
 

@@ -23,6 +23,7 @@ export function presentPipeline(pipeline: Pipeline): PipelineView {
     is_default: pipeline.isDefault,
     stages: presentStages(pipeline.stages ?? []),
     metadata: pipeline.metadata,
+    custom_fields: pipeline.customFields ?? {},
     created_at: pipeline.createdAt.toISOString(),
     updated_at: pipeline.updatedAt.toISOString(),
   };

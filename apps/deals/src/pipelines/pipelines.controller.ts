@@ -1,6 +1,7 @@
 import { InputPipe, PageQuery } from '@crm/common';
 import { AddStageDto, CreatePipelineDto, DeleteWithMoveQuery, PipelineDealsQuery, PipelinesRpc, ReorderStagesDto, RequestContext, UpdatePipelineDto } from '@crm/contracts';
-import { Controller } from '@nestjs/common';
+import { SoftWarningsInterceptor } from '@crm/runtime';
+import { Controller, UseInterceptors } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { actorOf } from '../deals/deal-stage-mover';
 import { DealsService } from '../deals/deals.service';
@@ -11,8 +12,9 @@ export class PipelinesController {
   constructor(private readonly pipelines: PipelinesService, private readonly deals: DealsService) {}
 
   @MessagePattern(PipelinesRpc.Create)
-  async create(@Payload('body', new InputPipe(CreatePipelineDto)) body: CreatePipelineDto) {
-    return { data: await this.pipelines.create(body) };
+  @UseInterceptors(SoftWarningsInterceptor)
+  async create(@Payload('ctx') ctx: RequestContext, @Payload('body', new InputPipe(CreatePipelineDto)) body: CreatePipelineDto) {
+    return { data: await this.pipelines.create(ctx, body) };
   }
 
   @MessagePattern(PipelinesRpc.List)
@@ -26,11 +28,13 @@ export class PipelinesController {
   }
 
   @MessagePattern(PipelinesRpc.Update)
+  @UseInterceptors(SoftWarningsInterceptor)
   async update(
+    @Payload('ctx') ctx: RequestContext,
     @Payload('params') { id }: { id: string },
     @Payload('body', new InputPipe(UpdatePipelineDto)) body: UpdatePipelineDto,
   ) {
-    return { data: await this.pipelines.update(id, body) };
+    return { data: await this.pipelines.update(ctx, id, body) };
   }
 
   @MessagePattern(PipelinesRpc.Delete)

@@ -9,8 +9,10 @@ import {
   ReorderStagesDto,
   StageInputDto,
   UpdatePipelineDto,
+  RequestContext,
 } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
+import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Actor, DealStageMover } from '../deals/deal-stage-mover';
@@ -25,6 +27,7 @@ const DEFAULT_PIPELINE_LOCK = `SELECT pg_advisory_xact_lock(hashtext(current_sch
 const PIPELINE_FIELDS: FieldSpec<Pipeline>[] = [
   { api: 'name', prop: 'name', kind: 'value' },
   { api: 'metadata', prop: 'metadata', kind: 'json' },
+  { api: 'custom_fields', prop: 'customFields', kind: 'json' },
 ];
 
 @Injectable()
@@ -33,9 +36,10 @@ export class PipelinesService {
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
     private readonly mover: DealStageMover,
+    private readonly customFields: BuiltInCustomFieldsService,
   ) {}
 
-  async create(dto: CreatePipelineDto): Promise<PipelineView> {
+  async create(ctx: RequestContext, dto: CreatePipelineDto): Promise<PipelineView> {
     const stages = orderForCreate(dto.stages ?? []);
     const names = new Set<string>();
     stages.forEach((stage) => {
@@ -51,7 +55,8 @@ export class PipelinesService {
       const isDefault = dto.is_default === true || !hasDefault;
       if (isDefault && hasDefault) await this.clearDefault(m);
       const now = await transactionNow(m);
-      await m.insert(Pipeline, { id, name: dto.name, isDefault, metadata: (dto.metadata ?? {}) as Pipeline['metadata'], createdAt: now, updatedAt: now });
+      const customFields = await this.customFields.values(m, ctx, 'pipelines', id, dto.custom_fields);
+      await m.insert(Pipeline, { id, name: dto.name, isDefault, metadata: (dto.metadata ?? {}) as Pipeline['metadata'], customFields: customFields as Pipeline['customFields'], createdAt: now, updatedAt: now });
       // All stages in one INSERT.
       if (stages.length) await m.insert(Stage, stages.map((stage, position) => stageRow(id, stage, position, now)));
       await this.outbox.append<PipelineChangedData>(m, EventType.PipelineCreated, { pipeline_id: id });
@@ -73,11 +78,14 @@ export class PipelinesService {
     return presentPipeline(await this.load(this.dataSource.manager, id));
   }
 
-  async update(id: string, dto: UpdatePipelineDto): Promise<PipelineView> {
+  async update(ctx: RequestContext, id: string, dto: UpdatePipelineDto): Promise<PipelineView> {
     await this.write(async (m) => {
       if (dto.is_default !== undefined) await m.query(DEFAULT_PIPELINE_LOCK);
+      if (dto.custom_fields !== undefined) await this.customFields.lockDefinitions(m, 'pipelines');
       const pipeline = await this.lock(m, id);
-      const { set, changes } = diffFields(pipeline, dto, PIPELINE_FIELDS);
+      const input: Record<string, unknown> = { ...dto };
+      input.custom_fields = await this.customFields.values(m, ctx, 'pipelines', id, dto.custom_fields, pipeline.customFields ?? {});
+      const { set, changes } = diffFields(pipeline, input, PIPELINE_FIELDS);
       const changed = changes.changed;
       if (dto.is_default !== undefined && dto.is_default !== pipeline.isDefault) {
         if (!dto.is_default) {

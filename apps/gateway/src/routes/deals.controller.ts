@@ -13,7 +13,7 @@ export class DealsController {
   @Post()
   @Scopes('write')
   @HttpCode(201)
-  @ApiResource(201, DealView, { summary: 'Create a deal', body: CreateDealDto })
+  @ApiResource(201, DealView, { summary: 'Create a deal', body: CreateDealDto }, { warnings: true })
   create(@Req() req: GatewayRequest) {
     return this.forward.to(DealsRpc.Create, req);
   }
@@ -34,7 +34,7 @@ export class DealsController {
 
   @Patch(':id')
   @Scopes('write')
-  @ApiResource(200, FullDealView, { summary: 'Update a deal', body: UpdateDealDto }, { included: true })
+  @ApiResource(200, FullDealView, { summary: 'Update a deal', body: UpdateDealDto }, { included: true, warnings: true })
   update(@Req() req: GatewayRequest) {
     return this.forward.to(DealsRpc.Update, req);
   }

@@ -1,12 +1,15 @@
 import { PageQuery } from '@crm/common';
 import { ApiResource, ApiPage, ApiNoContent } from '../openapi/api-docs.decorators';
-import { CreateObjectTypeDto, FieldDefinitionDto, ListObjectTypesQuery, ObjectRecordInputDto, ObjectRecordView, ObjectRecordsRpc, ObjectSchemaView, ObjectTypesRpc, UpdateFieldDefinitionDto, UpdateObjectRecordDto, UpdateObjectTypeDto } from '@crm/contracts';
-import { Controller, Delete, Get, HttpCode, Patch, Post, Req } from '@nestjs/common';
+import { CreateObjectTypeDto, FieldDefinitionDto, ListObjectTypesQuery, ObjectRecordInputDto, ObjectRecordView, ObjectRecordsRpc, ObjectSchemaView, ObjectTypesRpc, schemaRpcOf, UpdateFieldDefinitionDto, UpdateObjectRecordDto, UpdateObjectTypeDto } from '@crm/contracts';
+import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Req } from '@nestjs/common';
 import { GatewayRequest } from '../http/request-context';
 import { ServiceForwarder } from './service-forwarder';
 import { Scopes } from '../http/scopes';
 
-/** Custom object types, custom fields (also of built-in objects) and custom object records: the contacts service. */
+/**
+ * Custom object types, custom fields (also of built-in objects) and custom object records: the contacts
+ * service, except the custom fields of deals and pipelines, which the deals service keeps.
+ */
 @Controller('objects')
 export class ObjectsController {
   constructor(private readonly forward: ServiceForwarder) {}
@@ -29,37 +32,37 @@ export class ObjectsController {
   @Get(':slug')
   @Scopes('read')
   @ApiResource(200, ObjectSchemaView, { summary: 'Describe one object' })
-  get(@Req() req: GatewayRequest) {
-    return this.forward.to(ObjectTypesRpc.Get, req);
+  get(@Req() req: GatewayRequest, @Param('slug') slug: string) {
+    return this.forward.to(schemaRpcOf(slug).Get, req);
   }
 
   @Patch(':slug')
   @Scopes('write')
   @ApiResource(200, ObjectSchemaView, { summary: 'Rename, archive or set the enforcement level of an object', body: UpdateObjectTypeDto })
-  update(@Req() req: GatewayRequest) {
-    return this.forward.to(ObjectTypesRpc.Update, req);
+  update(@Req() req: GatewayRequest, @Param('slug') slug: string) {
+    return this.forward.to(schemaRpcOf(slug).Update, req);
   }
 
   @Post(':slug/fields')
   @Scopes('write')
   @HttpCode(201)
   @ApiResource(201, ObjectSchemaView, { summary: 'Add a field', body: FieldDefinitionDto })
-  addField(@Req() req: GatewayRequest) {
-    return this.forward.to(ObjectTypesRpc.AddField, req);
+  addField(@Req() req: GatewayRequest, @Param('slug') slug: string) {
+    return this.forward.to(schemaRpcOf(slug).AddField, req);
   }
 
   @Patch(':slug/fields/:name')
   @Scopes('write')
   @ApiResource(200, ObjectSchemaView, { summary: 'Rename a field or change its label (stored values move to the new name)', body: UpdateFieldDefinitionDto })
-  updateField(@Req() req: GatewayRequest) {
-    return this.forward.to(ObjectTypesRpc.UpdateField, req);
+  updateField(@Req() req: GatewayRequest, @Param('slug') slug: string) {
+    return this.forward.to(schemaRpcOf(slug).UpdateField, req);
   }
 
   @Delete(':slug/fields/:name')
   @Scopes('write')
   @ApiResource(200, ObjectSchemaView, { summary: 'Remove a field and every value stored under it' })
-  removeField(@Req() req: GatewayRequest) {
-    return this.forward.to(ObjectTypesRpc.RemoveField, req);
+  removeField(@Req() req: GatewayRequest, @Param('slug') slug: string) {
+    return this.forward.to(schemaRpcOf(slug).RemoveField, req);
   }
 
   @Post(':slug/records')

@@ -13,7 +13,7 @@ export class PipelinesController {
   @Post()
   @Scopes('write')
   @HttpCode(201)
-  @ApiResource(201, PipelineView, { summary: 'Create a pipeline with its stages', body: CreatePipelineDto })
+  @ApiResource(201, PipelineView, { summary: 'Create a pipeline with its stages', body: CreatePipelineDto }, { warnings: true })
   create(@Req() req: GatewayRequest) {
     return this.forward.to(PipelinesRpc.Create, req);
   }
@@ -34,7 +34,7 @@ export class PipelinesController {
 
   @Patch(':id')
   @Scopes('write')
-  @ApiResource(200, PipelineView, { summary: 'Update a pipeline', body: UpdatePipelineDto })
+  @ApiResource(200, PipelineView, { summary: 'Update a pipeline', body: UpdatePipelineDto }, { warnings: true })
   update(@Req() req: GatewayRequest) {
     return this.forward.to(PipelinesRpc.Update, req);
   }

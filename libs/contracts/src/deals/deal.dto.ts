@@ -4,6 +4,7 @@ import { IsMetadata, PageQuery, QueryInt } from '@crm/common';
 import { Transform, Type } from 'class-transformer';
 import { IsDefined, IsIn, IsInt, IsOptional, IsRFC3339, IsString, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { RelatedSummary } from '../related';
+import { IsCustomFieldValues } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';
 import { IsCurrencyCode, upperCase } from './validators';
 
@@ -79,6 +80,12 @@ export class CreateDealDto {
   @IsOptional()
   @IsMetadata()
   metadata?: Record<string, unknown> | null;
+
+  /** Values of the custom fields defined on deals (POST /objects/deals/fields); PATCH merges by key. */
+  @IsOptional()
+  @SchemaField({ customFieldsContainer: true })
+  @IsCustomFieldValues()
+  custom_fields?: Record<string, unknown> | null;
 }
 
 /** Every create field is optional; name, pipeline_id, stage_id, value, currency and status cannot be null. */
@@ -140,6 +147,12 @@ export class UpdateDealDto {
   @IsOptional()
   @IsMetadata()
   metadata?: Record<string, unknown> | null;
+
+  /** Values of the custom fields defined on deals (POST /objects/deals/fields); PATCH merges by key. */
+  @IsOptional()
+  @SchemaField({ customFieldsContainer: true })
+  @IsCustomFieldValues()
+  custom_fields?: Record<string, unknown> | null;
 
   @IsOptional()
   @IsString({ message: 'loss_reason must be a string' })
@@ -246,6 +259,9 @@ export class DealView {
   source!: DealSource | null;
   @ApiProperty({ type: 'object', additionalProperties: true })
   metadata!: Record<string, unknown>;
+  /** Values of the custom fields defined on deals. */
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  custom_fields!: Record<string, unknown>;
   @ApiProperty({ type: String, nullable: true })
   loss_reason!: string | null;
   @ApiProperty({ type: String, format: 'date-time' })

@@ -19,6 +19,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import { IsCustomFieldValues } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';
 import { IsMetadata } from '@crm/common';
 
@@ -80,6 +81,12 @@ export class CreatePipelineDto {
   @IsOptional()
   @IsMetadata()
   metadata?: Record<string, unknown>;
+
+  /** Values of the custom fields defined on pipelines (POST /objects/pipelines/fields); PATCH merges by key. */
+  @IsOptional()
+  @SchemaField({ customFieldsContainer: true })
+  @IsCustomFieldValues()
+  custom_fields?: Record<string, unknown> | null;
 }
 
 export class UpdatePipelineDto {
@@ -95,6 +102,12 @@ export class UpdatePipelineDto {
   @ValidateIf((o: UpdatePipelineDto) => o.metadata !== undefined)
   @IsMetadata()
   metadata?: Record<string, unknown>;
+
+  /** Values of the custom fields defined on pipelines (POST /objects/pipelines/fields); PATCH merges by key. */
+  @IsOptional()
+  @SchemaField({ customFieldsContainer: true })
+  @IsCustomFieldValues()
+  custom_fields?: Record<string, unknown> | null;
 }
 
 export class AddStageDto extends StageInputDto {}
@@ -140,6 +153,9 @@ export class PipelineView {
   stages!: StageView[];
   @ApiProperty({ type: 'object', additionalProperties: true })
   metadata!: Record<string, unknown>;
+  /** Values of the custom fields defined on pipelines. */
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  custom_fields!: Record<string, unknown>;
   @ApiProperty({ type: String, format: 'date-time' })
   created_at!: string;
   @ApiProperty({ type: String, format: 'date-time' })

@@ -1,5 +1,6 @@
 import { BUILT_IN_OBJECTS } from './built-in-objects';
-import { describeWritable, labelOf } from './describe';
+import { acceptsCustomFields } from './built-in-schema';
+import { describeWritable, hasCustomFieldsContainer, labelOf } from './describe';
 
 describe('field definitions from validators', () => {
   const fieldsOf = (slug: string) => {
@@ -20,6 +21,13 @@ describe('field definitions from validators', () => {
     expect(fieldsOf('pipelines').find((f) => f.name === 'stages')?.items?.fields?.map((f) => f.name)).toEqual(['name', 'type', 'position', 'color', 'probability']);
     expect(fieldsOf('deals').find((f) => f.name === 'loss_reason')).toMatchObject({ type: 'string', update_only: true });
     expect(fieldsOf('deals').find((f) => f.name === 'value')).toMatchObject({ type: 'currency', min: 0 });
+  });
+
+  it('takes custom_fields in the request classes of exactly the objects that accept custom fields', () => {
+    for (const object of BUILT_IN_OBJECTS) {
+      const takes = hasCustomFieldsContainer(object.create) && (!object.update || hasCustomFieldsContainer(object.update));
+      expect({ slug: object.slug, takes }).toEqual({ slug: object.slug, takes: acceptsCustomFields(object.slug) });
+    }
   });
 
   it('labels fields from their names', () => {

@@ -118,6 +118,6 @@ export function describeWritable(create: Function, update?: Function): FieldDefi
 }
 
 /** Whether a DTO class has a custom-fields container property. */
-export function acceptsCustomFields(type: Function): boolean {
+export function hasCustomFieldsContainer(type: Function): boolean {
   return Object.values(schemaAnnotations(type)).some((a) => a.customFieldsContainer);
 }

@@ -4,3 +4,4 @@ export * from './field-types';
 export * from './field-values';
 export * from './object-type.dto';
 export * from './schema-field';
+export * from './built-in-schema';

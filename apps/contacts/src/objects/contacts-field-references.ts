@@ -1,0 +1,60 @@
+import { DomainError, ErrorCode } from '@crm/common';
+import { DealsInternalRpc, internalRequest, REFERENCEABLE_BUILT_INS, RequestContext, ResolveDealsReply, ResolveDealsRequest, ValidationWarning } from '@crm/contracts';
+import { CRM_RPC } from '@crm/messaging';
+import { CustomFieldReferences, enforceFieldValues, EnforcementInput, EnforcementTarget } from '@crm/runtime';
+import { Inject, Injectable } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
+import { EntityManager } from 'typeorm';
+
+/** Built-in objects whose records live in this service's tables. */
+const LOCAL_TABLES: Record<string, string> = { contacts: 'contacts', companies: 'companies', activities: 'activities', tasks: 'tasks' };
+
+/**
+ * What custom field values of this service's objects may refer to: its own built-in records and custom
+ * object records, and deals (asked of the deals service).
+ */
+@Injectable()
+export class ContactsFieldReferences extends CustomFieldReferences {
+  constructor(@Inject(CRM_RPC) private readonly rpc: ClientProxy) {
+    super();
+  }
+
+  async canReference(m: EntityManager, target: string, ownSlug: string): Promise<boolean> {
+    if ((REFERENCEABLE_BUILT_INS as readonly string[]).includes(target) || target === ownSlug) return true;
+    const rows: unknown[] = await m.query(`SELECT 1 FROM object_types WHERE slug = $1`, [target]);
+    return rows.length > 0;
+  }
+
+  async existing(m: EntityManager, ctx: RequestContext, target: string, ids: string[]): Promise<Set<string>> {
+    if (target === 'deals') {
+      const body: ResolveDealsRequest = { deal_ids: ids };
+      const reply = await firstValueFrom(this.rpc.send<ResolveDealsReply>(DealsInternalRpc.Resolve, internalRequest(ctx, body)));
+      return new Set(reply.deals.map((d) => d.id));
+    }
+    const table = LOCAL_TABLES[target];
+    const rows: { id: string }[] = table
+      ? await m.query(`SELECT id FROM ${table} WHERE id = ANY($1) FOR KEY SHARE`, [ids])
+      : await m.query(
+          `SELECT r.id FROM object_records r JOIN object_types t ON t.id = r.object_type_id
+            WHERE t.slug = $1 AND r.id = ANY($2) FOR KEY SHARE OF r`,
+          [target, ids],
+        );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** Checks a custom object record's values at its object's enforcement level. */
+  enforce(m: EntityManager, ctx: RequestContext, target: EnforcementTarget, input: EnforcementInput): Promise<ValidationWarning[]> {
+    return enforceFieldValues(m, target, input, (t, ids) => this.existing(m, ctx, t, ids));
+  }
+}
+
+/** A write to an archived object type. */
+export function archivedObject(slug: string): DomainError {
+  return new DomainError(ErrorCode.Conflict, `The object type '${slug}' is archived; its records are read-only until it is made active again.`);
+}
+
+/** Drops keys set to null: a custom value of null means "no value". */
+export function withoutNulls(values: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== null));
+}

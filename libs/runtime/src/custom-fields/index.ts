@@ -1,0 +1,5 @@
+export * from './built-in-custom-fields.entity';
+export * from './built-in-custom-fields.service';
+export * from './field-definitions';
+export * from './field-enforcement';
+export * from './soft-warnings';
