@@ -3,6 +3,7 @@ import { RunningService, ServiceDefinition, startService } from '@crm/runtime';
 import { ActivitiesModule } from './activities/activities.module';
 import { CaptureModule } from './capture/capture.module';
 import { CompaniesModule } from './companies/companies.module';
+import { ImportsModule } from './imports/imports.module';
 import { UsersModule } from './users/users.module';
 import { ContactsModule } from './contacts/contacts.module';
 import { WorkLinksModule } from './work-links/work-links.module';
@@ -15,7 +16,7 @@ export const contactsApp: ServiceDefinition = {
   service: ServiceName.Contacts,
   defaultHealthPort: 3001,
   database: { entities: contactsEntities, migrations: contactsMigrations },
-  imports: [WorkLinksModule, ObjectsModule, ContactsModule, CompaniesModule, ActivitiesModule, TasksModule, SchemaModule, CaptureModule, UsersModule],
+  imports: [WorkLinksModule, ObjectsModule, ContactsModule, CompaniesModule, ActivitiesModule, TasksModule, SchemaModule, CaptureModule, UsersModule, ImportsModule],
 };
 
 export function startContacts(env?: Record<string, string | undefined>): Promise<RunningService> {

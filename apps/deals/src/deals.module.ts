@@ -7,6 +7,7 @@ import { ContactsDirectory } from './deals/contacts-directory';
 import { DealStageMover } from './deals/deal-stage-mover';
 import { DealsController } from './deals/deals.controller';
 import { DealsService } from './deals/deals.service';
+import { DealImportsService } from './imports/deal-imports.service';
 import { ContactLinksService } from './internal/contact-links.service';
 import { DealsInternalController } from './internal/internal.controller';
 import { PipelinesController } from './pipelines/pipelines.controller';
@@ -22,6 +23,7 @@ import { StaleDealsJob } from './stale/stale-deals.job';
     DealsService,
     PipelinesService,
     ContactLinksService,
+    DealImportsService,
     DealEventsConsumer,
     StaleDealsJob,
   ],

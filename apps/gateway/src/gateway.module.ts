@@ -33,6 +33,7 @@ import { ActivitiesController } from './routes/activities.controller';
 import { CaptureController } from './routes/capture.controller';
 import { CompaniesController } from './routes/companies.controller';
 import { UsersController } from './routes/users.controller';
+import { ImportsController } from './routes/imports.controller';
 import { ContactsController } from './routes/contacts.controller';
 import { DealsController } from './routes/deals.controller';
 import { EventsController } from './routes/events.controller';
@@ -96,6 +97,7 @@ export class GatewayModule implements NestModule {
         ContactsController,
         CompaniesController,
         UsersController,
+        ImportsController,
         ActivitiesController,
         TasksController,
         DealsController,

@@ -17,6 +17,7 @@ export const IdPrefix = {
   StageHistory: 'sh',
   ObjectType: 'ot',
   ObjectRecord: 'rec',
+  Import: 'imp',
 } as const;
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix];
 

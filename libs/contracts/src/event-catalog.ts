@@ -3,6 +3,7 @@ import { CompanyCreatedData, CompanyUpdatedData, ContactUpdatedData, TaskEventDa
 import { DealCreatedData, DealDeletedData, DealLostData, DealStaleData, DealUpdatedData, DealWonData, PipelineChangedData } from './deals/events';
 import { ApiKeyCreatedData, ApiKeyRevokedData, ContactCreatedData, DealStageChangedData, EventType } from './events';
 import { ObjectRecordEventData, ObjectTypeEventData } from './schema/field-types';
+import { ImportCompletedData } from './imports/imports';
 import { WebhookDisabledData } from './webhooks/webhook.views';
 
 export interface EventDescription {
@@ -40,7 +41,7 @@ export const EVENT_CATALOG: Record<EventType, EventDescription> = {
   [EventType.PipelineUpdated]: { summary: 'A pipeline or its stages changed.', data: PipelineChangedData },
   [EventType.PipelineDeleted]: { summary: 'A pipeline was deleted.', data: PipelineChangedData },
   [EventType.TriggerDealStale]: { summary: 'An open deal has had no activity for longer than the threshold.', data: DealStaleData },
-  [EventType.ImportCompleted]: { summary: 'Reserved; not emitted yet.', data: null },
+  [EventType.ImportCompleted]: { summary: 'An import finished (completed, or failed as a whole), with its counts.', data: ImportCompletedData },
   [EventType.ApiKeyCreated]: { summary: 'An API key was created (API, CLI or bootstrap).', data: ApiKeyCreatedData },
   [EventType.ApiKeyRevoked]: { summary: 'An API key was revoked.', data: ApiKeyRevokedData },
   [EventType.WebhookDisabled]: { summary: 'A webhook subscription was disabled after repeated failures.', data: WebhookDisabledData },

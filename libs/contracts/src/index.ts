@@ -1,6 +1,7 @@
 export * from './contacts';
 export * from './deals';
 export * from './events';
+export * from './imports';
 export * from './related';
 export * from './rpc';
 export * from './subjects';

@@ -146,6 +146,20 @@ export function schemaRpcOf(slug: string): Record<'Get' | 'Update' | 'AddField' 
   return acceptsCustomFields(slug) && CUSTOM_FIELD_OWNERS[slug] === 'deals' ? DealsSchemaRpc : ObjectTypesRpc;
 }
 
+/**
+ * Bulk imports (`/imports`), kept by the contacts service: the gateway streams the upload into a job in
+ * chunks of rows (Create, AppendRows, then Start, or Fail if the upload broke), and the service applies
+ * them in batches.
+ */
+export const ImportsRpc = {
+  Create: 'contacts.imports.create',
+  AppendRows: 'contacts.imports.append_rows',
+  Start: 'contacts.imports.start',
+  Fail: 'contacts.imports.fail',
+  Get: 'contacts.imports.get',
+  List: 'contacts.imports.list',
+} as const;
+
 /** Records of custom objects, `/objects/:slug/records`. */
 export const ObjectRecordsRpc = {
   Create: 'contacts.records.create',
@@ -171,6 +185,8 @@ export const DealsInternalRpc = {
   ReassignContact: 'deals.internal.reassign_contact',
   /** Which of the given deal ids exist, with their names. */
   Resolve: 'deals.internal.resolve',
+  /** Applies a batch of an import's deal rows, once per (import_id, first_seq); see ImportDealsBatchRequest. */
+  ImportBatch: 'deals.internal.import_batch',
 } as const;
 
 /** A service-to-service request: the caller's context and a body, no path or query. */

@@ -16,7 +16,7 @@ import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { NOW_MS } from '../shared/sql';
+import { NOW_MS, transactionOf } from '../shared/sql';
 import { likePattern } from '../shared/field-changes';
 import { Company } from './company.entity';
 import { presentCompany } from './company.presenter';
@@ -40,11 +40,12 @@ export class CompaniesService {
     private readonly customFields: BuiltInCustomFieldsService,
   ) {}
 
-  async create(ctx: RequestContext, dto: CreateCompanyDto): Promise<CompanyView> {
+  /** `within` runs the write in a savepoint of that transaction (an import batch) instead of its own transaction. */
+  async create(ctx: RequestContext, dto: CreateCompanyDto, within?: EntityManager): Promise<CompanyView> {
     const id = newId(IdPrefix.Company);
     try {
       return presentCompany(
-        await this.dataSource.transaction(async (m) => {
+        await transactionOf(this.dataSource, within)(async (m) => {
           const customFields = await this.customFields.values(m, ctx, 'companies', id, dto.custom_fields);
           await m.insert(Company, {
             id,
@@ -78,11 +79,11 @@ export class CompaniesService {
     return presentCompany(await this.find(this.dataSource.manager, id));
   }
 
-  async update(ctx: RequestContext, id: string, dto: UpdateCompanyDto): Promise<CompanyView> {
+  async update(ctx: RequestContext, id: string, dto: UpdateCompanyDto, within?: EntityManager): Promise<CompanyView> {
     if (!isId(id, IdPrefix.Company)) throw DomainError.notFound('company', id);
     try {
       return presentCompany(
-        await this.dataSource.transaction(async (m) => {
+        await transactionOf(this.dataSource, within)(async (m) => {
           if (dto.custom_fields !== undefined) await this.customFields.lockDefinitions(m, 'companies');
           const company = await this.find(m, id, true);
           const input: Record<string, unknown> = { ...dto };

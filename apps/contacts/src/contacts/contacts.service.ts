@@ -28,7 +28,7 @@ import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity
 import { Company } from '../companies/company.entity';
 import { likePattern } from '../shared/field-changes';
 import { requireCompany, requireUser } from '../shared/references';
-import { NOW_MS } from '../shared/sql';
+import { NOW_MS, transactionOf } from '../shared/sql';
 import { User } from '../users/user.entity';
 import { WorkLinks } from '../work-links/work-links.service';
 import { Contact } from './contact.entity';
@@ -92,14 +92,15 @@ export class ContactsService {
     private readonly customFields: BuiltInCustomFieldsService,
   ) {}
 
-  async create(ctx: RequestContext, dto: CreateContactDto): Promise<ContactSummaryView> {
-    return presentContactSummary(await this.insert(ctx, dto));
+  /** `within` runs the write in a savepoint of that transaction (an import batch) instead of its own transaction. */
+  async create(ctx: RequestContext, dto: CreateContactDto, within?: EntityManager): Promise<ContactSummaryView> {
+    return presentContactSummary(await this.insert(ctx, dto, within));
   }
 
-  private async insert(ctx: RequestContext, dto: CreateContactDto): Promise<Contact> {
+  private async insert(ctx: RequestContext, dto: CreateContactDto, within?: EntityManager): Promise<Contact> {
     const id = newId(IdPrefix.Contact);
     try {
-      return await this.dataSource.transaction(async (m) => {
+      return await transactionOf(this.dataSource, within)(async (m) => {
         if (dto.company_id) await requireCompany(m, dto.company_id);
         if (dto.owner_id) await requireUser(m, dto.owner_id);
         const customFields = await this.customFields.values(m, ctx, 'contacts', id, dto.custom_fields);
@@ -157,14 +158,14 @@ export class ContactsService {
     return withIncluded({ contact, ...(await this.relatedOf(this.dataSource.manager, contact)) });
   }
 
-  async update(ctx: RequestContext, id: string, dto: UpdateContactDto): Promise<ContactResponse> {
-    return withIncluded(await this.applyUpdate(ctx, id, dto));
+  async update(ctx: RequestContext, id: string, dto: UpdateContactDto, within?: EntityManager): Promise<ContactResponse> {
+    return withIncluded(await this.applyUpdate(ctx, id, dto, within));
   }
 
-  private async applyUpdate(ctx: RequestContext, id: string, dto: UpdateContactDto): Promise<ContactWithCompany> {
+  private async applyUpdate(ctx: RequestContext, id: string, dto: UpdateContactDto, within?: EntityManager): Promise<ContactWithCompany> {
     if (!isId(id, IdPrefix.Contact)) throw DomainError.notFound('contact', id);
     try {
-      return await this.dataSource.transaction(async (m) => {
+      return await transactionOf(this.dataSource, within)(async (m) => {
         if (dto.custom_fields !== undefined) await this.customFields.lockDefinitions(m, 'contacts');
         const contact = await this.find(m, id, true);
         const input = { ...dto } as Record<string, unknown>;

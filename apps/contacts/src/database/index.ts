@@ -13,8 +13,10 @@ import { CreateTasks1763800001300 } from './migrations/1763800001300-create-task
 import { CreateCustomObjects1763800001400 } from './migrations/1763800001400-create-custom-objects';
 import { CreateUsers1763900000100 } from './migrations/1763900000100-create-users';
 import { CustomFieldsEverywhere1764300000000 } from './migrations/1764300000000-custom-fields-everywhere';
+import { CreateImports1764300000200 } from './migrations/1764300000200-create-imports';
+import { Import, ImportRow } from '../imports/import.entity';
 
-export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User];
+export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
 export const contactsMigrations = [
   CreateOutbox1763800000000,
   CreateCompanies1763800001000,
@@ -27,4 +29,5 @@ export const contactsMigrations = [
   CreateRequestOutcomes1763900000200,
   AddOutboxTraceContext1764200000000,
   CustomFieldsEverywhere1764300000000,
+  CreateImports1764300000200,
 ];

@@ -58,7 +58,8 @@ export class DealsService {
     private readonly customFields: BuiltInCustomFieldsService,
   ) {}
 
-  async create(ctx: RequestContext, dto: CreateDealDto): Promise<DealView> {
+  /** `within` runs the write in a savepoint of that transaction (an import batch) instead of its own transaction. */
+  async create(ctx: RequestContext, dto: CreateDealDto, within?: EntityManager): Promise<DealView> {
     await this.directory.assertExist(ctx, dto);
     const deal = await this.write(async (m) => {
       const stage = await this.stageOf(m, dto.pipeline_id, dto.stage_id, 'stage_id');
@@ -102,7 +103,7 @@ export class DealsService {
       });
       await this.mover.announceStatus(m, row, null);
       return row;
-    });
+    }, within);
     return presentDeal(deal);
   }
 
@@ -289,7 +290,8 @@ export class DealsService {
     return { data: view, included };
   }
 
-  private async write<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction(work);
+  private async write<T>(work: (m: EntityManager) => Promise<T>, within?: EntityManager): Promise<T> {
+    // Nested in an import batch's transaction, TypeORM makes it a savepoint: a refused row rolls back alone.
+    return within ? within.transaction(work) : this.dataSource.transaction(work);
   }
 }

@@ -5,6 +5,10 @@ import { writeError } from './write-error';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
+function isImportUpload(req: Request): boolean {
+  return req.method === 'POST' && req.path === '/imports' && Boolean(req.is('text/csv') || req.is('application/x-ndjson'));
+}
+
 function hasBody(req: Request): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
@@ -24,6 +28,8 @@ export function jsonBody(): RequestHandler {
   };
   return (req: Request, res: Response, next: NextFunction) => {
     if (!hasBody(req)) return checked(req.query, res, next);
+    // An import is streamed by its route (up to 50 MB of CSV or NDJSON), not parsed here.
+    if (isImportUpload(req)) return checked(req.query, res, next);
     if (!req.is('application/json') && !req.is('application/*+json')) {
       return writeError(res, {
         code: ErrorCode.UnsupportedMediaType,

@@ -1,0 +1,72 @@
+import type { ImportFormat, ImportObject, ImportRowError, ImportStatus, RequestContext } from '@crm/contracts';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { NOW_MS } from '../shared/sql';
+
+@Entity({ name: 'imports' })
+export class Import {
+  @PrimaryColumn({ type: 'text' })
+  id!: string;
+
+  @Column({ type: 'text' })
+  object!: ImportObject;
+
+  @Column({ type: 'text' })
+  format!: ImportFormat;
+
+  @Column({ type: 'text' })
+  status!: ImportStatus;
+
+  /** Who asked for it: rows are applied as that caller's writes. */
+  @Column({ name: 'request_context', type: 'jsonb' })
+  requestContext!: RequestContext;
+
+  @Column({ type: 'integer', default: 0 })
+  total!: number;
+
+  /** Rows with a lower sequence number are applied (or rejected); the job resumes from here. */
+  @Column({ name: 'next_seq', type: 'integer', default: 0 })
+  nextSeq!: number;
+
+  @Column({ type: 'integer', default: 0 })
+  created!: number;
+
+  @Column({ type: 'integer', default: 0 })
+  updated!: number;
+
+  @Column({ type: 'integer', default: 0 })
+  failed!: number;
+
+  @Column({ type: 'jsonb', default: () => `'[]'::jsonb` })
+  errors!: ImportRowError[];
+
+  @Column({ name: 'failure_reason', type: 'text', nullable: true })
+  failureReason!: string | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => NOW_MS })
+  createdAt!: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz', default: () => NOW_MS })
+  updatedAt!: Date;
+
+  @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
+  completedAt!: Date | null;
+}
+
+/** A staged row: its values as parsed, or the reason the gateway could not use it. */
+@Entity({ name: 'import_rows' })
+export class ImportRow {
+  @PrimaryColumn({ name: 'import_id', type: 'text' })
+  importId!: string;
+
+  @PrimaryColumn({ type: 'integer' })
+  seq!: number;
+
+  @Column({ type: 'integer' })
+  line!: number;
+
+  @Column({ type: 'jsonb', nullable: true })
+  values!: Record<string, unknown> | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  error!: { code: string; message: string } | null;
+}

@@ -1,0 +1,129 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsDefined, IsIn } from 'class-validator';
+
+/** Objects `POST /imports` can load: contacts upsert by email, companies by domain, deals are created. */
+export const IMPORT_OBJECTS = ['contacts', 'companies', 'deals'] as const;
+export type ImportObject = (typeof IMPORT_OBJECTS)[number];
+export const IMPORT_FORMATS = ['csv', 'ndjson'] as const;
+export type ImportFormat = (typeof IMPORT_FORMATS)[number];
+/** receiving: the upload is being staged; queued/running: rows are applied in batches; then completed or failed. */
+export const IMPORT_STATUSES = ['receiving', 'queued', 'running', 'completed', 'failed'] as const;
+export type ImportStatus = (typeof IMPORT_STATUSES)[number];
+
+export const ImportLimits = {
+  /** Largest upload, in bytes. */
+  bytes: 50 * 1024 * 1024,
+  /** Largest single row (a CSV record or an NDJSON line), in bytes. */
+  rowBytes: 256 * 1024,
+  /** Per-row errors kept on the job; the count goes on. */
+  errors: 1000,
+  /** Rows staged per message from the gateway, and at most this many bytes of them. */
+  chunkRows: 1000,
+  chunkBytes: 512 * 1024,
+  /** Rows applied per transaction. */
+  batchRows: 200,
+  /** Deal rows per batch: each is checked against the contacts service and sent to the deals service in one message. */
+  dealBatchRows: 50,
+} as const;
+
+export class CreateImportQuery {
+  @IsDefined({ message: 'object is required' })
+  @IsIn(IMPORT_OBJECTS, { message: `object must be one of ${IMPORT_OBJECTS.join(', ')}` })
+  object!: ImportObject;
+}
+
+/**
+ * One staged row: its line in the upload (1-based; a CSV header is line 1) and its values as parsed, or
+ * the reason the gateway could not parse it (then the row is reported as failed, never applied).
+ */
+export interface ImportRowInput {
+  line: number;
+  values?: Record<string, unknown>;
+  error?: { code: string; message: string };
+}
+
+export interface CreateImportRequest {
+  object: ImportObject;
+  format: ImportFormat;
+}
+
+export interface AppendImportRowsRequest {
+  rows: ImportRowInput[];
+}
+
+export interface FailImportRequest {
+  reason: string;
+}
+
+export class ImportRowError {
+  @ApiProperty({ type: Number, description: 'Line of the upload (1-based; the CSV header is line 1).' })
+  line!: number;
+  @ApiProperty({ type: String, nullable: true, description: 'The field at fault, when one is.' })
+  field!: string | null;
+  @ApiProperty({ type: String })
+  code!: string;
+  @ApiProperty({ type: String })
+  message!: string;
+}
+
+export class ImportCounts {
+  @ApiProperty({ type: Number, description: 'Rows received.' })
+  total!: number;
+  @ApiProperty({ type: Number, description: 'Rows applied or rejected so far.' })
+  processed!: number;
+  @ApiProperty({ type: Number })
+  created!: number;
+  @ApiProperty({ type: Number })
+  updated!: number;
+  @ApiProperty({ type: Number, description: 'Rows rejected; the first errors are listed in `errors`.' })
+  failed!: number;
+}
+
+export class ImportView {
+  @ApiProperty({ type: String })
+  id!: string;
+  @ApiProperty({ enum: IMPORT_OBJECTS })
+  object!: ImportObject;
+  @ApiProperty({ enum: IMPORT_FORMATS })
+  format!: ImportFormat;
+  @ApiProperty({ enum: IMPORT_STATUSES })
+  status!: ImportStatus;
+  @ApiProperty({ type: () => ImportCounts })
+  counts!: ImportCounts;
+  @ApiProperty({ type: () => [ImportRowError], description: `The first ${ImportLimits.errors} row errors, by line.` })
+  errors!: ImportRowError[];
+  @ApiProperty({ type: String, nullable: true, description: 'Why the whole import failed (a broken upload), else null.' })
+  failure_reason!: string | null;
+  @ApiProperty({ type: String, format: 'date-time' })
+  created_at!: string;
+  @ApiProperty({ type: String, format: 'date-time' })
+  updated_at!: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  completed_at!: string | null;
+}
+
+export class ImportCompletedData {
+  @ApiProperty({ type: String })
+  import_id!: string;
+  @ApiProperty({ enum: IMPORT_OBJECTS })
+  object!: ImportObject;
+  @ApiProperty({ enum: ['completed', 'failed'] })
+  status!: 'completed' | 'failed';
+  @ApiProperty({ type: () => ImportCounts })
+  counts!: ImportCounts;
+}
+
+/** A batch of deal rows the import job asks the deals service to apply (DealsInternalRpc.ImportBatch). */
+export interface ImportDealsBatchRequest {
+  import_id: string;
+  /** Sequence number of the first row: with import_id, it names the batch, which is applied at most once. */
+  first_seq: number;
+  format: ImportFormat;
+  rows: Array<{ line: number; values: Record<string, unknown> }>;
+}
+
+export interface ImportDealsBatchReply {
+  created: number;
+  failed: number;
+  errors: ImportRowError[];
+}
