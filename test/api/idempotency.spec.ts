@@ -110,13 +110,14 @@ describe('Idempotency-Key', () => {
     expect(later.body.data.id).not.toBe(first.body.data.id);
   });
 
+  // Generous budgets: on a loaded machine a request can take seconds to reach its lock.
   const waitForLockWaiters = (n: number) =>
     eventually(async () => {
       const { rows } = await db.query(
         `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`,
       );
       return rows.length >= n ? true : undefined;
-    });
+    }, 30_000);
   const pipelinesNamed = async (name: string) =>
     (await db.query<{ id: string }>('SELECT id FROM deals.pipelines WHERE name = $1', [name])).rows.map((r) => r.id);
 
@@ -171,7 +172,7 @@ describe('Idempotency-Key', () => {
       await eventually(async () => {
         const { rows } = await db.query('SELECT 1 FROM gateway.idempotency_keys WHERE idempotency_key = $1 AND locked_until <= clock_timestamp()', [k]);
         return rows.length === 1 ? true : undefined;
-      });
+      }, 30_000);
       const retry = stack.api.post('/pipelines', body, withKey(k));
       await waitForLockWaiters(2);
       await db.query('COMMIT');
