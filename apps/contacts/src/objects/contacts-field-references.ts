@@ -53,8 +53,3 @@ export class ContactsFieldReferences extends CustomFieldReferences {
 export function archivedObject(slug: string): DomainError {
   return new DomainError(ErrorCode.Conflict, `The object type '${slug}' is archived; its records are read-only until it is made active again.`);
 }
-
-/** Drops keys set to null: a custom value of null means "no value". */
-export function withoutNulls(values: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== null));
-}

@@ -1,11 +1,12 @@
 import { canonicalJson, decodeCursor, DomainError, ErrorCode, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
 import { builtInObject, EventType, ObjectRecordEventData, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
+import { withoutNulls } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { NOW_MS } from '../shared/sql';
-import { archivedObject, ContactsFieldReferences, withoutNulls } from './contacts-field-references';
+import { archivedObject, ContactsFieldReferences } from './contacts-field-references';
 import { ObjectRecord, ObjectType } from './object-type.entity';
 import { presentRecord } from './object-type.presenter';
 import { ObjectTypesService } from './object-types.service';

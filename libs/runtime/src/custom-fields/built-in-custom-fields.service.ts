@@ -24,7 +24,7 @@ import { Inject, Injectable, Provider, Type } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { BuiltInCustomFields } from './built-in-custom-fields.entity';
-import { enforceFieldValues } from './field-enforcement';
+import { enforceFieldValues, withoutNulls } from './field-enforcement';
 import { appendDefinition, checkDefinitions, definitionNamed, editedDefinitions, moveStoredValues } from './field-definitions';
 import { reportSoftWarnings } from './soft-warnings';
 
@@ -104,7 +104,7 @@ export class BuiltInCustomFieldsService {
     const partial = existing !== undefined;
     if (partial && sent === undefined) return undefined;
     const values = sent === null || sent === undefined ? Object.fromEntries(Object.keys(existing ?? {}).map((k) => [k, null])) : sent;
-    const stored = Object.fromEntries(Object.entries({ ...(existing ?? {}), ...values }).filter(([, v]) => v !== null));
+    const stored = withoutNulls({ ...(existing ?? {}), ...values });
     // Shared until commit, so a field renamed or removed meanwhile is waited for, never half-seen.
     const row = await m.findOne(BuiltInCustomFields, { where: { objectSlug: slug }, lock: { mode: 'pessimistic_read' } });
     const target = { slug, level: row?.enforcementLevel ?? 'hard', fields: row?.fields ?? [] };

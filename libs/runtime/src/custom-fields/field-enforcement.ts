@@ -90,3 +90,8 @@ async function taken(m: EntityManager, slug: string, def: CustomFieldDefinition,
   const rows: unknown[] = await m.query(`SELECT 1 FROM ${store.table} WHERE ${where} LIMIT 1`, params);
   return rows.length > 0;
 }
+
+/** Drops keys set to null: a custom value of null means "no value". */
+export function withoutNulls(values: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== null));
+}
