@@ -1,6 +1,6 @@
 import { PageQuery } from '@crm/common';
 import { IsDefined, IsIn, IsOptional, IsRFC3339, IsString, MaxLength } from 'class-validator';
-import { IsCustomFieldValues } from '../schema/field-values';
+import { CustomFieldsInput } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';
 import { IfPresent, IsIdOf } from '../dto-helpers';
 import { IsMetadata } from '@crm/common';
@@ -36,9 +36,7 @@ class ActivityFieldsDto {
   metadata?: Record<string, unknown> | null;
 
   /** Values of the custom fields defined on activities (POST /objects/activities/fields); PATCH merges by key. */
-  @IsOptional()
-  @SchemaField({ customFieldsContainer: true })
-  @IsCustomFieldValues()
+  @CustomFieldsInput()
   custom_fields?: Record<string, unknown> | null;
 }
 

@@ -2,7 +2,7 @@ import { PageQuery } from '@crm/common';
 import { IsDefined, IsFQDN, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
 import { IfPresent, Normalise, Trim } from '../dto-helpers';
 import { IsMetadata } from '@crm/common';
-import { IsCustomFieldValues } from '../schema/field-values';
+import { CustomFieldsInput } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';
 import { ContactsLimits } from './values';
 
@@ -27,9 +27,7 @@ class CompanyFieldsDto {
   metadata?: Record<string, unknown> | null;
 
   /** Values of the custom fields defined on companies (POST /objects/companies/fields); PATCH merges by key. */
-  @IsOptional()
-  @SchemaField({ customFieldsContainer: true })
-  @IsCustomFieldValues()
+  @CustomFieldsInput()
   custom_fields?: Record<string, unknown> | null;
 }
 

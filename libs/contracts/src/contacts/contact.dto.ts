@@ -2,7 +2,7 @@ import { PageQuery, QueryInt } from '@crm/common';
 import { ArrayMaxSize, IsArray, IsDefined, IsEmail, IsIn, IsInt, IsOptional, IsRFC3339, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { IfPresent, IsIdOf, Normalise, Trim } from '../dto-helpers';
 import { IsMetadata } from '@crm/common';
-import { IsCustomFieldValues } from '../schema/field-values';
+import { CustomFieldsInput } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';
 import { CONTACT_SOURCES, CONTACT_STAGES, ContactSource, ContactStage, ContactsLimits } from './values';
 
@@ -74,9 +74,7 @@ class ContactFieldsDto {
   metadata?: Record<string, unknown> | null;
 
   /** Values of the custom fields defined on contacts (POST /objects/contacts/fields); PATCH merges by key. */
-  @IsOptional()
-  @SchemaField({ customFieldsContainer: true })
-  @IsCustomFieldValues()
+  @CustomFieldsInput()
   custom_fields?: Record<string, unknown> | null;
 }
 

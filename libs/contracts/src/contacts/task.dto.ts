@@ -1,6 +1,6 @@
 import { PageQuery } from '@crm/common';
 import { IsDefined, IsIn, IsOptional, IsRFC3339, IsString, Length, MaxLength } from 'class-validator';
-import { IsCustomFieldValues } from '../schema/field-values';
+import { CustomFieldsInput } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';
 import { IfPresent, IsIdOf, Trim } from '../dto-helpers';
 import { IsMetadata } from '@crm/common';
@@ -40,9 +40,7 @@ class TaskFieldsDto {
   metadata?: Record<string, unknown> | null;
 
   /** Values of the custom fields defined on tasks (POST /objects/tasks/fields); PATCH merges by key. */
-  @IsOptional()
-  @SchemaField({ customFieldsContainer: true })
-  @IsCustomFieldValues()
+  @CustomFieldsInput()
   custom_fields?: Record<string, unknown> | null;
 }
 

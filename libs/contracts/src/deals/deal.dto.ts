@@ -4,7 +4,7 @@ import { IsMetadata, PageQuery, QueryInt } from '@crm/common';
 import { Transform, Type } from 'class-transformer';
 import { IsDefined, IsIn, IsInt, IsOptional, IsRFC3339, IsString, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { RelatedSummary } from '../related';
-import { IsCustomFieldValues } from '../schema/field-values';
+import { CustomFieldsInput } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';
 import { IsCurrencyCode, upperCase } from './validators';
 
@@ -82,9 +82,7 @@ export class CreateDealDto {
   metadata?: Record<string, unknown> | null;
 
   /** Values of the custom fields defined on deals (POST /objects/deals/fields); PATCH merges by key. */
-  @IsOptional()
-  @SchemaField({ customFieldsContainer: true })
-  @IsCustomFieldValues()
+  @CustomFieldsInput()
   custom_fields?: Record<string, unknown> | null;
 }
 
@@ -149,9 +147,7 @@ export class UpdateDealDto {
   metadata?: Record<string, unknown> | null;
 
   /** Values of the custom fields defined on deals (POST /objects/deals/fields); PATCH merges by key. */
-  @IsOptional()
-  @SchemaField({ customFieldsContainer: true })
-  @IsCustomFieldValues()
+  @CustomFieldsInput()
   custom_fields?: Record<string, unknown> | null;
 
   @IsOptional()

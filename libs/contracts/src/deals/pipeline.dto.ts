@@ -19,7 +19,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { IsCustomFieldValues } from '../schema/field-values';
+import { CustomFieldsInput } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';
 import { IsMetadata } from '@crm/common';
 
@@ -83,9 +83,7 @@ export class CreatePipelineDto {
   metadata?: Record<string, unknown>;
 
   /** Values of the custom fields defined on pipelines (POST /objects/pipelines/fields); PATCH merges by key. */
-  @IsOptional()
-  @SchemaField({ customFieldsContainer: true })
-  @IsCustomFieldValues()
+  @CustomFieldsInput()
   custom_fields?: Record<string, unknown> | null;
 }
 
@@ -104,9 +102,7 @@ export class UpdatePipelineDto {
   metadata?: Record<string, unknown>;
 
   /** Values of the custom fields defined on pipelines (POST /objects/pipelines/fields); PATCH merges by key. */
-  @IsOptional()
-  @SchemaField({ customFieldsContainer: true })
-  @IsCustomFieldValues()
+  @CustomFieldsInput()
   custom_fields?: Record<string, unknown> | null;
 }
 

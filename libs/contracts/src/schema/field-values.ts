@@ -1,6 +1,8 @@
-import { isEmail, isURL, ValidateBy, ValidationOptions } from 'class-validator';
+import { applyDecorators } from '@nestjs/common';
+import { isEmail, IsOptional, isURL, ValidateBy, ValidationOptions } from 'class-validator';
 import type { ArrayItemType, CustomFieldDefinition, FieldType, ValidationWarning } from './field-types';
 import { SchemaLimits, UNIQUE_FIELD_TYPES } from './field-types';
+import { SchemaField } from './schema-field';
 
 /** `+` then 8 to 15 digits, the first not 0 (E.164). */
 export const E164 = /^\+[1-9][0-9]{7,14}$/;
@@ -187,4 +189,13 @@ export function IsCustomFieldValues(options?: ValidationOptions): PropertyDecora
     },
     options,
   );
+}
+
+/**
+ * `custom_fields` of a built-in object's create or update body: optional (null clears them all), a JSON
+ * object within the size limits, and marked as the container, so GET /schema lists the defined fields
+ * instead of it.
+ */
+export function CustomFieldsInput(): PropertyDecorator {
+  return applyDecorators(IsOptional(), SchemaField({ customFieldsContainer: true }), IsCustomFieldValues());
 }
