@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { DataSource, DataSourceOptions, MixedList } from 'typeorm';
+import { DataSource, DataSourceOptions, EntityManager, MixedList } from 'typeorm';
 import { StartupError } from './startup';
 
 type ClassList = MixedList<Function>;
@@ -184,4 +184,12 @@ export async function openDatabase(spec: DatabaseSpec): Promise<DataSource> {
     throw err;
   }
   return dataSource;
+}
+
+/**
+ * How a write runs its transaction: on its own, or, given the transaction of an import batch, in a
+ * savepoint of it (TypeORM nests transactions as savepoints), so one refused row rolls back alone.
+ */
+export function transactionOf(dataSource: DataSource, within?: EntityManager): <T>(work: (m: EntityManager) => Promise<T>) => Promise<T> {
+  return within ? (work) => within.transaction(work) : (work) => dataSource.transaction(work);
 }

@@ -1,4 +1,4 @@
-import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isId, isUniqueViolation, newId, Page, pageSize, returnedRows, toPage } from '@crm/common';
+import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isId, isUniqueViolation, newId, Page, pageSize, returnedRows, toPage, transactionOf } from '@crm/common';
 import {
   CompanyCreatedData,
   CompanyDeletedData,
@@ -16,7 +16,7 @@ import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { NOW_MS, transactionOf } from '../shared/sql';
+import { NOW_MS } from '../shared/sql';
 import { likePattern } from '../shared/field-changes';
 import { Company } from './company.entity';
 import { presentCompany } from './company.presenter';

@@ -1,4 +1,4 @@
-import { canonicalJson, decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import { canonicalJson, decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, newId, Page, PageQuery, pageSize, toPage, transactionOf } from '@crm/common';
 import {
   ContactCreatedData,
   ContactsLimits,
@@ -28,7 +28,7 @@ import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity
 import { Company } from '../companies/company.entity';
 import { likePattern } from '../shared/field-changes';
 import { requireCompany, requireUser } from '../shared/references';
-import { NOW_MS, transactionOf } from '../shared/sql';
+import { NOW_MS } from '../shared/sql';
 import { User } from '../users/user.entity';
 import { WorkLinks } from '../work-links/work-links.service';
 import { Contact } from './contact.entity';

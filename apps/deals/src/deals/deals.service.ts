@@ -1,4 +1,4 @@
-import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage, transactionOf } from '@crm/common';
 import {
   CreateDealDto,
   DealCreatedData,
@@ -291,7 +291,6 @@ export class DealsService {
   }
 
   private async write<T>(work: (m: EntityManager) => Promise<T>, within?: EntityManager): Promise<T> {
-    // Nested in an import batch's transaction, TypeORM makes it a savepoint: a refused row rolls back alone.
-    return within ? within.transaction(work) : this.dataSource.transaction(work);
+    return transactionOf(this.dataSource, within)(work);
   }
 }
