@@ -36,14 +36,17 @@ export class OutboxService {
     await markRequestApplied(manager);
     const occurredAt = new Date().toISOString();
     const events: DomainEvent<D>[] = items.map(({ type, data }) => ({ id: newId(IdPrefix.Event), type, occurred_at: occurredAt, data }));
-    // The span that made the change (a request's, when tracing is on) is the parent of the publish.
+    // The span that made the change (a request's, when tracing is on) is the parent of the publish. The
+    // notification rides in the same statement (one round trip); PostgreSQL delivers it only when the
+    // transaction commits, so the relay wakes exactly then.
     await manager.query(
-      `INSERT INTO outbox (event_id, type, payload, trace_context)
-       SELECT e.id, e.type, e.payload, $4 FROM unnest($1::text[], $2::text[], $3::jsonb[]) WITH ORDINALITY AS e(id, type, payload, n) ORDER BY e.n`,
-      [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => JSON.stringify(e)), traceparentOf() ?? null],
+      `WITH appended AS (
+         INSERT INTO outbox (event_id, type, payload, trace_context)
+         SELECT e.id, e.type, e.payload, $4 FROM unnest($1::text[], $2::text[], $3::jsonb[]) WITH ORDINALITY AS e(id, type, payload, n) ORDER BY e.n
+       )
+       SELECT pg_notify($5, '')`,
+      [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => JSON.stringify(e)), traceparentOf() ?? null, outboxChannel(this.options.schema)],
     );
-    // Delivered by PostgreSQL only when the transaction commits: the relay wakes exactly then.
-    await manager.query(`SELECT pg_notify($1, '')`, [outboxChannel(this.options.schema)]);
     return events;
   }
 }
