@@ -10,3 +10,4 @@ export * from './postgres-errors';
 export * from './startup';
 export * from './validation';
 export * from './tracing';
+export * from './rows';

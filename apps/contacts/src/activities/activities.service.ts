@@ -1,4 +1,4 @@
-import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isForeignKeyViolation, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import { decodeCursor, diffFields, DomainError, FieldSpec, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, newId, Page, PageQuery, pageSize, toPage, updateReturning } from '@crm/common';
 import {
   ActivityEventData,
   ActivitySummaryView,
@@ -48,7 +48,7 @@ export class ActivitiesService {
         await this.dataSource.transaction(async (m) => {
           if (dto.contact_id) await requireContact(m, dto.contact_id);
           const customFields = await this.customFields.values(m, ctx, 'activities', id, dto.custom_fields);
-          await m.insert(Activity, {
+          const activity = await insertReturning(m, Activity, {
             id,
             type: dto.type,
             status: dto.status ?? 'completed',
@@ -60,7 +60,6 @@ export class ActivitiesService {
             metadata: dto.metadata ?? {},
             customFields,
           } as QueryDeepPartialEntity<Activity>);
-          const activity = await m.findOneByOrFail(Activity, { id });
           await this.outbox.append<ActivityEventData>(m, EventType.ActivityCreated, activityEventData(activity));
           return activity;
         }),
@@ -112,8 +111,7 @@ export class ActivitiesService {
           const { set, changes } = diffFields(activity, input, ACTIVITY_FIELDS);
           if (!changes.changed.length) return activity;
           if (set.contactId) await requireContact(m, set.contactId);
-          await m.update(Activity, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Activity>);
-          const updated = await m.findOneByOrFail(Activity, { id });
+          const updated = await updateReturning(m, Activity, id, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Activity>);
           await this.outbox.append<ActivityEventData>(m, EventType.ActivityUpdated, activityEventData(updated, changes.changed));
           return updated;
         }),
@@ -141,7 +139,7 @@ export class ActivitiesService {
 
   private async find(m: EntityManager, id: string, lock = false): Promise<Activity> {
     if (!isId(id, IdPrefix.Activity)) throw DomainError.notFound('activity', id);
-    const activity = await m.findOne(Activity, { where: { id }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    const activity = await findById(m, Activity, id, lock);
     if (!activity) throw DomainError.notFound('activity', id);
     return activity;
   }

@@ -1,4 +1,4 @@
-import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isId, isUniqueViolation, newId, Page, pageSize, returnedRows, toPage, transactionOf } from '@crm/common';
+import { decodeCursor, diffFields, DomainError, FieldSpec, findById, IdPrefix, insertReturning, isId, isUniqueViolation, newId, Page, pageSize, returnedRows, toPage, transactionOf, updateReturning } from '@crm/common';
 import {
   CompanyCreatedData,
   CompanyDeletedData,
@@ -47,7 +47,7 @@ export class CompaniesService {
       return presentCompany(
         await transactionOf(this.dataSource, within)(async (m) => {
           const customFields = await this.customFields.values(m, ctx, 'companies', id, dto.custom_fields);
-          await m.insert(Company, {
+          const company = await insertReturning(m, Company, {
             id,
             name: dto.name,
             domain: dto.domain ?? null,
@@ -55,7 +55,6 @@ export class CompaniesService {
             metadata: dto.metadata ?? {},
             customFields,
           } as QueryDeepPartialEntity<Company>);
-          const company = await m.findOneByOrFail(Company, { id });
           await this.outbox.append<CompanyCreatedData>(m, EventType.CompanyCreated, { company_id: id, name: company.name, domain: company.domain });
           return company;
         }),
@@ -90,9 +89,9 @@ export class CompaniesService {
           input.custom_fields = await this.customFields.values(m, ctx, 'companies', id, dto.custom_fields, company.customFields ?? {});
           const { set, changes } = diffFields(company, input, COMPANY_FIELDS);
           if (!changes.changed.length) return company;
-          await m.update(Company, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Company>);
+          const updated = await updateReturning(m, Company, id, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Company>);
           await this.outbox.append<CompanyUpdatedData>(m, EventType.CompanyUpdated, { company_id: id, ...changes });
-          return m.findOneByOrFail(Company, { id });
+          return updated;
         }),
       );
     } catch (err) {
@@ -124,7 +123,7 @@ export class CompaniesService {
 
   private async find(m: EntityManager, id: string, lock = false): Promise<Company> {
     if (!isId(id, IdPrefix.Company)) throw DomainError.notFound('company', id);
-    const company = await m.findOne(Company, { where: { id }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    const company = await findById(m, Company, id, lock);
     if (!company) throw DomainError.notFound('company', id);
     return company;
   }

@@ -1,4 +1,4 @@
-import { canonicalJson, decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, newId, Page, PageQuery, pageSize, toPage, transactionOf } from '@crm/common';
+import { canonicalJson, decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isForeignKeyViolation, isId, findById, insertReturning, isUniqueViolation, newId, Page, PageQuery, pageSize, toPage, transactionOf, updateReturning } from '@crm/common';
 import {
   ContactCreatedData,
   ContactsLimits,
@@ -105,7 +105,7 @@ export class ContactsService {
         if (dto.owner_id) await requireUser(m, dto.owner_id);
         const customFields = await this.customFields.values(m, ctx, 'contacts', id, dto.custom_fields);
         const scored = dto.icp_score !== undefined && dto.icp_score !== null;
-        await m.insert(Contact, {
+        const contact = await insertReturning(m, Contact, {
           id,
           email: dto.email,
           firstName: dto.first_name ?? null,
@@ -124,7 +124,6 @@ export class ContactsService {
           metadata: dto.metadata ?? {},
           customFields,
         } as QueryDeepPartialEntity<Contact>);
-        const contact = await m.findOneByOrFail(Contact, { id });
         await this.outbox.append<ContactCreatedData>(m, EventType.ContactCreated, { contact_id: id, email: contact.email });
         return contact;
       });
@@ -178,8 +177,7 @@ export class ContactsService {
         if (!changes.changed.length) return { contact, ...(await this.relatedOf(m, contact)) };
         if (set.companyId) await requireCompany(m, set.companyId);
         if (set.ownerId) await requireUser(m, set.ownerId);
-        await m.update(Contact, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Contact>);
-        const updated = await m.findOneByOrFail(Contact, { id });
+        const updated = await updateReturning(m, Contact, id, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Contact>);
         await this.outbox.append<ContactUpdatedData>(m, EventType.ContactUpdated, { contact_id: id, ...changes });
         return { contact: updated, ...(await this.relatedOf(m, updated)) };
       });
@@ -271,15 +269,15 @@ export class ContactsService {
   /** Throws 404 unless the contact exists; `lock` holds it until the transaction ends. */
   async find(m: EntityManager, id: string, lock = false): Promise<Contact> {
     if (!isId(id, IdPrefix.Contact)) throw DomainError.notFound('contact', id);
-    const contact = await m.findOne(Contact, { where: { id }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    const contact = await findById(m, Contact, id, lock);
     if (!contact) throw DomainError.notFound('contact', id);
     return contact;
   }
 
   private async relatedOf(m: EntityManager, contact: Contact): Promise<Omit<ContactWithCompany, 'contact'>> {
     const [company, owner] = await Promise.all([
-      contact.companyId ? m.findOneBy(Company, { id: contact.companyId }) : null,
-      contact.ownerId ? m.findOneBy(User, { id: contact.ownerId }) : null,
+      contact.companyId ? findById(m, Company, contact.companyId) : null,
+      contact.ownerId ? findById(m, User, contact.ownerId) : null,
     ]);
     return { company, owner };
   }

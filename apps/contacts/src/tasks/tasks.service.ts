@@ -1,4 +1,4 @@
-import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isForeignKeyViolation, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import { decodeCursor, diffFields, DomainError, FieldSpec, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, newId, Page, PageQuery, pageSize, toPage, updateReturning } from '@crm/common';
 import { CreateTaskDto, EventType, ListTasksQuery, RequestContext, TaskEventData, TaskSummaryView, TaskView, UpdateTaskDto } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
@@ -41,7 +41,7 @@ export class TasksService {
         await this.dataSource.transaction(async (m) => {
           if (dto.contact_id) await requireContact(m, dto.contact_id);
           const customFields = await this.customFields.values(m, ctx, 'tasks', id, dto.custom_fields);
-          await m.insert(Task, {
+          const task = await insertReturning(m, Task, {
             id,
             title: dto.title,
             description: dto.description ?? null,
@@ -55,7 +55,6 @@ export class TasksService {
             metadata: dto.metadata ?? {},
             customFields,
           } as QueryDeepPartialEntity<Task>);
-          const task = await m.findOneByOrFail(Task, { id });
           await this.outbox.append<TaskEventData>(m, EventType.TaskCreated, taskEventData(task));
           return task;
         }),
@@ -112,8 +111,7 @@ export class TasksService {
           // completed_at records when the task was last completed; leaving that status clears it.
           if (set.status === 'completed') values.completedAt = () => NOW_MS;
           else if (set.status !== undefined) values.completedAt = null;
-          await m.update(Task, { id }, values);
-          const updated = await m.findOneByOrFail(Task, { id });
+          const updated = await updateReturning(m, Task, id, values);
           await this.outbox.append<TaskEventData>(m, EventType.TaskUpdated, taskEventData(updated, changes.changed));
           return updated;
         }),
@@ -141,7 +139,7 @@ export class TasksService {
 
   private async find(m: EntityManager, id: string, lock = false): Promise<Task> {
     if (!isId(id, IdPrefix.Task)) throw DomainError.notFound('task', id);
-    const task = await m.findOne(Task, { where: { id }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    const task = await findById(m, Task, id, lock);
     if (!task) throw DomainError.notFound('task', id);
     return task;
   }

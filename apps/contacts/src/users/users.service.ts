@@ -1,4 +1,4 @@
-import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isId, isUniqueViolation, newId, Page, pageSize, toPage } from '@crm/common';
+import { decodeCursor, diffFields, DomainError, FieldSpec, findById, IdPrefix, insertReturning, isId, isUniqueViolation, newId, Page, pageSize, toPage, updateReturning } from '@crm/common';
 import { CreateUserDto, ListUsersQuery, UpdateUserDto, UserView } from '@crm/contracts';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
@@ -23,11 +23,10 @@ export class UsersService {
   async create(dto: CreateUserDto): Promise<UserView> {
     const id = newId(IdPrefix.User);
     try {
-      await this.dataSource.getRepository(User).insert({ id, name: dto.name, email: dto.email, role: dto.role ?? 'member' });
+      return presentUser(await insertReturning(this.dataSource.manager, User, { id, name: dto.name, email: dto.email, role: dto.role ?? 'member' }));
     } catch (err) {
       throw await this.translateWriteError(err, dto.email);
     }
-    return presentUser(await this.dataSource.getRepository(User).findOneByOrFail({ id }));
   }
 
   async list(query: ListUsersQuery): Promise<Page<UserView>> {
@@ -50,8 +49,7 @@ export class UsersService {
           const user = await this.find(m, id, true);
           const { set, changes } = diffFields(user, { ...dto }, USER_FIELDS);
           if (!changes.changed.length) return user;
-          await m.update(User, { id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<User>);
-          return m.findOneByOrFail(User, { id });
+          return updateReturning(m, User, id, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<User>);
         }),
       );
     } catch (err) {
@@ -69,7 +67,7 @@ export class UsersService {
 
   private async find(m: EntityManager, id: string, lock = false): Promise<User> {
     if (!isId(id, IdPrefix.User)) throw DomainError.notFound('user', id);
-    const user = await m.findOne(User, { where: { id }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    const user = await findById(m, User, id, lock);
     if (!user) throw DomainError.notFound('user', id);
     return user;
   }

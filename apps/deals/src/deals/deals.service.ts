@@ -1,4 +1,4 @@
-import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage, transactionOf } from '@crm/common';
+import { decodeCursor, diffFields, DomainError, FieldSpec, findById, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage, transactionOf } from '@crm/common';
 import {
   CreateDealDto,
   DealCreatedData,
@@ -182,7 +182,7 @@ export class DealsService {
   async moveStage(ctx: RequestContext, id: string, stageId: string): Promise<FullDealResponse> {
     const deal = await this.write(async (m) => {
       const deal = await this.find(m, id, true);
-      const stage = isId(stageId, IdPrefix.Stage) ? await m.findOne(Stage, { where: { id: stageId } }) : null;
+      const stage = isId(stageId, IdPrefix.Stage) ? await findById(m, Stage, stageId) : null;
       if (!stage || stage.pipelineId !== deal.pipelineId) {
         throw DomainError.invalid('stage_id', `stage_id must be a stage of the deal's pipeline '${deal.pipelineId}'.`);
       }
@@ -250,22 +250,16 @@ export class DealsService {
 
   /** The stage `stageId` of pipeline `pipelineId`, or a 400 naming what is wrong. */
   private async stageOf(m: EntityManager, pipelineId: string, stageId: string, field: string): Promise<Stage> {
+    const stage = isId(stageId, IdPrefix.Stage) ? await findById(m, Stage, stageId) : null;
+    // A stage of the named pipeline proves the pipeline exists; only otherwise is the pipeline looked up, to name the right field.
+    if (stage && stage.pipelineId === pipelineId) return stage;
     const pipelineExists = isId(pipelineId, IdPrefix.Pipeline) && (await m.exists(Pipeline, { where: { id: pipelineId } }));
     if (!pipelineExists) throw DomainError.invalid('pipeline_id', `No pipeline with id '${pipelineId}'.`, 'not_found');
-    const stage = isId(stageId, IdPrefix.Stage) ? await m.findOne(Stage, { where: { id: stageId } }) : null;
-    if (!stage || stage.pipelineId !== pipelineId) {
-      throw DomainError.invalid(field, `stage_id must be a stage of pipeline '${pipelineId}'.`);
-    }
-    return stage;
+    throw DomainError.invalid(field, `stage_id must be a stage of pipeline '${pipelineId}'.`);
   }
 
   private async find(m: EntityManager, id: string, lock = false): Promise<Deal> {
-    let deal: Deal | null = null;
-    if (isId(id, IdPrefix.Deal)) {
-      const qb = m.createQueryBuilder(Deal, 'd').where('d.id = :id', { id });
-      if (lock) qb.setLock('pessimistic_write');
-      deal = await qb.getOne();
-    }
+    const deal = isId(id, IdPrefix.Deal) ? await findById(m, Deal, id, lock) : null;
     if (!deal) throw DomainError.notFound('deal', id);
     return deal;
   }
@@ -273,8 +267,8 @@ export class DealsService {
   private async full(ctx: RequestContext, deal: Deal): Promise<FullDealResponse> {
     const [links, pipeline, stage] = await Promise.all([
       this.directory.describe(ctx, { contact_id: deal.contactId, company_id: deal.companyId, owner_id: deal.ownerId }),
-      this.dataSource.getRepository(Pipeline).findOne({ where: { id: deal.pipelineId } }),
-      this.dataSource.getRepository(Stage).findOne({ where: { id: deal.stageId } }),
+      findById(this.dataSource.manager, Pipeline, deal.pipelineId),
+      findById(this.dataSource.manager, Stage, deal.stageId),
     ]);
     const view: FullDealView = {
       ...presentDeal(deal),

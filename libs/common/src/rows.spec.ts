@@ -1,0 +1,121 @@
+import { randomBytes } from 'crypto';
+import { Client } from 'pg';
+import { Column, DataSource, Entity, MigrationInterface, PrimaryColumn, QueryRunner } from 'typeorm';
+import { DEFAULT_DATABASE_URL } from './config';
+import { openDatabase } from './database';
+import { findById, insertReturning, updateReturning } from './rows';
+
+const cents = { to: (v: number | null) => v, from: (v: string | null) => (v === null ? null : Math.round(Number(v) * 100)) };
+
+@Entity({ name: 'widgets' })
+class Widget {
+  @PrimaryColumn({ type: 'text' })
+  id!: string;
+
+  @Column({ name: 'display_name', type: 'text' })
+  displayName!: string;
+
+  @Column({ type: 'integer', nullable: true })
+  rank!: number | null;
+
+  @Column({ type: 'numeric', nullable: true, transformer: cents })
+  price!: number | null;
+
+  @Column({ type: 'boolean', default: false })
+  active!: boolean;
+
+  @Column({ type: 'jsonb', default: () => `'{}'::jsonb` })
+  metadata!: Record<string, unknown>;
+
+  @Column({ type: 'text', array: true, default: () => `'{}'` })
+  tags!: string[];
+
+  @Column({ name: 'due_on', type: 'date', nullable: true })
+  dueOn!: string | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'clock_timestamp()' })
+  createdAt!: Date;
+}
+
+class CreateWidgets1000000000000 implements MigrationInterface {
+  name = 'CreateWidgets1000000000000';
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`CREATE TABLE widgets (
+      id text PRIMARY KEY, display_name text NOT NULL, rank integer, price numeric, active boolean NOT NULL DEFAULT false,
+      metadata jsonb NOT NULL DEFAULT '{}'::jsonb, tags text[] NOT NULL DEFAULT '{}', due_on date,
+      created_at timestamptz NOT NULL DEFAULT clock_timestamp())`);
+  }
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TABLE widgets`);
+  }
+}
+
+/** The hot-path row helpers give exactly the entities TypeORM's own find gives, against real PostgreSQL. */
+describe('row helpers', () => {
+  const namespace = `t${process.env.CRM_TEST_RUN ?? ''}${randomBytes(5).toString('hex')}`;
+  const url = new URL(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL);
+  url.pathname = `/crm_${namespace}`;
+  let dataSource: DataSource;
+
+  beforeAll(async () => {
+    dataSource = await openDatabase({ url: url.toString(), schema: 'widgets', entities: [Widget], migrations: [CreateWidgets1000000000000], poolSize: 3 });
+  });
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    const admin = new Client({ connectionString: url.toString().replace(/\/crm_[^/]+$/, '/postgres') });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS "crm_${namespace}" WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it('insertReturning returns the stored row, defaults included, as findOne reads it', async () => {
+    const inserted = await insertReturning(dataSource.manager, Widget, { id: 'w1', displayName: 'First', price: 12.5 as never, metadata: { b: 1, a: { c: [1, 2] } } });
+    const found = await dataSource.manager.findOneByOrFail(Widget, { id: 'w1' });
+    expect(inserted).toBeInstanceOf(Widget);
+    expect(inserted).toEqual(found);
+    expect(inserted.price).toBe(1250);
+    expect(inserted.active).toBe(false);
+    expect(inserted.tags).toEqual([]);
+    expect(inserted.createdAt).toBeInstanceOf(Date);
+  });
+
+  it('findById reads every column type as findOne does, and null for a missing id', async () => {
+    await dataSource.manager.insert(Widget, { id: 'w2', displayName: 'Second', rank: 3, active: true, tags: ['x', 'y'], dueOn: '2026-12-01', metadata: { k: 'v' } });
+    const found = await findById(dataSource.manager, Widget, 'w2');
+    expect(found).toBeInstanceOf(Widget);
+    expect(found).toEqual(await dataSource.manager.findOneByOrFail(Widget, { id: 'w2' }));
+    expect(found).toMatchObject({ displayName: 'Second', rank: 3, price: null, active: true, tags: ['x', 'y'], dueOn: '2026-12-01', metadata: { k: 'v' } });
+    expect(await findById(dataSource.manager, Widget, 'missing')).toBeNull();
+  });
+
+  it('findById with lock holds the row until the transaction ends', async () => {
+    await dataSource.manager.insert(Widget, { id: 'w3', displayName: 'Third' });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = dataSource.transaction(async (m) => {
+      await findById(m, Widget, 'w3', true);
+      locked();
+      await held;
+    });
+    await isLocked;
+    const waiter = dataSource.transaction(async (m) => {
+      await m.query(`SET LOCAL lock_timeout = '200ms'`);
+      return findById(m, Widget, 'w3', true);
+    });
+    await expect(waiter).rejects.toThrow(/lock timeout/);
+    release();
+    await holder;
+  });
+
+  it('updateReturning returns the row as stored after the update, SQL expressions evaluated', async () => {
+    const before = await findById(dataSource.manager, Widget, 'w2');
+    const updated = await updateReturning(dataSource.manager, Widget, 'w2', { displayName: 'Renamed', rank: () => 'rank + 1', createdAt: () => `'2020-01-02T03:04:05.678Z'::timestamptz` });
+    expect(updated).toEqual(await dataSource.manager.findOneByOrFail(Widget, { id: 'w2' }));
+    expect(updated).toMatchObject({ displayName: 'Renamed', rank: before!.rank! + 1, tags: ['x', 'y'] });
+    expect(updated.createdAt.toISOString()).toBe('2020-01-02T03:04:05.678Z');
+    await expect(updateReturning(dataSource.manager, Widget, 'missing', { displayName: 'x' })).rejects.toThrow(/vanished/);
+  });
+});
