@@ -72,6 +72,13 @@ describe('secrets never reach the logs', () => {
     // Request lines are there, with id, method and path, and without any header.
     expect(logs).toMatch(/"req":\{"id":"[^"]+","method":"POST","url":"\/contacts"\}/);
     expect(logs.toLowerCase()).not.toContain('x-api-key');
+    // An authenticated request's line names the key by its id, never by the key itself.
+    const created = logs
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { req?: { method: string; url: string }; res?: { statusCode: number }; key_id?: string })
+      .find((line) => line.req?.method === 'POST' && line.req.url === '/contacts' && line.res?.statusCode === 201);
+    expect(created?.key_id).toMatch(/^key_[0-9a-z]{26}$/);
     // Refused requests are logged too: the request log runs before the key check.
     expect(logs).toMatch(/"req":\{"id":"[^"]+","method":"GET","url":"\/contacts"\},"res":\{"statusCode":401\}/);
     expect(logs.split('\n').length).toBeGreaterThan(50);

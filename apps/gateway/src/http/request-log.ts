@@ -13,6 +13,11 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * and that request-bound logger for Nest's own lines during the request. Only those fields are
  * serialised: no headers, so no credentials, and less work per request.
  */
+function withKeyId(req: IncomingMessage, line: object): object {
+  const keyId = (req as GatewayRequest).principal?.keyId;
+  return keyId === undefined ? line : { ...line, key_id: keyId };
+}
+
 export function requestLogParams(logger: Logger): Params {
   return {
     pinoHttp: {
@@ -28,7 +33,10 @@ export function requestLogParams(logger: Logger): Params {
         res.setHeader('X-Request-Id', id);
         return id;
       },
-      customProps: (req) => ({ key_id: (req as GatewayRequest).principal?.keyId }),
+      // The key is known only once the access check has run, so it goes on the finished line itself
+      // rather than through customProps, which would build two extra child loggers for every request.
+      customSuccessObject: (req, _res, line) => withKeyId(req, line),
+      customErrorObject: (req, _res, _err, line) => withKeyId(req, line),
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
     },
     forRoutes: [{ path: '{*splat}', method: RequestMethod.ALL }],
