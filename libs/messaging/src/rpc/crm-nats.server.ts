@@ -69,6 +69,14 @@ export class CrmNatsServer extends ServerNats {
     };
   }
 
+  /**
+   * Our patterns are plain dotted names. Nest first tries each incoming subject as JSON, which throws, and
+   * builds a stack trace, for every message that is not; a name goes straight to the handler lookup.
+   */
+  override getRouteFromPattern(pattern: string): string {
+    return this.normalizePattern(pattern);
+  }
+
   /** False once the broker has stopped routing requests here (drain has begun and its unsubscribe is done). */
   get accepting(): boolean {
     return this.subscription !== undefined;
