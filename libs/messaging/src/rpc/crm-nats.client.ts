@@ -1,7 +1,7 @@
 import { DomainError, ErrorCode, traceparentOf } from '@crm/common';
 import { rpcSubject } from '@crm/contracts';
 import { ClientNats, NatsOptions, ReadPacket, WritePacket } from '@nestjs/microservices';
-import { headers as natsHeaders, ErrorCode as NatsErrorCode, Msg, MsgHdrs, NatsError } from 'nats';
+import { createInbox, headers as natsHeaders, ErrorCode as NatsErrorCode, Msg, MsgHdrs, NatsConnection, NatsError, Subscription } from 'nats';
 import { catchError, Observable, throwError } from 'rxjs';
 import { serviceUnavailable, toDomainError } from './rpc-errors';
 
@@ -33,12 +33,14 @@ export interface CrmNatsClientOptions {
  * the callee's own error or a 503 `service_unavailable` (no responder, timeout, broker down), 413 for a
  * request over the broker's payload limit, or 501 for an operation the running service lacks.
  *
- * Requests go through the connection's own request/reply, which shares one reply subscription among
- * all requests, instead of Nest's subscribe-and-unsubscribe of an inbox per request.
+ * Requests share one reply subscription (`<inbox>.*`, a token per request) instead of Nest's
+ * subscribe-and-unsubscribe of an inbox per request. It is ours rather than nats.js's request(), which
+ * builds a discarded Error with a stack trace for every request it completes.
  */
 export class CrmNatsClient extends ClientNats {
   private readonly namespace: string;
   private readonly timeoutMs: number;
+  private replies?: ReplyInbox;
 
   constructor({ namespace, timeoutMs, ...connection }: CrmNatsClientOptions) {
     // noAsyncTraces: nats.js would otherwise capture two stack traces per request, only to label a timeout.
@@ -69,21 +71,37 @@ export class CrmNatsClient extends ClientNats {
   }
 
   protected override publish(partialPacket: ReadPacket, callback: (packet: WritePacket) => unknown): () => void {
-    let cancelled = false;
+    let token: string | undefined;
+    let replies: ReplyInbox | undefined;
     try {
       const packet = this.assignPacketId(partialPacket);
-      const answer = this.createSubscriptionHandler(packet, callback);
       const { data, headers } = this.serializer.serialize(packet) as { data: Uint8Array; headers?: MsgHdrs };
-      this.natsClient!.request(this.normalizePattern(packet.pattern), data, { timeout: this.timeoutMs, headers: withTraceparent(this.mergeHeaders(headers)) }).then(
-        (msg: Msg) => (cancelled ? undefined : answer(undefined, msg as Parameters<typeof answer>[1])),
-        (err: unknown) => (cancelled ? undefined : callback({ err, isDisposed: true })),
-      );
+      replies = this.replyInbox();
+      token = replies.expect(this.createSubscriptionHandler(packet, callback), (err) => callback({ err, isDisposed: true }), this.timeoutMs);
+      this.natsClient!.publish(this.normalizePattern(packet.pattern), data, { reply: replies.subject(token), headers: withTraceparent(this.mergeHeaders(headers)) });
     } catch (err) {
+      if (token) replies?.forget(token);
       callback({ err, isDisposed: true });
     }
     return () => {
-      cancelled = true;
+      if (token) replies?.forget(token);
     };
+  }
+
+  override async close(): Promise<void> {
+    this.replies?.failAll(new NatsError('connection closed', NatsErrorCode.ConnectionClosed));
+    this.replies = undefined;
+    await super.close();
+  }
+
+  /** The reply subscription of the current connection (a new one if Nest has reconnected from scratch). */
+  private replyInbox(): ReplyInbox {
+    const connection = this.natsClient as unknown as NatsConnection;
+    if (this.replies?.connection !== connection || this.replies.closed) {
+      this.replies?.failAll(new NatsError('connection replaced', NatsErrorCode.ConnectionClosed));
+      this.replies = new ReplyInbox(connection);
+    }
+    return this.replies;
   }
 
   private failure(err: unknown, service: string): DomainError {
@@ -97,5 +115,71 @@ export class CrmNatsClient extends ClientNats {
       default:
         return toDomainError(err, service);
     }
+  }
+}
+
+type ReplyHandler = (err: undefined, msg: Msg) => unknown;
+
+interface Pending {
+  answer: ReplyHandler;
+  fail: (err: NatsError) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * One subscription receiving the replies to every request of a connection, each addressed to
+ * `<inbox>.<token>`. A reply with no data and status 503 is the server saying nobody subscribes to
+ * the request's subject (the client announces header support, so the server sends it).
+ */
+class ReplyInbox {
+  private readonly prefix = `${createInbox()}.`;
+  private readonly pending = new Map<string, Pending>();
+  private readonly subscription: Subscription;
+  private next = 0;
+  /** Set once the subscription has failed or been given up; the client then opens a new inbox. */
+  closed = false;
+
+  constructor(readonly connection: NatsConnection) {
+    this.subscription = connection.subscribe(`${this.prefix}*`, { callback: (err, msg) => (err ? this.failAll(err) : this.settle(msg)) });
+  }
+
+  subject(token: string): string {
+    return this.prefix + token;
+  }
+
+  expect(answer: ReplyHandler, fail: (err: NatsError) => void, timeoutMs: number): string {
+    const token = (this.next++).toString(36);
+    const timer = setTimeout(() => {
+      this.pending.delete(token);
+      fail(new NatsError('timeout', NatsErrorCode.Timeout));
+    }, timeoutMs);
+    this.pending.set(token, { answer, fail, timer });
+    return token;
+  }
+
+  forget(token: string): void {
+    const request = this.pending.get(token);
+    if (!request) return;
+    clearTimeout(request.timer);
+    this.pending.delete(token);
+  }
+
+  failAll(err: NatsError): void {
+    this.closed = true;
+    for (const [token, request] of this.pending) {
+      this.forget(token);
+      request.fail(err);
+    }
+    if (this.connection.isClosed()) return;
+    this.subscription.unsubscribe();
+  }
+
+  private settle(msg: Msg): void {
+    const token = msg.subject.slice(this.prefix.length);
+    const request = this.pending.get(token);
+    if (!request) return;
+    this.forget(token);
+    if (msg.data.length === 0 && msg.headers?.code === 503) request.fail(new NatsError('no responders', NatsErrorCode.NoResponders));
+    else request.answer(undefined, msg);
   }
 }

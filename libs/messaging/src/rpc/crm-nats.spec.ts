@@ -139,6 +139,31 @@ describe('CrmNatsServer and CrmNatsClient over NATS', () => {
     await expect(ask(caller, 'probe.things.echo', { blob: 'x'.repeat(2 * 1024 * 1024) })).rejects.toMatchObject({ code: 'payload_too_large' });
   });
 
+  it('routes each reply to its own request, also when one was abandoned before its answer came', async () => {
+    const gate = `${ns}-abandoned`;
+    let lateAnswers = 0;
+    const abandoned = caller.send('probe.things.slow', { gate }).subscribe({ next: () => lateAnswers++ });
+    await waitFor(() => gates.has(gate));
+    abandoned.unsubscribe();
+    gates.get(gate)!();
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => ask<{ body: { i: number } }>(caller, 'probe.things.echo', { i })));
+    expect(answers.map((a) => a.body.i)).toEqual(Array.from({ length: 200 }, (_, i) => i));
+    expect(lateAnswers).toBe(0);
+  });
+
+  it('fails requests still waiting when the client closes, as service_unavailable', async () => {
+    const closing = client(ns, 30_000);
+    const gate = `${ns}-closing`;
+    const waiting = ask(closing, 'probe.things.slow', { gate });
+    await waitFor(() => gates.has(gate));
+    const closedAt = Date.now();
+    await closing.close();
+    await expect(waiting).rejects.toMatchObject({ code: 'service_unavailable' });
+    // At once, not when the 30 s deadline runs out.
+    expect(Date.now() - closedAt).toBeLessThan(5000);
+    gates.get(gate)!();
+  });
+
   it('replaces a reply over the broker payload limit by an error instead of losing it', async () => {
     await expect(ask(caller, 'probe.things.huge')).rejects.toMatchObject({
       code: 'internal_error',
