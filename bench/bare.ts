@@ -67,8 +67,13 @@ async function transaction<T>(work: (client: PoolClient) => Promise<T>): Promise
 
 async function outbox(client: PoolClient, table: string, type: string, data: object): Promise<void> {
   const event = { id: `evt_${ulid().toLowerCase()}`, type, occurred_at: new Date().toISOString(), data };
-  await client.query(`INSERT INTO bench_bare.${table} (event_id, type, payload) VALUES ($1, $2, $3)`, [event.id, type, JSON.stringify(event)]);
-  await client.query(`SELECT pg_notify($1, '')`, [`bench_bare_${table}`]);
+  // The stack's outbox append: the row and the relay's notification in one statement.
+  await client.query(`WITH appended AS (INSERT INTO bench_bare.${table} (event_id, type, payload) VALUES ($1, $2, $3)) SELECT pg_notify($4, '')`, [
+    event.id,
+    type,
+    JSON.stringify(event),
+    `bench_bare_${table}`,
+  ]);
 }
 
 /** Moves a deal to a stage of its pipeline: the row, its history and the event, in one transaction. */
