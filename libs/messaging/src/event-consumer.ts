@@ -139,9 +139,10 @@ export class DurableEventConsumer {
         if (!messages.length) continue;
         const wanted = this.options.types?.length ? new Set(this.options.types) : undefined;
         const events = messages.map((m) => decodeJson<DomainEvent>(m.data)).filter((e) => !wanted || wanted.has(e.type));
-        await this.handleBatch(events, messages);
+        // A batch of only other types (filtered here, see `types`) has nothing to handle: no transaction.
+        if (events.length) await this.handleBatch(events, messages);
         backoff = 100;
-        await Promise.all(messages.map((m) => m.ackAck().catch(() => false)));
+        await acknowledge(messages);
       } catch (err) {
         if (!this.running) return;
         ready = false;
@@ -151,4 +152,15 @@ export class DurableEventConsumer {
       }
     }
   }
+}
+
+/**
+ * Acknowledges a batch with one round trip: plain acks for all but the last, which waits for the
+ * server's confirmation. The server handles one connection's messages in order, so once the last is
+ * confirmed the others have been received too. An ack that is lost (the connection dropped) only means
+ * redelivery after ack_wait, which handlers are built to take.
+ */
+async function acknowledge(messages: JsMsg[]): Promise<void> {
+  for (let i = 0; i < messages.length - 1; i++) messages[i].ack();
+  await messages[messages.length - 1].ackAck().catch(() => false);
 }
