@@ -106,8 +106,22 @@ describe('row helpers', () => {
       return findById(m, Widget, 'w3', true);
     });
     await expect(waiter).rejects.toThrow(/lock timeout/);
+    // FOR UPDATE keeps shared holders out too; a shared hold lets others share it and keeps writers out.
+    const sharer = dataSource.transaction(async (m) => {
+      await m.query(`SET LOCAL lock_timeout = '200ms'`);
+      return findById(m, Widget, 'w3', 'share');
+    });
+    await expect(sharer).rejects.toThrow(/lock timeout/);
     release();
     await holder;
+    await dataSource.transaction(async (m) => {
+      await findById(m, Widget, 'w3', 'share');
+      await expect(dataSource.transaction((other) => findById(other, Widget, 'w3', 'share'))).resolves.toMatchObject({ id: 'w3' });
+      await dataSource.transaction(async (other) => {
+        await other.query(`SET LOCAL lock_timeout = '200ms'`);
+        await expect(findById(other, Widget, 'w3', true)).rejects.toThrow(/lock timeout/);
+      });
+    });
   });
 
   it('updateReturning returns the row as stored after the update, SQL expressions evaluated', async () => {

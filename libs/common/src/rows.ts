@@ -11,6 +11,7 @@ interface EntitySql {
   metadata: EntityMetadata;
   byId: string;
   byIdForUpdate: string;
+  byIdForShare: string;
 }
 
 const compiled = new WeakMap<EntityMetadata, EntitySql>();
@@ -24,7 +25,7 @@ function sqlOf(manager: EntityManager, target: EntityTarget<ObjectLiteral>): Ent
     const table = metadata.tablePath.split('.').map(quote).join('.');
     const columns = metadata.columns.map((c) => quote(c.databaseName)).join(', ');
     const byId = `SELECT ${columns} FROM ${table} WHERE ${quote(metadata.primaryColumns[0].databaseName)} = $1`;
-    sql = { metadata, byId, byIdForUpdate: `${byId} FOR UPDATE` };
+    sql = { metadata, byId, byIdForUpdate: `${byId} FOR UPDATE`, byIdForShare: `${byId} FOR SHARE` };
     compiled.set(metadata, sql);
   }
   return sql;
@@ -41,10 +42,10 @@ export function hydrate<T extends ObjectLiteral>(manager: EntityManager, target:
   return entity;
 }
 
-/** The row with primary key `id`, or null; `lock` takes FOR UPDATE until the transaction ends. */
-export async function findById<T extends ObjectLiteral>(manager: EntityManager, target: EntityTarget<T>, id: string, lock = false): Promise<T | null> {
+/** The row with primary key `id`, or null; `lock` holds it until the transaction ends: true FOR UPDATE, 'share' FOR SHARE. */
+export async function findById<T extends ObjectLiteral>(manager: EntityManager, target: EntityTarget<T>, id: string, lock: boolean | 'share' = false): Promise<T | null> {
   const sql = sqlOf(manager, target);
-  const rows: Record<string, unknown>[] = await manager.query(lock ? sql.byIdForUpdate : sql.byId, [id]);
+  const rows: Record<string, unknown>[] = await manager.query(lock === 'share' ? sql.byIdForShare : lock ? sql.byIdForUpdate : sql.byId, [id]);
   return rows.length ? hydrate(manager, target, rows[0]) : null;
 }
 

@@ -1,4 +1,4 @@
-import { DomainError, ErrorCode } from '@crm/common';
+import { DomainError, ErrorCode, findById } from '@crm/common';
 import {
   acceptsCustomFields,
   builtInFieldNames,
@@ -106,7 +106,7 @@ export class BuiltInCustomFieldsService {
     const values = sent === null || sent === undefined ? Object.fromEntries(Object.keys(existing ?? {}).map((k) => [k, null])) : sent;
     const stored = withoutNulls({ ...(existing ?? {}), ...values });
     // Shared until commit, so a field renamed or removed meanwhile is waited for, never half-seen.
-    const row = await m.findOne(BuiltInCustomFields, { where: { objectSlug: slug }, lock: { mode: 'pessimistic_read' } });
+    const row = await findById(m, BuiltInCustomFields, slug, 'share');
     const target = { slug, level: row?.enforcementLevel ?? 'hard', fields: row?.fields ?? [] };
     const input = { values, stored, partial, store: { table: slug, column: 'custom_fields', recordId }, path: 'custom_fields' };
     reportSoftWarnings(await enforceFieldValues(m, target, input, (t, ids) => this.references.existing(m, ctx, t, ids)));
