@@ -61,21 +61,19 @@ export class DealStageMover {
     const fromStageId = deal.stageId;
     const previousStatus = deal.status;
     const status = statusOverride ?? statusAfterEntering(target, deal.status);
-    const [{ now }] = (await m.query(`SELECT clock_timestamp() AS now`)) as Array<{ now: Date }>;
+    const lossReason = status === 'lost' ? deal.lossReason : null;
+    // The move and its clock reading in one statement: the history record and the event use the same instant.
+    const [[{ now }]] = (await m.query(
+      `UPDATE deals SET pipeline_id = $2, stage_id = $3, stage_entered_at = clock.at, status = $4, loss_reason = $5, updated_at = clock.at
+       FROM (SELECT clock_timestamp() AS at) AS clock WHERE id = $1 RETURNING clock.at AS now`,
+      [deal.id, target.pipelineId, target.id, status, lossReason],
+    )) as [Array<{ now: Date }>, number];
     deal.pipelineId = target.pipelineId;
     deal.stageId = target.id;
     deal.stageEnteredAt = now;
     deal.status = status;
-    if (status !== 'lost') deal.lossReason = null;
+    deal.lossReason = lossReason;
     deal.updatedAt = now;
-    await m.update(Deal, { id: deal.id }, {
-      pipelineId: deal.pipelineId,
-      stageId: deal.stageId,
-      stageEnteredAt: now,
-      status,
-      lossReason: deal.lossReason,
-      updatedAt: now,
-    });
     await this.writeHistory(m, deal.id, fromStageId, target.id, now, actor);
     await this.outbox.append<DealStageChangedData>(m, EventType.DealStageChanged, {
       deal_id: deal.id,
