@@ -169,3 +169,21 @@ export function createContactsLoad(): Partial<autocannon.Options> {
     ],
   };
 }
+
+/** Runs `work` against a stack started from `root`, and stops the stack however `work` ends. */
+export async function withBenchStack<T>(root: string, work: (stack: BenchStack) => Promise<T>): Promise<T> {
+  const stack = await startBenchStack(root);
+  try {
+    return await work(stack);
+  } finally {
+    await stack.stop();
+  }
+}
+
+/** A benchmark script's entry point: a failure is printed with its stack and ends the process with 1. */
+export function runBenchmark(main: () => Promise<void>): void {
+  main().catch((err) => {
+    process.stderr.write(`bench: ${(err as Error).stack ?? err}\n`);
+    process.exit(1);
+  });
+}

@@ -2,7 +2,7 @@ import { execFileSync } from 'child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { BenchStack, CONNECTIONS, createContactsLoad, load, machine, Row, startBenchStack } from './bench-stack';
+import { BenchStack, CONNECTIONS, createContactsLoad, load, machine, Row, runBenchmark, startBenchStack } from './bench-stack';
 
 /**
  * Compares this build with an earlier commit on the hot request paths, in one run on one machine:
@@ -95,7 +95,4 @@ async function main(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-main().catch((err) => {
-  process.stderr.write(`bench: ${(err as Error).stack ?? err}\n`);
-  process.exit(1);
-});
+runBenchmark(main);

@@ -8,7 +8,7 @@ import { ChildProcess, spawn } from 'child_process';
 import { randomBytes } from 'crypto';
 import { createServer } from 'http';
 import { firstValueFrom } from 'rxjs';
-import { cpuMs, CONNECTIONS, DURATION_S, load, machine, Row } from './bench-stack';
+import { cpuMs, CONNECTIONS, DURATION_S, load, machine, Row, runBenchmark } from './bench-stack';
 
 /**
  * What the required pieces cost before any of our code or SQL runs: the same contact-sized JSON answer
@@ -156,8 +156,5 @@ if (process.argv[2] === 'serve') {
     process.exit(1);
   });
 } else {
-  main().catch((err) => {
-    process.stderr.write(`bench: ${(err as Error).stack ?? err}\n`);
-    process.exit(1);
-  });
+  runBenchmark(main);
 }
