@@ -3,6 +3,7 @@ import { spawn } from 'child_process';
 import { createServer, Server } from 'http';
 import { mkdirSync, writeFileSync } from 'fs';
 import { join } from 'path';
+import { SustainedResult, sustainedWrites } from './sustained-writes';
 import { alphanumeric, APPS, CONNECTIONS, createContactsLoad, DURATION_S, load, machine, percentile, Row, rssMiB, startBenchStack } from './bench-stack';
 
 /**
@@ -12,6 +13,8 @@ import { alphanumeric, APPS, CONNECTIONS, createContactsLoad, DURATION_S, load, 
  */
 const ROOT = join(__dirname, '..', '..');
 const LAG_SAMPLES = Number(process.env.BENCH_LAG_SAMPLES ?? 200);
+const SUSTAINED_RATE = Number(process.env.BENCH_SUSTAINED_RATE ?? 200);
+const SUSTAINED_S = Number(process.env.BENCH_SUSTAINED_S ?? 60);
 
 async function main(): Promise<void> {
   const stack = await startBenchStack(ROOT);
@@ -21,6 +24,7 @@ async function main(): Promise<void> {
   const pairs: { stack: Row; bare: Row }[] = [];
   let bare: Bare | undefined;
   let lag: Record<string, number> = {};
+  let sustained: SustainedResult | undefined;
   let memory: Record<string, number> = {};
   const headers = { 'X-Api-Key': key, 'Content-Type': 'application/json' };
   try {
@@ -131,6 +135,8 @@ async function main(): Promise<void> {
       webhook_p50_ms: Math.round(percentile(hookLags, 50)),
       webhook_p99_ms: Math.round(percentile(hookLags, 99)),
     };
+    // The same path under a steady write load: every write's delivery timed from the moment it was sent.
+    sustained = await sustainedWrites(api, key, arrivals, { rate: SUSTAINED_RATE, seconds: SUSTAINED_S });
     memory = Object.fromEntries(APPS.map((app) => [app, rssMiB(children[app].pid!)]));
   } finally {
     receiver.close();
@@ -148,6 +154,9 @@ async function main(): Promise<void> {
     '',
     `Change to event (${LAG_SAMPLES} sequential writes): in GET /events p50 ${lag.log_p50_ms} ms, p99 ${lag.log_p99_ms} ms; at a webhook receiver p50 ${lag.webhook_p50_ms} ms, p99 ${lag.webhook_p99_ms} ms.`,
     '',
+    `Sustained writes: POST /contacts at ${sustained?.target_rate}/s for ${sustained?.seconds} s, open loop (achieved ${sustained?.achieved_rate}/s; ${sustained?.acknowledged} of ${sustained?.sent} acknowledged, ${sustained?.errors} errors; write p50 ${sustained?.write_p50_ms} ms, p99 ${sustained?.write_p99_ms} ms).`,
+    `Sent to webhook received: p50 ${sustained?.webhook_p50_ms} ms, p95 ${sustained?.webhook_p95_ms} ms, p99 ${sustained?.webhook_p99_ms} ms, max ${sustained?.webhook_max_ms} ms; ${sustained?.delivered} delivered, ${sustained?.missing} acknowledged writes not delivered.`,
+    '',
     `Resident memory after the run (MiB): ${Object.entries(memory).map(([app, mib]) => `${app} ${mib}`).join(', ')}.`,
     '',
     'Against the bare baseline (bench/bare.ts: Node http + pg, the same SQL; stack run first, bare right after):',
@@ -161,7 +170,7 @@ async function main(): Promise<void> {
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
-  writeFileSync(join(ROOT, 'bench', 'results', `${stamp.replace(/[:.]/g, '-')}.json`), JSON.stringify({ stamp, machine: machine(), rows, bare: pairs.map((p) => p.bare), lag, memory }, null, 2));
+  writeFileSync(join(ROOT, 'bench', 'results', `${stamp.replace(/[:.]/g, '-')}.json`), JSON.stringify({ stamp, machine: machine(), rows, bare: pairs.map((p) => p.bare), lag, sustained, memory }, null, 2));
 }
 
 function ratio(a: number, b: number): string {
