@@ -29,6 +29,12 @@ interface PreparedAttempt {
 
 const tracer = tracerFor('webhooks');
 
+/** A subscription whose lease this replica holds, locked until commit, with what an attempt needs. */
+const LOCKED_SUBSCRIPTION = `SELECT id, url, secret, previous_secret, coalesce(previous_secret_expires_at > now(), false) AS previous_valid,
+         status, event_types, bookmark, cursor_revision, retry_position, retry_count, failure_count,
+         (next_attempt_at IS NULL OR next_attempt_at <= now()) AS due
+  FROM subscriptions WHERE id = $1 AND lease_token = $2 FOR UPDATE`;
+
 /**
  * The delivery bookkeeping commits without waiting for its WAL flush: two such commits per delivered event
  * would otherwise bound a subscription, whose events go out one at a time, to what the disk can flush.
@@ -182,9 +188,8 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
          WHERE subscription_id = $1 AND status = 'pending' AND EXISTS (SELECT 1 FROM subscriptions WHERE id = $1 AND lease_token = $2)`,
         [subscriptionId, token],
       );
-      for (let sent = 0; sent < this.settings.eventsPerTurn && !this.stopped; sent++) {
-        const attempt = await this.prepare(subscriptionId, token);
-        if (!attempt) return;
+      let attempt = this.stopped ? undefined : await this.prepare(subscriptionId, token);
+      for (let sent = 1; attempt; sent++) {
         const result = await this.send(attempt);
         this.metrics.record(result);
         if (this.stopped) {
@@ -192,7 +197,10 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
           await this.recordAttempt(this.dataSource.manager, attempt.deliveryId, { ...result, ok: false });
           return;
         }
-        if (!(await this.complete(attempt, result))) return;
+        const more = sent < this.settings.eventsPerTurn;
+        const { goOn, next } = await this.complete(attempt, result, more && !this.stopped);
+        if (!goOn || !more) return;
+        attempt = next ?? (this.stopped ? undefined : await this.prepare(subscriptionId, token));
       }
     } finally {
       await this.dataSource
@@ -205,50 +213,49 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
   private prepare(subscriptionId: string, token: string): Promise<PreparedAttempt | undefined> {
     return this.dataSource.transaction(async (m) => {
       await relaxedCommit(m);
-      const [sub]: SubscriptionRow[] = await m.query(
-        `SELECT id, url, secret, previous_secret, coalesce(previous_secret_expires_at > now(), false) AS previous_valid,
-                status, event_types, bookmark, cursor_revision, retry_position, retry_count, failure_count,
-                (next_attempt_at IS NULL OR next_attempt_at <= now()) AS due
-         FROM subscriptions WHERE id = $1 AND lease_token = $2 FOR UPDATE`,
-        [subscriptionId, token],
-      );
+      const [sub]: SubscriptionRow[] = await m.query(LOCKED_SUBSCRIPTION, [subscriptionId, token]);
       if (!sub || sub.status !== 'active' || !sub.due) return undefined;
       // Opened before anything is recorded: a secret this replica cannot decrypt fails the turn loudly
       // (logged with the key id) rather than sending a request no receiver could verify.
       const secrets = this.secrets.signingSecrets(sub.id, sub.secret, sub.previous_secret, sub.previous_valid);
-      const [event]: { position: string; id: string; body: string; trace_context: string | null }[] = await m.query(
-        `SELECT position, id, body, trace_context FROM webhook_events
-         WHERE position > $1 AND ($2::text[] IS NULL OR type = ANY ($2::text[]))
-         ORDER BY position LIMIT 1`,
-        [sub.bookmark, sub.event_types],
-      );
-      if (!event) return undefined;
-      const sameEvent = sub.retry_position !== null && Number(sub.retry_position) === Number(event.position);
-      await m.query(
-        `UPDATE subscriptions SET retry_position = $2, retry_count = $3, lease_expires_at = now() + make_interval(secs => $4::float8 / 1000)
-         WHERE id = $1`,
-        [sub.id, event.position, sameEvent ? sub.retry_count : 0, LEASE_MS],
-      );
-      // Numbered after the event's earlier attempts, in the same statement.
-      const deliveryId = newId(IdPrefix.Delivery);
-      await m.query(
-        `INSERT INTO deliveries (id, subscription_id, event_id, attempt, status)
-         SELECT $1, $2, $3, coalesce(max(attempt), 0) + 1, 'pending' FROM deliveries WHERE subscription_id = $2 AND event_id = $3`,
-        [deliveryId, sub.id, event.id],
-      );
-      return {
-        subscriptionId: sub.id,
-        leaseToken: token,
-        cursorRevision: sub.cursor_revision,
-        url: sub.url,
-        secrets,
-        deliveryId,
-        eventId: event.id,
-        eventPosition: Number(event.position),
-        body: event.body,
-        traceContext: event.trace_context,
-      };
+      return this.prepareLocked(m, sub, token, secrets);
     });
+  }
+
+  /** The rest of prepare() for a subscription row locked in `m`'s transaction. */
+  private async prepareLocked(m: EntityManager, sub: SubscriptionRow, token: string, secrets: string[]): Promise<PreparedAttempt | undefined> {
+    const [event]: { position: string; id: string; body: string; trace_context: string | null }[] = await m.query(
+      `SELECT position, id, body, trace_context FROM webhook_events
+       WHERE position > $1 AND ($2::text[] IS NULL OR type = ANY ($2::text[]))
+       ORDER BY position LIMIT 1`,
+      [sub.bookmark, sub.event_types],
+    );
+    if (!event) return undefined;
+    const sameEvent = sub.retry_position !== null && Number(sub.retry_position) === Number(event.position);
+    await m.query(
+      `UPDATE subscriptions SET retry_position = $2, retry_count = $3, lease_expires_at = now() + make_interval(secs => $4::float8 / 1000)
+       WHERE id = $1`,
+      [sub.id, event.position, sameEvent ? sub.retry_count : 0, LEASE_MS],
+    );
+    // Numbered after the event's earlier attempts, in the same statement.
+    const deliveryId = newId(IdPrefix.Delivery);
+    await m.query(
+      `INSERT INTO deliveries (id, subscription_id, event_id, attempt, status)
+       SELECT $1, $2, $3, coalesce(max(attempt), 0) + 1, 'pending' FROM deliveries WHERE subscription_id = $2 AND event_id = $3`,
+      [deliveryId, sub.id, event.id],
+    );
+    return {
+      subscriptionId: sub.id,
+      leaseToken: token,
+      cursorRevision: sub.cursor_revision,
+      url: sub.url,
+      secrets,
+      deliveryId,
+      eventId: event.id,
+      eventPosition: Number(event.position),
+      body: event.body,
+      traceContext: event.trace_context,
+    };
   }
 
   /** One HTTP attempt; when the event was traced, a client span under it whose `traceparent` the receiver gets. */
@@ -279,20 +286,19 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
   }
 
   /**
-   * Records the answer and moves the subscription on. Returns whether to go on with its next event now.
-   * Nothing moves when the lease was lost or the cursor was replayed while the request was in flight.
+   * Records the answer and moves the subscription on. Answers whether to go on with its next event now,
+   * and, after a success when `prepareNext` is set, that event's attempt, prepared in the same transaction
+   * (one commit per delivered event instead of two). Nothing moves when the lease was lost or the cursor was
+   * replayed while the request was in flight.
    */
-  private async complete(attempt: PreparedAttempt, result: SendResult): Promise<boolean> {
+  private async complete(attempt: PreparedAttempt, result: SendResult, prepareNext: boolean): Promise<{ goOn: boolean; next?: PreparedAttempt }> {
     let disabled: WebhookDisabledData | undefined;
-    const goOn = await this.dataSource.transaction(async (m) => {
+    const outcome = await this.dataSource.transaction(async (m): Promise<{ goOn: boolean; next?: PreparedAttempt }> => {
       await relaxedCommit(m);
       await this.recordAttempt(m, attempt.deliveryId, result);
-      const [sub]: SubscriptionRow[] = await m.query(
-        `SELECT id, status, cursor_revision, retry_count, failure_count FROM subscriptions WHERE id = $1 AND lease_token = $2 FOR UPDATE`,
-        [attempt.subscriptionId, attempt.leaseToken],
-      );
-      if (!sub) return false;
-      if (sub.cursor_revision !== attempt.cursorRevision) return true;
+      const [sub]: SubscriptionRow[] = await m.query(LOCKED_SUBSCRIPTION, [attempt.subscriptionId, attempt.leaseToken]);
+      if (!sub) return { goOn: false };
+      if (sub.cursor_revision !== attempt.cursorRevision) return { goOn: true };
       if (result.ok) {
         await m.query(
           `UPDATE subscriptions SET bookmark = $2, retry_position = NULL, retry_count = 0, next_attempt_at = NULL,
@@ -300,7 +306,13 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
            WHERE id = $1`,
           [sub.id, attempt.eventPosition],
         );
-        return true;
+        if (!prepareNext || sub.status !== 'active') return { goOn: true };
+        // A secret that cannot be opened is left to prepare(), which fails the turn loudly; the answer
+        // just recorded must commit either way.
+        const secrets = this.openSecrets(sub);
+        if (!secrets) return { goOn: true };
+        const moved = { ...sub, bookmark: String(attempt.eventPosition), retry_position: null, retry_count: 0, failure_count: 0, due: true };
+        return { goOn: true, next: await this.prepareLocked(m, moved, attempt.leaseToken, secrets) };
       }
       const failedAttempts = sub.retry_count + 1;
       const next = afterFailure(failedAttempts, this.settings.retryScheduleMs, this.settings.retryJitter);
@@ -309,7 +321,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
           `UPDATE subscriptions SET retry_count = $2, next_attempt_at = now() + make_interval(secs => $3::float8 / 1000) WHERE id = $1`,
           [sub.id, failedAttempts, next.delayMs],
         );
-        return false;
+        return { goOn: false };
       }
       const failureCount = sub.failure_count + 1;
       const disable = sub.status === 'active' && failureCount >= this.settings.disableAfterFailedEvents;
@@ -328,11 +340,19 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
         };
         await this.outbox.append<WebhookDisabledData>(m, EventType.WebhookDisabled, disabled);
       }
-      return !disable;
+      return { goOn: !disable };
     });
     if (disabled) {
       this.logger.warn({ webhook_id: disabled.webhook_id, failure_count: disabled.failure_count }, `webhook disabled: ${disabled.reason}`);
     }
-    return goOn;
+    return outcome;
+  }
+
+  private openSecrets(sub: SubscriptionRow): string[] | undefined {
+    try {
+      return this.secrets.signingSecrets(sub.id, sub.secret, sub.previous_secret, sub.previous_valid);
+    } catch {
+      return undefined;
+    }
   }
 }
