@@ -172,6 +172,7 @@ async function main(): Promise<void> {
       ['contacts, stage + source', '/contacts?stage=lead&source=email'],
       ['contacts, search by name', '/contacts?search=grace'],
       ['contacts, search one person by email', `/contacts?search=person${Math.floor(CONTACTS / 2)}@`],
+      ['contacts, search one person by last name', `/contacts?search=Turing${Math.floor(CONTACTS / 300) * 100 + 22}`],
       ['contacts, search with no match', '/contacts?search=zqxv'],
       ['contacts, stage + search', '/contacts?stage=prospect&search=hopper'],
       ["a contact's deals", `/contacts/${contact(7)}/deals`],
