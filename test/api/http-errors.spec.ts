@@ -78,6 +78,8 @@ describe('HTTP edge cases at the gateway', () => {
   it('answers 503 when a service takes longer than the RPC timeout, instead of hanging', async () => {
     // A subscriber that never answers stands in for a stuck replica.
     const stuck = nc.subscribe(`${stack.namespace}.rpc.webhooks.>`, { queue: `${stack.namespace}.webhooks` });
+    // The flush returns once the server has the subscription; without it the request can find no responder.
+    await nc.flush();
     try {
       const res = await stack.api.get('/webhooks');
       expect(res.status).toBe(503);
