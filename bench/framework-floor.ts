@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { createLogger } from '@crm/common';
-import { CRM_RPC, crmRpcClients, CrmNatsServer } from '@crm/messaging';
+import { CRM_RPC, CrmNatsServer, RpcClientsModule } from '@crm/messaging';
 import { Controller, Get, Inject, Module, Param } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClientProxy, MessagePattern, Payload } from '@nestjs/microservices';
@@ -81,7 +81,7 @@ async function serve(kind: string, port: number, namespace: string): Promise<voi
     class AppModule {}
     await (await NestFactory.create(AppModule, { logger: false })).listen(port, '127.0.0.1');
   } else if (kind === 'nest-gateway') {
-    @Module({ imports: [crmRpcClients({ servers: NATS_URL, name: 'floor-gateway', namespace, timeoutMs: 5000 })], controllers: [ForwardingController] })
+    @Module({ imports: [RpcClientsModule.forRoot({ servers: NATS_URL, name: 'floor-gateway', namespace, timeoutMs: 5000 })], controllers: [ForwardingController] })
     class GatewayModule {}
     const app = await NestFactory.create(GatewayModule, { logger: false });
     await app.get<ClientProxy>(CRM_RPC).connect();

@@ -36,10 +36,21 @@ describe('the AsyncAPI document of the events on NATS', () => {
       void (async () => {
         for await (const message of subscription) received.push({ subject: message.subject, event: JSON.parse(codec.decode(message.data)) });
       })();
+      await nc.flush();
     });
     afterAll(async () => {
       await nc?.drain();
       await stack?.stop();
+    });
+
+    it('is served at GET /asyncapi.json as committed, without a key and with one, outside the rate limit', async () => {
+      for (const key of [null, stack.apiKey]) {
+        const res = await stack.api.get('/asyncapi.json', { key });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toContain('application/json');
+        expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+        expect(res.body).toEqual(JSON.parse(committed()));
+      }
     });
 
     it('describes every event a walkthrough of the API produces, on the documented subject', async () => {

@@ -1,5 +1,5 @@
 import { IdPrefix, newId } from '@crm/common';
-import { DealsInternalRpc, DomainEvent, EventType, eventSubject, rpcSubject } from '@crm/contracts';
+import { DomainEvent, EventType, eventSubject, Ops, rpcSubject } from '@crm/contracts';
 import { randomBytes } from 'crypto';
 import { connect, JSONCodec } from 'nats';
 import { eventually } from '../support/api-client';
@@ -260,10 +260,11 @@ describe('Contacts with deals: merge, deal lists and deletion', () => {
       await stack.stopService('deals');
       const nc = await connect({ servers: stack.env.NATS_URL });
       try {
-        const sub = nc.subscribe(rpcSubject(stack.namespace, DealsInternalRpc.ReassignContact), { max: 1 });
+        const sub = nc.subscribe(rpcSubject(stack.namespace, Ops.dealsInternal.reassignContact.name), { max: 1 });
         const asked = (async () => {
           for await (const _ of sub) return;
         })();
+        await nc.flush();
         let mergeSettled = false;
         const merge = stack.api.post('/contacts/merge', { winner_id: winner.id, loser_id: loser.id }).finally(() => (mergeSettled = true));
         await asked;

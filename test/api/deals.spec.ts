@@ -1,4 +1,4 @@
-import { DealsInternalRpc, DomainEvent, eventSubject, eventSubjectWildcard } from '@crm/contracts';
+import { DomainEvent, eventSubject, eventSubjectWildcard, Ops } from '@crm/contracts';
 import { ensureEventStream } from '@crm/messaging';
 import { randomUUID } from 'crypto';
 import { connect, JSONCodec, NatsConnection } from 'nats';
@@ -216,7 +216,7 @@ describe('Deals', () => {
       // Links made as the contacts service would see them, without depending on its data.
       const contactId = 'cont_01j00000000000000000000001';
       const companyId = 'comp_01j00000000000000000000001';
-      const reassigned = await askService(stack, DealsInternalRpc.ReassignContact, { from_contact_id: 'cont_none', to_contact_id: contactId });
+      const reassigned = await askService(stack, Ops.dealsInternal.reassignContact.name, { from_contact_id: 'cont_none', to_contact_id: contactId });
       expect(reassigned).toEqual({ moved: 0 });
 
       // Point the deal at ids directly through the internal merge path (the public PATCH checks existence).
@@ -251,14 +251,14 @@ describe('Deals', () => {
       const a = await createDeal();
       const b = await createDeal();
       await stack.services.deals!.dataSource.query(`UPDATE deals SET contact_id = $1 WHERE id IN ($2, $3)`, [from, a.id, b.id]);
-      const ask = () => askService(stack, DealsInternalRpc.ReassignContact, { from_contact_id: from, to_contact_id: to });
+      const ask = () => askService(stack, Ops.dealsInternal.reassignContact.name, { from_contact_id: from, to_contact_id: to });
       expect(await ask()).toEqual({ moved: 2 });
       expect(await ask()).toEqual({ moved: 0 });
       expect((await stack.api.get(`/deals?contact_id=${to}`)).body.data.map((d: { id: string }) => d.id)).toEqual([a.id, b.id]);
       await waitForEvent(a.id, 'deal.updated');
       await waitForEvent(b.id, 'deal.updated');
 
-      const resolved = await askService(stack, DealsInternalRpc.Resolve, { deal_ids: [a.id, 'deal_00000000000000000000000000'] });
+      const resolved = await askService(stack, Ops.dealsInternal.resolve.name, { deal_ids: [a.id, 'deal_00000000000000000000000000'] });
       expect(resolved).toEqual({ deals: [{ type: 'deal', id: a.id, name: 'Acme renewal' }] });
     });
   });

@@ -61,4 +61,47 @@ describe('fuzzing the running stack', () => {
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
   });
+
+  it('never answers 5xx to a query, however its filter, sort and fields are formed', async () => {
+    const path = fc.oneof(
+      fc.constantFrom('email', 'icp_score', 'stage', 'created_at', 'company.name', 'owner.email', 'custom_fields.x', 'metadata', 'id', 'name', 'type', 'due_at'),
+      oddString,
+    );
+    const hostile = fc.oneof(oddString, fc.constantFrom("'; DROP TABLE contacts; --", '%', '_', '\\', '$1', '::text', '2026-02-30T25:61:00Z'), fc.double(), fc.integer(), fc.boolean(), fc.constant(null));
+    const operator = fc.oneof(fc.constantFrom('$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$contains', '$starts_with', '$ends_with', '$exists'), oddString);
+    const leaf = fc.oneof(
+      fc.tuple(path, hostile).map(([p, v]) => ({ [p]: v })),
+      fc.tuple(path, operator, fc.oneof(hostile, fc.array(hostile, { maxLength: 4 }), jsonValue)).map(([p, o, v]) => ({ [p]: { [o]: v } })),
+    );
+    const filter = fc.letrec<{ expr: unknown }>((tie) => ({
+      expr: fc.oneof(
+        { depthSize: 'small' },
+        leaf,
+        jsonValue,
+        fc.array(tie('expr'), { maxLength: 3 }).map((items) => ({ $and: items })),
+        fc.array(tie('expr'), { maxLength: 3 }).map((items) => ({ $or: items })),
+        tie('expr').map((inner) => ({ $not: inner })),
+      ),
+    })).expr;
+    const request = fc.record(
+      {
+        filter,
+        sort: fc.oneof(fc.array(fc.record({ field: path, direction: fc.oneof(fc.constantFrom('asc', 'desc'), oddString) }), { maxLength: 6 }), jsonValue),
+        fields: fc.oneof(fc.array(path, { maxLength: 5 }), jsonValue),
+        limit: fc.oneof(fc.integer({ min: -5, max: 300 }), jsonValue),
+        cursor: fc.oneof(oddString, fc.constant('eyJxIjoieCIsImsiOlsxXSwiaWQiOiJ4In0')),
+      },
+      { requiredKeys: [] },
+    );
+    const objects = fc.constantFrom('/contacts/query', '/companies/query', '/users/query', '/activities/query', '/tasks/query', '/deals/query');
+    await fc.assert(
+      fc.asyncProperty(objects, request, async (url, payload) => {
+        const res = await stack.api.request('POST', url, undefined, { rawBody: JSON.stringify(payload) });
+        if (res.status >= 500) throw new Error(`POST ${url} ${JSON.stringify(payload).slice(0, 500)} answered ${res.status}: ${res.text.slice(0, 300)}`);
+        if (res.status >= 400) expect(typeof res.body?.error?.code).toBe('string');
+        else expect(Array.isArray(res.body?.data)).toBe(true);
+      }),
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    );
+  });
 });

@@ -5,15 +5,21 @@ import { startStack, TestStack } from '../support/stack';
 
 describe('Idempotency-Key', () => {
   let stack: TestStack;
+  /** Holds the locks that keep a request in flight. */
   let db: Client;
+  /** Watches who waits on db's locks, from outside db's transactions. */
+  let observer: Client;
+  let holderPid: number;
   beforeAll(async () => {
     // Every service runs: a spawned gateway reports healthy only then.
     stack = await startStack();
     db = new Client({ connectionString: stack.databaseUrl });
-    await db.connect();
+    observer = new Client({ connectionString: stack.databaseUrl });
+    await Promise.all([db.connect(), observer.connect()]);
+    holderPid = (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
   });
   afterAll(async () => {
-    await db.end();
+    await Promise.all([db.end(), observer.end()]);
     await stack.stop();
   });
 
@@ -21,6 +27,28 @@ describe('Idempotency-Key', () => {
   const key = () => `idem-${Date.now()}-${n++}`;
   const email = () => `idem-${Date.now()}-${n++}@example.com`;
   const withKey = (k: string) => ({ headers: { 'Idempotency-Key': k } });
+
+  /**
+   * Resolves once `n` sessions wait on the locks db holds, directly or behind another waiting session. Read
+   * through `observer`: inside db's transaction, pg_stat_activity lists only the sessions that existed at
+   * its first read there, so a request on a connection its service opened later would never be seen.
+   * Generous budget: on a loaded machine a request can take seconds to reach its lock.
+   */
+  const waitForLockWaiters = (n: number) =>
+    eventually(async () => {
+      const { rows } = await observer.query<{ waiting: number }>(
+        `WITH RECURSIVE behind(pid) AS (
+           SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))
+           UNION
+           SELECT a.pid FROM pg_stat_activity a JOIN behind b ON b.pid = ANY(pg_blocking_pids(a.pid))
+         )
+         SELECT count(*)::int AS waiting FROM behind`,
+        [holderPid],
+      );
+      return rows[0].waiting >= n ? true : undefined;
+    }, 30_000);
+  const pipelinesNamed = async (name: string) =>
+    (await db.query<{ id: string }>('SELECT id FROM deals.pipelines WHERE name = $1', [name])).rows.map((r) => r.id);
 
   it('replays the first response to a retry, with Idempotent-Replayed, and writes once', async () => {
     const k = key();
@@ -83,10 +111,7 @@ describe('Idempotency-Key', () => {
     await db.query('BEGIN');
     await db.query('SELECT 1 FROM contacts.contacts WHERE id = $1 FOR UPDATE', [contact.id]);
     const first = stack.api.patch(`/contacts/${contact.id}`, { first_name: 'Slow' }, withKey(k));
-    await eventually(async () => {
-      const { rows } = await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`);
-      return rows.length ? true : undefined;
-    });
+    await waitForLockWaiters(1);
     const replica = await stack.startGateway();
     const other = new ApiClient(replica.url, stack.apiKey);
     const concurrent = await other.patch(`/contacts/${contact.id}`, { first_name: 'Slow' }, withKey(k));
@@ -109,17 +134,6 @@ describe('Idempotency-Key', () => {
     expect(later.headers.get('idempotent-replayed')).toBeNull();
     expect(later.body.data.id).not.toBe(first.body.data.id);
   });
-
-  // Generous budgets: on a loaded machine a request can take seconds to reach its lock.
-  const waitForLockWaiters = (n: number) =>
-    eventually(async () => {
-      const { rows } = await db.query(
-        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`,
-      );
-      return rows.length >= n ? true : undefined;
-    }, 30_000);
-  const pipelinesNamed = async (name: string) =>
-    (await db.query<{ id: string }>('SELECT id FROM deals.pipelines WHERE name = $1', [name])).rows.map((r) => r.id);
 
   it('gives the committed result to a retry after the gateway died between the commit and the response', async () => {
     const gateway = await spawnService('gateway', stack.env);
@@ -167,7 +181,16 @@ describe('Idempotency-Key', () => {
     await db.query('LOCK TABLE deals.pipelines IN EXCLUSIVE MODE');
     let released = false;
     try {
-      const first = await new ApiClient(impatient.url, stack.apiKey).post('/pipelines', body, withKey(k));
+      // The premise: the first attempt claimed the key and reached the deals service, where it waits on the
+      // table lock, before its gateway gave up with 503. A 503 given before the claim (a gateway that could
+      // not reach its key store in time, as on a loaded machine) leaves no claim to lapse and establishes
+      // nothing; a client would send it again, and so does this test, until the claim is there.
+      const impatientClient = new ApiClient(impatient.url, stack.apiKey);
+      const first = await eventually(async () => {
+        const answer = await impatientClient.post('/pipelines', body, withKey(k));
+        const { rows } = await db.query('SELECT 1 FROM gateway.idempotency_keys WHERE idempotency_key = $1', [k]);
+        return rows.length === 1 ? answer : undefined;
+      }, 30_000);
       expect(first.status).toBe(503);
       await eventually(async () => {
         const { rows } = await db.query('SELECT 1 FROM gateway.idempotency_keys WHERE idempotency_key = $1 AND locked_until <= clock_timestamp()', [k]);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { DealsInternalRpc } from '@crm/contracts';
+import { Ops } from '@crm/contracts';
 import { askService, eventually, runBuilt, startStack, TestStack } from '../support';
 
 /** Bulk imports: POST /imports streams CSV or NDJSON into a job that the contacts service applies in batches. */
@@ -133,8 +133,8 @@ describe('Imports', () => {
       format: 'ndjson',
       rows: [{ line: 1, values: { name: 'Once', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id } }],
     };
-    const first = await askService(stack, DealsInternalRpc.ImportBatch, batch);
-    const again = await askService(stack, DealsInternalRpc.ImportBatch, batch);
+    const first = await askService(stack, Ops.dealsInternal.importBatch.name, batch);
+    const again = await askService(stack, Ops.dealsInternal.importBatch.name, batch);
     expect(again).toEqual(first);
     expect(first).toEqual({ created: 1, failed: 0, errors: [] });
     expect((await stack.api.listAll(`/deals?pipeline_id=${pipeline.id}`)).length).toBe(1);

@@ -11,12 +11,15 @@ import { contactsEntities, contactsMigrations } from './database';
 import { ObjectsModule } from './objects/objects.module';
 import { SchemaModule } from './schema/schema.module';
 import { TasksModule } from './tasks/tasks.module';
+import { QueryModule } from './query/query.module';
+import { CONTACTS_SETTINGS, loadContactsSettings } from './contacts.settings';
 
 export const contactsApp: ServiceDefinition = {
   service: ServiceName.Contacts,
   defaultHealthPort: 3001,
   database: { entities: contactsEntities, migrations: contactsMigrations },
-  imports: [WorkLinksModule, ObjectsModule, ContactsModule, CompaniesModule, ActivitiesModule, TasksModule, SchemaModule, CaptureModule, UsersModule, ImportsModule],
+  settings: { token: CONTACTS_SETTINGS, load: loadContactsSettings },
+  imports: [WorkLinksModule, ObjectsModule, ContactsModule, CompaniesModule, ActivitiesModule, TasksModule, SchemaModule, CaptureModule, UsersModule, ImportsModule, QueryModule],
 };
 
 export function startContacts(env?: Record<string, string | undefined>): Promise<RunningService> {

@@ -6,6 +6,7 @@ import { DealEventsConsumer } from './activity/deal-events.consumer';
 import { ContactsDirectory } from './deals/contacts-directory';
 import { DealStageMover } from './deals/deal-stage-mover';
 import { DealsController } from './deals/deals.controller';
+import { DealsQuery } from './deals/deals-query.service';
 import { DealsService } from './deals/deals.service';
 import { DealImportsService } from './imports/deal-imports.service';
 import { ContactLinksService } from './internal/contact-links.service';
@@ -21,6 +22,7 @@ import { StaleDealsJob } from './stale/stale-deals.job';
     ContactsDirectory,
     DealStageMover,
     DealsService,
+    DealsQuery,
     PipelinesService,
     ContactLinksService,
     DealImportsService,

@@ -3,6 +3,8 @@ import { connectNats, CRM_RPC, CrmNatsClient } from '@crm/messaging';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { createAsyncApiDocument } from './openapi/asyncapi-document';
+import { AsyncApiDocument } from './openapi/asyncapi.controller';
 import { createOpenApiDocument } from './openapi/openapi-document';
 import { OpenApiDocument } from './openapi/openapi.controller';
 import type { Express } from 'express';
@@ -44,6 +46,9 @@ export function migrateGateway(env: Env = process.env): Promise<string[]> {
 export async function startGateway(env: Env = process.env): Promise<RunningGateway> {
   const config = loadGatewayConfig(env);
   const logger = createLogger('gateway', config.logLevel);
+  // Built before anything is opened or logged: its preview app silences Nest's global logger, which
+  // app.useLogger below sets again.
+  const events = await createAsyncApiDocument();
   const database = gatewayDatabase(config);
   const dataSource = await openDatabase(database);
   const nc = await connectNats(config.natsUrl, 'crm-gateway').catch(async (err) => {
@@ -77,6 +82,7 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
 
   const document = createOpenApiDocument(app);
   app.get(OpenApiDocument).set(document);
+  app.get(AsyncApiDocument).set(events);
   SwaggerModule.setup('docs', app, document, { raw: false, customSiteTitle: 'CRM API reference' });
 
   answerUnparsableRequests(app.getHttpServer());
@@ -124,5 +130,5 @@ export async function describeApiOffline(): Promise<OpenAPIObject> {
   }
 }
 
-/** The AsyncAPI document of the domain events on NATS (docs/asyncapi.json), built the same way. */
+/** The AsyncAPI document of the domain events on NATS (docs/asyncapi.json, served at /asyncapi.json), built the same way. */
 export { createAsyncApiDocument as describeEventsOffline } from './openapi/asyncapi-document';

@@ -1,51 +1,31 @@
-import { TracingMiddleware } from './http/tracing.middleware';
-import { OpenApiController, OpenApiDocument } from './openapi/openapi.controller';
 import { DatabaseSpec, dataSourceOptions, Logger } from '@crm/common';
 import { ServiceName } from '@crm/contracts';
-import { crmRpcClients, MessagingModule } from '@crm/messaging';
-import { DependencyHealth } from '@crm/runtime';
+import { MessagingModule, RpcClientsModule } from '@crm/messaging';
 import { DynamicModule, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, DiscoveryModule } from '@nestjs/core';
-import { TerminusModule } from '@nestjs/terminus';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import Redis from 'ioredis';
 import { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
-import { ApiKeysController } from './apikeys/api-keys.controller';
-import { KeyRevocations } from './apikeys/key-revocations';
-import { ApiKeyVerifier } from './apikeys/api-key.verifier';
-import { ApiKeysService } from './apikeys/api-keys.service';
-import { TeamDirectory } from './apikeys/team-directory';
+import { ApiKeysModule } from './apikeys/api-keys.module';
 import { GATEWAY_CONFIG, GatewayConfig } from './config';
-import { HealthController } from './health/health.controller';
+import { HealthModule } from './health/health.module';
 import { AccessMiddleware } from './http/access.middleware';
 import { ApiExceptionFilter } from './http/api-exception.filter';
 import { jsonBody } from './http/json-body';
 import { requestLogParams } from './http/request-log';
 import { RouteIndex } from './http/route-index';
 import { ScopesGuard } from './http/scopes';
-import { GatewayMetrics } from './metrics/gateway-metrics';
-import { MetricsController } from './metrics/metrics.controller';
-import { RequestMetricsMiddleware } from './metrics/request-metrics.middleware';
-import { RateLimiterService, REDIS } from './rate-limit/rate-limiter.service';
-import { ActivitiesController } from './routes/activities.controller';
-import { CaptureController } from './routes/capture.controller';
-import { CompaniesController } from './routes/companies.controller';
-import { UsersController } from './routes/users.controller';
-import { ImportsController } from './routes/imports.controller';
-import { ContactsController } from './routes/contacts.controller';
-import { DealsController } from './routes/deals.controller';
-import { EventsController } from './routes/events.controller';
-import { ObjectsController } from './routes/objects.controller';
-import { PipelinesController } from './routes/pipelines.controller';
-import { SchemaController } from './routes/schema.controller';
-import { TasksController } from './routes/tasks.controller';
-import { ServiceForwarder } from './routes/service-forwarder';
-import { WebhooksController } from './routes/webhooks.controller';
+import { TracingMiddleware } from './http/tracing.middleware';
 import { IdempotencyMiddleware } from './idempotency/idempotency.middleware';
-import { McpController } from './mcp/mcp.controller';
-import { McpService } from './mcp/mcp.service';
+import { ImportsModule } from './imports/imports.module';
+import { McpModule } from './mcp/mcp.module';
+import { MetricsModule } from './metrics/metrics.module';
+import { RequestMetricsMiddleware } from './metrics/request-metrics.middleware';
+import { ApiDocsModule } from './openapi/api-docs.module';
+import { RateLimiterService, REDIS } from './rate-limit/rate-limiter.service';
+import { ResourcesModule } from './routes/resources.module';
 import { LOGGER } from './tokens';
 
 export interface GatewayDeps {
@@ -56,6 +36,14 @@ export interface GatewayDeps {
   nc: NatsConnection;
   redis: Redis;
 }
+
+/**
+ * The gateway's settings and connections, which every feature module shares as the services' root modules
+ * share theirs. A module of its own rather than the root made global: Nest runs a global module's
+ * middleware first, and the request log must run before the key check.
+ */
+@Module({})
+class GatewaySettingsModule {}
 
 @Module({})
 export class GatewayModule implements NestModule {
@@ -70,14 +58,24 @@ export class GatewayModule implements NestModule {
       .forRoutes({ path: '{*splat}', method: RequestMethod.ALL });
   }
 
+  /** The HTTP pipeline (middleware, the scopes guard, the error filter); the feature modules hold the routes. */
   static register(deps: GatewayDeps): DynamicModule {
     const { config, logger, database, dataSource, nc, redis } = deps;
     return {
       module: GatewayModule,
       imports: [
+        {
+          module: GatewaySettingsModule,
+          global: true,
+          providers: [
+            { provide: GATEWAY_CONFIG, useValue: config },
+            { provide: LOGGER, useValue: logger },
+            { provide: REDIS, useValue: redis },
+          ],
+          exports: [GATEWAY_CONFIG, LOGGER, REDIS],
+        },
         LoggerModule.forRoot(requestLogParams(logger)),
         DiscoveryModule,
-        TerminusModule,
         TypeOrmModule.forRootAsync({ useFactory: () => dataSourceOptions(database), dataSourceFactory: async () => dataSource }),
         MessagingModule.forRoot({
           nc,
@@ -88,49 +86,20 @@ export class GatewayModule implements NestModule {
           schema: database.schema,
           streamReplicas: config.jetstreamReplicas,
         }),
-        crmRpcClients({ servers: config.natsUrl, name: 'crm-gateway-client', namespace: config.namespace, timeoutMs: config.rpcTimeoutMs }),
-      ],
-      controllers: [
-        HealthController,
-        MetricsController,
-        ApiKeysController,
-        ContactsController,
-        CompaniesController,
-        UsersController,
-        ImportsController,
-        ActivitiesController,
-        TasksController,
-        DealsController,
-        PipelinesController,
-        EventsController,
-        WebhooksController,
-        SchemaController,
-        CaptureController,
-        ObjectsController,
-        McpController,
-        OpenApiController,
+        RpcClientsModule.forRoot({ servers: config.natsUrl, name: 'crm-gateway-client', namespace: config.namespace, timeoutMs: config.rpcTimeoutMs }),
+        HealthModule,
+        MetricsModule,
+        ApiKeysModule,
+        ResourcesModule,
+        ImportsModule,
+        McpModule,
+        ApiDocsModule,
       ],
       providers: [
-        { provide: GATEWAY_CONFIG, useValue: config },
-        { provide: LOGGER, useValue: logger },
-        { provide: REDIS, useValue: redis },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         { provide: APP_GUARD, useClass: ScopesGuard },
-        ApiKeysService,
-        TeamDirectory,
-        ApiKeyVerifier,
-        KeyRevocations,
         RateLimiterService,
-        GatewayMetrics,
-        AccessMiddleware,
-        IdempotencyMiddleware,
-        RequestMetricsMiddleware,
-        TracingMiddleware,
         RouteIndex,
-        ServiceForwarder,
-        McpService,
-        OpenApiDocument,
-        DependencyHealth,
       ],
     };
   }

@@ -12,6 +12,22 @@ export interface FieldSpec<E> {
   kind: FieldKind;
 }
 
+/** `iconUrl` -> `icon_url`: how an entity property is named in the API. */
+type Snake<S extends string> = S extends `${infer Head}${infer Tail}` ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${Snake<Tail>}` : S;
+type ApiNameOf<E> = { [K in keyof E & string]: Snake<K> }[keyof E & string];
+
+/**
+ * The field specs of a PATCH path, written as `{api_name: kind}` in the order changes are reported: each
+ * API field maps onto the entity property of the same name in camel case (`icp_score` -> `icpScore`).
+ */
+export function fieldSpecs<E>(kinds: Partial<Record<ApiNameOf<E>, FieldKind>>): FieldSpec<E>[] {
+  return Object.entries(kinds as Record<string, FieldKind>).map(([api, kind]) => ({
+    api,
+    prop: api.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase()) as keyof E & string,
+    kind,
+  }));
+}
+
 /** The change record of an update: which API fields changed, with their values before and after. */
 export interface ChangeSet {
   changed: string[];

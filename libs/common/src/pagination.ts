@@ -1,38 +1,12 @@
-import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { DomainError, ErrorCode } from './errors';
+import { DEFAULT_PAGE_SIZE, DomainError, ErrorCode } from '@crm/contracts';
+import type { Page } from '@crm/contracts';
 
-/**
- * Query values arrive as strings: accept only plain integers (up to 16 digits, so every safe integer
- * fits), and turn anything else ('1.5', '1e2', '', 'ten') into NaN for the integer rule to reject,
- * rather than coercing it.
+/*
+ * The query and the page a client sees are contracts (@crm/contracts); they are re-exported here beside
+ * the server's half of paging: cursors, page sizes and byte budgets.
  */
-export const QueryInt = (): PropertyDecorator =>
-  Transform(({ value }) => (typeof value === 'string' ? (/^-?\d{1,16}$/.test(value) ? Number(value) : Number.NaN) : value));
-
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 200;
-
-/** `cursor` and `limit`, accepted by every list endpoint. */
-export class PageQuery {
-  @IsOptional()
-  @IsString()
-  @MaxLength(512)
-  cursor?: string;
-
-  @IsOptional()
-  @QueryInt()
-  @IsInt({ message: 'limit must be an integer' })
-  @Min(1, { message: `limit must be between 1 and ${MAX_PAGE_SIZE}` })
-  @Max(MAX_PAGE_SIZE, { message: `limit must be between 1 and ${MAX_PAGE_SIZE}` })
-  limit?: number;
-}
-
-export interface Page<T> {
-  data: T[];
-  has_more: boolean;
-  next_cursor?: string;
-}
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageQuery, QueryInt } from '@crm/contracts';
+export type { Page } from '@crm/contracts';
 
 /**
  * Cursors are opaque to clients: base64url JSON naming the list they belong to and the sort key of the

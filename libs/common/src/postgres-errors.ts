@@ -1,5 +1,5 @@
 import { QueryFailedError } from 'typeorm';
-import { DomainError, ErrorCode } from './errors';
+import { DomainError, ErrorCode } from '@crm/contracts';
 
 interface PgError {
   code?: string;
@@ -20,6 +20,11 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
 /** A foreign key rejected the write (23503): the referenced row was removed, or is still referenced. */
 export function isForeignKeyViolation(err: unknown): boolean {
   return pgError(err)?.code === '23503';
+}
+
+/** The statement ran past its statement_timeout (57014). */
+export function isQueryCanceled(err: unknown): boolean {
+  return pgError(err)?.code === '57014';
 }
 
 /**

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { IsDefined, IsInt, IsOptional, IsString, Max, MaxLength, ValidateNested } from 'class-validator';
-import { DomainError } from './errors';
+import { DomainError } from '@crm/contracts';
 import { decodeCursor, encodeCursor } from './pagination';
 import { validateInput } from './validation';
 

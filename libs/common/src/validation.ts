@@ -1,7 +1,7 @@
 import { PipeTransform } from '@nestjs/common';
 import { ClassConstructor, plainToInstance } from 'class-transformer';
 import { ValidationError, validateSync } from 'class-validator';
-import { DomainError, ErrorCode, FieldIssue } from './errors';
+import { DomainError, ErrorCode, FieldIssue } from '@crm/contracts';
 
 function issueCode(constraint: string): string {
   switch (constraint) {

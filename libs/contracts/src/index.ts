@@ -1,7 +1,10 @@
 export * from './contacts';
 export * from './deals';
+export * from './errors';
 export * from './events';
 export * from './imports';
+export * from './metadata';
+export * from './paging';
 export * from './related';
 export * from './rpc';
 export * from './subjects';
@@ -10,3 +13,5 @@ export * from './schema';
 export * from './event-log/list-events.query';
 export * from './event-log/event.view';
 export * from './event-catalog';
+export * from './operations';
+export * from './query/record-query.dto';

@@ -29,11 +29,6 @@ export function rpcQueueGroup(namespace: string, service: RpcServiceName): strin
   return `${namespace}.${service}`;
 }
 
-/** The name of a service's liveness request, answered by the RPC server itself. */
-export function healthRpc(service: RpcServiceName): string {
-  return `${service}.health`;
-}
-
 /** Domain events: `<namespace>.events.<type>`, e.g. `crm.events.contact.created`. */
 export function eventSubject(namespace: string, type: string): string {
   return `${namespace}.events.${type}`;

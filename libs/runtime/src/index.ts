@@ -5,3 +5,5 @@ export * from './rpc-health.controller';
 export * from './service-main';
 export * from './custom-fields';
 export * from './import-rows';
+export * from './handles';
+export * from './query/record-query';

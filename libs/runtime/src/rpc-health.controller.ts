@@ -1,4 +1,4 @@
-import { healthRpc, RpcServiceName } from '@crm/contracts';
+import { healthCheck, RpcServiceName } from '@crm/contracts';
 import { Controller, Type } from '@nestjs/common';
 import { MessagePattern } from '@nestjs/microservices';
 
@@ -9,9 +9,9 @@ import { MessagePattern } from '@nestjs/microservices';
 export function rpcHealthController(service: RpcServiceName): Type {
   @Controller()
   class RpcHealthController {
-    @MessagePattern(healthRpc(service))
+    @MessagePattern(healthCheck(service).name)
     ping() {
-      return { status: 'up', service };
+      return { status: 'up' as const, service };
     }
   }
   return RpcHealthController;

@@ -1,6 +1,6 @@
 import { BaseConfig, createLogger, DatabaseSpec, dataSourceOptions, loadBaseConfig, loadServiceConfig, Logger, migrateDatabase, openDatabase, ServiceConfig } from '@crm/common';
 import { RpcServiceName } from '@crm/contracts';
-import { connectNats, CRM_RPC, DeadEvents, CrmNatsClient, crmRpcClients, CrmNatsServer, MessagingMetrics, MessagingModule, NATS_CONNECTION, RpcErrorFilter } from '@crm/messaging';
+import { connectNats, CRM_RPC, DeadEvents, CrmNatsClient, RpcClientsModule, CrmNatsServer, MessagingMetrics, MessagingModule, NATS_CONNECTION, RpcErrorFilter } from '@crm/messaging';
 import { Controller, DynamicModule, Get, Header, Inject, INestApplication, Module, ModuleMetadata, RequestMethod } from '@nestjs/common';
 import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
@@ -141,7 +141,7 @@ export async function startService(definition: ServiceDefinition, env: Record<st
         streamReplicas: config.jetstreamReplicas,
         eventRetry: { maxAttempts: config.eventMaxAttempts },
       }),
-      crmRpcClients({ servers: config.natsUrl, name: `crm-${definition.service}-client`, namespace: config.namespace, timeoutMs: config.rpcTimeoutMs }),
+      RpcClientsModule.forRoot({ servers: config.natsUrl, name: `crm-${definition.service}-client`, namespace: config.namespace, timeoutMs: config.rpcTimeoutMs }),
       TerminusModule,
       ...(definition.imports ?? []),
     ],

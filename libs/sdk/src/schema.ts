@@ -125,6 +125,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/contacts/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Query contacts: a filter over any field, sort, fields and keyset paging */
+        post: operations["contacts_query"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/contacts/merge": {
         parameters: {
             query?: never;
@@ -230,6 +247,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/companies/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Query companies: a filter over any field, sort, fields and keyset paging */
+        post: operations["companies_query"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/companies/{id}": {
         parameters: {
             query?: never;
@@ -261,6 +295,23 @@ export interface paths {
         put?: never;
         /** Add a team member */
         post: operations["users_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Query team members: a filter over any field, sort, fields and keyset paging */
+        post: operations["users_query"];
         delete?: never;
         options?: never;
         head?: never;
@@ -339,6 +390,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/activities/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Query activities: a filter over any field, sort, fields and keyset paging */
+        post: operations["activities_query"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/activities/{id}": {
         parameters: {
             query?: never;
@@ -376,6 +444,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tasks/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Query tasks: a filter over any field, sort, fields and keyset paging */
+        post: operations["tasks_query"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tasks/{id}": {
         parameters: {
             query?: never;
@@ -407,6 +492,23 @@ export interface paths {
         put?: never;
         /** Create a deal */
         post: operations["deals_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/deals/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Query deals: a filter over any field, sort, fields and keyset paging */
+        post: operations["deals_query"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1329,7 +1431,7 @@ export interface components {
         };
         ErrorDetailView: {
             /** @enum {string} */
-            code: "invalid_request" | "validation_failed" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable";
+            code: "invalid_request" | "validation_failed" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable" | "query_too_expensive";
             message: string;
             details?: components["schemas"]["FieldIssueView"][];
         };
@@ -1368,6 +1470,13 @@ export interface components {
             custom_fields?: {
                 [key: string]: unknown;
             } | null;
+        };
+        RecordQueryDto: {
+            filter?: components["schemas"]["QueryExpression"];
+            sort?: unknown[] | null;
+            fields?: string[] | null;
+            limit?: number | null;
+            cursor?: string | null;
         };
         MergeContactsDto: {
             winner_id: string;
@@ -1665,6 +1774,30 @@ export interface components {
         };
         UpdateObjectRecordDto: {
             values?: Record<string, never> | null;
+        };
+        /** @description A filter: `$and`/`$or` take non-empty arrays of expressions, `$not` one expression; any other key is a field path whose value is a literal (shorthand for `$eq`) or an object of operators that must all hold. Several keys are ANDed. Null semantics are MongoDB's: `$ne` and `$nin` match nulls, comparisons never do. */
+        QueryExpression: {
+            $and?: components["schemas"]["QueryExpression"][];
+            $or?: components["schemas"]["QueryExpression"][];
+            $not?: components["schemas"]["QueryExpression"];
+        } & {
+            [key: string]: (string | number | boolean | null) | components["schemas"]["QueryOperators"];
+        };
+        QueryOperators: {
+            $eq?: string | number | boolean | null;
+            $ne?: string | number | boolean | null;
+            $gt?: string | number;
+            $gte?: string | number;
+            $lt?: string | number;
+            $lte?: string | number;
+            $in?: (string | number | boolean | null)[];
+            $nin?: (string | number | boolean | null)[];
+            /** @description Case-insensitive; `%`, `_` and `\` are literal characters. */
+            $contains?: string;
+            $starts_with?: string;
+            $ends_with?: string;
+            /** @description true: the field is not null. */
+            $exists?: boolean;
         };
     };
     responses: {
@@ -2233,6 +2366,57 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    contacts_query: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordQueryDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: (components["schemas"]["ContactSummaryView"] | ({
+                            id: string;
+                        } & {
+                            [key: string]: unknown;
+                        }))[];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
     contacts_merge: {
         parameters: {
             query?: never;
@@ -2622,6 +2806,57 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    companies_query: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordQueryDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: (components["schemas"]["CompanyView"] | ({
+                            id: string;
+                        } & {
+                            [key: string]: unknown;
+                        }))[];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
     companies_get: {
         parameters: {
             query?: never;
@@ -2810,6 +3045,57 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["UserView"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    users_query: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordQueryDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: (components["schemas"]["UserView"] | ({
+                            id: string;
+                        } & {
+                            [key: string]: unknown;
+                        }))[];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
                     };
                 };
             };
@@ -3153,6 +3439,57 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    activities_query: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordQueryDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: (components["schemas"]["ActivityView"] | ({
+                            id: string;
+                        } & {
+                            [key: string]: unknown;
+                        }))[];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
     activities_get: {
         parameters: {
             query?: never;
@@ -3346,6 +3683,57 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["TaskView"];
                         warnings?: components["schemas"]["ValidationWarning"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    tasks_query: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordQueryDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: (components["schemas"]["TaskView"] | ({
+                            id: string;
+                        } & {
+                            [key: string]: unknown;
+                        }))[];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
                     };
                 };
             };
@@ -3561,6 +3949,57 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["DealView"];
                         warnings?: components["schemas"]["ValidationWarning"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    deals_query: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordQueryDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: (components["schemas"]["DealView"] | ({
+                            id: string;
+                        } & {
+                            [key: string]: unknown;
+                        }))[];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
                     };
                 };
             };
@@ -3991,7 +4430,9 @@ export interface operations {
     };
     pipelines_remove: {
         parameters: {
-            query?: never;
+            query?: {
+                move_to_stage_id?: string;
+            };
             header?: {
                 /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
                 "Idempotency-Key"?: string;
@@ -4936,8 +5377,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                name: string;
                 slug: string;
+                name: string;
             };
             cookie?: never;
         };
@@ -4978,8 +5419,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                name: string;
                 slug: string;
+                name: string;
             };
             cookie?: never;
         };

@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
+import { ObjectsModule } from '../objects/objects.module';
 import { DealDirectory } from '../shared/references';
 import { ActivitiesController } from './activities.controller';
 import { ActivitiesService } from './activities.service';
 
-@Module({ controllers: [ActivitiesController], providers: [ActivitiesService, DealDirectory] })
+@Module({ imports: [ObjectsModule], controllers: [ActivitiesController], providers: [ActivitiesService, DealDirectory] })
 export class ActivitiesModule {}

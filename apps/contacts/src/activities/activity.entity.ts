@@ -1,8 +1,8 @@
-import { NOW_MS } from '../shared/sql';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { WorkItemRecord } from '../shared/record-columns';
 
 @Entity({ name: 'activities' })
-export class Activity {
+export class Activity extends WorkItemRecord {
   @PrimaryColumn({ type: 'text' })
   id!: string;
 
@@ -20,22 +20,4 @@ export class Activity {
 
   @Column({ name: 'occurred_at', type: 'timestamptz' })
   occurredAt!: Date;
-
-  @Column({ name: 'contact_id', type: 'text', nullable: true })
-  contactId!: string | null;
-
-  @Column({ name: 'deal_id', type: 'text', nullable: true })
-  dealId!: string | null;
-
-  @Column({ type: 'jsonb', default: () => `'{}'::jsonb` })
-  metadata!: Record<string, unknown>;
-
-  @Column({ name: 'custom_fields', type: 'jsonb', default: () => `'{}'::jsonb` })
-  customFields!: Record<string, unknown>;
-
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => NOW_MS })
-  createdAt!: Date;
-
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => NOW_MS })
-  updatedAt!: Date;
 }

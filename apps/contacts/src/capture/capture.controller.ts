@@ -1,7 +1,7 @@
-import { InputPipe } from '@crm/common';
-import { CaptureContactDto, ContactsRpc } from '@crm/contracts';
+import { CaptureContactDto, Ops } from '@crm/contracts';
+import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Payload } from '@nestjs/microservices';
 import { CaptureService } from './capture.service';
 
 @Controller()
@@ -9,8 +9,8 @@ export class CaptureController {
   constructor(private readonly captures: CaptureService) {}
 
   /** POST /capture, answered 202 by the gateway. */
-  @MessagePattern(ContactsRpc.Capture)
-  async capture(@Payload('body', new InputPipe(CaptureContactDto)) body: CaptureContactDto) {
+  @Handles(Ops.capture.capture)
+  async capture(@Payload('body') body: CaptureContactDto) {
     return { data: await this.captures.capture(body) };
   }
 }

@@ -1,4 +1,4 @@
-import { decodeCursor, diffFields, DomainError, FieldSpec, findById, IdPrefix, insertReturning, isId, isUniqueViolation, newId, Page, pageSize, returnedRows, toPage, transactionOf, updateReturning } from '@crm/common';
+import { diffFields, DomainError, FieldSpec, fieldSpecs, findById, IdPrefix, insertReturning, isId, isUniqueViolation, keysetPage, newId, Page, returnedRows, transactionOf, updateReturning } from '@crm/common';
 import {
   CompanyCreatedData,
   CompanyDeletedData,
@@ -16,6 +16,7 @@ import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { BUILT_IN_RECORD_FIELDS } from '../shared/record-columns';
 import { NOW_MS } from '../shared/sql';
 import { likePattern } from '../shared/field-changes';
 import { Company } from './company.entity';
@@ -24,13 +25,7 @@ import { presentCompany } from './company.presenter';
 const LIST = 'companies';
 const DOMAIN_INDEX = 'companies_domain_key';
 
-const COMPANY_FIELDS: FieldSpec<Company>[] = [
-  { api: 'name', prop: 'name', kind: 'value' },
-  { api: 'domain', prop: 'domain', kind: 'value' },
-  { api: 'industry', prop: 'industry', kind: 'value' },
-  { api: 'metadata', prop: 'metadata', kind: 'json' },
-  { api: 'custom_fields', prop: 'customFields', kind: 'json' },
-];
+const COMPANY_FIELDS: FieldSpec<Company>[] = [...fieldSpecs<Company>({ name: 'value', domain: 'value', industry: 'value' }), ...BUILT_IN_RECORD_FIELDS];
 
 @Injectable()
 export class CompaniesService {
@@ -65,13 +60,10 @@ export class CompaniesService {
   }
 
   async list(query: ListCompaniesQuery): Promise<Page<CompanyView>> {
-    const after = decodeCursor<string>(LIST, query.cursor, 'string');
-    const size = pageSize(query);
-    const qb = this.dataSource.getRepository(Company).createQueryBuilder('c').orderBy('c.id', 'ASC').limit(size + 1);
-    if (after) qb.andWhere('c.id > :after', { after });
+    const { qb, read } = keysetPage(this.dataSource.getRepository(Company), 'c', LIST, query);
     if (query.domain) qb.andWhere('lower(c.domain) = :domain', { domain: query.domain });
     if (query.search) qb.andWhere('c.name ILIKE :pattern', { pattern: likePattern(query.search) });
-    return toPage(LIST, await qb.getMany(), size, (c) => c.id, presentCompany);
+    return read(presentCompany);
   }
 
   async get(id: string): Promise<CompanyView> {

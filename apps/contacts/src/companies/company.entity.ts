@@ -1,8 +1,8 @@
-import { NOW_MS } from '../shared/sql';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { BuiltInRecord } from '../shared/record-columns';
 
 @Entity({ name: 'companies' })
-export class Company {
+export class Company extends BuiltInRecord {
   @PrimaryColumn({ type: 'text' })
   id!: string;
 
@@ -14,17 +14,4 @@ export class Company {
 
   @Column({ type: 'text', nullable: true })
   industry!: string | null;
-
-  @Column({ type: 'jsonb', default: () => `'{}'::jsonb` })
-  metadata!: Record<string, unknown>;
-
-  /** Values of the custom fields defined for this object (see docs/schema.md). */
-  @Column({ name: 'custom_fields', type: 'jsonb', default: () => `'{}'::jsonb` })
-  customFields!: Record<string, unknown>;
-
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => NOW_MS })
-  createdAt!: Date;
-
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => NOW_MS })
-  updatedAt!: Date;
 }

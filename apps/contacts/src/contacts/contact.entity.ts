@@ -1,8 +1,8 @@
-import { NOW_MS } from '../shared/sql';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { BuiltInRecord } from '../shared/record-columns';
 
 @Entity({ name: 'contacts' })
-export class Contact {
+export class Contact extends BuiltInRecord {
   @PrimaryColumn({ type: 'text' })
   id!: string;
 
@@ -45,17 +45,4 @@ export class Contact {
 
   @Column({ name: 'icp_scored_at', type: 'timestamptz', nullable: true })
   icpScoredAt!: Date | null;
-
-  @Column({ type: 'jsonb', default: () => `'{}'::jsonb` })
-  metadata!: Record<string, unknown>;
-
-  /** Values of the custom fields defined for this object (see docs/schema.md). */
-  @Column({ name: 'custom_fields', type: 'jsonb', default: () => `'{}'::jsonb` })
-  customFields!: Record<string, unknown>;
-
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => NOW_MS })
-  createdAt!: Date;
-
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => NOW_MS })
-  updatedAt!: Date;
 }

@@ -1,62 +1,46 @@
-import { InputPipe, PageQuery } from '@crm/common';
-import { ContactsRpc, CreateContactDto, ListContactsQuery, MergeContactsDto, RequestContext, UpdateContactDto } from '@crm/contracts';
-import { Controller, UseInterceptors } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { PageQuery } from '@crm/common';
+import { CreateContactDto, ListContactsQuery, MergeContactsDto, Ops, RequestContext, UpdateContactDto } from '@crm/contracts';
+import { Controller } from '@nestjs/common';
+import { Payload } from '@nestjs/microservices';
 import { ContactsService } from './contacts.service';
-import { SoftWarningsInterceptor } from '@crm/runtime';
+import { Handles } from '@crm/runtime';
 
 @Controller()
 export class ContactsController {
   constructor(private readonly contacts: ContactsService) {}
 
-  @MessagePattern(ContactsRpc.Create)
-  @UseInterceptors(SoftWarningsInterceptor)
-  async create(
-    @Payload('ctx') ctx: RequestContext,
-    @Payload('body', new InputPipe(CreateContactDto)) body: CreateContactDto,
-  ) {
+  @Handles(Ops.contacts.create)
+  async create(@Payload('ctx') ctx: RequestContext, @Payload('body') body: CreateContactDto) {
     return { data: await this.contacts.create(ctx, body) };
   }
 
-  @MessagePattern(ContactsRpc.List)
-  list(@Payload('query', new InputPipe(ListContactsQuery, 'query')) query: ListContactsQuery) {
+  @Handles(Ops.contacts.list)
+  list(@Payload('query') query: ListContactsQuery) {
     return this.contacts.list(query);
   }
 
-  @MessagePattern(ContactsRpc.Get)
+  @Handles(Ops.contacts.get)
   async get(@Payload('params') { id }: { id: string }) {
     return this.contacts.get(id);
   }
 
-  @MessagePattern(ContactsRpc.Update)
-  @UseInterceptors(SoftWarningsInterceptor)
-  async update(
-    @Payload('ctx') ctx: RequestContext,
-    @Payload('params') { id }: { id: string },
-    @Payload('body', new InputPipe(UpdateContactDto)) body: UpdateContactDto,
-  ) {
+  @Handles(Ops.contacts.update)
+  async update(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }, @Payload('body') body: UpdateContactDto) {
     return this.contacts.update(ctx, id, body);
   }
 
-  @MessagePattern(ContactsRpc.Delete)
+  @Handles(Ops.contacts.remove)
   async remove(@Payload('params') { id }: { id: string }) {
     await this.contacts.remove(id);
   }
 
-  @MessagePattern(ContactsRpc.Merge)
-  async merge(
-    @Payload('ctx') ctx: RequestContext,
-    @Payload('body', new InputPipe(MergeContactsDto)) body: MergeContactsDto,
-  ) {
+  @Handles(Ops.contacts.merge)
+  async merge(@Payload('ctx') ctx: RequestContext, @Payload('body') body: MergeContactsDto) {
     return this.contacts.merge(ctx, body);
   }
 
-  @MessagePattern(ContactsRpc.ListDeals)
-  listDeals(
-    @Payload('ctx') ctx: RequestContext,
-    @Payload('params') { id }: { id: string },
-    @Payload('query', new InputPipe(PageQuery, 'query')) query: PageQuery,
-  ) {
+  @Handles(Ops.contacts.deals)
+  listDeals(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }, @Payload('query') query: PageQuery) {
     return this.contacts.listDeals(ctx, id, query);
   }
 }

@@ -1,10 +1,15 @@
 import { Module } from '@nestjs/common';
+import { ObjectsModule } from '../objects/objects.module';
+import { WorkLinksModule } from '../work-links/work-links.module';
 import { ContactsDirectoryController } from './contacts-directory.controller';
+import { ContactsDirectoryService } from './contacts-directory.service';
 import { ContactsController } from './contacts.controller';
 import { ContactsService } from './contacts.service';
 
 @Module({
-  controllers: [ContactsController, ContactsDirectoryController], providers: [ContactsService],
+  imports: [ObjectsModule, WorkLinksModule],
+  controllers: [ContactsController, ContactsDirectoryController],
+  providers: [ContactsService, ContactsDirectoryService],
   exports: [ContactsService],
 })
 export class ContactsModule {}

@@ -1,32 +1,13 @@
-import { canonicalJson, decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isForeignKeyViolation, isId, findById, insertReturning, isUniqueViolation, newId, Page, PageQuery, pageSize, toPage, transactionOf, updateReturning } from '@crm/common';
-import {
-  ContactCreatedData,
-  ContactsLimits,
-  ContactDeletedData,
-  ContactSummaryView,
-  ContactUpdatedData,
-  CreateContactDto,
-  DealsInternalRpc,
-  DealSummary,
-  EventType,
-  ListContactsQuery,
-  ListDealsForContactRequest,
-  MergeContactsDto,
-  ReassignContactReply,
-  ReassignContactRequest,
-  RequestContext,
-  UpdateContactDto,
-  internalRequest,
-} from '@crm/contracts';
-import { CRM_RPC, OutboxService } from '@crm/messaging';
+import { canonicalJson, diffFields, DomainError, FieldSpec, fieldSpecs, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, PageQuery, transactionOf, updateReturning } from '@crm/common';
+import { ContactCreatedData, ContactDeletedData, ContactSummaryView, ContactUpdatedData, ContactsLimits, CreateContactDto, DealSummary, EventType, ListContactsQuery, ListDealsForContactRequest, MergeContactsDto, Ops, ReassignContactReply, ReassignContactRequest, RequestContext, UpdateContactDto } from '@crm/contracts';
+import { OutboxService, RpcCaller } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
-import { Inject, Injectable } from '@nestjs/common';
-import { ClientProxy } from '@nestjs/microservices';
-import { firstValueFrom } from 'rxjs';
+import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Company } from '../companies/company.entity';
 import { likePattern } from '../shared/field-changes';
+import { BUILT_IN_RECORD_FIELDS } from '../shared/record-columns';
 import { requireCompany, requireUser } from '../shared/references';
 import { NOW_MS } from '../shared/sql';
 import { User } from '../users/user.entity';
@@ -46,21 +27,22 @@ const EMAIL_INDEX = 'contacts_email_key';
 
 /** Every writable contact field and how it is stored. Email is handled apart (never null, unique). */
 export const CONTACT_FIELDS: FieldSpec<Contact>[] = [
-  { api: 'email', prop: 'email', kind: 'value' },
-  { api: 'first_name', prop: 'firstName', kind: 'value' },
-  { api: 'last_name', prop: 'lastName', kind: 'value' },
-  { api: 'phone', prop: 'phone', kind: 'value' },
-  { api: 'title', prop: 'title', kind: 'value' },
-  { api: 'stage', prop: 'stage', kind: 'value' },
-  { api: 'source', prop: 'source', kind: 'value' },
-  { api: 'source_detail', prop: 'sourceDetail', kind: 'value' },
-  { api: 'company_id', prop: 'companyId', kind: 'value' },
-  { api: 'owner_id', prop: 'ownerId', kind: 'value' },
-  { api: 'icp_score', prop: 'icpScore', kind: 'value' },
-  { api: 'icp_score_reason', prop: 'icpScoreReason', kind: 'value' },
-  { api: 'icp_scored_at', prop: 'icpScoredAt', kind: 'date' },
-  { api: 'metadata', prop: 'metadata', kind: 'json' },
-  { api: 'custom_fields', prop: 'customFields', kind: 'json' },
+  ...fieldSpecs<Contact>({
+    email: 'value',
+    first_name: 'value',
+    last_name: 'value',
+    phone: 'value',
+    title: 'value',
+    stage: 'value',
+    source: 'value',
+    source_detail: 'value',
+    company_id: 'value',
+    owner_id: 'value',
+    icp_score: 'value',
+    icp_score_reason: 'value',
+    icp_scored_at: 'date',
+  }),
+  ...BUILT_IN_RECORD_FIELDS,
 ];
 
 /** Fields a merge copies from the loser when the winner has none. The ICP score moves with its reason and date. */
@@ -87,7 +69,7 @@ export class ContactsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
-    @Inject(CRM_RPC) private readonly rpc: ClientProxy,
+    private readonly rpc: RpcCaller,
     private readonly links: WorkLinks,
     private readonly customFields: BuiltInCustomFieldsService,
   ) {}
@@ -133,10 +115,7 @@ export class ContactsService {
   }
 
   async list(query: ListContactsQuery): Promise<Page<ContactSummaryView>> {
-    const after = decodeCursor<string>(LIST, query.cursor, 'string');
-    const size = pageSize(query);
-    const qb = this.dataSource.getRepository(Contact).createQueryBuilder('c').orderBy('c.id', 'ASC').limit(size + 1);
-    if (after) qb.andWhere('c.id > :after', { after });
+    const { qb, read } = keysetPage(this.dataSource.getRepository(Contact), 'c', LIST, query);
     if (query.stage) qb.andWhere('c.stage = :stage', { stage: query.stage });
     if (query.source) qb.andWhere('c.source = :source', { source: query.source });
     if (query.company_id) qb.andWhere('c.company_id = :companyId', { companyId: query.company_id });
@@ -149,7 +128,7 @@ export class ContactsService {
     if (query.icp_scored_before) qb.andWhere('c.icp_scored_at < :scoredBefore', { scoredBefore: new Date(query.icp_scored_before) });
     if (query.created_after) qb.andWhere('c.created_at > :createdAfter', { createdAfter: new Date(query.created_after) });
     if (query.created_before) qb.andWhere('c.created_at < :createdBefore', { createdBefore: new Date(query.created_before) });
-    return toPage(LIST, await qb.getMany(), size, (c) => c.id, presentContactSummary);
+    return read(presentContactSummary);
   }
 
   async get(id: string): Promise<ContactResponse> {
@@ -222,7 +201,7 @@ export class ContactsService {
     if (!isId(dto.loser_id, IdPrefix.Contact)) throw DomainError.notFound('contact', dto.loser_id);
     await this.bothExist(dto.winner_id, dto.loser_id);
     const reassign: ReassignContactRequest = { from_contact_id: dto.loser_id, to_contact_id: dto.winner_id };
-    await firstValueFrom(this.rpc.send<ReassignContactReply>(DealsInternalRpc.ReassignContact, internalRequest(ctx, reassign)));
+    await this.rpc.call(Ops.dealsInternal.reassignContact, ctx, { body: reassign });
 
     return this.dataSource.transaction(async (m) => {
       // Both rows, locked in id order so two opposite merges cannot deadlock.
@@ -263,7 +242,7 @@ export class ContactsService {
   async listDeals(ctx: RequestContext, id: string, query: PageQuery): Promise<Page<DealSummary>> {
     await this.find(this.dataSource.manager, id);
     const body: ListDealsForContactRequest = { contact_id: id, cursor: query.cursor, limit: query.limit };
-    return firstValueFrom(this.rpc.send<Page<DealSummary>>(DealsInternalRpc.ListForContact, internalRequest(ctx, body)));
+    return this.rpc.call(Ops.dealsInternal.listForContact, ctx, { body });
   }
 
   /** Throws 404 unless the contact exists; `lock` holds it until the transaction ends. */

@@ -1,23 +1,6 @@
 import { Logger, validateInput } from '@crm/common';
-import {
-  CreateCompanyDto,
-  CreateContactDto,
-  CustomFieldDefinition,
-  DealsInternalRpc,
-  ImportDealsBatchReply,
-  ImportDealsBatchRequest,
-  internalRequest,
-  EventType,
-  ImportCompletedData,
-  ImportLimits,
-  ImportRowError,
-  importRowBody,
-  UpdateCompanyDto,
-  UpdateContactDto,
-} from '@crm/contracts';
-import { CRM_RPC, OutboxService } from '@crm/messaging';
-import { ClientProxy } from '@nestjs/microservices';
-import { firstValueFrom } from 'rxjs';
+import { CreateCompanyDto, CreateContactDto, CustomFieldDefinition, EventType, ImportCompletedData, ImportDealsBatchReply, ImportDealsBatchRequest, ImportLimits, ImportRowError, Ops, UpdateCompanyDto, UpdateContactDto, importRowBody } from '@crm/contracts';
+import { OutboxService, RpcCaller } from '@crm/messaging';
 import { BuiltInCustomFieldsService, importRowErrors, LOGGER } from '@crm/runtime';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
@@ -55,7 +38,7 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly contacts: ContactsService,
     private readonly companies: CompaniesService,
     private readonly customFields: BuiltInCustomFieldsService,
-    @Inject(CRM_RPC) private readonly rpc: ClientProxy,
+    private readonly rpc: RpcCaller,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -200,7 +183,7 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
       format: job.format,
       rows: rows.map((row) => ({ line: row.line, values: row.values ?? {} })),
     };
-    return firstValueFrom(this.rpc.send<ImportDealsBatchReply>(DealsInternalRpc.ImportBatch, internalRequest({ ...job.requestContext, request_id: job.id }, batch)));
+    return this.rpc.call(Ops.dealsInternal.importBatch, { ...job.requestContext, request_id: job.id }, { body: batch });
   }
 
   /** Applies one row in a savepoint; answers its errors when the data was refused, undefined when applied. */

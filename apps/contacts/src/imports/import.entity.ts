@@ -1,9 +1,9 @@
 import type { ImportFormat, ImportObject, ImportRowError, ImportStatus, RequestContext } from '@crm/contracts';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { NOW_MS } from '../shared/sql';
+import { Timestamped } from '../shared/record-columns';
 
 @Entity({ name: 'imports' })
-export class Import {
+export class Import extends Timestamped {
   @PrimaryColumn({ type: 'text' })
   id!: string;
 
@@ -41,12 +41,6 @@ export class Import {
 
   @Column({ name: 'failure_reason', type: 'text', nullable: true })
   failureReason!: string | null;
-
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => NOW_MS })
-  createdAt!: Date;
-
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => NOW_MS })
-  updatedAt!: Date;
 
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt!: Date | null;

@@ -1,7 +1,8 @@
-import { InputPipe, PageQuery } from '@crm/common';
-import { AppendImportRowsRequest, CreateImportQuery, FailImportRequest, ImportFormat, ImportsRpc, RequestContext } from '@crm/contracts';
+import { PageQuery } from '@crm/common';
+import { AppendImportRowsRequest, CreateImportQuery, FailImportRequest, ImportFormat, Ops, RequestContext } from '@crm/contracts';
+import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Payload } from '@nestjs/microservices';
 import { ImportsService } from './imports.service';
 
 @Controller()
@@ -9,37 +10,33 @@ export class ImportsController {
   constructor(private readonly imports: ImportsService) {}
 
   /** The gateway's first call for an upload: `query.object` as the client sent it, `body.format` from its media type. */
-  @MessagePattern(ImportsRpc.Create)
-  async create(
-    @Payload('ctx') ctx: RequestContext,
-    @Payload('query', new InputPipe(CreateImportQuery, 'query')) query: CreateImportQuery,
-    @Payload('body') body: { format: ImportFormat },
-  ) {
+  @Handles(Ops.imports.create)
+  async create(@Payload('ctx') ctx: RequestContext, @Payload('query') query: CreateImportQuery, @Payload('body') body: { format: ImportFormat }) {
     return { data: await this.imports.create(ctx, { object: query.object, format: body?.format }) };
   }
 
-  @MessagePattern(ImportsRpc.AppendRows)
+  @Handles(Ops.importSteps.appendRows)
   async appendRows(@Payload('params') { id }: { id: string }, @Payload('body') body: AppendImportRowsRequest) {
     await this.imports.appendRows(id, body);
   }
 
-  @MessagePattern(ImportsRpc.Start)
+  @Handles(Ops.importSteps.start)
   async start(@Payload('params') { id }: { id: string }) {
     return { data: await this.imports.start(id) };
   }
 
-  @MessagePattern(ImportsRpc.Fail)
+  @Handles(Ops.importSteps.fail)
   async fail(@Payload('params') { id }: { id: string }, @Payload('body') body: FailImportRequest) {
     return { data: await this.imports.fail(id, String(body?.reason ?? 'the upload failed')) };
   }
 
-  @MessagePattern(ImportsRpc.Get)
+  @Handles(Ops.imports.get)
   async get(@Payload('params') { id }: { id: string }) {
     return { data: await this.imports.get(id) };
   }
 
-  @MessagePattern(ImportsRpc.List)
-  list(@Payload('query', new InputPipe(PageQuery, 'query')) query: PageQuery) {
+  @Handles(Ops.imports.list)
+  list(@Payload('query') query: PageQuery) {
     return this.imports.list(query);
   }
 }

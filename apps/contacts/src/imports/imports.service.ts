@@ -1,4 +1,4 @@
-import { decodeCursor, DomainError, ErrorCode, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import { DomainError, ErrorCode, IdPrefix, isId, keysetPage, newId, Page, PageQuery } from '@crm/common';
 import {
   AppendImportRowsRequest,
   CreateImportRequest,
@@ -91,11 +91,7 @@ export class ImportsService {
 
   /** Newest first would suit a dashboard, but every list here is oldest first with keyset cursors. */
   async list(query: PageQuery): Promise<Page<ImportView>> {
-    const after = decodeCursor<string>(LIST, query.cursor, 'string');
-    const size = pageSize(query);
-    const qb = this.dataSource.getRepository(Import).createQueryBuilder('i').orderBy('i.id', 'ASC').limit(size + 1);
-    if (after) qb.andWhere('i.id > :after', { after });
-    return toPage(LIST, await qb.getMany(), size, (i) => i.id, presentImport);
+    return keysetPage(this.dataSource.getRepository(Import), 'i', LIST, query).read(presentImport);
   }
 
   private async receiving(m: EntityManager, id: string): Promise<Import> {

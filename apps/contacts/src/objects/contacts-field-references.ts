@@ -1,10 +1,8 @@
 import { DomainError, ErrorCode } from '@crm/common';
-import { DealsInternalRpc, internalRequest, REFERENCEABLE_BUILT_INS, RequestContext, ResolveDealsReply, ResolveDealsRequest, ValidationWarning } from '@crm/contracts';
-import { CRM_RPC } from '@crm/messaging';
+import { Ops, REFERENCEABLE_BUILT_INS, RequestContext, ResolveDealsReply, ResolveDealsRequest, ValidationWarning } from '@crm/contracts';
+import { RpcCaller } from '@crm/messaging';
 import { CustomFieldReferences, enforceFieldValues, EnforcementInput, EnforcementTarget } from '@crm/runtime';
-import { Inject, Injectable } from '@nestjs/common';
-import { ClientProxy } from '@nestjs/microservices';
-import { firstValueFrom } from 'rxjs';
+import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 
 /** Built-in objects whose records live in this service's tables. */
@@ -16,7 +14,7 @@ const LOCAL_TABLES: Record<string, string> = { contacts: 'contacts', companies: 
  */
 @Injectable()
 export class ContactsFieldReferences extends CustomFieldReferences {
-  constructor(@Inject(CRM_RPC) private readonly rpc: ClientProxy) {
+  constructor(private readonly rpc: RpcCaller) {
     super();
   }
 
@@ -29,7 +27,7 @@ export class ContactsFieldReferences extends CustomFieldReferences {
   async existing(m: EntityManager, ctx: RequestContext, target: string, ids: string[]): Promise<Set<string>> {
     if (target === 'deals') {
       const body: ResolveDealsRequest = { deal_ids: ids };
-      const reply = await firstValueFrom(this.rpc.send<ResolveDealsReply>(DealsInternalRpc.Resolve, internalRequest(ctx, body)));
+      const reply = await this.rpc.call(Ops.dealsInternal.resolve, ctx, { body });
       return new Set(reply.deals.map((d) => d.id));
     }
     const table = LOCAL_TABLES[target];

@@ -1,4 +1,4 @@
-import { canonicalJson, decodeCursor, DomainError, ErrorCode, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import { canonicalJson, DomainError, ErrorCode, IdPrefix, isId, keysetPage, newId, Page, PageQuery } from '@crm/common';
 import { builtInObject, EventType, ObjectRecordEventData, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { withoutNulls } from '@crm/runtime';
@@ -69,16 +69,9 @@ export class ObjectRecordsService {
 
   async list(slug: string, query: PageQuery): Promise<Page<ObjectRecordView>> {
     const type = await this.readableType(this.dataSource.manager, slug);
-    const after = decodeCursor<string>(`${LIST}:${type.id}`, query.cursor, 'string');
-    const size = pageSize(query);
-    const qb = this.dataSource
-      .getRepository(ObjectRecord)
-      .createQueryBuilder('r')
-      .where('r.object_type_id = :typeId', { typeId: type.id })
-      .orderBy('r.id', 'ASC')
-      .limit(size + 1);
-    if (after) qb.andWhere('r.id > :after', { after });
-    return toPage(`${LIST}:${type.id}`, await qb.getMany(), size, (r) => r.id, (r) => presentRecord(r, type));
+    const { qb, read } = keysetPage(this.dataSource.getRepository(ObjectRecord), 'r', `${LIST}:${type.id}`, query);
+    qb.andWhere('r.object_type_id = :typeId', { typeId: type.id });
+    return read((r) => presentRecord(r, type));
   }
 
   async get(slug: string, id: string): Promise<ObjectRecordView> {

@@ -1,9 +1,9 @@
 import type { CustomFieldDefinition, EnforcementLevel, ObjectTypeStatus } from '@crm/contracts';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { NOW_MS } from '../shared/sql';
+import { Timestamped } from '../shared/record-columns';
 
 @Entity({ name: 'object_types' })
-export class ObjectType {
+export class ObjectType extends Timestamped {
   @PrimaryColumn({ type: 'text' })
   id!: string;
 
@@ -21,16 +21,10 @@ export class ObjectType {
 
   @Column({ type: 'jsonb', default: () => `'[]'::jsonb` })
   fields!: CustomFieldDefinition[];
-
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => NOW_MS })
-  createdAt!: Date;
-
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => NOW_MS })
-  updatedAt!: Date;
 }
 
 @Entity({ name: 'object_records' })
-export class ObjectRecord {
+export class ObjectRecord extends Timestamped {
   @PrimaryColumn({ type: 'text' })
   id!: string;
 
@@ -39,10 +33,4 @@ export class ObjectRecord {
 
   @Column({ type: 'jsonb', default: () => `'{}'::jsonb` })
   values!: Record<string, unknown>;
-
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => NOW_MS })
-  createdAt!: Date;
-
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => NOW_MS })
-  updatedAt!: Date;
 }

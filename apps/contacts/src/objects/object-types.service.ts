@@ -1,32 +1,8 @@
-import { decodeCursor, diffFields, DomainError, ErrorCode, FieldSpec, IdPrefix, isUniqueViolation, newId, Page, pageSize, toPage } from '@crm/common';
-import {
-  BUILT_IN_OBJECTS,
-  builtInObject,
-  BuiltInCustomFieldsState,
-  CreateObjectTypeDto,
-  CUSTOM_FIELD_OWNERS,
-  DealsSchemaRpc,
-  EventType,
-  FieldDefinitionDto,
-  internalRequest,
-  ListObjectTypesQuery,
-  normaliseDefinition,
-  NO_CUSTOM_FIELDS,
-  ObjectSchemaView,
-  ObjectTypeEventData,
-  presentBuiltInObject,
-  RequestContext,
-  RESERVED_SLUGS,
-  SchemaLimits,
-  SchemaView,
-  UpdateFieldDefinitionDto,
-  UpdateObjectTypeDto,
-} from '@crm/contracts';
-import { CRM_RPC, OutboxService } from '@crm/messaging';
+import { diffFields, DomainError, ErrorCode, fieldSpecs, IdPrefix, isUniqueViolation, keysetPage, newId, Page } from '@crm/common';
+import { BUILT_IN_OBJECTS, BuiltInCustomFieldsState, CUSTOM_FIELD_OWNERS, CreateObjectTypeDto, EventType, FieldDefinitionDto, ListObjectTypesQuery, NO_CUSTOM_FIELDS, ObjectSchemaView, ObjectTypeEventData, Ops, RESERVED_SLUGS, RequestContext, SchemaLimits, SchemaView, UpdateFieldDefinitionDto, UpdateObjectTypeDto, builtInObject, normaliseDefinition, presentBuiltInObject } from '@crm/contracts';
+import { OutboxService, RpcCaller } from '@crm/messaging';
 import { appendDefinition, BuiltInCustomFieldsService, checkDefinitions, definitionNamed, editedDefinitions, moveStoredValues } from '@crm/runtime';
-import { Inject, Injectable } from '@nestjs/common';
-import { ClientProxy } from '@nestjs/microservices';
-import { firstValueFrom } from 'rxjs';
+import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { NOW_MS } from '../shared/sql';
@@ -37,11 +13,7 @@ import { presentObjectType } from './object-type.presenter';
 const LIST = 'object_types';
 const SLUG_INDEX = 'object_types_slug_key';
 /** What a PATCH of a custom object may change; fields are added through their own route. */
-const OBJECT_TYPE_FIELDS: FieldSpec<ObjectType>[] = [
-  { api: 'name', prop: 'name', kind: 'value' },
-  { api: 'enforcement_level', prop: 'enforcementLevel', kind: 'value' },
-  { api: 'status', prop: 'status', kind: 'value' },
-];
+const OBJECT_TYPE_FIELDS = fieldSpecs<ObjectType>({ name: 'value', enforcement_level: 'value', status: 'value' });
 
 /** Custom object types, and (through BuiltInCustomFieldsService) the custom fields of this service's built-in objects. */
 @Injectable()
@@ -51,7 +23,7 @@ export class ObjectTypesService {
     private readonly outbox: OutboxService,
     private readonly builtInFields: BuiltInCustomFieldsService,
     private readonly references: ContactsFieldReferences,
-    @Inject(CRM_RPC) private readonly rpc: ClientProxy,
+    private readonly rpc: RpcCaller,
   ) {}
 
   /**
@@ -61,7 +33,7 @@ export class ObjectTypesService {
    */
   async describeSchema(ctx: RequestContext): Promise<SchemaView> {
     const [remote, local] = await Promise.all([
-      firstValueFrom(this.rpc.send<{ objects: Record<string, BuiltInCustomFieldsState> }>(DealsSchemaRpc.Describe, internalRequest(ctx, {}))),
+      this.rpc.call(Ops.dealsSchema.describe, ctx, { body: {} }),
       this.dataSource.transaction('REPEATABLE READ', async (m) => {
         const states: Record<string, BuiltInCustomFieldsState> = {};
         for (const object of BUILT_IN_OBJECTS) if (this.builtInFields.owns(object.slug)) states[object.slug] = await this.builtInFields.state(m, object.slug);
@@ -113,12 +85,9 @@ export class ObjectTypesService {
   }
 
   async list(query: ListObjectTypesQuery): Promise<Page<ObjectSchemaView>> {
-    const after = decodeCursor<string>(LIST, query.cursor, 'string');
-    const size = pageSize(query);
-    const qb = this.dataSource.getRepository(ObjectType).createQueryBuilder('t').orderBy('t.id', 'ASC').limit(size + 1);
-    if (after) qb.andWhere('t.id > :after', { after });
+    const { qb, read } = keysetPage(this.dataSource.getRepository(ObjectType), 't', LIST, query);
     if (query.status) qb.andWhere('t.status = :status', { status: query.status });
-    return toPage(LIST, await qb.getMany(), size, (t) => t.id, presentObjectType);
+    return read(presentObjectType);
   }
 
   /** An object by slug (or a custom object by id), built-in or custom, as GET /schema shows it. */

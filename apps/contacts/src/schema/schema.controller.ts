@@ -1,7 +1,8 @@
-import { InputPipe, validationFailed } from '@crm/common';
-import { ContactsRpc, RequestContext, SchemaView } from '@crm/contracts';
+import { validationFailed } from '@crm/common';
+import { Ops, RequestContext, SchemaView } from '@crm/contracts';
+import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Payload } from '@nestjs/microservices';
 import { ObjectTypesService } from '../objects/object-types.service';
 
 /** GET /schema: every built-in object, then every active custom object, with their field definitions. */
@@ -9,7 +10,7 @@ import { ObjectTypesService } from '../objects/object-types.service';
 export class SchemaController {
   constructor(private readonly types: ObjectTypesService) {}
 
-  @MessagePattern(ContactsRpc.Schema)
+  @Handles(Ops.schema.get)
   async get(@Payload('ctx') ctx: RequestContext, @Payload('query') query: unknown): Promise<{ data: SchemaView }> {
     // No parameters: an unknown one is a 400, as everywhere else.
     const unknown = Object.keys(query ?? {});

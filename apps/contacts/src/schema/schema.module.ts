@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { ObjectsModule } from '../objects/objects.module';
 import { SchemaController } from './schema.controller';
 
-@Module({ controllers: [SchemaController] })
+@Module({ imports: [ObjectsModule], controllers: [SchemaController] })
 export class SchemaModule {}

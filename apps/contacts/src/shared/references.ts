@@ -1,9 +1,7 @@
 import { DomainError } from '@crm/common';
-import { DealsInternalRpc, RequestContext, ResolveDealsReply, ResolveDealsRequest, internalRequest } from '@crm/contracts';
-import { CRM_RPC } from '@crm/messaging';
-import { Inject, Injectable } from '@nestjs/common';
-import { ClientProxy } from '@nestjs/microservices';
-import { firstValueFrom } from 'rxjs';
+import { Ops, RequestContext, ResolveDealsReply, ResolveDealsRequest } from '@crm/contracts';
+import { RpcCaller } from '@crm/messaging';
+import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 
 /**
@@ -29,11 +27,11 @@ export async function requireUser(manager: EntityManager, id: string, field = 'o
 /** Deals live in the deals service; their existence is asked for over NATS. */
 @Injectable()
 export class DealDirectory {
-  constructor(@Inject(CRM_RPC) private readonly rpc: ClientProxy) {}
+  constructor(private readonly rpc: RpcCaller) {}
 
   async exists(ctx: RequestContext, dealId: string): Promise<boolean> {
     const body: ResolveDealsRequest = { deal_ids: [dealId] };
-    const reply = await firstValueFrom(this.rpc.send<ResolveDealsReply>(DealsInternalRpc.Resolve, internalRequest(ctx, body)));
+    const reply = await this.rpc.call(Ops.dealsInternal.resolve, ctx, { body });
     return reply.deals.some((deal) => deal.id === dealId);
   }
 

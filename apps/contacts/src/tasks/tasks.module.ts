@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
+import { ObjectsModule } from '../objects/objects.module';
 import { DealDirectory } from '../shared/references';
 import { TasksController } from './tasks.controller';
 import { TasksService } from './tasks.service';
 
-@Module({ controllers: [TasksController], providers: [TasksService, DealDirectory] })
+@Module({ imports: [ObjectsModule], controllers: [TasksController], providers: [TasksService, DealDirectory] })
 export class TasksModule {}

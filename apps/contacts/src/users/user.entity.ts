@@ -1,10 +1,10 @@
 import type { UserRole } from '@crm/contracts';
-import { NOW_MS } from '../shared/sql';
+import { Timestamped } from '../shared/record-columns';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /** A team member: owns contacts and deals, and may hold API keys. */
 @Entity({ name: 'users' })
-export class User {
+export class User extends Timestamped {
   @PrimaryColumn({ type: 'text' })
   id!: string;
 
@@ -17,10 +17,4 @@ export class User {
 
   @Column({ type: 'text' })
   role!: UserRole;
-
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => NOW_MS })
-  createdAt!: Date;
-
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => NOW_MS })
-  updatedAt!: Date;
 }

@@ -1,34 +1,34 @@
-import { InputPipe } from '@crm/common';
-import { CreateUserDto, ListUsersQuery, UpdateUserDto, UsersRpc } from '@crm/contracts';
+import { CreateUserDto, ListUsersQuery, Ops, UpdateUserDto } from '@crm/contracts';
+import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Payload } from '@nestjs/microservices';
 import { UsersService } from './users.service';
 
 @Controller()
 export class UsersController {
   constructor(private readonly users: UsersService) {}
 
-  @MessagePattern(UsersRpc.Create)
-  async create(@Payload('body', new InputPipe(CreateUserDto)) body: CreateUserDto) {
+  @Handles(Ops.users.create)
+  async create(@Payload('body') body: CreateUserDto) {
     return { data: await this.users.create(body) };
   }
 
-  @MessagePattern(UsersRpc.List)
-  list(@Payload('query', new InputPipe(ListUsersQuery, 'query')) query: ListUsersQuery) {
+  @Handles(Ops.users.list)
+  list(@Payload('query') query: ListUsersQuery) {
     return this.users.list(query);
   }
 
-  @MessagePattern(UsersRpc.Get)
+  @Handles(Ops.users.get)
   async get(@Payload('params') { id }: { id: string }) {
     return { data: await this.users.get(id) };
   }
 
-  @MessagePattern(UsersRpc.Update)
-  async update(@Payload('params') { id }: { id: string }, @Payload('body', new InputPipe(UpdateUserDto)) body: UpdateUserDto) {
+  @Handles(Ops.users.update)
+  async update(@Payload('params') { id }: { id: string }, @Payload('body') body: UpdateUserDto) {
     return { data: await this.users.update(id, body) };
   }
 
-  @MessagePattern(UsersRpc.Delete)
+  @Handles(Ops.users.remove)
   async remove(@Payload('params') { id }: { id: string }) {
     await this.users.remove(id);
   }

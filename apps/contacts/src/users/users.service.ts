@@ -1,4 +1,4 @@
-import { decodeCursor, diffFields, DomainError, FieldSpec, findById, IdPrefix, insertReturning, isId, isUniqueViolation, newId, Page, pageSize, toPage, updateReturning } from '@crm/common';
+import { diffFields, DomainError, fieldSpecs, findById, IdPrefix, insertReturning, isId, isUniqueViolation, keysetPage, newId, Page, updateReturning } from '@crm/common';
 import { CreateUserDto, ListUsersQuery, UpdateUserDto, UserView } from '@crm/contracts';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
@@ -10,11 +10,7 @@ import { presentUser } from './user.presenter';
 const LIST = 'users';
 const EMAIL_INDEX = 'users_email_key';
 
-const USER_FIELDS: FieldSpec<User>[] = [
-  { api: 'name', prop: 'name', kind: 'value' },
-  { api: 'email', prop: 'email', kind: 'value' },
-  { api: 'role', prop: 'role', kind: 'value' },
-];
+const USER_FIELDS = fieldSpecs<User>({ name: 'value', email: 'value', role: 'value' });
 
 @Injectable()
 export class UsersService {
@@ -30,12 +26,9 @@ export class UsersService {
   }
 
   async list(query: ListUsersQuery): Promise<Page<UserView>> {
-    const after = decodeCursor<string>(LIST, query.cursor, 'string');
-    const size = pageSize(query);
-    const qb = this.dataSource.getRepository(User).createQueryBuilder('u').orderBy('u.id', 'ASC').limit(size + 1);
-    if (after) qb.andWhere('u.id > :after', { after });
+    const { qb, read } = keysetPage(this.dataSource.getRepository(User), 'u', LIST, query);
     if (query.email) qb.andWhere('lower(u.email) = :email', { email: query.email });
-    return toPage(LIST, await qb.getMany(), size, (u) => u.id, presentUser);
+    return read(presentUser);
   }
 
   async get(id: string): Promise<UserView> {

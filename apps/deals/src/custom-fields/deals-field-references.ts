@@ -1,9 +1,7 @@
-import { ContactsInternalRpc, internalRequest, RequestContext, ResolveContactsReply, ResolveContactsRequest } from '@crm/contracts';
-import { CRM_RPC } from '@crm/messaging';
+import { Ops, RequestContext, ResolveContactsReply, ResolveContactsRequest } from '@crm/contracts';
+import { RpcCaller } from '@crm/messaging';
 import { CustomFieldReferences } from '@crm/runtime';
-import { Inject, Injectable } from '@nestjs/common';
-import { ClientProxy } from '@nestjs/microservices';
-import { firstValueFrom } from 'rxjs';
+import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 
 /** Targets a custom field of deals or pipelines may refer to: deals here, contacts and companies in the contacts service. */
@@ -11,7 +9,7 @@ const TARGETS = ['contacts', 'companies', 'deals'] as const;
 
 @Injectable()
 export class DealsFieldReferences extends CustomFieldReferences {
-  constructor(@Inject(CRM_RPC) private readonly rpc: ClientProxy) {
+  constructor(private readonly rpc: RpcCaller) {
     super();
   }
 
@@ -25,7 +23,7 @@ export class DealsFieldReferences extends CustomFieldReferences {
       return new Set(rows.map((r) => r.id));
     }
     const body: ResolveContactsRequest = target === 'contacts' ? { contact_ids: ids } : { company_ids: ids };
-    const reply = await firstValueFrom(this.rpc.send<ResolveContactsReply>(ContactsInternalRpc.Resolve, internalRequest(ctx, body)));
+    const reply = await this.rpc.call(Ops.contactsInternal.resolve, ctx, { body });
     return new Set((target === 'contacts' ? reply.contacts : reply.companies)?.map((r) => r.id) ?? []);
   }
 }

@@ -1,10 +1,8 @@
 import { DomainError, ErrorCode, FieldIssue, Logger } from '@crm/common';
-import { ContactsInternalRpc, RelatedSummary, RequestContext, ResolveContactsReply, ResolveContactsRequest, internalRequest } from '@crm/contracts';
-import { CRM_RPC } from '@crm/messaging';
+import { Ops, RelatedSummary, RequestContext, ResolveContactsReply, ResolveContactsRequest } from '@crm/contracts';
+import { RpcCaller } from '@crm/messaging';
 import { LOGGER } from '@crm/runtime';
 import { Inject, Injectable } from '@nestjs/common';
-import { ClientProxy } from '@nestjs/microservices';
-import { firstValueFrom } from 'rxjs';
 
 export interface ContactLinks {
   contact_id?: string | null;
@@ -22,7 +20,7 @@ export interface ResolvedLinks {
 @Injectable()
 export class ContactsDirectory {
   constructor(
-    @Inject(CRM_RPC) private readonly rpc: ClientProxy,
+    private readonly rpc: RpcCaller,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -82,7 +80,7 @@ export class ContactsDirectory {
       ...(links.company_id ? { company_ids: [links.company_id] } : {}),
       ...(links.owner_id ? { user_ids: [links.owner_id] } : {}),
     };
-    const reply = await firstValueFrom(this.rpc.send<ResolveContactsReply>(ContactsInternalRpc.Resolve, internalRequest(ctx, body)));
+    const reply = await this.rpc.call(Ops.contactsInternal.resolve, ctx, { body });
     return { contacts: reply?.contacts ?? [], companies: reply?.companies ?? [], users: reply?.users ?? [] };
   }
 }

@@ -1,62 +1,55 @@
-import { InputPipe, PageQuery } from '@crm/common';
-import { CreateDealDto, DealsRpc, ListDealsQuery, MoveDealStageDto, RequestContext, UpdateDealDto } from '@crm/contracts';
-import { SoftWarningsInterceptor } from '@crm/runtime';
-import { Controller, UseInterceptors } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { PageQuery } from '@crm/common';
+import { CreateDealDto, ListDealsQuery, MoveDealStageDto, Ops, RecordQueryDto, RequestContext, UpdateDealDto } from '@crm/contracts';
+import { Handles } from '@crm/runtime';
+import { Controller } from '@nestjs/common';
+import { Payload } from '@nestjs/microservices';
+import { DealsQuery } from './deals-query.service';
 import { DealsService } from './deals.service';
 
 @Controller()
 export class DealsController {
-  constructor(private readonly deals: DealsService) {}
+  constructor(
+    private readonly deals: DealsService,
+    private readonly queries: DealsQuery,
+  ) {}
 
-  @MessagePattern(DealsRpc.Create)
-  @UseInterceptors(SoftWarningsInterceptor)
-  async create(
-    @Payload('ctx') ctx: RequestContext,
-    @Payload('body', new InputPipe(CreateDealDto)) body: CreateDealDto,
-  ) {
+  @Handles(Ops.deals.query)
+  query(@Payload('body') query: RecordQueryDto) {
+    return this.queries.run(query);
+  }
+
+  @Handles(Ops.deals.create)
+  async create(@Payload('ctx') ctx: RequestContext, @Payload('body') body: CreateDealDto) {
     return { data: await this.deals.create(ctx, body) };
   }
 
-  @MessagePattern(DealsRpc.List)
-  list(@Payload('query', new InputPipe(ListDealsQuery, 'query')) query: ListDealsQuery) {
+  @Handles(Ops.deals.list)
+  list(@Payload('query') query: ListDealsQuery) {
     return this.deals.list(query);
   }
 
-  @MessagePattern(DealsRpc.Get)
+  @Handles(Ops.deals.get)
   get(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }) {
     return this.deals.get(ctx, id);
   }
 
-  @MessagePattern(DealsRpc.Update)
-  @UseInterceptors(SoftWarningsInterceptor)
-  update(
-    @Payload('ctx') ctx: RequestContext,
-    @Payload('params') { id }: { id: string },
-    @Payload('body', new InputPipe(UpdateDealDto)) body: UpdateDealDto,
-  ) {
+  @Handles(Ops.deals.update)
+  update(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }, @Payload('body') body: UpdateDealDto) {
     return this.deals.update(ctx, id, body);
   }
 
-  @MessagePattern(DealsRpc.Delete)
+  @Handles(Ops.deals.remove)
   async remove(@Payload('params') { id }: { id: string }) {
     await this.deals.remove(id);
   }
 
-  @MessagePattern(DealsRpc.MoveStage)
-  moveStage(
-    @Payload('ctx') ctx: RequestContext,
-    @Payload('params') { id }: { id: string },
-    @Payload('body', new InputPipe(MoveDealStageDto)) body: MoveDealStageDto,
-  ) {
+  @Handles(Ops.deals.moveStage)
+  moveStage(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }, @Payload('body') body: MoveDealStageDto) {
     return this.deals.moveStage(ctx, id, body.stage_id);
   }
 
-  @MessagePattern(DealsRpc.History)
-  history(
-    @Payload('params') { id }: { id: string },
-    @Payload('query', new InputPipe(PageQuery, 'query')) query: PageQuery,
-  ) {
+  @Handles(Ops.deals.history)
+  history(@Payload('params') { id }: { id: string }, @Payload('query') query: PageQuery) {
     return this.deals.history(id, query);
   }
 }

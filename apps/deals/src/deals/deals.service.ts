@@ -1,4 +1,4 @@
-import { decodeCursor, diffFields, DomainError, FieldSpec, findById, IdPrefix, isId, newId, Page, PageQuery, pageSize, toPage, transactionOf } from '@crm/common';
+import { diffFields, DomainError, fieldSpecs, findById, IdPrefix, isId, keysetPage, newId, Page, PageQuery, transactionOf } from '@crm/common';
 import {
   CreateDealDto,
   DealCreatedData,
@@ -32,19 +32,19 @@ export interface FullDealResponse {
 }
 
 /** Fields a PATCH may change other than the stage and status, with their column properties. */
-const DEAL_FIELDS: FieldSpec<Deal>[] = [
-  { api: 'name', prop: 'name', kind: 'value' },
-  { api: 'contact_id', prop: 'contactId', kind: 'value' },
-  { api: 'company_id', prop: 'companyId', kind: 'value' },
-  { api: 'value', prop: 'value', kind: 'value' },
-  { api: 'currency', prop: 'currency', kind: 'value' },
-  { api: 'owner_id', prop: 'ownerId', kind: 'value' },
-  { api: 'source', prop: 'source', kind: 'value' },
-  { api: 'loss_reason', prop: 'lossReason', kind: 'value' },
-  { api: 'expected_close', prop: 'expectedClose', kind: 'date' },
-  { api: 'metadata', prop: 'metadata', kind: 'json' },
-  { api: 'custom_fields', prop: 'customFields', kind: 'json' },
-];
+const DEAL_FIELDS = fieldSpecs<Deal>({
+  name: 'value',
+  contact_id: 'value',
+  company_id: 'value',
+  value: 'value',
+  currency: 'value',
+  owner_id: 'value',
+  source: 'value',
+  loss_reason: 'value',
+  expected_close: 'date',
+  metadata: 'json',
+  custom_fields: 'json',
+});
 
 const DAY_MS = 86_400_000;
 
@@ -193,32 +193,20 @@ export class DealsService {
   }
 
   async history(id: string, query: PageQuery): Promise<Page<StageHistoryView>> {
-    const list = `deals/${id}/history`;
-    const after = decodeCursor<string>(list, query.cursor, 'string');
+    const { qb, read } = keysetPage(this.dataSource.getRepository(StageHistory), 'h', `deals/${id}/history`, query);
     await this.find(this.dataSource.manager, id);
-    const size = pageSize(query);
-    const qb = this.dataSource
-      .getRepository(StageHistory)
-      .createQueryBuilder('h')
-      .where('h.deal_id = :id', { id })
-      .orderBy('h.id', 'ASC')
-      .limit(size + 1);
-    if (after) qb.andWhere('h.id > :after', { after });
-    return toPage(list, await qb.getMany(), size, (h) => h.id, presentHistory);
+    qb.andWhere('h.deal_id = :id', { id });
+    return read(presentHistory);
   }
 
   private async page(list: string, query: PageQuery, filter: (qb: SelectQueryBuilder<Deal>) => void): Promise<Page<DealView>> {
-    const after = decodeCursor<string>(list, query.cursor, 'string');
-    const size = pageSize(query);
-    const qb = this.dataSource.getRepository(Deal).createQueryBuilder('d').orderBy('d.id', 'ASC').limit(size + 1);
+    const { qb, read } = keysetPage(this.dataSource.getRepository(Deal), 'd', list, query);
     filter(qb);
-    if (after) qb.andWhere('d.id > :after', { after });
     const now = new Date();
-    return toPage(list, await qb.getMany(), size, (d) => d.id, (d) => presentDeal(d, now));
+    return read((d) => presentDeal(d, now));
   }
 
   private applyFilters(qb: SelectQueryBuilder<Deal>, q: ListDealsQuery): void {
-    qb.where('TRUE');
     if (q.status !== undefined) qb.andWhere('d.status = :status', { status: q.status });
     if (q.pipeline_id !== undefined) qb.andWhere('d.pipeline_id = :pipelineId', { pipelineId: q.pipeline_id });
     if (q.stage_id !== undefined) qb.andWhere('d.stage_id = :stageId', { stageId: q.stage_id });

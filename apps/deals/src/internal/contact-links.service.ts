@@ -1,12 +1,11 @@
-import { decodeCursor, Page, pageSize, toPage } from '@crm/common';
-import { DealSummary, DealUpdatedData, EventType, ReassignContactReply, ResolveDealsReply } from '@crm/contracts';
+import { keysetPage, Page } from '@crm/common';
+import { DealSummary, DealUpdatedData, EventType, ListDealsForContactRequest, ReassignContactReply, ResolveDealsReply } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Deal } from '../deals/deal.entity';
 import { presentDealSummary } from '../deals/deal.presenter';
 import { DEALS_SETTINGS, DealsSettings } from '../deals.settings';
-import { ListForContactBody } from './internal.dto';
 
 /** How deals follow what happens to contacts, companies and activities in the contacts service. */
 @Injectable()
@@ -17,18 +16,10 @@ export class ContactLinksService {
     @Inject(DEALS_SETTINGS) private readonly settings: DealsSettings,
   ) {}
 
-  async listForContact(body: ListForContactBody): Promise<Page<DealSummary>> {
-    const list = `contacts/${body.contact_id}/deals`;
-    const after = decodeCursor<string>(list, body.cursor, 'string');
-    const size = pageSize(body);
-    const qb = this.dataSource
-      .getRepository(Deal)
-      .createQueryBuilder('d')
-      .where('d.contact_id = :contactId', { contactId: body.contact_id })
-      .orderBy('d.id', 'ASC')
-      .limit(size + 1);
-    if (after) qb.andWhere('d.id > :after', { after });
-    return toPage(list, await qb.getMany(), size, (d) => d.id, presentDealSummary);
+  async listForContact(body: ListDealsForContactRequest): Promise<Page<DealSummary>> {
+    const { qb, read } = keysetPage(this.dataSource.getRepository(Deal), 'd', `contacts/${body.contact_id}/deals`, body);
+    qb.andWhere('d.contact_id = :contactId', { contactId: body.contact_id });
+    return read(presentDealSummary);
   }
 
   /** Idempotent: a retried merge finds nothing left to move and emits nothing. */

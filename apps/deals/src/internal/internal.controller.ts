@@ -1,10 +1,9 @@
-import { InputPipe } from '@crm/common';
-import { DealsInternalRpc, ImportDealsBatchRequest, RequestContext } from '@crm/contracts';
+import { ImportDealsBatchRequest, ListDealsForContactRequest, Ops, ReassignContactRequest, RequestContext, ResolveDealsRequest } from '@crm/contracts';
+import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Payload } from '@nestjs/microservices';
 import { DealImportsService } from '../imports/deal-imports.service';
 import { ContactLinksService } from './contact-links.service';
-import { ListForContactBody, ReassignContactBody, ResolveDealsBody } from './internal.dto';
 
 /** Requests from the contacts service; no HTTP route reaches these directly. */
 @Controller()
@@ -14,23 +13,23 @@ export class DealsInternalController {
     private readonly imports: DealImportsService,
   ) {}
 
-  @MessagePattern(DealsInternalRpc.ListForContact)
-  listForContact(@Payload('body', new InputPipe(ListForContactBody)) body: ListForContactBody) {
+  @Handles(Ops.dealsInternal.listForContact)
+  listForContact(@Payload('body') body: ListDealsForContactRequest) {
     return this.links.listForContact(body);
   }
 
-  @MessagePattern(DealsInternalRpc.ReassignContact)
-  reassignContact(@Payload('body', new InputPipe(ReassignContactBody)) body: ReassignContactBody) {
+  @Handles(Ops.dealsInternal.reassignContact)
+  reassignContact(@Payload('body') body: ReassignContactRequest) {
     return this.links.reassignContact(body.from_contact_id, body.to_contact_id);
   }
 
-  @MessagePattern(DealsInternalRpc.ImportBatch)
+  @Handles(Ops.dealsInternal.importBatch)
   importBatch(@Payload('ctx') ctx: RequestContext, @Payload('body') body: ImportDealsBatchRequest) {
     return this.imports.applyBatch(ctx, body);
   }
 
-  @MessagePattern(DealsInternalRpc.Resolve)
-  resolve(@Payload('body', new InputPipe(ResolveDealsBody)) body: ResolveDealsBody) {
+  @Handles(Ops.dealsInternal.resolve)
+  resolve(@Payload('body') body: ResolveDealsRequest) {
     return this.links.resolve(body.deal_ids);
   }
 }

@@ -1,4 +1,4 @@
-import { decodeCursor, diffFields, DomainError, FieldSpec, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, newId, Page, PageQuery, pageSize, toPage } from '@crm/common';
+import { diffFields, DomainError, fieldSpecs, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, PageQuery } from '@crm/common';
 import {
   AddStageDto,
   CreatePipelineDto,
@@ -24,11 +24,7 @@ import { Stage } from './stage.entity';
 const DEFAULT_PIPELINE_LOCK = `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.default_pipeline'))`;
 
 /** Fields a PATCH changes directly; is_default moves the default and is handled apart. */
-const PIPELINE_FIELDS: FieldSpec<Pipeline>[] = [
-  { api: 'name', prop: 'name', kind: 'value' },
-  { api: 'metadata', prop: 'metadata', kind: 'json' },
-  { api: 'custom_fields', prop: 'customFields', kind: 'json' },
-];
+const PIPELINE_FIELDS = fieldSpecs<Pipeline>({ name: 'value', metadata: 'json', custom_fields: 'json' });
 
 @Injectable()
 export class PipelinesService {
@@ -65,13 +61,8 @@ export class PipelinesService {
   }
 
   async list(query: PageQuery): Promise<Page<PipelineView>> {
-    const after = decodeCursor<string>('pipelines', query.cursor, 'string');
-    const size = pageSize(query);
-    const qb = this.dataSource.getRepository(Pipeline).createQueryBuilder('p').orderBy('p.id', 'ASC').limit(size + 1);
-    if (after) qb.where('p.id > :after', { after });
-    const pipelines = await qb.getMany();
-    await this.attachStages(this.dataSource.manager, pipelines);
-    return toPage('pipelines', pipelines, size, (p) => p.id, presentPipeline);
+    const { read } = keysetPage(this.dataSource.getRepository(Pipeline), 'p', 'pipelines', query);
+    return read(presentPipeline, (pipelines) => this.attachStages(this.dataSource.manager, pipelines));
   }
 
   async get(id: string): Promise<PipelineView> {

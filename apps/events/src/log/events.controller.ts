@@ -1,15 +1,15 @@
-import { InputPipe } from '@crm/common';
-import { EventsRpc, ListEventsQuery } from '@crm/contracts';
+import { ListEventsQuery, Ops } from '@crm/contracts';
+import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Payload } from '@nestjs/microservices';
 import { EventsService } from './events.service';
 
 @Controller()
 export class EventsController {
   constructor(private readonly events: EventsService) {}
 
-  @MessagePattern(EventsRpc.List)
-  list(@Payload('query', new InputPipe(ListEventsQuery, 'query')) query: ListEventsQuery) {
+  @Handles(Ops.events.list)
+  list(@Payload('query') query: ListEventsQuery) {
     return this.events.list(query);
   }
 }

@@ -1,14 +1,13 @@
 import { Logger } from '@crm/common';
-import { healthRpc, RPC_SERVICES, RpcServiceName } from '@crm/contracts';
-import { CRM_RPC, NATS_CONNECTION } from '@crm/messaging';
+import { healthCheck, RPC_SERVICES, RpcServiceName } from '@crm/contracts';
+import { NATS_CONNECTION, RpcCaller } from '@crm/messaging';
 import { DependencyHealth, withTimeout } from '@crm/runtime';
 import { Controller, Get, HttpException, Inject, Res } from '@nestjs/common';
 import { HealthCheckService, HealthIndicatorFunction, HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import type { Response } from 'express';
-import { ClientProxy } from '@nestjs/microservices';
 import Redis from 'ioredis';
 import { NatsConnection } from 'nats';
-import { firstValueFrom, timeout as rxTimeout, TimeoutError } from 'rxjs';
+import { TimeoutError } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { REDIS } from '../rate-limit/rate-limiter.service';
@@ -32,7 +31,7 @@ export class HealthController {
     private readonly dependencies: DependencyHealth,
     private readonly indicators: HealthIndicatorService,
     private readonly dataSource: DataSource,
-    @Inject(CRM_RPC) private readonly services: ClientProxy,
+    private readonly rpc: RpcCaller,
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -101,7 +100,7 @@ export class HealthController {
   private async serviceUp(service: RpcServiceName, timeout: number) {
     const check = this.indicators.check(service);
     try {
-      await firstValueFrom(this.services.send(healthRpc(service), {}).pipe(rxTimeout(timeout)));
+      await this.rpc.call(healthCheck(service), { request_id: 'health' }, {}, { timeoutMs: timeout });
       return check.up();
     } catch (err) {
       const message = err instanceof TimeoutError ? `did not answer within ${timeout} ms` : (err as Error).message;

@@ -8,8 +8,8 @@ import { LOGGER } from '../tokens';
 import { GatewayRequest } from './request-context';
 import { writeError } from './write-error';
 
-/** Paths open without a key: probes, metrics scrapers and the API's description. */
-export const PUBLIC_PATHS = new Set(['/health', '/health/live', '/health/ready', '/metrics', '/openapi.json']);
+/** Paths open without a key: probes, metrics scrapers, and the descriptions of the API and of its events. */
+export const PUBLIC_PATHS = new Set(['/health', '/health/live', '/health/ready', '/metrics', '/openapi.json', '/asyncapi.json']);
 
 /** The API reference UI (`/docs` and its assets). */
 const isReferenceUi = (path: string) => path === '/docs' || path.startsWith('/docs/');

@@ -5,7 +5,8 @@ import { LOGGER } from '../tokens';
 import { codeForStatus } from './error-status';
 import { GatewayRequest } from './request-context';
 import { RouteIndex } from './route-index';
-import { accessForMethod, scopeForbidden, scopeGrants } from './scopes';
+import { scopeGrants } from '@crm/contracts';
+import { accessForMethod, scopeForbidden } from './scopes';
 import { writeError } from './write-error';
 
 /** Renders every failure in the spec's error shape; nothing else reaches the client. */

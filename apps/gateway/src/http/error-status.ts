@@ -4,6 +4,7 @@ import { ErrorCode } from '@crm/common';
 const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.InvalidRequest]: 400,
   [ErrorCode.ValidationFailed]: 400,
+  [ErrorCode.QueryTooExpensive]: 400,
   [ErrorCode.Unauthorized]: 401,
   [ErrorCode.Forbidden]: 403,
   [ErrorCode.NotFound]: 404,

@@ -1,31 +1,18 @@
 import { DomainError, ErrorCode } from '@crm/common';
-import { ApiScope } from '@crm/contracts';
+import { Access, scopeGrants } from '@crm/contracts';
 import { CanActivate, CustomDecorator, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { GatewayRequest } from './request-context';
 
-/**
- * What a route needs from the caller's key: `read` (GET), `write` (changes), `capture` (the lead
- * capture endpoint), `any-key` (any valid key; the MCP endpoint offers tools by the key's scope), or
- * `public` (no key: probes and metrics scrapers).
- */
-export type RouteAccess = 'read' | 'write' | 'capture' | 'any-key' | 'public';
+/** What a route needs from the caller's key: the same access levels as the operation table's. */
+export type RouteAccess = Access;
 
 export const SCOPES_METADATA = 'crm:scopes';
 
-/** Declares what a route needs from the caller's key; every route carries it. */
+/** Declares what a route needs from the caller's key; every route carries it (@Route sets it from the operation). */
 export const Scopes = (access: RouteAccess): CustomDecorator<string> => SetMetadata(SCOPES_METADATA, access);
 
-/** What each key scope is granted. */
-const GRANTS: Record<ApiScope, ReadonlySet<RouteAccess>> = {
-  read: new Set<RouteAccess>(['read']),
-  'read-write': new Set<RouteAccess>(['read', 'write', 'capture']),
-  'capture-only': new Set<RouteAccess>(['capture']),
-};
-
-export function scopeGrants(scope: ApiScope, access: RouteAccess): boolean {
-  return access === 'public' || access === 'any-key' || GRANTS[scope].has(access);
-}
+export { scopeGrants };
 
 /** For a request no route takes (404/405): judged by its method, as a route with that method would be. */
 export function accessForMethod(method: string): RouteAccess {

@@ -1,29 +1,29 @@
 import { DomainError, ErrorCode, Logger } from '@crm/common';
-import { ContactsRpc, SchemaView } from '@crm/contracts';
+import { Ops, scopeGrants } from '@crm/contracts';
+import { RpcCaller } from '@crm/messaging';
 import { Inject, Injectable } from '@nestjs/common';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, CallToolResult, ListToolsRequestSchema, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { contextOf, GatewayRequest, Principal } from '../http/request-context';
-import { ServiceForwarder } from '../routes/service-forwarder';
 import { LOGGER } from '../tokens';
 import { TOOLS, ToolSpec } from './mcp-tools';
 
 const SERVER_INFO = { name: 'crm', version: '0.1.0' };
 
+/** The same rule as the tool's HTTP route: a tool a key could not call is not offered to it. */
 function visibleTo(principal: Principal, tool: ToolSpec): boolean {
-  if (principal.scope === 'read-write') return true;
-  return principal.scope === 'read' && tool.access === 'read';
+  return scopeGrants(principal.scope, tool.access);
 }
 
 /**
  * The MCP server for one request: the caller's key decides which tools exist, and every tool call goes
- * to the owning service through the gateway's ServiceForwarder, exactly as the matching HTTP route does
+ * to the owning service as its operation, exactly as the matching HTTP route does
  * (same validation, rules, events); only the answer's wrapping differs.
  */
 @Injectable()
 export class McpService {
   constructor(
-    private readonly forward: ServiceForwarder,
+    private readonly rpc: RpcCaller,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -41,7 +41,7 @@ export class McpService {
 
   private async describeTools(req: GatewayRequest, principal: Principal): Promise<Tool[]> {
     const tools = TOOLS.filter((tool) => visibleTo(principal, tool));
-    const objects = tools.some((tool) => tool.rpc.startsWith('contacts.records.')) ? await this.customObjects(req) : [];
+    const objects = tools.some((tool) => tool.takesObject) ? await this.customObjects(req) : [];
     return tools.map((tool) => ({
       name: tool.name,
       title: tool.title,
@@ -60,7 +60,7 @@ export class McpService {
   /** Slugs of the active custom objects, from the live schema, so record tools can name them. */
   private async customObjects(req: GatewayRequest): Promise<string[]> {
     try {
-      const schema = (await this.forward.send(ContactsRpc.Schema, { ctx: contextOf(req), params: {}, query: {}, body: null })) as { data: SchemaView };
+      const schema = await this.rpc.call(Ops.schema.get, contextOf(req), {}, { trace: req.traceContext });
       return schema.data.objects.filter((object) => object.kind === 'custom').map((object) => object.slug);
     } catch (err) {
       this.logger.warn({ err: (err as Error).message, request_id: req.id }, 'could not read the schema for MCP tool descriptions');
@@ -76,7 +76,7 @@ export class McpService {
     }
     try {
       const parts = tool.route(args);
-      const result = await this.forward.send(tool.rpc, { ctx: contextOf(req), ...parts });
+      const result = await this.rpc.call(tool.op, contextOf(req), parts, { trace: req.traceContext });
       const structured = (result ?? {}) as Record<string, unknown>;
       return { content: [{ type: 'text', text: summarize(tool, structured) }], structuredContent: structured };
     } catch (err) {

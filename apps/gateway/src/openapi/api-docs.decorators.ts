@@ -12,6 +12,8 @@ export const QUERY_EXTENSION = 'x-crm-query';
 
 interface Describe {
   summary: string;
+  /** Set where the controller's class and method names would not give it (`<group>_<key>` of the operation table). */
+  operationId?: string;
   /** The request class of the body (a class-validator DTO from @crm/contracts). */
   body?: Type<unknown>;
   /** The request class of the query string. */
@@ -27,9 +29,9 @@ interface Reply {
   secret?: boolean;
 }
 
-function requestOf({ summary, body, query }: Describe) {
+function requestOf({ summary, operationId, body, query }: Describe) {
   return [
-    ApiOperation({ summary }),
+    ApiOperation({ summary, ...(operationId ? { operationId } : {}) }),
     ...(body ? [ApiExtension(BODY_EXTENSION, body.name)] : []),
     ...(query ? [ApiExtension(QUERY_EXTENSION, query.name)] : []),
   ];
@@ -59,8 +61,14 @@ export function ApiResource(status: number, view: Type<unknown>, describe: Descr
   );
 }
 
-/** A page: `{data: [...], has_more, next_cursor}`; `next_cursor` only when `has_more` is true. */
-export function ApiPage(view: Type<unknown>, describe: Describe) {
+/**
+ * A page: `{data: [...], has_more, next_cursor}`; `next_cursor` only when `has_more` is true. A projected
+ * page (a query's answer) holds the view, or `{id, ...}` with the paths the request named in `fields`.
+ */
+export function ApiPage(view: Type<unknown>, describe: Describe, projected = false) {
+  const item = projected
+    ? { anyOf: [{ $ref: getSchemaPath(view) }, { type: 'object', required: ['id'], properties: { id: { type: 'string' } }, additionalProperties: true }] }
+    : { $ref: getSchemaPath(view) };
   return applyDecorators(
     ...requestOf(describe),
     ApiExtraModels(view),
@@ -70,7 +78,7 @@ export function ApiPage(view: Type<unknown>, describe: Describe) {
         type: 'object',
         required: ['data', 'has_more'],
         properties: {
-          data: { type: 'array', items: { $ref: getSchemaPath(view) } },
+          data: { type: 'array', items: item },
           has_more: { type: 'boolean' },
           next_cursor: { type: 'string', description: 'Opaque; send it as `cursor` for the next page.' },
         },

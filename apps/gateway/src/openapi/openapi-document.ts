@@ -4,6 +4,7 @@ import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { PUBLIC_PATHS } from '../http/access.middleware';
 import { BODY_EXTENSION, QUERY_EXTENSION } from './api-docs.decorators';
 import { ErrorView } from './error.view';
+import { QUERY_EXPRESSION_SCHEMAS } from '@crm/contracts';
 
 /** The release this document describes; kept equal to package.json's version (a test checks). */
 export const API_VERSION = '0.1.0';
@@ -145,6 +146,11 @@ export function completeDocument(document: OpenAPIObject): OpenAPIObject {
     ]),
   );
   for (const name of reachable(requestSchemas, used)) schemas[name] = requestSchemas[name];
+  // A query's filter is recursive, which class-validator rules cannot say: its schema is written out once.
+  if (schemas.RecordQueryDto) {
+    Object.assign(schemas, QUERY_EXPRESSION_SCHEMAS);
+    (schemas.RecordQueryDto.properties as Record<string, Schema>).filter = { $ref: '#/components/schemas/QueryExpression' };
+  }
   return toOpenApi31(document) as OpenAPIObject;
 }
 

@@ -1,4 +1,4 @@
-import { decodeCursor, diffFields, DomainError, ErrorCode, IdPrefix, isId, newId, Page, pageSize, FieldSpec, ServiceConfig, toPage } from '@crm/common';
+import { decodeCursor, diffFields, DomainError, ErrorCode, fieldSpecs, IdPrefix, isId, newId, Page, pageSize, ServiceConfig, toPage } from '@crm/common';
 import {
   CreateWebhookDto,
   DeliveryView,
@@ -26,13 +26,7 @@ import { presentSubscription } from './subscription.presenter';
 
 const CREATE_LOCK = 'crm:webhooks:create';
 /** Fields a PATCH may change, with their column properties. */
-const WEBHOOK_FIELDS: FieldSpec<Subscription>[] = [
-  { api: 'name', prop: 'name', kind: 'value' },
-  { api: 'url', prop: 'url', kind: 'value' },
-  { api: 'event_types', prop: 'eventTypes', kind: 'value' },
-  { api: 'status', prop: 'status', kind: 'value' },
-  { api: 'metadata', prop: 'metadata', kind: 'json' },
-];
+const WEBHOOK_FIELDS = fieldSpecs<Subscription>({ name: 'value', url: 'value', event_types: 'value', status: 'value', metadata: 'json' });
 /** A ping must answer before the gateway gives up on the request. */
 const PING_HEADROOM_MS = 500;
 

@@ -1,38 +1,27 @@
-import { PageQuery } from '@crm/common';
-import { IsDefined, IsIn, IsOptional, IsRFC3339, IsString, MaxLength } from 'class-validator';
+import { IsDefined, IsOptional, IsRFC3339 } from 'class-validator';
+import { ContactLink, DealLink, IfPresent, IsIdOf, IsOneOf, MetadataInput, Text } from '../dto-helpers';
+import { PageQuery } from '../paging';
 import { CustomFieldsInput } from '../schema/field-values';
-import { SchemaField } from '../schema/schema-field';
-import { IfPresent, IsIdOf } from '../dto-helpers';
-import { IsMetadata } from '@crm/common';
 import { ACTIVITY_STATUSES, ACTIVITY_TYPES, ActivityStatus, ActivityType, ContactsLimits } from './values';
 
-const TYPE_MESSAGE = `type must be one of ${ACTIVITY_TYPES.join(', ')}`;
-const STATUS_MESSAGE = `status must be one of ${ACTIVITY_STATUSES.join(', ')}`;
 const OCCURRED_MESSAGE = 'occurred_at must be an RFC 3339 date-time, e.g. 2030-01-01T00:00:00Z';
 
 class ActivityFieldsDto {
   @IsOptional()
-  @IsString({ message: 'subject must be a string' })
-  @MaxLength(ContactsLimits.subject, { message: `subject must be at most ${ContactsLimits.subject} characters` })
+  @Text(ContactsLimits.subject)
   subject?: string | null;
 
   @IsOptional()
-  @IsString({ message: 'body must be a string' })
-  @MaxLength(ContactsLimits.body, { message: `body must be at most ${ContactsLimits.body} characters` })
+  @Text(ContactsLimits.body)
   body?: string | null;
 
-  @IsOptional()
-  @SchemaField({ reference_target: 'contacts' })
-  @IsIdOf('cont', 'contact_id')
+  @ContactLink()
   contact_id?: string | null;
 
-  @IsOptional()
-  @SchemaField({ reference_target: 'deals' })
-  @IsIdOf('deal', 'deal_id')
+  @DealLink()
   deal_id?: string | null;
 
-  @IsOptional()
-  @IsMetadata()
+  @MetadataInput()
   metadata?: Record<string, unknown> | null;
 
   /** Values of the custom fields defined on activities (POST /objects/activities/fields); PATCH merges by key. */
@@ -42,11 +31,11 @@ class ActivityFieldsDto {
 
 export class CreateActivityDto extends ActivityFieldsDto {
   @IsDefined({ message: 'type is required' })
-  @IsIn(ACTIVITY_TYPES, { message: TYPE_MESSAGE })
+  @IsOneOf(ACTIVITY_TYPES)
   type!: ActivityType;
 
   @IsOptional()
-  @IsIn(ACTIVITY_STATUSES, { message: STATUS_MESSAGE })
+  @IsOneOf(ACTIVITY_STATUSES)
   status?: ActivityStatus;
 
   @IsOptional()
@@ -56,11 +45,11 @@ export class CreateActivityDto extends ActivityFieldsDto {
 
 export class UpdateActivityDto extends ActivityFieldsDto {
   @IfPresent()
-  @IsIn(ACTIVITY_TYPES, { message: TYPE_MESSAGE })
+  @IsOneOf(ACTIVITY_TYPES)
   type?: ActivityType;
 
   @IfPresent()
-  @IsIn(ACTIVITY_STATUSES, { message: STATUS_MESSAGE })
+  @IsOneOf(ACTIVITY_STATUSES)
   status?: ActivityStatus;
 
   @IfPresent()
@@ -70,11 +59,11 @@ export class UpdateActivityDto extends ActivityFieldsDto {
 
 export class ListActivitiesQuery extends PageQuery {
   @IsOptional()
-  @IsIn(ACTIVITY_TYPES, { message: TYPE_MESSAGE })
+  @IsOneOf(ACTIVITY_TYPES)
   type?: ActivityType;
 
   @IsOptional()
-  @IsIn(ACTIVITY_STATUSES, { message: STATUS_MESSAGE })
+  @IsOneOf(ACTIVITY_STATUSES)
   status?: ActivityStatus;
 
   @IsOptional()

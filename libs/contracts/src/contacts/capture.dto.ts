@@ -1,44 +1,35 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsMetadata } from '@crm/common';
-import { IsDefined, IsEmail, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
-import { Normalise, Trim } from '../dto-helpers';
+import { IsDefined, IsOptional } from 'class-validator';
+import { IsOneOf, MetadataInput, Text, Trim } from '../dto-helpers';
+import { Email } from './rules';
 import { CONTACT_SOURCES, ContactSource, ContactsLimits } from './values';
-
-const EMAIL_MESSAGE = 'email must be a valid email address';
 
 /** Body of POST /capture: what a website form knows about a person. `null` counts as not given. */
 export class CaptureContactDto {
   @IsDefined({ message: 'email is required' })
-  @Normalise()
-  @IsString({ message: EMAIL_MESSAGE })
-  @MaxLength(ContactsLimits.email, { message: `email must be at most ${ContactsLimits.email} characters` })
-  @IsEmail({}, { message: EMAIL_MESSAGE })
+  @Email()
   email!: string;
 
   @IsOptional()
   @Trim()
-  @IsString({ message: 'first_name must be a string' })
-  @MaxLength(ContactsLimits.name, { message: `first_name must be at most ${ContactsLimits.name} characters` })
+  @Text(ContactsLimits.name)
   first_name?: string | null;
 
   @IsOptional()
   @Trim()
-  @IsString({ message: 'last_name must be a string' })
-  @MaxLength(ContactsLimits.name, { message: `last_name must be at most ${ContactsLimits.name} characters` })
+  @Text(ContactsLimits.name)
   last_name?: string | null;
 
   @IsOptional()
-  @IsIn(CONTACT_SOURCES, { message: `source must be one of ${CONTACT_SOURCES.join(', ')}` })
+  @IsOneOf(CONTACT_SOURCES)
   source?: ContactSource | null;
 
   @IsOptional()
   @Trim()
-  @IsString({ message: 'source_detail must be a string' })
-  @MaxLength(ContactsLimits.sourceDetail, { message: `source_detail must be at most ${ContactsLimits.sourceDetail} characters` })
+  @Text(ContactsLimits.sourceDetail)
   source_detail?: string | null;
 
-  @IsOptional()
-  @IsMetadata()
+  @MetadataInput()
   metadata?: Record<string, unknown> | null;
 }
 

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { RelatedSummary } from '../related';
 
-/** Body of ContactsInternalRpc.Resolve. Unknown ids are simply absent from the reply. */
+/** Body of Ops.contactsInternal.resolve. Unknown ids are simply absent from the reply. */
 export interface ResolveContactsRequest {
   contact_ids?: string[];
   company_ids?: string[];

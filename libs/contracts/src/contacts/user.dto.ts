@@ -1,7 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PageQuery } from '@crm/common';
-import { IsDefined, IsEmail, IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
-import { IfPresent, Normalise, Trim } from '../dto-helpers';
+import { IsDefined, IsOptional } from 'class-validator';
+import { IfPresent, IsOneOf, NonEmptyText, Normalise, Text, Trim } from '../dto-helpers';
+import { PageQuery } from '../paging';
+import { Email } from './rules';
 import { ContactsLimits } from './values';
 
 /** Roles of team members. Roles are labels for now: API keys, not users, carry permissions (scopes). */
@@ -11,46 +12,37 @@ export type UserRole = (typeof USER_ROLES)[number];
 export class CreateUserDto {
   @IsDefined({ message: 'name is required' })
   @Trim()
-  @IsString({ message: 'name must be a string' })
-  @Length(1, ContactsLimits.name, { message: `name must be 1 to ${ContactsLimits.name} characters` })
+  @NonEmptyText(ContactsLimits.name)
   name!: string;
 
   @IsDefined({ message: 'email is required' })
-  @Normalise()
-  @IsString({ message: 'email must be a valid email address' })
-  @MaxLength(ContactsLimits.email, { message: `email must be at most ${ContactsLimits.email} characters` })
-  @IsEmail({}, { message: 'email must be a valid email address' })
+  @Email()
   email!: string;
 
   @IsOptional()
-  @IsIn(USER_ROLES, { message: `role must be one of ${USER_ROLES.join(', ')}` })
+  @IsOneOf(USER_ROLES)
   role?: UserRole;
 }
 
 export class UpdateUserDto {
   @IfPresent()
   @Trim()
-  @IsString({ message: 'name must be a string' })
-  @Length(1, ContactsLimits.name, { message: `name must be 1 to ${ContactsLimits.name} characters` })
+  @NonEmptyText(ContactsLimits.name)
   name?: string;
 
   @IfPresent()
-  @Normalise()
-  @IsString({ message: 'email must be a valid email address' })
-  @MaxLength(ContactsLimits.email, { message: `email must be at most ${ContactsLimits.email} characters` })
-  @IsEmail({}, { message: 'email must be a valid email address' })
+  @Email()
   email?: string;
 
   @IfPresent()
-  @IsIn(USER_ROLES, { message: `role must be one of ${USER_ROLES.join(', ')}` })
+  @IsOneOf(USER_ROLES)
   role?: UserRole;
 }
 
 export class ListUsersQuery extends PageQuery {
   @IsOptional()
   @Normalise()
-  @IsString({ message: 'email must be a string' })
-  @MaxLength(ContactsLimits.email, { message: `email must be at most ${ContactsLimits.email} characters` })
+  @Text(ContactsLimits.email)
   email?: string;
 }
 

@@ -1,3 +1,5 @@
+import { METADATA_MAX_BYTES, METADATA_MAX_KEY_LENGTH, METADATA_MAX_KEYS } from '../metadata';
+
 /** Allowed values of the enumerated fields of contacts, companies, activities and tasks. */
 export const CONTACT_STAGES = ['lead', 'prospect', 'customer', 'churned'] as const;
 export type ContactStage = (typeof CONTACT_STAGES)[number];
@@ -33,7 +35,7 @@ export const ContactsLimits = {
   body: 20000,
   taskTitle: 500,
   resolveIds: 500,
-  metadataKeys: 50,
-  metadataKeyLength: 40,
-  metadataBytes: 16 * 1024,
+  metadataKeys: METADATA_MAX_KEYS,
+  metadataKeyLength: METADATA_MAX_KEY_LENGTH,
+  metadataBytes: METADATA_MAX_BYTES,
 } as const;

@@ -1,8 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsIdOf, IfPresent } from '../dto-helpers';
-import { IsMetadata, PageQuery, QueryInt } from '@crm/common';
-import { Transform, Type } from 'class-transformer';
-import { IsDefined, IsIn, IsInt, IsOptional, IsRFC3339, IsString, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsDefined, IsOptional, IsRFC3339 } from 'class-validator';
+import { CompanyLink, ContactLink, DateTimeFilter, IfPresent, IsIdOf, IsOneOf, MetadataInput, NonEmptyText, OwnerLink, RefersTo, Rules, WholeNumber } from '../dto-helpers';
+import { PageQuery, QueryInt } from '../paging';
 import { RelatedSummary } from '../related';
 import { CustomFieldsInput } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';
@@ -20,65 +20,33 @@ export const LOSS_REASON_MAX = 500;
 /** Largest value a JSON number carries exactly: 2^53 - 1 cents. */
 export const DEAL_VALUE_MAX = Number.MAX_SAFE_INTEGER;
 
+/*
+ * Rules of the fields create and update treat differently. Create requires name, pipeline and stage and
+ * defaults value, currency and status (null there counts as not given); update may leave any of them
+ * out, but none can be set to null.
+ */
+const Name = () => NonEmptyText(DEAL_NAME_MAX);
+const Pipeline = () => RefersTo('pipelines', 'pipe', 'pipeline_id');
+const Stage = () => RefersTo('stages', 'stg', 'stage_id');
+const Cents = () => WholeNumber(DEAL_VALUE_MAX, 'an integer number of cents');
+const Value = () => Rules(SchemaField({ type: 'currency' }), Cents());
+const Currency = () => Rules(Transform(upperCase), IsCurrencyCode({ message: 'currency must be an ISO 4217 code such as USD' }));
+const Status = () => IsOneOf(DEAL_STATUSES);
 
-
-export class CreateDealDto {
-  @IsDefined({ message: 'name is required' })
-  @IsString({ message: 'name must be a string' })
-  @Length(1, DEAL_NAME_MAX, { message: `name must be 1 to ${DEAL_NAME_MAX} characters` })
-  name!: string;
-
-  @IsDefined({ message: 'pipeline_id is required' })
-  @SchemaField({ reference_target: 'pipelines' })
-  @IsIdOf('pipe', 'pipeline_id')
-  pipeline_id!: string;
-
-  @IsDefined({ message: 'stage_id is required' })
-  @SchemaField({ reference_target: 'stages' })
-  @IsIdOf('stg', 'stage_id')
-  stage_id!: string;
-
-  @IsOptional()
-  @SchemaField({ reference_target: 'contacts' })
-  @IsIdOf('cont', 'contact_id')
-  contact_id?: string | null;
-
-  @IsOptional()
-  @SchemaField({ reference_target: 'companies' })
-  @IsIdOf('comp', 'company_id')
-  company_id?: string | null;
-
-  @IsOptional()
-  @SchemaField({ type: 'currency' })
-  @IsInt({ message: 'value must be an integer number of cents' })
-  @Min(0, { message: 'value must be zero or more' })
-  @Max(DEAL_VALUE_MAX, { message: `value must be at most ${DEAL_VALUE_MAX}` })
-  value?: number;
-
-  @IsOptional()
-  @Transform(upperCase)
-  @IsCurrencyCode({ message: 'currency must be an ISO 4217 code such as USD' })
-  currency?: string;
-
-  @IsOptional()
-  @IsIn(DEAL_STATUSES, { message: `status must be one of ${DEAL_STATUSES.join(', ')}` })
-  status?: DealStatus;
-
+/** The fields create and update treat alike; null clears them. */
+class DealDetailsDto {
   @IsOptional()
   @IsRFC3339({ message: 'expected_close must be an RFC 3339 date-time, e.g. 2030-01-31T00:00:00Z' })
   expected_close?: string | null;
 
-  @IsOptional()
-  @SchemaField({ reference_target: 'users' })
-  @IsIdOf('user', 'owner_id')
+  @OwnerLink()
   owner_id?: string | null;
 
   @IsOptional()
-  @IsIn(DEAL_SOURCES, { message: `source must be one of ${DEAL_SOURCES.join(', ')}` })
+  @IsOneOf(DEAL_SOURCES)
   source?: DealSource | null;
 
-  @IsOptional()
-  @IsMetadata()
+  @MetadataInput()
   metadata?: Record<string, unknown> | null;
 
   /** Values of the custom fields defined on deals (POST /objects/deals/fields); PATCH merges by key. */
@@ -86,111 +54,108 @@ export class CreateDealDto {
   custom_fields?: Record<string, unknown> | null;
 }
 
+export class CreateDealDto extends DealDetailsDto {
+  @IsDefined({ message: 'name is required' })
+  @Name()
+  name!: string;
+
+  @IsDefined({ message: 'pipeline_id is required' })
+  @Pipeline()
+  pipeline_id!: string;
+
+  @IsDefined({ message: 'stage_id is required' })
+  @Stage()
+  stage_id!: string;
+
+  @ContactLink()
+  contact_id?: string | null;
+
+  @CompanyLink()
+  company_id?: string | null;
+
+  @IsOptional()
+  @Value()
+  value?: number;
+
+  @IsOptional()
+  @Currency()
+  currency?: string;
+
+  @IsOptional()
+  @Status()
+  status?: DealStatus;
+}
+
+/**
+ * loss_reason is set by update only. Declared apart from the shared details and after them, so that it
+ * stays the last field of an update, where error details and the documented schema have always had it.
+ */
+class DealUpdateDetailsDto extends DealDetailsDto {
+  @IsOptional()
+  @NonEmptyText(LOSS_REASON_MAX)
+  loss_reason?: string | null;
+}
+
 /** Every create field is optional; name, pipeline_id, stage_id, value, currency and status cannot be null. */
-export class UpdateDealDto {
+export class UpdateDealDto extends DealUpdateDetailsDto {
   @IfPresent()
-  @IsString({ message: 'name must be a string' })
-  @Length(1, DEAL_NAME_MAX, { message: `name must be 1 to ${DEAL_NAME_MAX} characters` })
+  @Name()
   name?: string;
 
   @IfPresent()
-  @SchemaField({ reference_target: 'pipelines' })
-  @IsIdOf('pipe', 'pipeline_id')
+  @Pipeline()
   pipeline_id?: string;
 
   @IfPresent()
-  @SchemaField({ reference_target: 'stages' })
-  @IsIdOf('stg', 'stage_id')
+  @Stage()
   stage_id?: string;
 
-  @IsOptional()
-  @SchemaField({ reference_target: 'contacts' })
-  @IsIdOf('cont', 'contact_id')
+  @ContactLink()
   contact_id?: string | null;
 
-  @IsOptional()
-  @SchemaField({ reference_target: 'companies' })
-  @IsIdOf('comp', 'company_id')
+  @CompanyLink()
   company_id?: string | null;
 
   @IfPresent()
-  @SchemaField({ type: 'currency' })
-  @IsInt({ message: 'value must be an integer number of cents' })
-  @Min(0, { message: 'value must be zero or more' })
-  @Max(DEAL_VALUE_MAX, { message: `value must be at most ${DEAL_VALUE_MAX}` })
+  @Value()
   value?: number;
 
   @IfPresent()
-  @Transform(upperCase)
-  @IsCurrencyCode({ message: 'currency must be an ISO 4217 code such as USD' })
+  @Currency()
   currency?: string;
 
   @IfPresent()
-  @IsIn(DEAL_STATUSES, { message: `status must be one of ${DEAL_STATUSES.join(', ')}` })
+  @Status()
   status?: DealStatus;
-
-  @IsOptional()
-  @IsRFC3339({ message: 'expected_close must be an RFC 3339 date-time, e.g. 2030-01-31T00:00:00Z' })
-  expected_close?: string | null;
-
-  @IsOptional()
-  @SchemaField({ reference_target: 'users' })
-  @IsIdOf('user', 'owner_id')
-  owner_id?: string | null;
-
-  @IsOptional()
-  @IsIn(DEAL_SOURCES, { message: `source must be one of ${DEAL_SOURCES.join(', ')}` })
-  source?: DealSource | null;
-
-  @IsOptional()
-  @IsMetadata()
-  metadata?: Record<string, unknown> | null;
-
-  /** Values of the custom fields defined on deals (POST /objects/deals/fields); PATCH merges by key. */
-  @CustomFieldsInput()
-  custom_fields?: Record<string, unknown> | null;
-
-  @IsOptional()
-  @IsString({ message: 'loss_reason must be a string' })
-  @Length(1, LOSS_REASON_MAX, { message: `loss_reason must be 1 to ${LOSS_REASON_MAX} characters` })
-  loss_reason?: string | null;
 }
 
 export class MoveDealStageDto {
   @IsDefined({ message: 'stage_id is required' })
-  @SchemaField({ reference_target: 'stages' })
-  @IsIdOf('stg', 'stage_id')
+  @Stage()
   stage_id!: string;
 }
-
 
 /** Query of GET /pipelines/:id/deals. */
 export class PipelineDealsQuery extends PageQuery {
   @IsOptional()
-  @IsIn(DEAL_STATUSES, { message: `status must be one of ${DEAL_STATUSES.join(', ')}` })
+  @Status()
   status?: DealStatus;
 
   @IsOptional()
-  @SchemaField({ reference_target: 'stages' })
-  @IsIdOf('stg', 'stage_id')
+  @Stage()
   stage_id?: string;
 }
 
 /** Query of GET /deals. Every filter narrows the list; all must match. */
 export class ListDealsQuery extends PipelineDealsQuery {
   @IsOptional()
-  @SchemaField({ reference_target: 'pipelines' })
-  @IsIdOf('pipe', 'pipeline_id')
+  @Pipeline()
   pipeline_id?: string;
 
-  @IsOptional()
-  @SchemaField({ reference_target: 'contacts' })
-  @IsIdOf('cont', 'contact_id')
+  @ContactLink()
   contact_id?: string;
 
-  @IsOptional()
-  @SchemaField({ reference_target: 'companies' })
-  @IsIdOf('comp', 'company_id')
+  @CompanyLink()
   company_id?: string;
 
   @IsOptional()
@@ -199,31 +164,23 @@ export class ListDealsQuery extends PipelineDealsQuery {
 
   @IsOptional()
   @QueryInt()
-  @IsInt({ message: 'min_value must be an integer number of cents' })
-  @Min(0, { message: 'min_value must be zero or more' })
-  @Max(DEAL_VALUE_MAX, { message: `min_value must be at most ${DEAL_VALUE_MAX}` })
+  @Cents()
   min_value?: number;
 
   @IsOptional()
   @QueryInt()
-  @IsInt({ message: 'max_value must be an integer number of cents' })
-  @Min(0, { message: 'max_value must be zero or more' })
-  @Max(DEAL_VALUE_MAX, { message: `max_value must be at most ${DEAL_VALUE_MAX}` })
+  @Cents()
   max_value?: number;
 
   @IsOptional()
   @QueryInt()
-  @IsInt({ message: 'days_since_activity_gt must be an integer' })
-  @Min(0, { message: 'days_since_activity_gt must be zero or more' })
-  @Max(36500, { message: 'days_since_activity_gt must be at most 36500' })
+  @WholeNumber(36500)
   days_since_activity_gt?: number;
 
-  @IsOptional()
-  @IsRFC3339({ message: 'created_after must be an RFC 3339 date-time' })
+  @DateTimeFilter()
   created_after?: string;
 
-  @IsOptional()
-  @IsRFC3339({ message: 'created_before must be an RFC 3339 date-time' })
+  @DateTimeFilter()
   created_before?: string;
 }
 

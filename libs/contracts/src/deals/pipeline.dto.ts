@@ -1,27 +1,10 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsIdOf } from '../dto-helpers';
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  IsArray,
-  IsBoolean,
-  IsDefined,
-  IsIn,
-  IsInt,
-  IsNumber,
-  IsOptional,
-  IsString,
-  Length,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  ValidateIf,
-  ValidateNested,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsNumber, IsOptional, IsString, Matches, Max, Min, ValidateNested } from 'class-validator';
+import { IfPresent, IsIdOf, IsOneOf, MetadataInput, NonEmptyText, WholeNumber } from '../dto-helpers';
+import { IsMetadata } from '../metadata';
 import { CustomFieldsInput } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';
-import { IsMetadata } from '@crm/common';
 
 export const STAGE_TYPES = ['open', 'won', 'lost'] as const;
 export type StageType = (typeof STAGE_TYPES)[number];
@@ -34,18 +17,15 @@ export const STAGE_NAME_MAX = 100;
 /** A stage as sent inside POST /pipelines, and the body of POST /pipelines/:id/stages. */
 export class StageInputDto {
   @IsDefined({ message: 'name is required' })
-  @IsString({ message: 'name must be a string' })
-  @Length(1, STAGE_NAME_MAX, { message: `name must be 1 to ${STAGE_NAME_MAX} characters` })
+  @NonEmptyText(STAGE_NAME_MAX)
   name!: string;
 
   @IsDefined({ message: 'type is required' })
-  @IsIn(STAGE_TYPES, { message: `type must be one of ${STAGE_TYPES.join(', ')}` })
+  @IsOneOf(STAGE_TYPES)
   type!: StageType;
 
   @IsOptional()
-  @IsInt({ message: 'position must be an integer' })
-  @Min(0, { message: 'position must be zero or more' })
-  @Max(MAX_STAGES_PER_PIPELINE, { message: `position must be at most ${MAX_STAGES_PER_PIPELINE}` })
+  @WholeNumber(MAX_STAGES_PER_PIPELINE)
   position?: number;
 
   @IsOptional()
@@ -62,8 +42,7 @@ export class StageInputDto {
 
 export class CreatePipelineDto {
   @IsDefined({ message: 'name is required' })
-  @IsString({ message: 'name must be a string' })
-  @Length(1, PIPELINE_NAME_MAX, { message: `name must be 1 to ${PIPELINE_NAME_MAX} characters` })
+  @NonEmptyText(PIPELINE_NAME_MAX)
   name!: string;
 
   @IsOptional()
@@ -78,8 +57,7 @@ export class CreatePipelineDto {
   @SchemaField({ items: () => StageInputDto })
   stages?: StageInputDto[];
 
-  @IsOptional()
-  @IsMetadata()
+  @MetadataInput()
   metadata?: Record<string, unknown>;
 
   /** Values of the custom fields defined on pipelines (POST /objects/pipelines/fields); PATCH merges by key. */
@@ -88,16 +66,15 @@ export class CreatePipelineDto {
 }
 
 export class UpdatePipelineDto {
-  @ValidateIf((o: UpdatePipelineDto) => o.name !== undefined)
-  @IsString({ message: 'name must be a string' })
-  @Length(1, PIPELINE_NAME_MAX, { message: `name must be 1 to ${PIPELINE_NAME_MAX} characters` })
+  @IfPresent()
+  @NonEmptyText(PIPELINE_NAME_MAX)
   name?: string;
 
-  @ValidateIf((o: UpdatePipelineDto) => o.is_default !== undefined)
+  @IfPresent()
   @IsBoolean({ message: 'is_default must be a boolean' })
   is_default?: boolean;
 
-  @ValidateIf((o: UpdatePipelineDto) => o.metadata !== undefined)
+  @IfPresent()
   @IsMetadata()
   metadata?: Record<string, unknown>;
 

@@ -1,4 +1,4 @@
-import { PageQuery } from '@crm/common';
+import { PageQuery } from '../paging';
 import { IsOptional, IsString, MaxLength } from 'class-validator';
 
 export class ListEventsQuery extends PageQuery {

@@ -113,7 +113,7 @@ export class ImportCompletedData {
   counts!: ImportCounts;
 }
 
-/** A batch of deal rows the import job asks the deals service to apply (DealsInternalRpc.ImportBatch). */
+/** A batch of deal rows the import job asks the deals service to apply (Ops.dealsInternal.importBatch). */
 export interface ImportDealsBatchRequest {
   import_id: string;
   /** Sequence number of the first row: with import_id, it names the batch, which is applied at most once. */

@@ -1,22 +1,7 @@
-import { PageQuery } from '@crm/common';
-import { IfPresent } from '../dto-helpers';
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  ArrayUnique,
-  IsArray,
-  IsBoolean,
-  IsDefined,
-  IsIn,
-  IsObject,
-  IsOptional,
-  IsString,
-  Length,
-  Matches,
-  ValidateIf,
-  ValidateNested,
-} from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsDefined, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
+import { IfPresent, IsOneOf, NonEmptyText, Rules } from '../dto-helpers';
+import { PageQuery } from '../paging';
 import {
   ARRAY_ITEM_TYPES,
   ArrayItemType,
@@ -32,6 +17,8 @@ import {
 } from './field-types';
 
 const SLUG_MESSAGE = 'must start with a lowercase letter and hold only a-z, 0-9 and _ (at most 63 characters)';
+/** A slug, or a field name (`FIELD_NAME_SHAPE`). */
+const Slug = (shape = SLUG_SHAPE) => Rules(IsString({ message: '$property must be a string' }), Matches(shape, { message: `$property ${SLUG_MESSAGE}` }));
 
 class EnumValuesRule {
   @IsOptional()
@@ -44,32 +31,29 @@ class EnumValuesRule {
   enum_values?: string[];
 
   @IsOptional()
-  @IsString({ message: 'reference_target must be a string' })
-  @Matches(SLUG_SHAPE, { message: `reference_target ${SLUG_MESSAGE}` })
+  @Slug()
   reference_target?: string;
 }
 
 /** The item definition of an array field. */
 export class ItemDefinitionDto extends EnumValuesRule {
   @IsDefined({ message: 'type is required' })
-  @IsIn(ARRAY_ITEM_TYPES, { message: `type must be one of ${ARRAY_ITEM_TYPES.join(', ')}` })
+  @IsOneOf(ARRAY_ITEM_TYPES)
   type!: ArrayItemType;
 }
 
 /** A custom field definition: the body of POST /objects/:slug/fields and each entry of `fields`. */
 export class FieldDefinitionDto extends EnumValuesRule {
   @IsDefined({ message: 'name is required' })
-  @IsString({ message: 'name must be a string' })
-  @Matches(FIELD_NAME_SHAPE, { message: `name ${SLUG_MESSAGE}` })
+  @Slug(FIELD_NAME_SHAPE)
   name!: string;
 
   @IsOptional()
-  @IsString({ message: 'label must be a string' })
-  @Length(1, SchemaLimits.fieldLabel, { message: `label must be 1 to ${SchemaLimits.fieldLabel} characters` })
+  @NonEmptyText(SchemaLimits.fieldLabel)
   label?: string;
 
   @IsDefined({ message: 'type is required' })
-  @IsIn(FIELD_TYPES, { message: `type must be one of ${FIELD_TYPES.join(', ')}` })
+  @IsOneOf(FIELD_TYPES)
   type!: FieldType;
 
   @IsOptional()
@@ -93,29 +77,25 @@ export class FieldDefinitionDto extends EnumValuesRule {
  */
 export class UpdateFieldDefinitionDto {
   @IfPresent()
-  @IsString({ message: 'name must be a string' })
-  @Matches(FIELD_NAME_SHAPE, { message: `name ${SLUG_MESSAGE}` })
+  @Slug(FIELD_NAME_SHAPE)
   name?: string;
 
   @IfPresent()
-  @IsString({ message: 'label must be a string' })
-  @Length(1, SchemaLimits.fieldLabel, { message: `label must be 1 to ${SchemaLimits.fieldLabel} characters` })
+  @NonEmptyText(SchemaLimits.fieldLabel)
   label?: string;
 }
 
 export class CreateObjectTypeDto {
   @IsDefined({ message: 'name is required' })
-  @IsString({ message: 'name must be a string' })
-  @Length(1, SchemaLimits.objectName, { message: `name must be 1 to ${SchemaLimits.objectName} characters` })
+  @NonEmptyText(SchemaLimits.objectName)
   name!: string;
 
   @IsDefined({ message: 'slug is required' })
-  @IsString({ message: 'slug must be a string' })
-  @Matches(SLUG_SHAPE, { message: `slug ${SLUG_MESSAGE}` })
+  @Slug()
   slug!: string;
 
   @IsOptional()
-  @IsIn(ENFORCEMENT_LEVELS, { message: `enforcement_level must be one of ${ENFORCEMENT_LEVELS.join(', ')}` })
+  @IsOneOf(ENFORCEMENT_LEVELS)
   enforcement_level?: EnforcementLevel;
 
   @IsOptional()
@@ -129,22 +109,21 @@ export class CreateObjectTypeDto {
 /** PATCH /objects/:slug. Fields are added with POST /objects/:slug/fields; the slug never changes. */
 export class UpdateObjectTypeDto {
   @IfPresent()
-  @IsString({ message: 'name must be a string' })
-  @Length(1, SchemaLimits.objectName, { message: `name must be 1 to ${SchemaLimits.objectName} characters` })
+  @NonEmptyText(SchemaLimits.objectName)
   name?: string;
 
   @IfPresent()
-  @IsIn(ENFORCEMENT_LEVELS, { message: `enforcement_level must be one of ${ENFORCEMENT_LEVELS.join(', ')}` })
+  @IsOneOf(ENFORCEMENT_LEVELS)
   enforcement_level?: EnforcementLevel;
 
   @IfPresent()
-  @IsIn(OBJECT_TYPE_STATUSES, { message: `status must be one of ${OBJECT_TYPE_STATUSES.join(', ')}` })
+  @IsOneOf(OBJECT_TYPE_STATUSES)
   status?: ObjectTypeStatus;
 }
 
 export class ListObjectTypesQuery extends PageQuery {
   @IsOptional()
-  @IsIn(OBJECT_TYPE_STATUSES, { message: `status must be one of ${OBJECT_TYPE_STATUSES.join(', ')}` })
+  @IsOneOf(OBJECT_TYPE_STATUSES)
   status?: ObjectTypeStatus;
 }
 

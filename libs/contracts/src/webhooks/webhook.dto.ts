@@ -1,8 +1,8 @@
-import { PageQuery } from '@crm/common';
-import { IsIdOf } from '../dto-helpers';
-import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsDefined, IsIn, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsDefined, IsIn, IsOptional, IsString, Matches } from 'class-validator';
+import { IfPresent, IfPresentAndNotNull, IsIdOf, IsOneOf, MetadataInput, NonEmptyText, Rules } from '../dto-helpers';
 import { EVENT_TYPES } from '../events';
-import { IsMetadata } from '@crm/common';
+import { IsMetadata } from '../metadata';
+import { PageQuery } from '../paging';
 
 export const WEBHOOK_STATUSES = ['active', 'paused', 'disabled'] as const;
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
@@ -15,85 +15,79 @@ export const WEBHOOK_URL_MAX_LENGTH = 2048;
 export const WEBHOOK_EVENT_TYPES_MAX = 100;
 /** Standard Webhooks: `whsec_` followed by the base64 of a 24 to 64 byte key. */
 export const SIGNING_SECRET_SHAPE = /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/;
-/** Optional, but when present it must be valid: `null` is not a way to clear a required field. */
-const IsAbsentOrValid = () => ValidateIf((_, value) => value !== undefined);
-
 const SECRET_MESSAGE = 'secret must be whsec_ followed by the base64 of 24 to 64 random bytes';
+const Secret = () => Rules(IsString({ message: SECRET_MESSAGE }), Matches(SIGNING_SECRET_SHAPE, { message: SECRET_MESSAGE }));
+
+/** `event_types`; the message for an empty list tells how to ask for every type, which differs between create and update. */
+const EventTypes = (emptyMessage: string) =>
+  Rules(
+    IsArray({ message: 'event_types must be an array of event types' }),
+    ArrayMinSize(1, { message: emptyMessage }),
+    ArrayMaxSize(WEBHOOK_EVENT_TYPES_MAX, { message: `event_types may list at most ${WEBHOOK_EVENT_TYPES_MAX} types` }),
+    ArrayUnique({ message: 'event_types must not repeat a type' }),
+    IsIn(EVENT_TYPES, { each: true, message: 'event_types may only contain known event types (see GET /events)' }),
+  );
 
 export class CreateWebhookDto {
   @IsDefined({ message: 'name is required' })
-  @IsString({ message: 'name must be a string' })
-  @Length(1, WEBHOOK_NAME_MAX_LENGTH, { message: `name must be 1 to ${WEBHOOK_NAME_MAX_LENGTH} characters` })
+  @NonEmptyText(WEBHOOK_NAME_MAX_LENGTH)
   name!: string;
 
   @IsDefined({ message: 'url is required' })
-  @IsString({ message: 'url must be a string' })
-  @Length(1, WEBHOOK_URL_MAX_LENGTH, { message: `url must be 1 to ${WEBHOOK_URL_MAX_LENGTH} characters` })
+  @NonEmptyText(WEBHOOK_URL_MAX_LENGTH)
   url!: string;
 
-  @IsAbsentOrValid()
-  @IsString({ message: SECRET_MESSAGE })
-  @Matches(SIGNING_SECRET_SHAPE, { message: SECRET_MESSAGE })
+  /** Omitted: one is generated. When present it must be valid; null is not a way to leave it out. */
+  @IfPresent()
+  @Secret()
   secret?: string;
 
   /** Omitted or null: every event type. */
   @IsOptional()
-  @IsArray({ message: 'event_types must be an array of event types' })
-  @ArrayMinSize(1, { message: 'event_types must not be empty; omit it (or send null) to receive every event type' })
-  @ArrayMaxSize(WEBHOOK_EVENT_TYPES_MAX, { message: `event_types may list at most ${WEBHOOK_EVENT_TYPES_MAX} types` })
-  @ArrayUnique({ message: 'event_types must not repeat a type' })
-  @IsIn(EVENT_TYPES, { each: true, message: 'event_types may only contain known event types (see GET /events)' })
+  @EventTypes('event_types must not be empty; omit it (or send null) to receive every event type')
   event_types?: string[] | null;
 
-  @IsOptional()
-  @IsMetadata()
+  @MetadataInput()
   metadata?: Record<string, unknown>;
 }
 
 export class UpdateWebhookDto {
-  @IsAbsentOrValid()
-  @IsString({ message: 'name must be a string' })
-  @Length(1, WEBHOOK_NAME_MAX_LENGTH, { message: `name must be 1 to ${WEBHOOK_NAME_MAX_LENGTH} characters` })
+  @IfPresent()
+  @NonEmptyText(WEBHOOK_NAME_MAX_LENGTH)
   name?: string;
 
-  @IsAbsentOrValid()
-  @IsString({ message: 'url must be a string' })
-  @Length(1, WEBHOOK_URL_MAX_LENGTH, { message: `url must be 1 to ${WEBHOOK_URL_MAX_LENGTH} characters` })
+  @IfPresent()
+  @NonEmptyText(WEBHOOK_URL_MAX_LENGTH)
   url?: string;
 
-  @IsAbsentOrValid()
-  @IsString({ message: SECRET_MESSAGE })
-  @Matches(SIGNING_SECRET_SHAPE, { message: SECRET_MESSAGE })
+  @IfPresent()
+  @Secret()
   secret?: string;
 
   /** null switches the subscription to every event type. */
-  @ValidateIf((_, value) => value !== undefined && value !== null)
-  @IsArray({ message: 'event_types must be an array of event types' })
-  @ArrayMinSize(1, { message: 'event_types must not be empty; send null to receive every event type' })
-  @ArrayMaxSize(WEBHOOK_EVENT_TYPES_MAX, { message: `event_types may list at most ${WEBHOOK_EVENT_TYPES_MAX} types` })
-  @ArrayUnique({ message: 'event_types must not repeat a type' })
-  @IsIn(EVENT_TYPES, { each: true, message: 'event_types may only contain known event types (see GET /events)' })
+  @IfPresentAndNotNull()
+  @EventTypes('event_types must not be empty; send null to receive every event type')
   event_types?: string[] | null;
 
-  @IsAbsentOrValid()
-  @IsIn(WEBHOOK_STATUSES, { message: `status must be one of ${WEBHOOK_STATUSES.join(', ')}` })
+  @IfPresent()
+  @IsOneOf(WEBHOOK_STATUSES)
   status?: WebhookStatus;
 
   /** Replaces the whole metadata object; {} clears it. */
-  @IsAbsentOrValid()
+  @IfPresent()
   @IsMetadata()
   metadata?: Record<string, unknown>;
 }
 
 export class ListWebhooksQuery extends PageQuery {
   @IsOptional()
-  @IsIn(WEBHOOK_STATUSES, { message: `status must be one of ${WEBHOOK_STATUSES.join(', ')}` })
+  @IsOneOf(WEBHOOK_STATUSES)
   status?: WebhookStatus;
 }
 
 export class ListDeliveriesQuery extends PageQuery {
   @IsOptional()
-  @IsIn(DELIVERY_STATUSES, { message: `status must be one of ${DELIVERY_STATUSES.join(', ')}` })
+  @IsOneOf(DELIVERY_STATUSES)
   status?: DeliveryStatus;
 }
 

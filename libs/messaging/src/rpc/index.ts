@@ -2,3 +2,4 @@ export * from './crm-nats.client';
 export * from './crm-nats.server';
 export * from './rpc-clients.module';
 export * from './rpc-errors';
+export * from './rpc-caller';

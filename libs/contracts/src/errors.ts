@@ -16,6 +16,8 @@ export const ErrorCode = {
   NotImplemented: 'not_implemented',
   BadGateway: 'bad_gateway',
   ServiceUnavailable: 'service_unavailable',
+  /** A query ran past its time budget: it cannot use an index, or asks for too much at once. */
+  QueryTooExpensive: 'query_too_expensive',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -1,0 +1,166 @@
+import { diffFields, DomainError, FieldSpec, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, KeysetPage, keysetPage, newId, Page, PageQuery, updateReturning } from '@crm/common';
+import { EventType, RequestContext } from '@crm/contracts';
+import { OutboxService } from '@crm/messaging';
+import { BuiltInCustomFieldsService } from '@crm/runtime';
+import { DataSource, EntityManager } from 'typeorm';
+import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { WorkItemRecord } from './record-columns';
+import { DealDirectory, requireContact } from './references';
+import { NOW_MS } from './sql';
+
+/** What a write of any work item may carry besides the fields of its kind. */
+export interface WorkItemInput {
+  contact_id?: string | null;
+  deal_id?: string | null;
+  metadata?: Record<string, unknown> | null;
+  custom_fields?: Record<string, unknown> | null;
+}
+
+/** The types one kind of work item is stored, written and shown with. */
+export interface WorkItemTypes {
+  row: WorkItemRecord & { id: string };
+  create: WorkItemInput;
+  update: WorkItemInput;
+  view: unknown;
+  summary: unknown;
+  event: object;
+}
+
+/** How one kind of work item is named, stored and announced. */
+export interface WorkItemKind<T extends WorkItemTypes> {
+  entity: new () => T['row'];
+  /** The built-in object: whose custom fields the rows keep, and the name its lists and their cursors carry. */
+  object: 'activities' | 'tasks';
+  /** As a 404 names it. */
+  noun: string;
+  prefix: IdPrefix;
+  /** What list queries call a row. */
+  alias: string;
+  /** What a PATCH may change. */
+  fields: FieldSpec<T['row']>[];
+  present: (row: T['row']) => T['view'];
+  presentSummary: (row: T['row']) => T['summary'];
+  eventData: (row: T['row'], changed?: string[]) => T['event'];
+  events: { created: EventType; updated: EventType; deleted: EventType };
+}
+
+/**
+ * Activities and tasks are written, listed and removed the same way: a contact named in a write must
+ * exist (and stays until the write commits), a deal is asked of the deals service first, and every
+ * change records its event in the same transaction. Each kind adds its own columns and list filters.
+ */
+export abstract class WorkItemsService<T extends WorkItemTypes> {
+  protected constructor(
+    protected readonly dataSource: DataSource,
+    private readonly outbox: OutboxService,
+    private readonly deals: DealDirectory,
+    private readonly customFields: BuiltInCustomFieldsService,
+    private readonly kind: WorkItemKind<T>,
+  ) {}
+
+  /** The columns of a new row that belong to this kind alone. */
+  protected abstract newColumns(dto: T['create']): QueryDeepPartialEntity<T['row']>;
+
+  /** What an update writes for the changed fields; a kind may derive further columns from them. */
+  protected updatedColumns(set: Partial<T['row']>): QueryDeepPartialEntity<T['row']> {
+    return { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<T['row']>;
+  }
+
+  async create(ctx: RequestContext, dto: T['create']): Promise<T['view']> {
+    if (dto.deal_id) await this.deals.requireDeal(ctx, dto.deal_id);
+    const id = newId(this.kind.prefix);
+    const own = this.newColumns(dto);
+    try {
+      return this.kind.present(
+        await this.dataSource.transaction(async (m) => {
+          if (dto.contact_id) await requireContact(m, dto.contact_id);
+          const customFields = await this.customFields.values(m, ctx, this.kind.object, id, dto.custom_fields);
+          const row = await insertReturning(m, this.kind.entity, {
+            id,
+            ...own,
+            contactId: dto.contact_id ?? null,
+            dealId: dto.deal_id ?? null,
+            metadata: dto.metadata ?? {},
+            customFields,
+          } as QueryDeepPartialEntity<T['row']>);
+          await this.outbox.append(m, this.kind.events.created, this.kind.eventData(row));
+          return row;
+        }),
+      );
+    } catch (err) {
+      throw this.translateWriteError(err, dto.contact_id);
+    }
+  }
+
+  /** GET /contacts/:id/activities and /tasks: 404 for an unknown contact rather than an empty list. */
+  async listForContact(contactId: string, query: PageQuery): Promise<Page<T['summary']>> {
+    if (!isId(contactId, IdPrefix.Contact) || !(await this.dataSource.query(`SELECT 1 FROM contacts WHERE id = $1`, [contactId])).length) {
+      throw DomainError.notFound('contact', contactId);
+    }
+    const { qb, read } = this.page(`contact-${this.kind.object}`, query);
+    qb.andWhere(`${this.kind.alias}.contact_id = :contactId`, { contactId });
+    return read(this.kind.presentSummary);
+  }
+
+  /** GET /deals/:id/activities and /tasks: the deal is looked up in the deals service. */
+  async listForDeal(ctx: RequestContext, dealId: string, query: PageQuery): Promise<Page<T['summary']>> {
+    const { qb, read } = this.page(`deal-${this.kind.object}`, query);
+    qb.andWhere(`${this.kind.alias}.deal_id = :dealId`, { dealId });
+    if (!isId(dealId, IdPrefix.Deal) || !(await this.deals.exists(ctx, dealId))) throw DomainError.notFound('deal', dealId);
+    return read(this.kind.presentSummary);
+  }
+
+  async get(id: string): Promise<T['view']> {
+    return this.kind.present(await this.find(this.dataSource.manager, id));
+  }
+
+  async update(ctx: RequestContext, id: string, dto: T['update']): Promise<T['view']> {
+    if (!isId(id, this.kind.prefix)) throw DomainError.notFound(this.kind.noun, id);
+    if (dto.deal_id) await this.deals.requireDeal(ctx, dto.deal_id);
+    try {
+      return this.kind.present(
+        await this.dataSource.transaction(async (m) => {
+          if (dto.custom_fields !== undefined) await this.customFields.lockDefinitions(m, this.kind.object);
+          const row = await this.find(m, id, true);
+          const input: Record<string, unknown> = { ...(dto as Record<string, unknown>) };
+          input.custom_fields = await this.customFields.values(m, ctx, this.kind.object, id, dto.custom_fields, row.customFields ?? {});
+          const { set, changes } = diffFields(row, input, this.kind.fields);
+          if (!changes.changed.length) return row;
+          if (set.contactId) await requireContact(m, set.contactId);
+          const updated = await updateReturning(m, this.kind.entity, id, this.updatedColumns(set));
+          await this.outbox.append(m, this.kind.events.updated, this.kind.eventData(updated, changes.changed));
+          return updated;
+        }),
+      );
+    } catch (err) {
+      throw this.translateWriteError(err, dto.contact_id ?? undefined);
+    }
+  }
+
+  async remove(id: string): Promise<void> {
+    if (!isId(id, this.kind.prefix)) throw DomainError.notFound(this.kind.noun, id);
+    await this.dataSource.transaction(async (m) => {
+      const row = await this.find(m, id, true);
+      await m.delete(this.kind.entity, { id });
+      await this.outbox.append(m, this.kind.events.deleted, this.kind.eventData(row));
+    });
+  }
+
+  /** A page of `list`, checked against its cursor before anything else is read. */
+  protected page(list: string, query: PageQuery): KeysetPage<T['row']> {
+    return keysetPage(this.dataSource.getRepository(this.kind.entity), this.kind.alias, list, query);
+  }
+
+  private async find(m: EntityManager, id: string, lock = false): Promise<T['row']> {
+    if (!isId(id, this.kind.prefix)) throw DomainError.notFound(this.kind.noun, id);
+    const row = await findById(m, this.kind.entity, id, lock);
+    if (!row) throw DomainError.notFound(this.kind.noun, id);
+    return row;
+  }
+
+  private translateWriteError(err: unknown, contactId: string | null | undefined): unknown {
+    // The contact was deleted between the check and the write.
+    if (isForeignKeyViolation(err) && contactId) return DomainError.invalid('contact_id', `No contact with id '${contactId}'.`, 'not_found');
+    return err;
+  }
+}

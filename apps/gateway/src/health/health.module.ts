@@ -1,0 +1,7 @@
+import { DependencyHealth } from '@crm/runtime';
+import { Module } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
+import { HealthController } from './health.controller';
+
+@Module({ imports: [TerminusModule], controllers: [HealthController], providers: [DependencyHealth] })
+export class HealthModule {}

@@ -1,0 +1,40 @@
+import { DomainError, ErrorCode } from '@crm/common';
+import { CreateImportQuery, ImportFormat, ImportView, Ops, ResourceOf } from '@crm/contracts';
+import { RpcCaller } from '@crm/messaging';
+import { Injectable } from '@nestjs/common';
+import { contextOf, GatewayRequest } from '../http/request-context';
+import { UploadError, uploadChunks } from './upload-rows';
+
+const FORMATS: Record<string, ImportFormat> = { 'text/csv': 'csv', 'application/x-ndjson': 'ndjson' };
+
+/**
+ * Streams an upload into an import job kept by the contacts service: rows are parsed as they arrive and
+ * staged in chunks that fit a NATS message, so neither side holds the whole file; then the job is started,
+ * or failed with nothing applied when the upload broke off or was malformed.
+ */
+@Injectable()
+export class ImportUploads {
+  constructor(private readonly rpc: RpcCaller) {}
+
+  async receive(req: GatewayRequest): Promise<ResourceOf<ImportView>> {
+    const format = FORMATS[(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()];
+    if (!format) {
+      throw new DomainError(ErrorCode.UnsupportedMediaType, `Imports are sent as text/csv or application/x-ndjson (got '${req.headers['content-type'] ?? 'none'}').`);
+    }
+    // The client's Idempotency-Key covers the upload as a whole at the gateway; the calls that stage it are not retries of one another.
+    const ctx = { ...contextOf(req), idempotency_ref: undefined };
+    const trace = { trace: req.traceContext };
+    const created = await this.rpc.call(Ops.imports.create, ctx, { query: req.query as unknown as CreateImportQuery, body: { format } }, trace);
+    const id = created.data.id;
+    try {
+      for await (const rows of uploadChunks(req, format)) await this.rpc.call(Ops.importSteps.appendRows, ctx, { params: { id }, body: { rows } }, trace);
+      if (!req.complete) throw new UploadError('The upload was cut off before its end.');
+    } catch (err) {
+      const reason = err instanceof UploadError ? err.message : 'The upload could not be staged.';
+      await this.rpc.call(Ops.importSteps.fail, ctx, { params: { id }, body: { reason } }, trace).catch(() => undefined);
+      if (!(err instanceof UploadError)) throw err;
+      throw new DomainError(err.tooLarge ? ErrorCode.PayloadTooLarge : ErrorCode.InvalidRequest, `${err.message} Import '${id}' failed; nothing was applied.`);
+    }
+    return this.rpc.call(Ops.importSteps.start, ctx, { params: { id } }, trace);
+  }
+}

@@ -1,0 +1,2 @@
+export * from './operation';
+export * from './operations';

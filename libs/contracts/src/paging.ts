@@ -1,0 +1,35 @@
+import { Transform } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+
+/**
+ * Query values arrive as strings: accept only plain integers (up to 16 digits, so every safe integer
+ * fits), and turn anything else ('1.5', '1e2', '', 'ten') into NaN for the integer rule to reject,
+ * rather than coercing it.
+ */
+export const QueryInt = (): PropertyDecorator =>
+  Transform(({ value }) => (typeof value === 'string' ? (/^-?\d{1,16}$/.test(value) ? Number(value) : Number.NaN) : value));
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+
+/** `cursor` and `limit`, accepted by every list endpoint. */
+export class PageQuery {
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  cursor?: string;
+
+  @IsOptional()
+  @QueryInt()
+  @IsInt({ message: 'limit must be an integer' })
+  @Min(1, { message: `limit must be between 1 and ${MAX_PAGE_SIZE}` })
+  @Max(MAX_PAGE_SIZE, { message: `limit must be between 1 and ${MAX_PAGE_SIZE}` })
+  limit?: number;
+}
+
+/** A page of a list; `next_cursor`, present when `has_more`, is opaque to clients. */
+export interface Page<T> {
+  data: T[];
+  has_more: boolean;
+  next_cursor?: string;
+}

@@ -1,0 +1,105 @@
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { MAX_PAGE_SIZE } from '../paging';
+
+/** Limits of one query, so that no client can ask for unbounded work in one request (docs/query.md). */
+export const QueryLimits = {
+  depth: 8,
+  conditions: 50,
+  sortKeys: 5,
+  fields: 50,
+  inValues: 500,
+  /** Longest field path, e.g. `custom_fields.<name>` or `company.domain`. */
+  path: 128,
+} as const;
+
+export const QUERY_OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$contains', '$starts_with', '$ends_with', '$exists'] as const;
+export type QueryOperator = (typeof QUERY_OPERATORS)[number];
+
+export class QuerySortKey {
+  @IsDefined({ message: 'field is required' })
+  @IsString({ message: 'field must be a string' })
+  @MaxLength(QueryLimits.path, { message: `field must be at most ${QueryLimits.path} characters` })
+  field!: string;
+
+  @IsOptional()
+  @IsIn(['asc', 'desc'], { message: 'direction must be asc or desc' })
+  direction?: 'asc' | 'desc';
+}
+
+/**
+ * `POST /<object>/query`: a boolean filter over any field, custom fields and one-hop relation paths
+ * included, a sort on any scalar path, the fields to return, and keyset paging. The filter's own rules
+ * (operators, types, limits) are checked by the service that owns the object, which knows its fields.
+ */
+export class RecordQueryDto {
+  /** `{path: literal}`, `{path: {$op: value}}`, `$and`, `$or`, `$not`, with MongoDB's null semantics. */
+  @IsOptional()
+  @IsObject({ message: 'filter must be an object' })
+  filter?: Record<string, unknown>;
+
+  @IsOptional()
+  @IsArray({ message: 'sort must be an array' })
+  @ArrayMaxSize(QueryLimits.sortKeys, { message: `sort may have at most ${QueryLimits.sortKeys} keys` })
+  @ValidateNested({ each: true })
+  @Type(() => QuerySortKey)
+  sort?: QuerySortKey[];
+
+  @IsOptional()
+  @IsArray({ message: 'fields must be an array' })
+  @ArrayMaxSize(QueryLimits.fields, { message: `fields may list at most ${QueryLimits.fields} paths` })
+  @IsString({ each: true, message: 'fields must be field paths' })
+  @MaxLength(QueryLimits.path, { each: true, message: `each field path is at most ${QueryLimits.path} characters` })
+  fields?: string[];
+
+  @IsOptional()
+  @IsInt({ message: 'limit must be an integer' })
+  @Min(1, { message: `limit must be between 1 and ${MAX_PAGE_SIZE}` })
+  @Max(MAX_PAGE_SIZE, { message: `limit must be between 1 and ${MAX_PAGE_SIZE}` })
+  limit?: number;
+
+  @IsOptional()
+  @IsString({ message: 'cursor must be a string' })
+  @MaxLength(4096, { message: 'cursor is not valid for this query' })
+  cursor?: string;
+}
+
+const literal = { type: ['string', 'number', 'boolean', 'null'] };
+
+/**
+ * JSON Schemas of the filter expression, for documents and agents: recursive through `$and`, `$or` and
+ * `$not`; any other key is a field path whose value is a literal (`$eq`) or an object of operators.
+ * References point at `#/components/schemas/<name>`.
+ */
+export const QUERY_EXPRESSION_SCHEMAS: Record<string, Record<string, unknown>> = {
+  QueryExpression: {
+    type: 'object',
+    description:
+      'A filter: `$and`/`$or` take non-empty arrays of expressions, `$not` one expression; any other key is a field path whose value is a literal (shorthand for `$eq`) or an object of operators that must all hold. Several keys are ANDed. Null semantics are MongoDB\'s: `$ne` and `$nin` match nulls, comparisons never do.',
+    properties: {
+      $and: { type: 'array', minItems: 1, items: { $ref: '#/components/schemas/QueryExpression' } },
+      $or: { type: 'array', minItems: 1, items: { $ref: '#/components/schemas/QueryExpression' } },
+      $not: { $ref: '#/components/schemas/QueryExpression' },
+    },
+    additionalProperties: { anyOf: [literal, { $ref: '#/components/schemas/QueryOperators' }] },
+  },
+  QueryOperators: {
+    type: 'object',
+    minProperties: 1,
+    properties: {
+      $eq: literal,
+      $ne: literal,
+      $gt: { type: ['string', 'number'] },
+      $gte: { type: ['string', 'number'] },
+      $lt: { type: ['string', 'number'] },
+      $lte: { type: ['string', 'number'] },
+      $in: { type: 'array', maxItems: QueryLimits.inValues, items: literal },
+      $nin: { type: 'array', maxItems: QueryLimits.inValues, items: literal },
+      $contains: { type: 'string', description: 'Case-insensitive; `%`, `_` and `\\` are literal characters.' },
+      $starts_with: { type: 'string' },
+      $ends_with: { type: 'string' },
+      $exists: { type: 'boolean', description: 'true: the field is not null.' },
+    },
+    additionalProperties: false,
+  },
+};

@@ -1,0 +1,51 @@
+import { inSpan, SpanKind, tracerFor } from '@crm/common';
+import { AnyOperation, BodyOf, ParamsOf, QueryOf, ReplyOf, RequestContext, RpcRequest } from '@crm/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
+import type { Context } from '@opentelemetry/api';
+import { firstValueFrom, timeout } from 'rxjs';
+import { CRM_RPC } from './crm-nats.client';
+
+const tracer = tracerFor('rpc');
+
+function withoutIdempotencyKey({ idempotency_ref: _ref, ...caller }: RequestContext): RequestContext {
+  return caller;
+}
+
+/** The parts of a request a caller supplies; the caller's context is passed beside them. */
+export interface CallInput<O extends AnyOperation> {
+  params?: ParamsOf<O>;
+  query?: QueryOf<O>;
+  body?: BodyOf<O>;
+}
+
+export interface CallOptions {
+  /** The span the call belongs to, when it is not the active one (the gateway's request span). */
+  trace?: Context;
+  /** Fail sooner than the client's deadline (RPC_TIMEOUT_MS), with rxjs's TimeoutError. */
+  timeoutMs?: number;
+}
+
+/**
+ * Asks the service that answers an operation, and resolves with the reply the operation declares. Every
+ * failure arrives as a DomainError (the callee's own, or 503/501/413 from the transport; see
+ * CrmNatsClient). A service-to-service operation does not carry the client's Idempotency-Key: the key
+ * names the client's request, not the calls a service makes to do it.
+ */
+@Injectable()
+export class RpcCaller {
+  constructor(@Inject(CRM_RPC) private readonly client: ClientProxy) {}
+
+  call<O extends AnyOperation>(op: O, ctx: RequestContext, input: CallInput<O> = {}, options: CallOptions = {}): Promise<ReplyOf<O>> {
+    const request: RpcRequest = {
+      ctx: op.http ? ctx : withoutIdempotencyKey(ctx),
+      params: (input.params ?? {}) as Record<string, string>,
+      query: (input.query ?? {}) as Record<string, unknown>,
+      body: input.body ?? null,
+    };
+    return inSpan(tracer, `rpc ${op.name}`, { kind: SpanKind.CLIENT, parent: options.trace }, () => {
+      const reply = this.client.send<ReplyOf<O>>(op.name, request);
+      return firstValueFrom(options.timeoutMs ? reply.pipe(timeout(options.timeoutMs)) : reply, { defaultValue: undefined as ReplyOf<O> });
+    });
+  }
+}

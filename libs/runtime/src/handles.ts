@@ -1,0 +1,35 @@
+import { validateInput } from '@crm/common';
+import { AnyOperation, ReplyOf } from '@crm/contracts';
+import { applyDecorators, ArgumentMetadata, PipeTransform, UseInterceptors, UsePipes } from '@nestjs/common';
+import { MessagePattern } from '@nestjs/microservices';
+import { SoftWarningsInterceptor } from './custom-fields/soft-warnings';
+
+/**
+ * Validates the parts of a request its operation declares classes for (`@Payload('body')` with the body
+ * class, `@Payload('query')` with the query class); the others pass as they are.
+ */
+export class OperationInputPipe implements PipeTransform {
+  constructor(private readonly op: AnyOperation) {}
+
+  transform(value: unknown, { data }: ArgumentMetadata): unknown {
+    if (data === 'body' && this.op.body) return validateInput(this.op.body as new () => object, value);
+    if (data === 'query' && this.op.query) return validateInput(this.op.query as new () => object, value, 'query');
+    return value;
+  }
+}
+
+type Handler<R> = (...args: never[]) => R | Promise<R>;
+
+/**
+ * Makes a controller method the handler of an operation: it answers the operation's request name, gets
+ * its input validated with the operation's classes, and must return the operation's reply. A write whose
+ * reply may carry soft-enforcement warnings collects them (SoftWarningsInterceptor).
+ */
+export function Handles<O extends AnyOperation>(op: O) {
+  const decorators = [MessagePattern(op.name), UsePipes(new OperationInputPipe(op))];
+  if (op.reply.kind === 'resource' && op.reply.warnings) decorators.push(UseInterceptors(SoftWarningsInterceptor));
+  const decorate = applyDecorators(...decorators);
+  return <H extends Handler<ReplyOf<O>>>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<H>): void => {
+    decorate(target, key, descriptor);
+  };
+}

@@ -1,0 +1,477 @@
+import { DomainError, ErrorCode, FieldIssue, hydrate, isQueryCanceled, validationFailed } from '@crm/common';
+import { CustomFieldDefinition, DEFAULT_PAGE_SIZE, Page, QUERY_OPERATORS, QueryLimits, QueryOperator, RecordQueryDto } from '@crm/contracts';
+import { createHash } from 'crypto';
+import { DataSource, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
+
+/** `json` fields (metadata, all custom fields at once) can be returned but not filtered or sorted on. */
+export type QueryFieldType = 'string' | 'enum' | 'number' | 'boolean' | 'datetime' | 'json';
+
+/** One path a query may filter, sort or select on. */
+export interface QueryField {
+  /** The value as SQL, over the row alias or a join's alias. */
+  sql: string;
+  type: QueryFieldType;
+  /** The allowed values of an enum. */
+  values?: readonly string[];
+  /** The join the path needs, by name (see QueryCatalog.joins). */
+  join?: string;
+  /** What is selected to return the path; `sql` when absent. */
+  select?: string;
+}
+
+/** Everything a query over one object may name: its table, fields, custom fields and one-hop relations. */
+export interface QueryCatalog {
+  /** The object's API name: what cursors and errors say. */
+  object: string;
+  /** `schema.table` of the object's rows. */
+  table: string;
+  alias: string;
+  fields: ReadonlyMap<string, QueryField>;
+  /** One-hop relations by name: the joined row's alias and its `LEFT JOIN …` clause, added when a path needs it. */
+  joins: Readonly<Record<string, { alias: string; clause: string }>>;
+  /** An item when the query names no `fields`: the row (as the table holds it) in the object's list shape. */
+  present(row: Record<string, unknown>): unknown;
+}
+
+const CAST: Record<QueryFieldType, string> = { string: 'text', enum: 'text', number: 'numeric', boolean: 'boolean', datetime: 'timestamptz', json: 'jsonb' };
+const ORDERED = new Set<QueryFieldType>(['string', 'enum', 'number', 'datetime']);
+const TEXT_OPERATORS = new Set<QueryOperator>(['$contains', '$starts_with', '$ends_with']);
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+
+const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+const quoted = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+/**
+ * The columns of an entity as query fields named as the API names them (`icpScore` is `icp_score`);
+ * json columns can be returned but not compared (custom fields are compared through their definitions).
+ */
+export function entityFields(metadata: EntityMetadata, alias: string, options: { enums?: Record<string, readonly string[]>; exclude?: string[]; join?: string; prefix?: string } = {}): [string, QueryField][] {
+  const fields: [string, QueryField][] = [];
+  for (const column of metadata.columns) {
+    const api = snake(column.propertyName);
+    if (options.exclude?.includes(api)) continue;
+    const type = String(column.type);
+    const kind: QueryFieldType | undefined = options.enums?.[api]
+      ? 'enum'
+      : type === 'text' || type === 'varchar'
+        ? 'string'
+        : type === 'integer' || type === 'bigint' || type === 'numeric' || type === 'int' || type === 'double precision' || type === 'real'
+          ? 'number'
+          : type === 'boolean'
+            ? 'boolean'
+            : type === 'timestamptz' || type === 'timestamp with time zone'
+              ? 'datetime'
+              : type === 'jsonb'
+                ? 'json'
+                : undefined;
+    if (!kind) continue;
+    const sql = `${alias}.${column.databaseName}`;
+    if (kind === 'json') {
+      // Returned as the API shows it: an absent object is an empty one.
+      fields.push([`${options.prefix ?? ''}${api}`, { sql, type: kind, select: `COALESCE(${sql}, '{}'::jsonb)`, ...(options.join ? { join: options.join } : {}) }]);
+      continue;
+    }
+    fields.push([
+      `${options.prefix ?? ''}${api}`,
+      { sql: type === 'bigint' ? `${sql}::numeric` : sql, type: kind, ...(options.enums?.[api] ? { values: options.enums[api] } : {}), ...(options.join ? { join: options.join } : {}) },
+    ]);
+  }
+  return fields;
+}
+
+/** `custom_fields.<name>` for each definition a query can compare: the stored JSON value, typed by its definition. */
+export function customFields(definitions: readonly CustomFieldDefinition[], column: string, prefix = 'custom_fields.'): [string, QueryField][] {
+  const fields: [string, QueryField][] = [];
+  for (const def of definitions) {
+    const json = `${column}->${quoted(def.name)}`;
+    const text = `(${column}->>${quoted(def.name)})`;
+    const typed = (jsonType: string, cast: string) => `(CASE WHEN jsonb_typeof(${json}) = '${jsonType}' THEN ${text}::${cast} END)`;
+    const path = `${prefix}${def.name}`;
+    // Dates and date-times are kept as the RFC 3339 text they were written as, which orders as they do.
+    if (def.type === 'number' || def.type === 'currency') fields.push([path, { sql: typed('number', 'numeric'), type: 'number', select: json }]);
+    else if (def.type === 'boolean') fields.push([path, { sql: typed('boolean', 'boolean'), type: 'boolean', select: json }]);
+    else if (def.type === 'enum') fields.push([path, { sql: typed('string', 'text'), type: 'enum', values: def.enum_values ?? [], select: json }]);
+    else if (def.type !== 'array') fields.push([path, { sql: typed('string', 'text'), type: 'string', select: json }]);
+  }
+  return fields;
+}
+
+interface Cursor {
+  q: string;
+  k: Array<string | null>;
+  id: string;
+}
+
+const invalidCursor = (message = 'cursor is not valid for this query') =>
+  new DomainError(ErrorCode.InvalidRequest, message, [{ field: 'cursor', code: 'invalid_cursor', message }]);
+
+/** Builds the SQL of one query, binding every value as a parameter; collects every problem it finds. */
+class QueryBuilder {
+  readonly params: unknown[] = [];
+  readonly issues: FieldIssue[] = [];
+  readonly joins = new Set<string>();
+  private conditions = 0;
+
+  constructor(private readonly catalog: QueryCatalog) {}
+
+  bind(value: unknown, type: QueryFieldType | 'text[]', array = false): string {
+    this.params.push(value);
+    const cast = type === 'text[]' ? 'text[]' : `${CAST[type]}${array ? '[]' : ''}`;
+    return `$${this.params.length}::${cast}`;
+  }
+
+  field(path: string, at: string): QueryField | undefined {
+    const field = this.catalog.fields.get(path);
+    if (!field) {
+      const known = [...this.catalog.fields.keys()];
+      const shown = known.slice(0, 40).join(', ') + (known.length > 40 ? ', …' : '');
+      this.issue(at, 'unknown_field', `'${path}' is not a field of ${this.catalog.object}; fields are: ${shown}`);
+      return undefined;
+    }
+    if (field.join) this.joins.add(field.join);
+    return field;
+  }
+
+  issue(field: string, code: string, message: string): void {
+    this.issues.push({ field, code, message });
+  }
+
+  /** The filter as a boolean SQL expression that is never NULL, so `$not` is its exact complement (see known). */
+  filter(node: unknown, at: string, depth: number): string {
+    if (depth > QueryLimits.depth) {
+      this.issue(at, 'too_deep', `the filter nests more than ${QueryLimits.depth} levels`);
+      return 'TRUE';
+    }
+    if (!isPlainObject(node)) {
+      this.issue(at, 'invalid_value', `${at} must be an object`);
+      return 'TRUE';
+    }
+    const parts: string[] = [];
+    for (const [key, value] of Object.entries(node)) {
+      const here = `${at}.${key}`;
+      if (key === '$and' || key === '$or') {
+        if (!Array.isArray(value) || value.length === 0) {
+          this.issue(here, 'invalid_value', `${key} takes a non-empty array of expressions`);
+          continue;
+        }
+        const inner = value.map((item, i) => this.filter(item, `${here}.${i}`, depth + 1));
+        parts.push(`(${inner.join(key === '$and' ? ' AND ' : ' OR ')})`);
+      } else if (key === '$not') {
+        parts.push(`NOT (${this.filter(value, here, depth + 1)})`);
+      } else if (key.startsWith('$')) {
+        this.issue(here, 'unknown_operator', `'${key}' is not an operator here; use $and, $or, $not, or a field path`);
+      } else {
+        const field = this.field(key, here);
+        if (!field) continue;
+        const operators = isPlainObject(value) && Object.keys(value).length > 0 && Object.keys(value).every((k) => k.startsWith('$'));
+        if (operators) for (const [op, operand] of Object.entries(value)) parts.push(this.condition(field, op, operand, `${here}.${op}`));
+        // A literal is shorthand for $eq, and its problems are named at the field itself.
+        else parts.push(this.condition(field, '$eq', value, here));
+      }
+    }
+    return parts.length ? parts.join(' AND ') : 'TRUE';
+  }
+
+  private condition(field: QueryField, op: string, operand: unknown, at: string): string {
+    if (!(QUERY_OPERATORS as readonly string[]).includes(op)) {
+      this.issue(at, 'unknown_operator', `'${op}' is not an operator; operators are ${QUERY_OPERATORS.join(', ')}`);
+      return 'TRUE';
+    }
+    if (++this.conditions === QueryLimits.conditions + 1) this.issue(at, 'too_many_conditions', `a filter may have at most ${QueryLimits.conditions} conditions`);
+    const x = field.sql;
+    const operator = op as QueryOperator;
+    if (field.type === 'json') {
+      this.issue(at, 'invalid_operator', `a whole JSON field cannot be compared; filter on one of its values (custom_fields.<name>)`);
+      return 'TRUE';
+    }
+    if (TEXT_OPERATORS.has(operator) && field.type !== 'string') return this.misfit(at, operator, field);
+    if (['$gt', '$gte', '$lt', '$lte'].includes(operator) && !ORDERED.has(field.type)) return this.misfit(at, operator, field);
+    switch (operator) {
+      case '$exists':
+        if (typeof operand !== 'boolean') return this.wrong(at, 'true or false');
+        return operand ? `(${x} IS NOT NULL)` : `(${x} IS NULL)`;
+      case '$eq':
+      case '$ne': {
+        if (operand === null) return op === '$eq' ? `(${x} IS NULL)` : `(${x} IS NOT NULL)`;
+        const value = this.literal(field, operand, at);
+        if (value === undefined) return 'TRUE';
+        const p = this.bind(value, field.type);
+        return op === '$eq' ? known(x, `${x} = ${p}`) : `(${x} IS DISTINCT FROM ${p})`;
+      }
+      case '$in':
+      case '$nin': {
+        if (!Array.isArray(operand)) return this.wrong(at, 'an array of values');
+        if (operand.length > QueryLimits.inValues) {
+          this.issue(at, 'too_many_values', `${op} takes at most ${QueryLimits.inValues} values`);
+          return 'TRUE';
+        }
+        const values = operand.filter((v) => v !== null).map((v, i) => this.literal(field, v, `${at}.${i}`));
+        if (values.some((v) => v === undefined)) return 'TRUE';
+        const anyOf = known(x, `${x} = ANY(${this.bind(values, field.type, true)})`);
+        const matches = operand.includes(null) ? `(${anyOf} OR ${x} IS NULL)` : anyOf;
+        return op === '$in' ? matches : `NOT ${matches}`;
+      }
+      case '$contains':
+      case '$starts_with':
+      case '$ends_with': {
+        if (typeof operand !== 'string') return this.wrong(at, 'a string');
+        const escaped = operand.replace(/[\\%_]/g, (c) => `\\${c}`);
+        const pattern = op === '$contains' ? `%${escaped}%` : op === '$starts_with' ? `${escaped}%` : `%${escaped}`;
+        return known(x, `${x} ILIKE ${this.bind(pattern, 'string')}`);
+      }
+      default: {
+        // Comparisons never match null, as in MongoDB.
+        if (operand === null) return this.wrong(at, `a value (${op} never matches null)`);
+        const value = this.literal(field, operand, at);
+        if (value === undefined) return 'TRUE';
+        const sign = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' }[op as '$gt'];
+        return known(x, `${x} ${sign} ${this.bind(value, field.type)}`);
+      }
+    }
+  }
+
+  private misfit(at: string, op: string, field: QueryField): string {
+    this.issue(at, 'invalid_operator', `${op} does not apply to a ${field.type} field`);
+    return 'TRUE';
+  }
+
+  private wrong(at: string, expected: string): string {
+    this.issue(at, 'invalid_value', `${at} must be ${expected}`);
+    return 'TRUE';
+  }
+
+  /** The value as it is bound, or undefined (with an issue) when it does not fit the field's type. */
+  literal(field: QueryField, value: unknown, at: string): unknown {
+    switch (field.type) {
+      case 'string':
+        if (typeof value === 'string') return value;
+        break;
+      case 'enum':
+        if (typeof value === 'string' && field.values?.includes(value)) return value;
+        if (typeof value === 'string') {
+          this.issue(at, 'invalid_value', `${at} must be one of ${field.values?.join(', ')}`);
+          return undefined;
+        }
+        break;
+      case 'number':
+        if (typeof value === 'number' && Number.isFinite(value)) return value;
+        break;
+      case 'boolean':
+        if (typeof value === 'boolean') return value;
+        break;
+      case 'datetime':
+        if (typeof value === 'string' && RFC3339.test(value) && !Number.isNaN(Date.parse(value))) return value;
+        this.issue(at, 'invalid_value', `${at} must be an RFC 3339 date-time`);
+        return undefined;
+    }
+    this.issue(at, 'invalid_value', `${at} must be a ${field.type}`);
+    return undefined;
+  }
+}
+
+/**
+ * A comparison that is false, not NULL, where the field is null, so that NOT of it is its exact
+ * complement. Written as an AND rather than COALESCE so that an index on the field still serves it.
+ */
+function known(x: string, comparison: string): string {
+  return `(${comparison} AND ${x} IS NOT NULL)`;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Where an API path's value goes in an item: `custom_fields.x` nests as `custom_fields: {x}`, `company.name` as `company: {name}`. */
+function put(item: Record<string, unknown>, path: string, value: unknown): void {
+  const dot = path.indexOf('.');
+  if (dot < 0) {
+    item[path] = value;
+    return;
+  }
+  const head = path.slice(0, dot);
+  const nested = (item[head] ??= {}) as Record<string, unknown>;
+  nested[path.slice(dot + 1)] = value;
+}
+
+/** An item of a query's answer: the object's list shape, or `id` and the paths the query named. */
+export type QueryItem = { id: string } & Record<string, unknown>;
+
+/**
+ * A filter as one SQL boolean expression over the catalog's alias and joins, with its values as
+ * parameters; a `validation_failed` naming every bad path otherwise.
+ */
+export function compileFilter(catalog: QueryCatalog, filter: unknown): { where: string; params: unknown[]; joins: string[] } {
+  const q = new QueryBuilder(catalog);
+  const where = q.filter(filter, 'filter', 1);
+  if (q.issues.length) throw validationFailed(q.issues);
+  return { where, params: q.params, joins: [...q.joins] };
+}
+
+/** The statement budget of a query: as configured, but always under the RPC deadline, so the client hears why. */
+export function queryBudgetMs(configuredMs: number, rpcTimeoutMs: number): number {
+  return Math.max(1, Math.min(configuredMs, rpcTimeoutMs - 500));
+}
+
+export interface QueryRunOptions {
+  /** Longest a query may run before it is answered `query_too_expensive`. */
+  timeoutMs: number;
+}
+
+/**
+ * Runs `POST /<object>/query` over a catalog: validates the filter, sort and fields against it (every
+ * problem in one `validation_failed`, naming its path), compiles them to one SQL statement whose values
+ * are all bound parameters, and pages with a keyset cursor that carries the sort keys and is bound to the
+ * query it came from. The statement runs under a timeout, so a query no index serves cannot hold a
+ * connection or slow the others for long.
+ */
+export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatalog, query: RecordQueryDto, options: QueryRunOptions): Promise<Page<QueryItem>> {
+  const q = new QueryBuilder(catalog);
+  const where = query.filter === undefined ? 'TRUE' : q.filter(query.filter, 'filter', 1);
+  const sort = (query.sort ?? []).map((key, i) => {
+    const field = q.field(key.field, `sort.${i}.field`);
+    if (field?.type === 'json') q.issue(`sort.${i}.field`, 'invalid_value', `'${key.field}' is a JSON object and has no order; sort on one of its values`);
+    return { field, desc: key.direction === 'desc' };
+  });
+  const selected = (query.fields ?? []).map((path, i) => ({ path, field: q.field(path, `fields.${i}`) }));
+  if (q.issues.length) throw validationFailed(q.issues);
+
+  const a = catalog.alias;
+  const keys = sort.map((s) => ({ sql: s.field!.sql, type: s.field!.type, desc: s.desc }));
+  const digest = createHash('sha256')
+    .update(JSON.stringify({ o: catalog.object, f: query.filter ?? null, s: query.sort ?? [], p: query.fields ?? null }))
+    .digest('base64url')
+    .slice(0, 22);
+  let after = 'TRUE';
+  if (query.cursor) {
+    const cursor = decode(query.cursor, keys.length);
+    if (cursor.q !== digest) throw invalidCursor('cursor belongs to a different query: send the same filter, sort and fields, or start without a cursor');
+    after = keysetAfter(q, keys, cursor, `${a}.id`);
+  }
+  const size = query.limit ?? DEFAULT_PAGE_SIZE;
+  // Without `fields`, the whole row, for the object's own list presenter; the names ours take start with `~` so they meet no column.
+  const columns = [
+    query.fields ? `${a}.id AS id` : `${a}.*`,
+    ...selected.map(({ field }, i) => `${field!.select ?? field!.sql} AS "~f${i}"`),
+    ...keys.map((k, i) => `(${k.sql})::text AS "~k${i}"`),
+    ...[...q.joins].map((join) => `${catalog.joins[join].alias}.id AS "~j_${join}"`),
+  ];
+  const order = [...keys.map((k) => `${k.sql} ${k.desc ? 'DESC' : 'ASC'}`), `${a}.id ASC`];
+  const joins = [...q.joins].map((name) => catalog.joins[name].clause).join(' ');
+  const sql = `SELECT ${columns.join(', ')} FROM ${catalog.table} ${a} ${joins} WHERE (${where}) AND (${after}) ORDER BY ${order.join(', ')} LIMIT ${size + 1}`;
+
+  let rows: Array<Record<string, unknown>>;
+  try {
+    rows = await dataSource.transaction(async (m) => {
+      await m.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(options.timeoutMs))}`);
+      return m.query(sql, q.params);
+    });
+  } catch (err) {
+    if (isQueryCanceled(err)) {
+      throw new DomainError(
+        ErrorCode.QueryTooExpensive,
+        `The query ran past its ${options.timeoutMs} ms budget. Narrow it with a condition on an indexed field (id, a unique field, created_at, a foreign key) or a shorter range, or sort on one of those.`,
+      );
+    }
+    throw err;
+  }
+
+  const items = rows.slice(0, size).map((row) => {
+    if (!query.fields) return catalog.present(row) as QueryItem;
+    const item: QueryItem = { id: String(row.id) };
+    selected.forEach(({ path, field }, i) => {
+      // A relation with no row is null, not an object of nulls.
+      const join = field!.join;
+      if (join && row[`~j_${join}`] === null) {
+        item[path.slice(0, path.indexOf('.'))] = null;
+        return;
+      }
+      const value = row[`~f${i}`];
+      put(item, path, value instanceof Date ? value.toISOString() : field!.type === 'number' && typeof value === 'string' ? Number(value) : value);
+    });
+    return item;
+  });
+  const page: Page<QueryItem> = { data: items, has_more: rows.length > size };
+  if (page.has_more) {
+    const last = rows[size - 1];
+    const cursor: Cursor = { q: digest, k: keys.map((_, i) => (last[`~k${i}`] ?? null) as string | null), id: String(last.id) };
+    page.next_cursor = Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
+  }
+  return page;
+}
+
+function decode(raw: string, keyCount: number): Cursor {
+  if (!/^[A-Za-z0-9_-]+$/.test(raw)) throw invalidCursor();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+  } catch {
+    throw invalidCursor();
+  }
+  const c = parsed as Partial<Cursor>;
+  if (!isPlainObject(c) || typeof c.q !== 'string' || typeof c.id !== 'string' || !Array.isArray(c.k) || c.k.length !== keyCount) throw invalidCursor();
+  if (!c.k.every((v) => v === null || typeof v === 'string')) throw invalidCursor();
+  return c as Cursor;
+}
+
+/**
+ * Rows after the cursor's row in the order `keys…, id`, where nulls sort last ascending and first
+ * descending (PostgreSQL's default): the row's keys are bound from the cursor as text and cast back.
+ */
+function keysetAfter(q: QueryBuilder, keys: Array<{ sql: string; type: QueryFieldType; desc: boolean }>, cursor: Cursor, id: string): string {
+  const terms: string[] = [];
+  const equal: string[] = [];
+  keys.forEach((key, i) => {
+    const value = cursor.k[i];
+    const p = value === null ? '' : q.bind(value, key.type);
+    const later = value === null ? (key.desc ? `${key.sql} IS NOT NULL` : 'FALSE') : key.desc ? `${key.sql} < ${p}` : `(${key.sql} > ${p} OR ${key.sql} IS NULL)`;
+    terms.push([...equal, later].join(' AND '));
+    equal.push(value === null ? `${key.sql} IS NULL` : `${key.sql} = ${p}`);
+  });
+  terms.push([...equal, `${id} > ${q.bind(cursor.id, 'string')}`].join(' AND '));
+  return terms.map((t) => `(${t})`).join(' OR ');
+}
+
+/** One kind of row a catalog reads: its entity, what its rows are called in SQL, and its enums. */
+export interface QueryTable {
+  entity: EntityTarget<ObjectLiteral>;
+  alias: string;
+  enums?: Record<string, readonly string[]>;
+  /** API fields of the entity that are not part of its get shape. */
+  exclude?: string[];
+}
+
+export interface CatalogSpec extends QueryTable {
+  object: string;
+  /** The object's list presenter, over its entity. */
+  present(row: never): unknown;
+  /** The object's custom field definitions, when it has custom fields. */
+  customFields?: readonly CustomFieldDefinition[];
+  /** One-hop relations: the path prefix, the table it reaches, and the column of this row that holds its id. */
+  relations?: Array<{ name: string; table: QueryTable; column: string }>;
+}
+
+/**
+ * A catalog from entities: every column of the object's get shape as the API names it, its custom fields,
+ * and the scalar fields of each record one hop away (through a LEFT JOIN added only when a path needs it).
+ */
+export function catalogOf(dataSource: DataSource, spec: CatalogSpec): QueryCatalog {
+  const metadata = dataSource.getMetadata(spec.entity);
+  const fields = entityFields(metadata, spec.alias, { enums: spec.enums, exclude: spec.exclude });
+  if (spec.customFields) fields.push(...customFields(spec.customFields, `${spec.alias}.custom_fields`));
+  const joins: Record<string, { alias: string; clause: string }> = {};
+  for (const relation of spec.relations ?? []) {
+    const joined = `${spec.alias}_${relation.name}`;
+    const target = dataSource.getMetadata(relation.table.entity);
+    joins[relation.name] = { alias: joined, clause: `LEFT JOIN ${target.tablePath} ${joined} ON ${joined}.id = ${spec.alias}.${relation.column}` };
+    const related = entityFields(target, joined, { enums: relation.table.enums, exclude: relation.table.exclude, prefix: `${relation.name}.`, join: relation.name });
+    fields.push(...related.filter(([, field]) => field.type !== 'json'));
+  }
+  return {
+    object: spec.object,
+    table: metadata.tablePath,
+    alias: spec.alias,
+    fields: new Map(fields),
+    joins,
+    present: (row) => (spec.present as (entity: ObjectLiteral) => unknown)(hydrate(dataSource.manager, spec.entity, row)),
+  };
+}
