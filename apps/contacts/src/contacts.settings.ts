@@ -1,15 +1,10 @@
-import { Env, intVar } from '@crm/common';
+import { Env } from '@crm/common';
+import { loadQuerySettings, QuerySettings } from '@crm/runtime';
 
 export const CONTACTS_SETTINGS = Symbol('CONTACTS_SETTINGS');
 
-export interface ContactsSettings {
-  /**
-   * Longest a `POST /<object>/query` statement runs before it is answered `query_too_expensive`; the
-   * service keeps it under RPC_TIMEOUT_MS, so the client hears why rather than a 503.
-   */
-  queryTimeoutMs: number;
-}
+export type ContactsSettings = QuerySettings;
 
 export function loadContactsSettings(env: Env): ContactsSettings {
-  return { queryTimeoutMs: intVar(env, 'QUERY_TIMEOUT_MS', 3000, { min: 10, max: 60000 }) };
+  return loadQuerySettings(env);
 }

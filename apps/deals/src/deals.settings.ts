@@ -1,14 +1,13 @@
 import { Env, intVar, optionalVar } from '@crm/common';
+import { loadQuerySettings, QuerySettings } from '@crm/runtime';
 
 export const DEALS_SETTINGS = Symbol('DEALS_SETTINGS');
 
-export interface DealsSettings {
+export interface DealsSettings extends QuerySettings {
   /** Inactivity after which trigger.deal.stale is emitted. */
   staleAfterMs: number;
   /** How often one replica sweeps for newly stale deals. */
   staleCheckIntervalMs: number;
-  /** Longest a `POST /deals/query` statement runs before it is answered `query_too_expensive`. */
-  queryTimeoutMs: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -23,6 +22,6 @@ export function loadDealsSettings(env: Env): DealsSettings {
   return {
     staleAfterMs: seconds !== undefined ? seconds * 1000 : days * DAY_MS,
     staleCheckIntervalMs: intVar(env, 'DEALS_STALE_CHECK_INTERVAL_MS', 60_000, { min: 100, max: 86_400_000 }),
-    queryTimeoutMs: intVar(env, 'QUERY_TIMEOUT_MS', 3000, { min: 10, max: 60000 }),
+    ...loadQuerySettings(env),
   };
 }

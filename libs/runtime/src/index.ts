@@ -7,3 +7,4 @@ export * from './custom-fields';
 export * from './import-rows';
 export * from './handles';
 export * from './query/record-query';
+export * from './query/remote-queries';

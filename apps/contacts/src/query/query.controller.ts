@@ -1,6 +1,7 @@
 import { ServiceConfig } from '@crm/common';
-import { Ops, RecordQueryDto } from '@crm/contracts';
-import { Handles, queryBudgetMs, runRecordQuery, SERVICE_CONFIG } from '@crm/runtime';
+import { Ops, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext } from '@crm/contracts';
+import { RpcCaller } from '@crm/messaging';
+import { Handles, matchRecordIds, pickRecordValues, QueryRunOptions, queryRunOptions, remoteQueriesOver, runRecordQuery, SERVICE_CONFIG } from '@crm/runtime';
 import { Controller, Inject } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DataSource } from 'typeorm';
@@ -13,37 +14,53 @@ export class QueryController {
   constructor(
     private readonly catalogs: QueryCatalogs,
     private readonly dataSource: DataSource,
+    private readonly rpc: RpcCaller,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     @Inject(CONTACTS_SETTINGS) private readonly settings: ContactsSettings,
   ) {}
 
-  private async run(object: QueryableObject, query: RecordQueryDto) {
-    const timeoutMs = queryBudgetMs(this.settings.queryTimeoutMs, this.config.rpcTimeoutMs);
-    return runRecordQuery(this.dataSource, await this.catalogs.of(object), query, { timeoutMs });
+  private budget(): QueryRunOptions {
+    return queryRunOptions(this.settings, this.config.rpcTimeoutMs);
+  }
+
+  private async run(ctx: RequestContext, object: QueryableObject, query: RecordQueryDto) {
+    return runRecordQuery(this.dataSource, await this.catalogs.of(object), query, { ...this.budget(), remote: remoteQueriesOver(this.rpc, ctx) });
+  }
+
+  /** Another service's conditions on contacts, companies or users (`contact.email` on deals), as ids. */
+  @Handles(Ops.contactsInternal.queryMatch)
+  async match(@Payload('body') request: RemoteMatchRequest) {
+    return { ids: await matchRecordIds(this.dataSource, await this.catalogs.related(request.object, request.prefix), request.lookups, request.within, this.budget()) };
+  }
+
+  /** The paths of contacts, companies or users another service's query returns, by id. */
+  @Handles(Ops.contactsInternal.queryValues)
+  async values(@Payload('body') request: RemoteValuesRequest) {
+    return { records: await pickRecordValues(this.dataSource, await this.catalogs.related(request.object, request.prefix), request.ids, request.fields, this.budget()) };
   }
 
   @Handles(Ops.contacts.query)
-  contacts(@Payload('body') query: RecordQueryDto) {
-    return this.run('contacts', query);
+  contacts(@Payload('ctx') ctx: RequestContext, @Payload('body') query: RecordQueryDto) {
+    return this.run(ctx, 'contacts', query);
   }
 
   @Handles(Ops.companies.query)
-  companies(@Payload('body') query: RecordQueryDto) {
-    return this.run('companies', query);
+  companies(@Payload('ctx') ctx: RequestContext, @Payload('body') query: RecordQueryDto) {
+    return this.run(ctx, 'companies', query);
   }
 
   @Handles(Ops.users.query)
-  users(@Payload('body') query: RecordQueryDto) {
-    return this.run('users', query);
+  users(@Payload('ctx') ctx: RequestContext, @Payload('body') query: RecordQueryDto) {
+    return this.run(ctx, 'users', query);
   }
 
   @Handles(Ops.activities.query)
-  activities(@Payload('body') query: RecordQueryDto) {
-    return this.run('activities', query);
+  activities(@Payload('ctx') ctx: RequestContext, @Payload('body') query: RecordQueryDto) {
+    return this.run(ctx, 'activities', query);
   }
 
   @Handles(Ops.tasks.query)
-  tasks(@Payload('body') query: RecordQueryDto) {
-    return this.run('tasks', query);
+  tasks(@Payload('ctx') ctx: RequestContext, @Payload('body') query: RecordQueryDto) {
+    return this.run(ctx, 'tasks', query);
   }
 }

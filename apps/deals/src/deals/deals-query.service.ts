@@ -1,6 +1,20 @@
 import { Page, ServiceConfig } from '@crm/common';
-import { DEAL_SOURCES, DEAL_STATUSES, RecordQueryDto, STAGE_TYPES } from '@crm/contracts';
-import { BuiltInCustomFieldsService, catalogOf, queryBudgetMs, QueryItem, runRecordQuery, SERVICE_CONFIG } from '@crm/runtime';
+import { DEAL_SOURCES, DEAL_STATUSES, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext, STAGE_TYPES } from '@crm/contracts';
+import { RpcCaller } from '@crm/messaging';
+import {
+  BuiltInCustomFieldsService,
+  catalogOf,
+  CatalogSpec,
+  matchRecordIds,
+  pickRecordValues,
+  QueryItem,
+  QueryRunOptions,
+  queryRunOptions,
+  relatedCatalogOf,
+  remoteQueriesOver,
+  runRecordQuery,
+  SERVICE_CONFIG,
+} from '@crm/runtime';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { DEALS_SETTINGS, DealsSettings } from '../deals.settings';
@@ -9,35 +23,68 @@ import { Stage } from '../pipelines/stage.entity';
 import { Deal } from './deal.entity';
 import { presentDeal } from './deal.presenter';
 
+const DEALS = {
+  object: 'deals',
+  entity: Deal,
+  alias: 'd',
+  enums: { status: DEAL_STATUSES, source: DEAL_SOURCES },
+  exclude: ['stale_notified_at'],
+} as const;
+
 /**
- * `POST /deals/query` (docs/query.md): any field of the deal, its custom fields, and its stage and pipeline
- * one hop away. `days_in_stage` and `deal_age_days` are computed when a deal is shown, not stored: filter on
- * `stage_entered_at` and `created_at` instead.
+ * `POST /deals/query` (docs/query.md): any field of the deal, its custom fields, its stage and pipeline
+ * one hop away, and its contact, company and owner, which the contacts service keeps and answers for.
+ * `days_in_stage` and `deal_age_days` are computed when a deal is shown, not stored: filter on
+ * `stage_entered_at` and `created_at` instead. Other services' queries reach deals through `deal.*`.
  */
 @Injectable()
 export class DealsQuery {
   constructor(
     private readonly dataSource: DataSource,
     private readonly customFields: BuiltInCustomFieldsService,
+    private readonly rpc: RpcCaller,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     @Inject(DEALS_SETTINGS) private readonly settings: DealsSettings,
   ) {}
 
-  async run(query: RecordQueryDto): Promise<Page<QueryItem>> {
-    const { fields } = await this.customFields.state(this.dataSource.manager, 'deals');
+  async run(ctx: RequestContext, query: RecordQueryDto): Promise<Page<QueryItem>> {
     const catalog = catalogOf(this.dataSource, {
-      object: 'deals',
-      entity: Deal,
-      alias: 'd',
-      enums: { status: DEAL_STATUSES, source: DEAL_SOURCES },
-      exclude: ['stale_notified_at'],
+      ...DEALS,
       present: presentDeal,
-      customFields: fields,
+      customFields: await this.definitions(),
       relations: [
         { name: 'stage', table: { entity: Stage, alias: 's', enums: { type: STAGE_TYPES } }, column: 'stage_id' },
         { name: 'pipeline', table: { entity: Pipeline, alias: 'p' }, column: 'pipeline_id' },
       ],
-    });
-    return runRecordQuery(this.dataSource, catalog, query, { timeoutMs: queryBudgetMs(this.settings.queryTimeoutMs, this.config.rpcTimeoutMs) });
+      remotes: [
+        { name: 'contact', column: 'contact_id', object: 'contacts', via: 'contacts' },
+        { name: 'company', column: 'company_id', object: 'companies', via: 'contacts' },
+        { name: 'owner', column: 'owner_id', object: 'users', via: 'contacts' },
+      ],
+    } satisfies CatalogSpec);
+    return runRecordQuery(this.dataSource, catalog, query, { ...this.budget(), remote: remoteQueriesOver(this.rpc, ctx) });
+  }
+
+  /** Another service's conditions on `deal.*` (tasks whose deal is won), as deal ids. */
+  async match(request: RemoteMatchRequest): Promise<string[][]> {
+    return matchRecordIds(this.dataSource, await this.related(request), request.lookups, request.within, this.budget());
+  }
+
+  /** The `deal.*` paths another service's query returns, by deal id. */
+  async values(request: RemoteValuesRequest): Promise<Record<string, Record<string, unknown>>> {
+    return pickRecordValues(this.dataSource, await this.related(request), request.ids, request.fields, this.budget());
+  }
+
+  private async related(request: { object: string; prefix: string }) {
+    if (request.object !== 'deals') throw new Error(`the deals service keeps no '${request.object}' to query`);
+    return relatedCatalogOf(this.dataSource, { ...DEALS, customFields: await this.definitions() }, request.prefix);
+  }
+
+  private async definitions() {
+    return (await this.customFields.state(this.dataSource.manager, 'deals')).fields;
+  }
+
+  private budget(): QueryRunOptions {
+    return queryRunOptions(this.settings, this.config.rpcTimeoutMs);
   }
 }

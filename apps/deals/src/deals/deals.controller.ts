@@ -1,5 +1,5 @@
 import { PageQuery } from '@crm/common';
-import { CreateDealDto, ListDealsQuery, MoveDealStageDto, Ops, RecordQueryDto, RequestContext, UpdateDealDto } from '@crm/contracts';
+import { CreateDealDto, ListDealsQuery, MoveDealStageDto, Ops, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext, UpdateDealDto } from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
@@ -14,8 +14,18 @@ export class DealsController {
   ) {}
 
   @Handles(Ops.deals.query)
-  query(@Payload('body') query: RecordQueryDto) {
-    return this.queries.run(query);
+  query(@Payload('ctx') ctx: RequestContext, @Payload('body') query: RecordQueryDto) {
+    return this.queries.run(ctx, query);
+  }
+
+  @Handles(Ops.dealsInternal.queryMatch)
+  async queryMatch(@Payload('body') request: RemoteMatchRequest) {
+    return { ids: await this.queries.match(request) };
+  }
+
+  @Handles(Ops.dealsInternal.queryValues)
+  async queryValues(@Payload('body') request: RemoteValuesRequest) {
+    return { records: await this.queries.values(request) };
   }
 
   @Handles(Ops.deals.create)

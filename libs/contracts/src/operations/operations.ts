@@ -67,7 +67,7 @@ import {
 } from '../schema/object-type.dto';
 import { RpcServiceName } from '../subjects';
 import { CreateWebhookDto, DeliveryView, ListDeliveriesQuery, ListWebhooksQuery, PingResultView, ReplayWebhookDto, UpdateWebhookDto, WebhookView } from '../webhooks';
-import { RecordQueryDto } from '../query/record-query.dto';
+import { RecordQueryDto, RemoteMatchReply, RemoteMatchRequest, RemoteValuesReply, RemoteValuesRequest } from '../query/record-query.dto';
 import { internal, noContent, Operation, page, PageOf, projectedPage, resource, ResourceOf, route } from './operation';
 
 /*
@@ -648,6 +648,10 @@ const objects = {
 const contactsInternal = {
   /** Which of the given contact, company and user ids exist, with their display names. Unknown ids are left out. */
   resolve: internal<ResolveContactsDto, ResolveContactsReply>({ name: 'contacts.internal.resolve', body: ResolveContactsDto, idempotent: true }),
+  /** Conditions of another service's query on contacts, companies or users (`contact.email` on deals), answered with ids. */
+  queryMatch: internal<RemoteMatchRequest, RemoteMatchReply>({ name: 'contacts.internal.query_match', idempotent: true }),
+  /** Paths of contacts, companies or users another service's query returns (`fields: ["contact.email"]`). */
+  queryValues: internal<RemoteValuesRequest, RemoteValuesReply>({ name: 'contacts.internal.query_values', idempotent: true }),
 };
 
 const dealsInternal = {
@@ -659,6 +663,10 @@ const dealsInternal = {
   resolve: internal<ResolveDealsRequest, ResolveDealsReply>({ name: 'deals.internal.resolve', body: ResolveDealsRequest, idempotent: true }),
   /** Applies a batch of an import's deal rows, once per (import_id, first_seq). */
   importBatch: internal<ImportDealsBatchRequest, ImportDealsBatchReply>({ name: 'deals.internal.import_batch', idempotent: true }),
+  /** Conditions of another service's query on deals (`deal.value` on tasks), answered with ids. */
+  queryMatch: internal<RemoteMatchRequest, RemoteMatchReply>({ name: 'deals.internal.query_match', idempotent: true }),
+  /** Paths of deals another service's query returns (`fields: ["deal.name"]`). */
+  queryValues: internal<RemoteValuesRequest, RemoteValuesReply>({ name: 'deals.internal.query_values', idempotent: true }),
 };
 
 /** `<service>.health`: answered by a service's RPC server itself, so "up" means a replica is handling requests. */

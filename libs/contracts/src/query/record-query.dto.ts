@@ -11,6 +11,11 @@ export const QueryLimits = {
   inValues: 500,
   /** Longest field path, e.g. `custom_fields.<name>` or `company.domain`. */
   path: 128,
+  /**
+   * Most records of another service one condition on a relation path may match (`contact.email` on
+   * deals): the owning service answers with their ids, and past this (QUERY_RELATED_IDS_MAX of the owning service, by default) the query is a 400 that says how to narrow it.
+   */
+  relatedIds: 10_000,
 } as const;
 
 export const QUERY_OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$contains', '$starts_with', '$ends_with', '$exists'] as const;
@@ -103,3 +108,47 @@ export const QUERY_EXPRESSION_SCHEMAS: Record<string, Record<string, unknown>> =
     additionalProperties: false,
   },
 };
+
+/**
+ * One condition on a relation path whose records another service keeps, e.g. `{"contact.email": {...},
+ * "contact.stage": "customer"}` on deals: the owning service answers with the ids of the records that
+ * match it, or with those that do not (`negate`) when it also matches a record with no relation, so that
+ * the asking service can test its own reference column exactly.
+ */
+export interface RemoteLookup {
+  /** Where the condition is in the client's filter (`filter.$and.1`), for errors. */
+  at: string;
+  /** Field paths as the client wrote them (`contact.email`) and their operators. */
+  filter: Record<string, unknown>;
+  negate: boolean;
+}
+
+/** Body of `<service>.internal.query_match`: the owning service evaluates conditions on its records. */
+export interface RemoteMatchRequest {
+  /** The queried object of the owning service (`contacts`, `companies`, `users`, `deals`). */
+  object: string;
+  /** The relation's name in the asking object (`contact`), which prefixes every path. */
+  prefix: string;
+  lookups: RemoteLookup[];
+  /** Test only these records: those the asking query's rows can reference, when few enough to send. */
+  within?: string[];
+}
+
+/** The ids each lookup matched (or, negated, did not match), at most QUERY_RELATED_IDS_MAX (QueryLimits.relatedIds) each. */
+export interface RemoteMatchReply {
+  ids: string[][];
+}
+
+/** Body of `<service>.internal.query_values`: the paths of a page's related records, by id. */
+export interface RemoteValuesRequest {
+  object: string;
+  prefix: string;
+  ids: string[];
+  /** Paths as the client wrote them (`contact.email`) and where (`fields.2`). */
+  fields: Array<{ at: string; path: string }>;
+}
+
+export interface RemoteValuesReply {
+  /** Each existing record's values by path; a missing id is a record that does not exist. */
+  records: Record<string, Record<string, unknown>>;
+}

@@ -221,4 +221,48 @@ describe('query filter compiler', () => {
     expect(problems(deep)).toEqual(['filter' + '.$not'.repeat(8) + ' too_deep']);
     expect(problems({ $and: Array.from({ length: 51 }, () => ({ score: 1 })) })).toEqual(['filter.$and.50.score too_many_conditions']);
   });
+
+  describe('conditions on records another service keeps', () => {
+    const withOwner: QueryCatalog = { ...catalog, remotes: { owner: { column: 'r.owner_id', object: 'users', via: 'contacts' } } };
+
+    it('sends the conditions on one related record in one object together, and tests the reference column against the answer', () => {
+      const { where, params, lookups } = compileFilter(withOwner, { score: 1, 'owner.name': 'Ada', 'owner.rank': { $gt: 2 }, $or: [{ 'owner.name': 'Bo' }] });
+      expect(lookups).toEqual([
+        { relation: 'owner', at: 'filter.$or.0', filter: { 'owner.name': 'Bo' }, negate: false },
+        { relation: 'owner', at: 'filter', filter: { 'owner.name': 'Ada', 'owner.rank': { $gt: 2 } }, negate: false },
+      ]);
+      expect(where.match(/r\.owner_id = ANY\(\$\d+::text\[\]\)/g)).toHaveLength(2);
+      expect(params.filter((p) => Array.isArray(p) && p.length === 0)).toHaveLength(2);
+    });
+
+    // Where the related record's field is null (or there is no related record), a negated lookup must hold
+    // exactly when the same condition holds on a null field here: the property ties the two together.
+    it('negates a lookup exactly when its condition holds for a missing record', async () => {
+      const literal = fc.constantFrom<unknown>('Ada', 'Zed', null);
+      const operators = fc.oneof(
+        literal,
+        fc.record(
+          {
+            $eq: literal,
+            $ne: literal,
+            $in: fc.array(literal, { maxLength: 3 }),
+            $nin: fc.array(literal, { maxLength: 3 }),
+            $exists: fc.boolean(),
+            $gt: fc.constant('A'),
+            $starts_with: fc.constant('a'),
+          },
+          { requiredKeys: [] },
+        ).filter((ops) => Object.keys(ops).length > 0),
+      );
+      await fc.assert(
+        fc.asyncProperty(operators, async (condition) => {
+          const [lookup] = compileFilter(withOwner, { 'owner.name': condition }).lookups;
+          const local = compileFilter(catalog, { name: condition });
+          const { rows: [row] } = await client.query(`SELECT (${local.where}) AS hit FROM (SELECT NULL::text AS name) r`, local.params);
+          expect(lookup.negate).toBe(row.hit);
+        }),
+        { seed: 20261125, numRuns: 200 },
+      );
+    });
+  });
 });

@@ -1,5 +1,5 @@
-import { DomainError, ErrorCode, FieldIssue, hydrate, isQueryCanceled, validationFailed } from '@crm/common';
-import { CustomFieldDefinition, DEFAULT_PAGE_SIZE, Page, QUERY_OPERATORS, QueryLimits, QueryOperator, RecordQueryDto } from '@crm/contracts';
+import { DomainError, Env, ErrorCode, FieldIssue, hydrate, intVar, isQueryCanceled, validationFailed } from '@crm/common';
+import { CustomFieldDefinition, DEFAULT_PAGE_SIZE, Page, QUERY_OPERATORS, QueryLimits, QueryOperator, RecordQueryDto, RemoteLookup } from '@crm/contracts';
 import { createHash } from 'crypto';
 import { DataSource, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
 
@@ -29,8 +29,29 @@ export interface QueryCatalog {
   fields: ReadonlyMap<string, QueryField>;
   /** One-hop relations by name: the joined row's alias and its `LEFT JOIN …` clause, added when a path needs it. */
   joins: Readonly<Record<string, { alias: string; clause: string }>>;
+  /** One-hop relations to records another service keeps, by name (see RemoteRelation). */
+  remotes?: Readonly<Record<string, RemoteRelation>>;
   /** An item when the query names no `fields`: the row (as the table holds it) in the object's list shape. */
   present(row: Record<string, unknown>): unknown;
+}
+
+/**
+ * A relation to records another service keeps (deals to `contact.*`): conditions on its paths are answered
+ * by that service as sets of ids (RemoteQueries.match), and its paths in `fields` are read from it by id.
+ */
+export interface RemoteRelation {
+  /** The reference column of this object's row, as SQL (`d.contact_id`). */
+  column: string;
+  /** The object the owning service queries (`contacts`). */
+  object: string;
+  /** The service that keeps it. */
+  via: 'contacts' | 'deals';
+}
+
+/** How a query reaches the services that keep the records of its remote relations. */
+export interface RemoteQueries {
+  match(relation: RemoteRelation, prefix: string, lookups: RemoteLookup[], within?: string[]): Promise<string[][]>;
+  values(relation: RemoteRelation, prefix: string, ids: string[], fields: Array<{ at: string; path: string }>): Promise<Record<string, Record<string, unknown>>>;
 }
 
 const CAST: Record<QueryFieldType, string> = { string: 'text', enum: 'text', number: 'numeric', boolean: 'boolean', datetime: 'timestamptz', json: 'jsonb' };
@@ -45,7 +66,7 @@ const quoted = (text: string) => `'${text.replace(/'/g, "''")}'`;
  * The columns of an entity as query fields named as the API names them (`icpScore` is `icp_score`);
  * json columns can be returned but not compared (custom fields are compared through their definitions).
  */
-export function entityFields(metadata: EntityMetadata, alias: string, options: { enums?: Record<string, readonly string[]>; exclude?: string[]; join?: string; prefix?: string } = {}): [string, QueryField][] {
+export function entityFields(metadata: EntityMetadata, alias: string, options: { enums?: Record<string, readonly string[]>; exclude?: readonly string[]; join?: string; prefix?: string } = {}): [string, QueryField][] {
   const fields: [string, QueryField][] = [];
   for (const column of metadata.columns) {
     const api = snake(column.propertyName);
@@ -53,7 +74,7 @@ export function entityFields(metadata: EntityMetadata, alias: string, options: {
     const type = String(column.type);
     const kind: QueryFieldType | undefined = options.enums?.[api]
       ? 'enum'
-      : type === 'text' || type === 'varchar'
+      : type === 'text' || type === 'varchar' || type === 'char'
         ? 'string'
         : type === 'integer' || type === 'bigint' || type === 'numeric' || type === 'int' || type === 'double precision' || type === 'real'
           ? 'number'
@@ -110,6 +131,8 @@ class QueryBuilder {
   readonly params: unknown[] = [];
   readonly issues: FieldIssue[] = [];
   readonly joins = new Set<string>();
+  /** Conditions on remote relations, each with the parameter its ids are bound to once the owner answers. */
+  readonly lookups: Array<{ relation: string; lookup: RemoteLookup; param: number }> = [];
   private conditions = 0;
 
   constructor(private readonly catalog: QueryCatalog) {}
@@ -132,6 +155,13 @@ class QueryBuilder {
     return field;
   }
 
+  /** The remote relation a path goes through, if it does (`contact` of `contact.email`). */
+  remote(path: string): string | undefined {
+    const dot = path.indexOf('.');
+    const head = dot > 0 ? path.slice(0, dot) : '';
+    return head && this.catalog.remotes?.[head] ? head : undefined;
+  }
+
   issue(field: string, code: string, message: string): void {
     this.issues.push({ field, code, message });
   }
@@ -147,6 +177,8 @@ class QueryBuilder {
       return 'TRUE';
     }
     const parts: string[] = [];
+    // Conditions on one remote relation in one object hold for the same related record, so they go to its service together.
+    const remote = new Map<string, Record<string, unknown>>();
     for (const [key, value] of Object.entries(node)) {
       const here = `${at}.${key}`;
       if (key === '$and' || key === '$or') {
@@ -160,16 +192,38 @@ class QueryBuilder {
         parts.push(`NOT (${this.filter(value, here, depth + 1)})`);
       } else if (key.startsWith('$')) {
         this.issue(here, 'unknown_operator', `'${key}' is not an operator here; use $and, $or, $not, or a field path`);
+      } else if (this.remote(key)) {
+        const relation = this.remote(key)!;
+        remote.set(relation, { ...remote.get(relation), [key]: value });
       } else {
         const field = this.field(key, here);
         if (!field) continue;
-        const operators = isPlainObject(value) && Object.keys(value).length > 0 && Object.keys(value).every((k) => k.startsWith('$'));
-        if (operators) for (const [op, operand] of Object.entries(value)) parts.push(this.condition(field, op, operand, `${here}.${op}`));
+        if (isOperatorObject(value)) for (const [op, operand] of Object.entries(value)) parts.push(this.condition(field, op, operand, `${here}.${op}`));
         // A literal is shorthand for $eq, and its problems are named at the field itself.
         else parts.push(this.condition(field, '$eq', value, here));
       }
     }
+    for (const [relation, filter] of remote) parts.push(this.remoteCondition(relation, filter, at));
     return parts.length ? parts.join(' AND ') : 'TRUE';
+  }
+
+  /**
+   * A condition on a remote relation tests this row's reference column against the ids its owner answers
+   * with. When the condition also holds for no record at all (`contact.email: null`, `$ne`), the owner
+   * answers with the records it does not match and the test is negated, so that rows without a relation,
+   * or whose related record was just deleted, are matched exactly as a join would match them.
+   */
+  private remoteCondition(relation: string, filter: Record<string, unknown>, at: string): string {
+    for (const value of Object.values(filter)) {
+      const uses = isOperatorObject(value) ? Object.keys(value).length : 1;
+      for (let i = 0; i < uses; i++) if (++this.conditions === QueryLimits.conditions + 1) this.issue(at, 'too_many_conditions', `a filter may have at most ${QueryLimits.conditions} conditions`);
+    }
+    const negate = Object.values(filter).every(matchesNull);
+    this.params.push([]);
+    this.lookups.push({ relation, lookup: { at, filter, negate }, param: this.params.length - 1 });
+    const column = this.catalog.remotes![relation].column;
+    const hit = known(column, `${column} = ANY($${this.params.length}::text[])`);
+    return negate ? `(NOT ${hit})` : hit;
   }
 
   private condition(field: QueryField, op: string, operand: unknown, at: string): string {
@@ -281,6 +335,37 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** `{$gt: 5}` rather than a literal: a non-empty object whose keys are all operators. */
+function isOperatorObject(value: unknown): value is Record<string, unknown> {
+  return isPlainObject(value) && Object.keys(value).length > 0 && Object.keys(value).every((k) => k.startsWith('$'));
+}
+
+/** Whether a field's condition holds where the field is null, by the semantics `condition` compiles. */
+function matchesNull(value: unknown): boolean {
+  const operators = isOperatorObject(value) ? Object.entries(value) : [['$eq', value] as const];
+  return operators.every(([op, operand]) => {
+    switch (op) {
+      case '$eq':
+        return operand === null;
+      case '$ne':
+        return operand !== null;
+      case '$in':
+        return Array.isArray(operand) && operand.includes(null);
+      case '$nin':
+        return Array.isArray(operand) && !operand.includes(null);
+      case '$exists':
+        return operand === false;
+      default:
+        return false;
+    }
+  });
+}
+
+/** A value as the API shows it: date-times as RFC 3339, numbers (numeric arrives as text) as numbers. */
+function shown(field: QueryField, value: unknown): unknown {
+  return value instanceof Date ? value.toISOString() : field.type === 'number' && typeof value === 'string' ? Number(value) : value;
+}
+
 /** Where an API path's value goes in an item: `custom_fields.x` nests as `custom_fields: {x}`, `company.name` as `company: {name}`. */
 function put(item: Record<string, unknown>, path: string, value: unknown): void {
   const dot = path.indexOf('.');
@@ -298,13 +383,44 @@ export type QueryItem = { id: string } & Record<string, unknown>;
 
 /**
  * A filter as one SQL boolean expression over the catalog's alias and joins, with its values as
- * parameters; a `validation_failed` naming every bad path otherwise.
+ * parameters (a remote condition's ids left empty, to be bound once its service answers); a
+ * `validation_failed` naming every bad path otherwise.
  */
-export function compileFilter(catalog: QueryCatalog, filter: unknown): { where: string; params: unknown[]; joins: string[] } {
+export function compileFilter(catalog: QueryCatalog, filter: unknown): { where: string; params: unknown[]; joins: string[]; lookups: Array<{ relation: string } & RemoteLookup> } {
   const q = new QueryBuilder(catalog);
   const where = q.filter(filter, 'filter', 1);
   if (q.issues.length) throw validationFailed(q.issues);
-  return { where, params: q.params, joins: [...q.joins] };
+  return { where, params: q.params, joins: [...q.joins], lookups: q.lookups.map(({ relation, lookup }) => ({ relation, ...lookup })) };
+}
+
+type Rows = Array<Record<string, unknown>>;
+
+/** One statement after another: a transaction's connection runs one at a time. */
+async function inTurn<T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (const item of items) results.push(await work(item));
+  return results;
+}
+
+/**
+ * Runs a query's statements in one transaction under its statement timeout; past it, a 400
+ * `query_too_expensive` with a hint, so a query no index serves holds its connection no longer than that.
+ */
+async function withBudget<T>(dataSource: DataSource, timeoutMs: number, work: (run: (sql: string, params: unknown[]) => Promise<Rows>) => Promise<T>): Promise<T> {
+  try {
+    return await dataSource.transaction(async (m) => {
+      await m.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
+      return work((sql, params) => m.query(sql, params));
+    });
+  } catch (err) {
+    if (isQueryCanceled(err)) {
+      throw new DomainError(
+        ErrorCode.QueryTooExpensive,
+        `The query ran past its ${timeoutMs} ms budget. Narrow it with a condition on an indexed field (id, a unique field, created_at, a foreign key) or a shorter range, or sort on one of those.`,
+      );
+    }
+    throw err;
+  }
 }
 
 /** The statement budget of a query: as configured, but always under the RPC deadline, so the client hears why. */
@@ -312,9 +428,37 @@ export function queryBudgetMs(configuredMs: number, rpcTimeoutMs: number): numbe
   return Math.max(1, Math.min(configuredMs, rpcTimeoutMs - 500));
 }
 
+/** A service's settings for the queries it answers (docs/deployment.md). */
+export interface QuerySettings {
+  /**
+   * Longest a `POST /<object>/query` statement runs before it is answered `query_too_expensive`; kept under
+   * RPC_TIMEOUT_MS, so the client hears why rather than a 503.
+   */
+  queryTimeoutMs: number;
+  /** Most records one condition of another service's query may match here (`contact.email` on deals). */
+  queryRelatedIdsMax: number;
+}
+
+export function loadQuerySettings(env: Env): QuerySettings {
+  return {
+    queryTimeoutMs: intVar(env, 'QUERY_TIMEOUT_MS', 3000, { min: 10, max: 60000 }),
+    // Ids travel in one NATS message each way, so the most stays well under its 1 MB payload limit.
+    queryRelatedIdsMax: intVar(env, 'QUERY_RELATED_IDS_MAX', QueryLimits.relatedIds, { min: 1, max: 20_000 }),
+  };
+}
+
+/** How a service runs queries under its settings and its RPC deadline. */
+export function queryRunOptions(settings: QuerySettings, rpcTimeoutMs: number): QueryRunOptions {
+  return { timeoutMs: queryBudgetMs(settings.queryTimeoutMs, rpcTimeoutMs), relatedIdsMax: settings.queryRelatedIdsMax };
+}
+
 export interface QueryRunOptions {
   /** Longest a query may run before it is answered `query_too_expensive`. */
   timeoutMs: number;
+  /** Most records one remote condition may match (QueryLimits.relatedIds unless set). */
+  relatedIdsMax?: number;
+  /** Required when the catalog has remote relations. */
+  remote?: RemoteQueries;
 }
 
 /**
@@ -328,12 +472,31 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
   const q = new QueryBuilder(catalog);
   const where = query.filter === undefined ? 'TRUE' : q.filter(query.filter, 'filter', 1);
   const sort = (query.sort ?? []).map((key, i) => {
-    const field = q.field(key.field, `sort.${i}.field`);
-    if (field?.type === 'json') q.issue(`sort.${i}.field`, 'invalid_value', `'${key.field}' is a JSON object and has no order; sort on one of its values`);
+    const at = `sort.${i}.field`;
+    const relation = q.remote(key.field);
+    if (relation) {
+      const column = catalog.remotes![relation].column.slice(catalog.alias.length + 1);
+      q.issue(at, 'invalid_value', `'${key.field}' is kept by another service and cannot be sorted on; sort on ${column} or on this object's own fields`);
+      return { field: undefined, desc: false };
+    }
+    const field = q.field(key.field, at);
+    if (field?.type === 'json') q.issue(at, 'invalid_value', `'${key.field}' is a JSON object and has no order; sort on one of its values`);
     return { field, desc: key.direction === 'desc' };
   });
-  const selected = (query.fields ?? []).map((path, i) => ({ path, field: q.field(path, `fields.${i}`) }));
-  if (q.issues.length) throw validationFailed(q.issues);
+  const selected = (query.fields ?? []).map((path, i) => {
+    const at = `fields.${i}`;
+    const relation = q.remote(path);
+    return relation ? { path, at, relation, field: undefined } : { path, at, relation, field: q.field(path, at) };
+  });
+  // Remote conditions are checked even when local ones are wrong, so one answer names every problem.
+  const issues = [...q.issues];
+  if (q.lookups.length) {
+    // Only when the local filter is valid: the candidates are found with it.
+    const within = issues.length ? new Map<string, string[]>() : await candidateReferences(dataSource, catalog, query.filter, q.lookups, options);
+    issues.push(...(await resolveLookups(q, catalog, within, options.remote)));
+  }
+  if (issues.length) throw validationFailed(issues);
+  const remoteSelected = new Set(selected.flatMap((s) => (s.relation ? [s.relation] : [])));
 
   const a = catalog.alias;
   const keys = sort.map((s) => ({ sql: s.field!.sql, type: s.field!.type, desc: s.desc }));
@@ -351,7 +514,8 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
   // Without `fields`, the whole row, for the object's own list presenter; the names ours take start with `~` so they meet no column.
   const columns = [
     query.fields ? `${a}.id AS id` : `${a}.*`,
-    ...selected.map(({ field }, i) => `${field!.select ?? field!.sql} AS "~f${i}"`),
+    ...selected.flatMap(({ field }, i) => (field ? [`${field.select ?? field.sql} AS "~f${i}"`] : [])),
+    ...[...remoteSelected].map((relation) => `${catalog.remotes![relation].column} AS "~r_${relation}"`),
     ...keys.map((k, i) => `(${k.sql})::text AS "~k${i}"`),
     ...[...q.joins].map((join) => `${catalog.joins[join].alias}.id AS "~j_${join}"`),
   ];
@@ -359,34 +523,33 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
   const joins = [...q.joins].map((name) => catalog.joins[name].clause).join(' ');
   const sql = `SELECT ${columns.join(', ')} FROM ${catalog.table} ${a} ${joins} WHERE (${where}) AND (${after}) ORDER BY ${order.join(', ')} LIMIT ${size + 1}`;
 
-  let rows: Array<Record<string, unknown>>;
-  try {
-    rows = await dataSource.transaction(async (m) => {
-      await m.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(options.timeoutMs))}`);
-      return m.query(sql, q.params);
-    });
-  } catch (err) {
-    if (isQueryCanceled(err)) {
-      throw new DomainError(
-        ErrorCode.QueryTooExpensive,
-        `The query ran past its ${options.timeoutMs} ms budget. Narrow it with a condition on an indexed field (id, a unique field, created_at, a foreign key) or a shorter range, or sort on one of those.`,
-      );
-    }
-    throw err;
-  }
+  const rows = await withBudget(dataSource, options.timeoutMs, (run) => run(sql, q.params));
 
-  const items = rows.slice(0, size).map((row) => {
+  const pageRows = rows.slice(0, size);
+  const related = new Map<string, Record<string, Record<string, unknown>>>();
+  for (const relation of remoteSelected) {
+    const ids = [...new Set(pageRows.map((row) => row[`~r_${relation}`]).filter((id): id is string => typeof id === 'string'))];
+    const fields = selected.filter((s) => s.relation === relation).map(({ at, path }) => ({ at, path }));
+    // Asked even for an empty page, so that a path the other service does not know is a 400 on every page.
+    related.set(relation, await remoteOf(options.remote).values(catalog.remotes![relation], relation, ids, fields));
+  }
+  const items = pageRows.map((row) => {
     if (!query.fields) return catalog.present(row) as QueryItem;
     const item: QueryItem = { id: String(row.id) };
-    selected.forEach(({ path, field }, i) => {
+    selected.forEach(({ path, field, relation }, i) => {
+      if (relation) {
+        const record = related.get(relation)![row[`~r_${relation}`] as string];
+        if (record) put(item, path, record[path]);
+        else item[relation] = null;
+        return;
+      }
       // A relation with no row is null, not an object of nulls.
       const join = field!.join;
       if (join && row[`~j_${join}`] === null) {
         item[path.slice(0, path.indexOf('.'))] = null;
         return;
       }
-      const value = row[`~f${i}`];
-      put(item, path, value instanceof Date ? value.toISOString() : field!.type === 'number' && typeof value === 'string' ? Number(value) : value);
+      put(item, path, shown(field!, row[`~f${i}`]));
     });
     return item;
   });
@@ -397,6 +560,144 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
     page.next_cursor = Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
   }
   return page;
+}
+
+function remoteOf(remote: RemoteQueries | undefined): RemoteQueries {
+  if (!remote) throw new Error('this catalog has remote relations: pass QueryRunOptions.remote');
+  return remote;
+}
+
+/**
+ * Asks the owning services for the ids of each remote condition (one call per relation) and binds them
+ * into their parameters; answers the problems they found with those conditions.
+ */
+/**
+ * The filter's top-level conditions that hold every row of the answer and name no remote relation: a
+ * remote condition needs to be right only for rows these select, so the other service may be asked about
+ * just the records those rows reference.
+ */
+function localConjuncts(filter: unknown, catalog: QueryCatalog): Record<string, unknown>[] {
+  if (!isPlainObject(filter)) return [];
+  const remote = (node: unknown): boolean =>
+    Array.isArray(node)
+      ? node.some(remote)
+      : isPlainObject(node) && Object.entries(node).some(([key, value]) => (key.startsWith('$') ? remote(value) : Boolean(catalog.remotes?.[key.slice(0, Math.max(0, key.indexOf('.')))])));
+  return Object.entries(filter).flatMap(([key, value]) =>
+    key === '$and' && Array.isArray(value) ? value.flatMap((item) => localConjuncts(item, catalog)) : remote({ [key]: value }) ? [] : [{ [key]: value }],
+  );
+}
+
+/**
+ * For each remote relation, the ids its column holds among the rows the local part of the filter selects,
+ * when there are few enough to send: the owning service then tests only those, so a broad condition on
+ * the related records (`contact.stage: "customer"`) stays answerable within a narrow query.
+ */
+async function candidateReferences(
+  dataSource: DataSource,
+  catalog: QueryCatalog,
+  filter: unknown,
+  lookups: QueryBuilder['lookups'],
+  options: QueryRunOptions,
+): Promise<Map<string, string[]>> {
+  const max = options.relatedIdsMax ?? QueryLimits.relatedIds;
+  const guard = new QueryBuilder(catalog);
+  const where = guard.filter({ $and: [{}, ...localConjuncts(filter, catalog)] }, 'filter', 1);
+  const joins = [...guard.joins].map((name) => catalog.joins[name].clause).join(' ');
+  const relations = [...new Set(lookups.map((l) => l.relation))];
+  const found = await withBudget(dataSource, options.timeoutMs, (run) =>
+    inTurn(relations, (relation) => {
+      const column = catalog.remotes![relation].column;
+      return run(`SELECT DISTINCT ${column} AS ref FROM ${catalog.table} ${catalog.alias} ${joins} WHERE (${where}) AND ${column} IS NOT NULL LIMIT ${max + 1}`, guard.params);
+    }),
+  );
+  const within = new Map<string, string[]>();
+  relations.forEach((relation, i) => {
+    if (found[i].length <= max) within.set(relation, found[i].map((row) => String(row.ref)));
+  });
+  return within;
+}
+
+async function resolveLookups(q: QueryBuilder, catalog: QueryCatalog, within: ReadonlyMap<string, string[]>, remote: RemoteQueries | undefined): Promise<FieldIssue[]> {
+  const byRelation = new Map<string, QueryBuilder['lookups']>();
+  for (const lookup of q.lookups) byRelation.set(lookup.relation, [...(byRelation.get(lookup.relation) ?? []), lookup]);
+  const issues: FieldIssue[] = [];
+  await Promise.all(
+    [...byRelation].map(async ([relation, lookups]) => {
+      try {
+        const ids = await remoteOf(remote).match(
+          catalog.remotes![relation],
+          relation,
+          lookups.map((l) => l.lookup),
+          within.get(relation),
+        );
+        lookups.forEach((l, i) => (q.params[l.param] = ids[i]));
+      } catch (err) {
+        if (err instanceof DomainError && err.code === ErrorCode.ValidationFailed && err.details) issues.push(...err.details);
+        else throw err;
+      }
+    }),
+  );
+  return issues;
+}
+
+/**
+ * The ids of an object's records that match each condition another service's query put on them (or, for a
+ * negated condition, that do not), at most QueryRunOptions.relatedIdsMax each: past that, a 400 that says how to
+ * narrow the condition. The catalog names its paths as the asking query does (`contact.email`).
+ */
+export async function matchRecordIds(
+  dataSource: DataSource,
+  catalog: QueryCatalog,
+  lookups: readonly RemoteLookup[],
+  within: readonly string[] | undefined,
+  options: QueryRunOptions,
+): Promise<string[][]> {
+  const issues: FieldIssue[] = [];
+  const max = options.relatedIdsMax ?? QueryLimits.relatedIds;
+  const statements = lookups.map((lookup) => {
+    const q = new QueryBuilder(catalog);
+    const where = q.filter(lookup.filter, lookup.at, 1);
+    issues.push(...q.issues);
+    const tested = lookup.negate ? `NOT (${where})` : where;
+    const among = within ? ` AND ${catalog.alias}.id = ANY(${q.bind(within, 'text[]')})` : '';
+    return { sql: `SELECT ${catalog.alias}.id FROM ${catalog.table} ${catalog.alias} WHERE ${tested}${among} LIMIT ${max + 1}`, params: q.params };
+  });
+  if (issues.length) throw validationFailed(issues);
+  const answers = await withBudget(dataSource, options.timeoutMs, (run) => inTurn(statements, (s) => run(s.sql, s.params)));
+  answers.forEach((rows, i) => {
+    if (rows.length <= max) return;
+    const { at, filter, negate } = lookups[i];
+    const paths = Object.keys(filter).join(' and ');
+    issues.push({
+      field: at,
+      code: 'too_many_matches',
+      message: negate
+        ? `${paths} also holds where there is no related record, so it is answered by the ${catalog.object} it does not match, and more than ${max} do not: state what the related record is rather than what it is not (an $eq or $in on one of its fields), or narrow the rest of the filter with conditions ANDed at its top level`
+        : `${paths} matches more than ${max} ${catalog.object}, the most a condition on records another service keeps may match when the rest of the filter leaves more than that many to choose from: make it more selective (an exact value, a shorter range, a further condition on the same record in the same object), or narrow the rest of the filter with conditions ANDed at its top level`,
+    });
+  });
+  if (issues.length) throw validationFailed(issues);
+  return answers.map((rows) => rows.map((row) => String(row.id)));
+}
+
+/** The values of an object's records at the paths another service's query returns, by record id. */
+export async function pickRecordValues(
+  dataSource: DataSource,
+  catalog: QueryCatalog,
+  ids: readonly string[],
+  paths: ReadonlyArray<{ at: string; path: string }>,
+  options: QueryRunOptions,
+): Promise<Record<string, Record<string, unknown>>> {
+  const q = new QueryBuilder(catalog);
+  const fields = paths.map(({ at, path }) => ({ path, field: q.field(path, at) }));
+  if (q.issues.length) throw validationFailed(q.issues);
+  if (!ids.length) return {};
+  const a = catalog.alias;
+  const sql = `SELECT ${a}.id AS id, ${fields.map(({ field }, i) => `${field!.select ?? field!.sql} AS "~f${i}"`).join(', ')} FROM ${catalog.table} ${a} WHERE ${a}.id = ANY($1::text[])`;
+  const rows = await withBudget(dataSource, options.timeoutMs, (run) => run(sql, [ids]));
+  const records: Record<string, Record<string, unknown>> = {};
+  for (const row of rows) records[String(row.id)] = Object.fromEntries(fields.map(({ path, field }, i) => [path, shown(field!, row[`~f${i}`])]));
+  return records;
 }
 
 function decode(raw: string, keyCount: number): Cursor {
@@ -431,13 +732,24 @@ function keysetAfter(q: QueryBuilder, keys: Array<{ sql: string; type: QueryFiel
   return terms.map((t) => `(${t})`).join(' OR ');
 }
 
+/**
+ * An object's own fields and custom fields named as another service's query names them through its
+ * relation (`contact.email` for the `contact` of a deal): what that query may filter on and return, one hop away.
+ */
+export function relatedCatalogOf(dataSource: DataSource, spec: Pick<CatalogSpec, 'entity' | 'alias' | 'enums' | 'exclude' | 'customFields'> & { object: string }, prefix: string): QueryCatalog {
+  const metadata = dataSource.getMetadata(spec.entity);
+  const fields = entityFields(metadata, spec.alias, { enums: spec.enums, exclude: spec.exclude, prefix: `${prefix}.` });
+  if (spec.customFields) fields.push(...customFields(spec.customFields, `${spec.alias}.custom_fields`, `${prefix}.custom_fields.`));
+  return { object: spec.object, table: metadata.tablePath, alias: spec.alias, fields: new Map(fields), joins: {}, present: (row) => row };
+}
+
 /** One kind of row a catalog reads: its entity, what its rows are called in SQL, and its enums. */
 export interface QueryTable {
   entity: EntityTarget<ObjectLiteral>;
   alias: string;
   enums?: Record<string, readonly string[]>;
   /** API fields of the entity that are not part of its get shape. */
-  exclude?: string[];
+  exclude?: readonly string[];
 }
 
 export interface CatalogSpec extends QueryTable {
@@ -448,6 +760,8 @@ export interface CatalogSpec extends QueryTable {
   customFields?: readonly CustomFieldDefinition[];
   /** One-hop relations: the path prefix, the table it reaches, and the column of this row that holds its id. */
   relations?: Array<{ name: string; table: QueryTable; column: string }>;
+  /** One-hop relations to another service's records: the path prefix, the column of this row that holds its id, and who keeps it. */
+  remotes?: Array<{ name: string; column: string } & Omit<RemoteRelation, 'column'>>;
 }
 
 /**
@@ -459,6 +773,8 @@ export function catalogOf(dataSource: DataSource, spec: CatalogSpec): QueryCatal
   const fields = entityFields(metadata, spec.alias, { enums: spec.enums, exclude: spec.exclude });
   if (spec.customFields) fields.push(...customFields(spec.customFields, `${spec.alias}.custom_fields`));
   const joins: Record<string, { alias: string; clause: string }> = {};
+  const remotes: Record<string, RemoteRelation> = {};
+  for (const { name, column, ...remote } of spec.remotes ?? []) remotes[name] = { ...remote, column: `${spec.alias}.${column}` };
   for (const relation of spec.relations ?? []) {
     const joined = `${spec.alias}_${relation.name}`;
     const target = dataSource.getMetadata(relation.table.entity);
@@ -472,6 +788,7 @@ export function catalogOf(dataSource: DataSource, spec: CatalogSpec): QueryCatal
     alias: spec.alias,
     fields: new Map(fields),
     joins,
+    remotes,
     present: (row) => (spec.present as (entity: ObjectLiteral) => unknown)(hydrate(dataSource.manager, spec.entity, row)),
   };
 }

@@ -1,0 +1,17 @@
+import { Ops, RequestContext } from '@crm/contracts';
+import { RpcCaller } from '@crm/messaging';
+import { RemoteQueries, RemoteRelation } from './record-query';
+
+const OWNERS = {
+  contacts: { match: Ops.contactsInternal.queryMatch, values: Ops.contactsInternal.queryValues },
+  deals: { match: Ops.dealsInternal.queryMatch, values: Ops.dealsInternal.queryValues },
+} satisfies Record<RemoteRelation['via'], unknown>;
+
+/** A query's remote relations answered over RPC by the services that keep their records, on behalf of the caller. */
+export function remoteQueriesOver(rpc: RpcCaller, ctx: RequestContext): RemoteQueries {
+  return {
+    match: async (relation, prefix, lookups, within) =>
+      (await rpc.call(OWNERS[relation.via].match, ctx, { body: { object: relation.object, prefix, lookups, ...(within ? { within } : {}) } })).ids,
+    values: async (relation, prefix, ids, fields) => (await rpc.call(OWNERS[relation.via].values, ctx, { body: { object: relation.object, prefix, ids, fields } })).records,
+  };
+}
