@@ -63,8 +63,19 @@ describe('fuzzing the running stack', () => {
   });
 
   it('never answers 5xx to a query, however its filter, sort and fields are formed', async () => {
+    const object = await stack.api.post('/objects', {
+      name: 'Fuzzed',
+      slug: 'fuzzed',
+      fields: [
+        { name: 'title', type: 'string' },
+        { name: 'lead', type: 'reference', reference_target: 'contacts' },
+        { name: 'deal', type: 'reference', reference_target: 'deals' },
+      ],
+    });
+    expect(object.status).toBe(201);
     const path = fc.oneof(
       fc.constantFrom('email', 'icp_score', 'stage', 'created_at', 'company.name', 'owner.email', 'custom_fields.x', 'metadata', 'id', 'name', 'type', 'due_at'),
+      fc.constantFrom('contact.email', 'deal.value', 'owner.name', 'values.title', 'values.lead.email', 'values.deal.name', 'values.deal', 'values'),
       oddString,
     );
     const hostile = fc.oneof(oddString, fc.constantFrom("'; DROP TABLE contacts; --", '%', '_', '\\', '$1', '::text', '2026-02-30T25:61:00Z'), fc.double(), fc.integer(), fc.boolean(), fc.constant(null));
@@ -93,7 +104,7 @@ describe('fuzzing the running stack', () => {
       },
       { requiredKeys: [] },
     );
-    const objects = fc.constantFrom('/contacts/query', '/companies/query', '/users/query', '/activities/query', '/tasks/query', '/deals/query');
+    const objects = fc.constantFrom('/contacts/query', '/companies/query', '/users/query', '/activities/query', '/tasks/query', '/deals/query', '/objects/fuzzed/records/query');
     await fc.assert(
       fc.asyncProperty(objects, request, async (url, payload) => {
         const res = await stack.api.request('POST', url, undefined, { rawBody: JSON.stringify(payload) });

@@ -938,6 +938,23 @@ export interface paths {
         patch: operations["objects_updateRecord"];
         trace?: never;
     };
+    "/objects/{slug}/records/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Query records of a custom object: a filter over any field, sort, fields and keyset paging */
+        post: operations["objects_queryRecords"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -5655,6 +5672,60 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["ObjectRecordView"];
                         warnings?: components["schemas"]["ValidationWarning"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    objects_queryRecords: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordQueryDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: (components["schemas"]["ObjectRecordView"] | ({
+                            id: string;
+                        } & {
+                            [key: string]: unknown;
+                        }))[];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
                     };
                 };
             };

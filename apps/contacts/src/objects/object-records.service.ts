@@ -31,7 +31,7 @@ function presentWrite({ record, type, warnings }: RecordWrite): RecordResponse {
 }
 
 
-function builtInRecords(slug: string): DomainError {
+export function builtInRecords(slug: string): DomainError {
   return new DomainError(ErrorCode.NotFound, `'${slug}' is a built-in object: its records are served at /${slug}, not /objects/${slug}/records.`);
 }
 

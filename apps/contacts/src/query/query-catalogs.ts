@@ -1,5 +1,18 @@
-import { ACTIVITY_STATUSES, ACTIVITY_TYPES, CONTACT_SOURCES, CONTACT_STAGES, TASK_PRIORITIES, TASK_STATUSES, USER_ROLES } from '@crm/contracts';
-import { BuiltInCustomFieldsService, CatalogSpec, catalogOf, QueryCatalog, QueryTable, relatedCatalogOf } from '@crm/runtime';
+import { ACTIVITY_STATUSES, ACTIVITY_TYPES, builtInObject, CONTACT_SOURCES, CONTACT_STAGES, TASK_PRIORITIES, TASK_STATUSES, USER_ROLES } from '@crm/contracts';
+import { hydrate } from '@crm/common';
+import {
+  BuiltInCustomFieldsService,
+  CatalogSpec,
+  catalogOf,
+  customFields,
+  entityFields,
+  QueryCatalog,
+  QueryField,
+  QueryTable,
+  quoted,
+  relatedCatalogOf,
+  RemoteRelation,
+} from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Activity } from '../activities/activity.entity';
@@ -7,6 +20,10 @@ import { presentActivity } from '../activities/activity.presenter';
 import { Company } from '../companies/company.entity';
 import { presentCompany } from '../companies/company.presenter';
 import { Contact } from '../contacts/contact.entity';
+import { builtInRecords } from '../objects/object-records.service';
+import { ObjectRecord } from '../objects/object-type.entity';
+import { presentRecord } from '../objects/object-type.presenter';
+import { ObjectTypesService } from '../objects/object-types.service';
 import { presentContactSummary } from '../contacts/contact.presenter';
 import { Task } from '../tasks/task.entity';
 import { presentTask } from '../tasks/task.presenter';
@@ -55,6 +72,14 @@ export type QueryableObject = keyof typeof OBJECTS;
 /** What other services' queries may reach one hop away: a deal's contact, company and owner. */
 const RELATED_OBJECTS: readonly QueryableObject[] = ['contacts', 'companies', 'users'];
 
+/** Built-in records of this service a custom object's reference field may name, joined when a query reaches them. */
+const REFERENCE_TABLES = {
+  contacts: CONTACTS,
+  companies: COMPANIES,
+  activities: { entity: Activity, alias: 'a', enums: { type: ACTIVITY_TYPES, status: ACTIVITY_STATUSES } },
+  tasks: { entity: Task, alias: 't', enums: { priority: TASK_PRIORITIES, status: TASK_STATUSES } },
+} satisfies Record<string, QueryTable>;
+
 /** Users have no custom fields; the other objects keep theirs through BuiltInCustomFieldsService. */
 const WITHOUT_CUSTOM_FIELDS = new Set<QueryableObject>(['users']);
 
@@ -67,7 +92,56 @@ export class QueryCatalogs {
   constructor(
     private readonly dataSource: DataSource,
     private readonly customFieldDefinitions: BuiltInCustomFieldsService,
+    private readonly types: ObjectTypesService,
   ) {}
+
+  /**
+   * A custom object's records: `values.<name>` typed by the object's fields, and through each reference
+   * field `values.<ref>.*` the record it names: a contact, company, activity or task (joined here), a
+   * deal (asked of the deals service), or a custom object record (`values.<ref>.values.<name>`).
+   */
+  async records(slug: string): Promise<QueryCatalog> {
+    if (builtInObject(slug)) throw builtInRecords(slug);
+    const m = this.dataSource.manager;
+    const type = await this.types.find(m, slug);
+    const a = 'r';
+    const fields = [...entityFields(m.connection.getMetadata(ObjectRecord), a, { exclude: ['object_type_id'] }), ...customFields(type.fields, `${a}."values"`, 'values.')];
+    const joins: Record<string, { alias: string; clause: string }> = {};
+    const remotes: Record<string, RemoteRelation> = {};
+    for (const [i, def] of type.fields.entries()) {
+      if (def.type !== 'reference' || !def.reference_target) continue;
+      const name = `values.${def.name}`;
+      const id = `(${a}."values"->>${quoted(def.name)})`;
+      const joined = `${a}_j${i}`;
+      const target = def.reference_target;
+      if (target === 'deals') {
+        remotes[name] = { column: id, object: 'deals', via: 'deals' };
+      } else if (target in REFERENCE_TABLES) {
+        const table = REFERENCE_TABLES[target as keyof typeof REFERENCE_TABLES];
+        const metadata = m.connection.getMetadata(table.entity);
+        joins[name] = { alias: joined, clause: `LEFT JOIN ${metadata.tablePath} ${joined} ON ${joined}.id = ${id}` };
+        fields.push(...entityFields(metadata, joined, { enums: table.enums, prefix: `${name}.`, join: name }).filter(([, f]) => f.type !== 'json'));
+      } else {
+        const referenced = await this.types.find(m, target).catch(() => undefined);
+        if (!referenced) continue;
+        joins[name] = { alias: joined, clause: `LEFT JOIN object_records ${joined} ON ${joined}.id = ${id} AND ${joined}.object_type_id = ${quoted(referenced.id)}` };
+        fields.push(
+          ...entityFields(m.connection.getMetadata(ObjectRecord), joined, { exclude: ['object_type_id', 'values'], prefix: `${name}.`, join: name }),
+          ...customFields(referenced.fields, `${joined}."values"`, `${name}.values.`).map(([path, f]): [string, QueryField] => [path, { ...f, join: name }]),
+        );
+      }
+    }
+    return {
+      object: slug,
+      table: 'object_records',
+      alias: a,
+      scope: `${a}.object_type_id = ${quoted(type.id)}`,
+      fields: new Map(fields),
+      joins,
+      remotes,
+      present: (row) => presentRecord(hydrate(m, ObjectRecord, row), type),
+    };
+  }
 
   async of(object: QueryableObject): Promise<QueryCatalog> {
     return catalogOf(this.dataSource, { object, ...OBJECTS[object], customFields: await this.definitions(object) } as CatalogSpec);

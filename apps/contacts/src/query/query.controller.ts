@@ -39,6 +39,11 @@ export class QueryController {
     return { records: await pickRecordValues(this.dataSource, await this.catalogs.related(request.object, request.prefix), request.ids, request.fields, this.budget()) };
   }
 
+  @Handles(Ops.objects.queryRecords)
+  async records(@Payload('ctx') ctx: RequestContext, @Payload('params') { slug }: { slug: string }, @Payload('body') query: RecordQueryDto) {
+    return runRecordQuery(this.dataSource, await this.catalogs.records(slug), query, { ...this.budget(), remote: remoteQueriesOver(this.rpc, ctx) });
+  }
+
   @Handles(Ops.contacts.query)
   contacts(@Payload('ctx') ctx: RequestContext, @Payload('body') query: RecordQueryDto) {
     return this.run(ctx, 'contacts', query);

@@ -641,6 +641,7 @@ const objects = {
     reply: resource(ObjectRecordView, { warnings: true }),
     mcp: { tool: 'update_record', title: 'Update a custom object record', description: 'Changes the values given, keeping the others.' },
   }),
+  queryRecords: queryRoute('contacts.records.query', '/objects/:slug/records/query', ObjectRecordView, 'records of a custom object'),
   removeRecord: route({ name: 'contacts.records.delete', method: 'DELETE', path: '/objects/:slug/records/:id', summary: 'Delete a record', access: 'write', reply: noContent }),
 };
 

@@ -31,6 +31,8 @@ export interface QueryCatalog {
   joins: Readonly<Record<string, { alias: string; clause: string }>>;
   /** One-hop relations to records another service keeps, by name (see RemoteRelation). */
   remotes?: Readonly<Record<string, RemoteRelation>>;
+  /** A condition every row must meet, when the table holds more than this object (one custom object's records); never a client's value. */
+  scope?: string;
   /** An item when the query names no `fields`: the row (as the table holds it) in the object's list shape. */
   present(row: Record<string, unknown>): unknown;
 }
@@ -60,7 +62,8 @@ const TEXT_OPERATORS = new Set<QueryOperator>(['$contains', '$starts_with', '$en
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-const quoted = (text: string) => `'${text.replace(/'/g, "''")}'`;
+/** A SQL string literal for names the schema constrains (field names match FIELD_NAME_SHAPE) and ids the service made; never a filter value. */
+export const quoted = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /**
  * The columns of an entity as query fields named as the API names them (`icpScore` is `icp_score`);
@@ -157,9 +160,7 @@ class QueryBuilder {
 
   /** The remote relation a path goes through, if it does (`contact` of `contact.email`). */
   remote(path: string): string | undefined {
-    const dot = path.indexOf('.');
-    const head = dot > 0 ? path.slice(0, dot) : '';
-    return head && this.catalog.remotes?.[head] ? head : undefined;
+    return remoteRelationOf(this.catalog, path);
   }
 
   issue(field: string, code: string, message: string): void {
@@ -366,16 +367,24 @@ function shown(field: QueryField, value: unknown): unknown {
   return value instanceof Date ? value.toISOString() : field.type === 'number' && typeof value === 'string' ? Number(value) : value;
 }
 
-/** Where an API path's value goes in an item: `custom_fields.x` nests as `custom_fields: {x}`, `company.name` as `company: {name}`. */
+/** The remote relation a path goes through (`contact` of `contact.email`, `values.deal` of `values.deal.name`), if any. */
+function remoteRelationOf(catalog: QueryCatalog, path: string): string | undefined {
+  return Object.keys(catalog.remotes ?? {}).find((name) => path.startsWith(`${name}.`));
+}
+
+/**
+ * Where an API path's value goes in an item: `custom_fields.x` nests as `custom_fields: {x}`, `company.name`
+ * as `company: {name}`, `values.owner.email` as `values: {owner: {email}}`. Field names have no dots.
+ */
 function put(item: Record<string, unknown>, path: string, value: unknown): void {
-  const dot = path.indexOf('.');
-  if (dot < 0) {
-    item[path] = value;
-    return;
+  const steps = path.split('.');
+  let at = item;
+  for (const step of steps.slice(0, -1)) {
+    // A related record's paths replace the bare id a whole `values` object holds for it.
+    if (!isPlainObject(at[step])) at[step] = {};
+    at = at[step] as Record<string, unknown>;
   }
-  const head = path.slice(0, dot);
-  const nested = (item[head] ??= {}) as Record<string, unknown>;
-  nested[path.slice(dot + 1)] = value;
+  at[steps[steps.length - 1]] = value;
 }
 
 /** An item of a query's answer: the object's list shape, or `id` and the paths the query named. */
@@ -394,6 +403,11 @@ export function compileFilter(catalog: QueryCatalog, filter: unknown): { where: 
 }
 
 type Rows = Array<Record<string, unknown>>;
+
+/** A WHERE condition within the catalog's scope. */
+function scoped(catalog: QueryCatalog, condition: string): string {
+  return catalog.scope ? `(${catalog.scope}) AND (${condition})` : `(${condition})`;
+}
 
 /** One statement after another: a transaction's connection runs one at a time. */
 async function inTurn<T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
@@ -475,8 +489,7 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
     const at = `sort.${i}.field`;
     const relation = q.remote(key.field);
     if (relation) {
-      const column = catalog.remotes![relation].column.slice(catalog.alias.length + 1);
-      q.issue(at, 'invalid_value', `'${key.field}' is kept by another service and cannot be sorted on; sort on ${column} or on this object's own fields`);
+      q.issue(at, 'invalid_value', `'${key.field}' is kept by another service and cannot be sorted on; sort on the reference field or on this object's own fields`);
       return { field: undefined, desc: false };
     }
     const field = q.field(key.field, at);
@@ -521,7 +534,7 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
   ];
   const order = [...keys.map((k) => `${k.sql} ${k.desc ? 'DESC' : 'ASC'}`), `${a}.id ASC`];
   const joins = [...q.joins].map((name) => catalog.joins[name].clause).join(' ');
-  const sql = `SELECT ${columns.join(', ')} FROM ${catalog.table} ${a} ${joins} WHERE (${where}) AND (${after}) ORDER BY ${order.join(', ')} LIMIT ${size + 1}`;
+  const sql = `SELECT ${columns.join(', ')} FROM ${catalog.table} ${a} ${joins} WHERE ${scoped(catalog, where)} AND (${after}) ORDER BY ${order.join(', ')} LIMIT ${size + 1}`;
 
   const rows = await withBudget(dataSource, options.timeoutMs, (run) => run(sql, q.params));
 
@@ -540,13 +553,13 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
       if (relation) {
         const record = related.get(relation)![row[`~r_${relation}`] as string];
         if (record) put(item, path, record[path]);
-        else item[relation] = null;
+        else put(item, relation, null);
         return;
       }
       // A relation with no row is null, not an object of nulls.
       const join = field!.join;
       if (join && row[`~j_${join}`] === null) {
-        item[path.slice(0, path.indexOf('.'))] = null;
+        put(item, join, null);
         return;
       }
       put(item, path, shown(field!, row[`~f${i}`]));
@@ -581,7 +594,7 @@ function localConjuncts(filter: unknown, catalog: QueryCatalog): Record<string, 
   const remote = (node: unknown): boolean =>
     Array.isArray(node)
       ? node.some(remote)
-      : isPlainObject(node) && Object.entries(node).some(([key, value]) => (key.startsWith('$') ? remote(value) : Boolean(catalog.remotes?.[key.slice(0, Math.max(0, key.indexOf('.')))])));
+      : isPlainObject(node) && Object.entries(node).some(([key, value]) => (key.startsWith('$') ? remote(value) : remoteRelationOf(catalog, key) !== undefined));
   return Object.entries(filter).flatMap(([key, value]) =>
     key === '$and' && Array.isArray(value) ? value.flatMap((item) => localConjuncts(item, catalog)) : remote({ [key]: value }) ? [] : [{ [key]: value }],
   );
@@ -607,7 +620,7 @@ async function candidateReferences(
   const found = await withBudget(dataSource, options.timeoutMs, (run) =>
     inTurn(relations, (relation) => {
       const column = catalog.remotes![relation].column;
-      return run(`SELECT DISTINCT ${column} AS ref FROM ${catalog.table} ${catalog.alias} ${joins} WHERE (${where}) AND ${column} IS NOT NULL LIMIT ${max + 1}`, guard.params);
+      return run(`SELECT DISTINCT ${column} AS ref FROM ${catalog.table} ${catalog.alias} ${joins} WHERE ${scoped(catalog, where)} AND ${column} IS NOT NULL LIMIT ${max + 1}`, guard.params);
     }),
   );
   const within = new Map<string, string[]>();
@@ -660,7 +673,7 @@ export async function matchRecordIds(
     issues.push(...q.issues);
     const tested = lookup.negate ? `NOT (${where})` : where;
     const among = within ? ` AND ${catalog.alias}.id = ANY(${q.bind(within, 'text[]')})` : '';
-    return { sql: `SELECT ${catalog.alias}.id FROM ${catalog.table} ${catalog.alias} WHERE ${tested}${among} LIMIT ${max + 1}`, params: q.params };
+    return { sql: `SELECT ${catalog.alias}.id FROM ${catalog.table} ${catalog.alias} WHERE ${scoped(catalog, tested)}${among} LIMIT ${max + 1}`, params: q.params };
   });
   if (issues.length) throw validationFailed(issues);
   const answers = await withBudget(dataSource, options.timeoutMs, (run) => inTurn(statements, (s) => run(s.sql, s.params)));
@@ -693,7 +706,7 @@ export async function pickRecordValues(
   if (q.issues.length) throw validationFailed(q.issues);
   if (!ids.length) return {};
   const a = catalog.alias;
-  const sql = `SELECT ${a}.id AS id, ${fields.map(({ field }, i) => `${field!.select ?? field!.sql} AS "~f${i}"`).join(', ')} FROM ${catalog.table} ${a} WHERE ${a}.id = ANY($1::text[])`;
+  const sql = `SELECT ${a}.id AS id, ${fields.map(({ field }, i) => `${field!.select ?? field!.sql} AS "~f${i}"`).join(', ')} FROM ${catalog.table} ${a} WHERE ${scoped(catalog, `${a}.id = ANY($1::text[])`)}`;
   const rows = await withBudget(dataSource, options.timeoutMs, (run) => run(sql, [ids]));
   const records: Record<string, Record<string, unknown>> = {};
   for (const row of rows) records[String(row.id)] = Object.fromEntries(fields.map(({ path, field }, i) => [path, shown(field!, row[`~f${i}`])]));
