@@ -18,6 +18,12 @@ const READ_TOOLS = [
   'list_events',
   'list_pipelines',
   'list_records',
+  'query_activities',
+  'query_companies',
+  'query_contacts',
+  'query_deals',
+  'query_tasks',
+  'query_users',
   'search_contacts',
 ];
 const WRITE_TOOLS = ['create_contact', 'create_deal', 'create_record', 'merge_contacts', 'move_deal_stage', 'update_contact', 'update_deal', 'update_record'];
@@ -143,6 +149,39 @@ describe('MCP server at POST /mcp', () => {
     expect(missing.structuredContent.error.code).toBe('validation_failed');
   });
 
+  it('offers a query tool per object whose input schema lists its live fields and their operators', async () => {
+    expect((await stack.api.post('/objects/deals/fields', { name: 'tier', type: 'enum', enum_values: ['gold', 'silver'] })).status).toBe(201);
+    const tools = Object.fromEntries((await clients.read.listTools()).tools.map((t) => [t.name, t]));
+    const deals = tools.query_deals.inputSchema as any;
+    const paths = deals.$defs.filter.properties;
+    expect(paths.value.description).toBe('number; operators: $eq $ne $gt $gte $lt $lte $in $nin $exists');
+    expect(paths['custom_fields.tier'].anyOf[0].anyOf[0]).toEqual({ type: 'string', enum: ['gold', 'silver'] });
+    // A path the contacts service answers for, listed by asking it.
+    expect(paths['contact.email'].anyOf[1].properties).toHaveProperty('$contains');
+    expect(paths.value.anyOf[1].properties).not.toHaveProperty('$contains');
+    expect(deals.properties.sort.items.properties.field.enum).toContain('value');
+    expect(deals.properties.sort.items.properties.field.enum).not.toContain('contact.email');
+    expect(deals.properties.fields.items.enum).toContain('contact.email');
+    expect(tools.query_projects.inputSchema.$defs).toMatchObject({ filter: { properties: { 'values.title': expect.any(Object) } } });
+    expect(tools.query_deals.annotations).toMatchObject({ readOnlyHint: true });
+
+    const contact = (await stack.api.post('/contacts', { email: `mcp-query-${Date.now()}@example.com`, icp_score: 91 })).body.data;
+    const body = { filter: { icp_score: { $gte: 90 }, email: contact.email }, fields: ['email', 'icp_score'] };
+    const answer = await call('read', 'query_contacts', body);
+    expect(answer.isError).toBeFalsy();
+    expect(answer.structuredContent).toEqual((await stack.api.post('/contacts/query', body)).body);
+    expect(answer.structuredContent.data).toEqual([{ id: contact.id, email: contact.email, icp_score: 91 }]);
+    expect((await call('read', 'query_projects', { filter: { 'values.title': 'Relaunch' } })).structuredContent.data).toHaveLength(1);
+
+    const wrong = await call('read', 'query_contacts', { filter: { emial: 'x' } });
+    expect(wrong.isError).toBe(true);
+    expect(wrong.structuredContent.error.details[0]).toMatchObject({ field: 'filter.emial', code: 'unknown_field' });
+    expect(wrong.content[0].text).toContain('email');
+    const refused = await call('capture-only', 'query_contacts', {});
+    expect(refused.isError).toBe(true);
+    expect(refused.structuredContent.error.code).toBe('forbidden');
+  });
+
   it('answers bad arguments, unknown tools and out-of-scope calls with tool errors carrying our codes', async () => {
     const bad = await call('read-write', 'create_contact', { email: 'not-an-email', colour: 'red' });
     expect(bad.isError).toBe(true);
@@ -179,7 +218,8 @@ describe('MCP server at POST /mcp', () => {
       new StdioClientTransport({ command: process.execPath, args: [main, '--key', keys.read, '--url', stack.gateway.url], stderr: 'pipe' }),
     );
     try {
-      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(READ_TOOLS);
+      // The custom object an earlier test made has a query tool of its own by now.
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([...READ_TOOLS, 'query_projects'].sort());
       const denied = (await client.callTool({ name: 'create_contact', arguments: { email: 'x@example.com' } })) as ToolResult;
       expect(denied.structuredContent.error.code).toBe('forbidden');
     } finally {

@@ -1,4 +1,4 @@
-import { createCrmClient, CrmClient } from '@crm/sdk';
+import { createCrmClient, CrmClient, Filter, queryAll } from '@crm/sdk';
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { eventually } from '../support/api-client';
@@ -35,6 +35,24 @@ describe('the published contract and the typed SDK', () => {
     const init = await fetch(`${stack.api.baseUrl}/docs/swagger-ui-init.js`);
     expect(init.status).toBe(200);
     expect(await init.text()).toContain('/contacts/{id}');
+  });
+
+  it('queries through the SDK helpers, typed by path, page after page', async () => {
+    const tag = `sdkq${Date.now()}`;
+    const made: string[] = [];
+    for (const score of [5, 50, 80, 95]) made.push((await crm.POST('/contacts', { body: { email: `${score}.${tag}@example.com`, icp_score: score } })).data!.data.id);
+    const filter: Filter<'email' | 'icp_score'> = { $and: [{ email: { $ends_with: `${tag}@example.com` } }, { icp_score: { $gte: 50 } }] };
+    // @ts-expect-error a path the helper was not told of is a compile error
+    const misspelt: Filter<'email' | 'icp_score'> = { emial: 'x' };
+    expect(misspelt).toBeDefined();
+    const seen: Array<Record<string, unknown>> = [];
+    for await (const item of queryAll(crm, 'contacts', { filter, sort: [{ field: 'icp_score', direction: 'desc' }], fields: ['icp_score'], limit: 1 })) seen.push(item);
+    expect(seen).toEqual([
+      { id: made[3], icp_score: 95 },
+      { id: made[2], icp_score: 80 },
+      { id: made[1], icp_score: 50 },
+    ]);
+    await expect(queryAll(crm, 'contacts', { filter: { nope: 1 } }).next()).rejects.toMatchObject({ status: 400, error: { error: { code: 'validation_failed' } } });
   });
 
   it('runs the walkthrough through the SDK: contact, pipeline, deal, stage move, events, webhook', async () => {

@@ -28,3 +28,71 @@ export interface CrmClientOptions {
 export function createCrmClient(options: CrmClientOptions): CrmClient {
   return createClient<paths>({ baseUrl: options.baseUrl.replace(/\/+$/, ''), headers: { 'X-Api-Key': options.apiKey }, fetch: options.fetch });
 }
+
+/** A value a filter compares with (docs/query.md). */
+export type QueryValue = string | number | boolean | null;
+
+/** The operators of one condition; all listed must hold. Nulls follow MongoDB: `$ne` and `$nin` match them, comparisons never do. */
+export interface QueryOperators {
+  $eq?: QueryValue;
+  $ne?: QueryValue;
+  $gt?: string | number;
+  $gte?: string | number;
+  $lt?: string | number;
+  $lte?: string | number;
+  $in?: QueryValue[];
+  $nin?: QueryValue[];
+  /** Case-insensitive; `%`, `_` and `\` are literal characters. */
+  $contains?: string;
+  $starts_with?: string;
+  $ends_with?: string;
+  /** true: the field is not null. */
+  $exists?: boolean;
+}
+
+/**
+ * A filter over an object's paths (`email`, `custom_fields.region`, `contact.email`, `values.lead.email`):
+ * conditions on paths (ANDed), or `$and`/`$or`/`$not` of filters. Name `Path` to have the compiler check
+ * path names, e.g. `Filter<'value' | 'stage.type' | 'contact.email'>`.
+ */
+export type Filter<Path extends string = string> =
+  | { [P in Path]?: QueryValue | QueryOperators }
+  | { $and: Filter<Path>[] }
+  | { $or: Filter<Path>[] }
+  | { $not: Filter<Path> };
+
+/** The body of `POST /<object>/query`. */
+export interface Query<Path extends string = string> {
+  filter?: Filter<Path>;
+  sort?: Array<{ field: Path; direction?: 'asc' | 'desc' }>;
+  fields?: Path[];
+  /** 1 to 200; 50 by default. */
+  limit?: number;
+}
+
+/** The objects with a `POST /<object>/query` of their own; a custom object's records are queried by slug. */
+export type QueryObject = 'contacts' | 'companies' | 'users' | 'activities' | 'tasks' | 'deals';
+
+/**
+ * Every item a query matches, page after page (following `next_cursor` with the same query), as an async
+ * iterator; an answer other than 200 throws with the API's error. `{custom: 'projects'}` queries a custom
+ * object's records.
+ */
+export async function* queryAll<Path extends string = string>(
+  client: CrmClient,
+  object: QueryObject | { custom: string },
+  query: Query<Path> = {},
+): AsyncGenerator<{ id: string } & Record<string, unknown>> {
+  let cursor: string | undefined;
+  do {
+    const body = { ...query, ...(cursor ? { cursor } : {}) } as Schemas['RecordQueryDto'];
+    const { data, error, response } =
+      typeof object === 'string'
+        ? await client.POST(`/${object}/query`, { body })
+        : await client.POST('/objects/{slug}/records/query', { params: { path: { slug: object.custom } }, body });
+    if (!data) throw Object.assign(new Error(`POST query answered ${response.status}: ${error?.error.message ?? ''}`), { status: response.status, error });
+    const page = data as { data: Array<{ id: string } & Record<string, unknown>>; has_more: boolean; next_cursor?: string };
+    yield* page.data;
+    cursor = page.has_more ? page.next_cursor : undefined;
+  } while (cursor);
+}

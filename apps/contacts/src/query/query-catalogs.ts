@@ -69,6 +69,10 @@ const OBJECTS = {
 
 export type QueryableObject = keyof typeof OBJECTS;
 
+export function isQueryableObject(object: string): object is QueryableObject {
+  return Object.hasOwn(OBJECTS, object);
+}
+
 /** What other services' queries may reach one hop away: a deal's contact, company and owner. */
 const RELATED_OBJECTS: readonly QueryableObject[] = ['contacts', 'companies', 'users'];
 

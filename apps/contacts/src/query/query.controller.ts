@@ -1,12 +1,12 @@
 import { ServiceConfig } from '@crm/common';
-import { Ops, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext } from '@crm/contracts';
+import { Ops, QueryFieldsRequest, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
-import { Handles, matchRecordIds, pickRecordValues, QueryRunOptions, queryRunOptions, remoteQueriesOver, runRecordQuery, SERVICE_CONFIG } from '@crm/runtime';
+import { describeQueryFields, Handles, matchRecordIds, pickRecordValues, QueryRunOptions, queryRunOptions, remoteQueriesOver, runRecordQuery, SERVICE_CONFIG } from '@crm/runtime';
 import { Controller, Inject } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DataSource } from 'typeorm';
 import { CONTACTS_SETTINGS, ContactsSettings } from '../contacts.settings';
-import { QueryableObject, QueryCatalogs } from './query-catalogs';
+import { isQueryableObject, QueryableObject, QueryCatalogs } from './query-catalogs';
 
 /** `POST /<object>/query` for the objects this service keeps (docs/query.md). */
 @Controller()
@@ -37,6 +37,14 @@ export class QueryController {
   @Handles(Ops.contactsInternal.queryValues)
   async values(@Payload('body') request: RemoteValuesRequest) {
     return { records: await pickRecordValues(this.dataSource, await this.catalogs.related(request.object, request.prefix), request.ids, request.fields, this.budget()) };
+  }
+
+  /** What a query over an object (or, given a prefix, a relation into it) may name: the MCP query tools' input schemas. */
+  @Handles(Ops.contactsInternal.queryFields)
+  async fields(@Payload('ctx') ctx: RequestContext, @Payload('body') request: QueryFieldsRequest) {
+    const { object, prefix } = request;
+    const catalog = prefix ? await this.catalogs.related(object, prefix) : isQueryableObject(object) ? await this.catalogs.of(object) : await this.catalogs.records(object);
+    return { fields: await describeQueryFields(catalog, remoteQueriesOver(this.rpc, ctx)) };
   }
 
   @Handles(Ops.objects.queryRecords)

@@ -1,9 +1,10 @@
 import { Page, ServiceConfig } from '@crm/common';
-import { DEAL_SOURCES, DEAL_STATUSES, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext, STAGE_TYPES } from '@crm/contracts';
+import { DEAL_SOURCES, DEAL_STATUSES, QueryFieldInfo, QueryFieldsRequest, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext, STAGE_TYPES } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import {
   BuiltInCustomFieldsService,
   catalogOf,
+  describeQueryFields,
   CatalogSpec,
   matchRecordIds,
   pickRecordValues,
@@ -48,7 +49,17 @@ export class DealsQuery {
   ) {}
 
   async run(ctx: RequestContext, query: RecordQueryDto): Promise<Page<QueryItem>> {
-    const catalog = catalogOf(this.dataSource, {
+    return runRecordQuery(this.dataSource, await this.catalog(), query, { ...this.budget(), remote: remoteQueriesOver(this.rpc, ctx) });
+  }
+
+  /** What a query over deals (or, given a prefix, another service's relation into them) may name. */
+  async fields(ctx: RequestContext, request: QueryFieldsRequest): Promise<QueryFieldInfo[]> {
+    const catalog = request.prefix ? await this.related({ object: request.object, prefix: request.prefix }) : await this.catalog();
+    return describeQueryFields(catalog, remoteQueriesOver(this.rpc, ctx));
+  }
+
+  private async catalog() {
+    return catalogOf(this.dataSource, {
       ...DEALS,
       present: presentDeal,
       customFields: await this.definitions(),
@@ -62,7 +73,6 @@ export class DealsQuery {
         { name: 'owner', column: 'owner_id', object: 'users', via: 'contacts' },
       ],
     } satisfies CatalogSpec);
-    return runRecordQuery(this.dataSource, catalog, query, { ...this.budget(), remote: remoteQueriesOver(this.rpc, ctx) });
   }
 
   /** Another service's conditions on `deal.*` (tasks whose deal is won), as deal ids. */

@@ -1,5 +1,5 @@
 import { PageQuery } from '@crm/common';
-import { CreateDealDto, ListDealsQuery, MoveDealStageDto, Ops, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext, UpdateDealDto } from '@crm/contracts';
+import { CreateDealDto, ListDealsQuery, MoveDealStageDto, Ops, QueryFieldsRequest, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext, UpdateDealDto } from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
@@ -21,6 +21,11 @@ export class DealsController {
   @Handles(Ops.dealsInternal.queryMatch)
   async queryMatch(@Payload('body') request: RemoteMatchRequest) {
     return { ids: await this.queries.match(request) };
+  }
+
+  @Handles(Ops.dealsInternal.queryFields)
+  async queryFields(@Payload('ctx') ctx: RequestContext, @Payload('body') request: QueryFieldsRequest) {
+    return { fields: await this.queries.fields(ctx, request) };
   }
 
   @Handles(Ops.dealsInternal.queryValues)

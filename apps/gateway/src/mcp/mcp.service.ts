@@ -7,6 +7,7 @@ import { CallToolRequestSchema, CallToolResult, ListToolsRequestSchema, Tool } f
 import { contextOf, GatewayRequest, Principal } from '../http/request-context';
 import { LOGGER } from '../tokens';
 import { TOOLS, ToolSpec } from './mcp-tools';
+import { QUERY_TOOL_PREFIX, QueryObject, queryObjectOf, queryObjects, queryInputSchema, queryRequest, queryToolDescription } from './query-tools';
 
 const SERVER_INFO = { name: 'crm', version: '0.1.0' };
 
@@ -41,8 +42,10 @@ export class McpService {
 
   private async describeTools(req: GatewayRequest, principal: Principal): Promise<Tool[]> {
     const tools = TOOLS.filter((tool) => visibleTo(principal, tool));
-    const objects = tools.some((tool) => tool.takesObject) ? await this.customObjects(req) : [];
-    return tools.map((tool) => ({
+    const reads = scopeGrants(principal.scope, 'read');
+    const objects = reads || tools.some((tool) => tool.takesObject) ? await this.customObjects(req) : [];
+    const queries = reads ? await this.queryTools(req, objects) : [];
+    return [...tools.map((tool) => ({
       name: tool.name,
       title: tool.title,
       description: tool.description,
@@ -54,7 +57,34 @@ export class McpService {
         idempotentHint: tool.idempotent ?? false,
         openWorldHint: false,
       },
-    }));
+    })), ...queries];
+  }
+
+  /**
+   * One query tool per object, its input schema listing the object's paths as they are now (custom fields
+   * and relation paths included) with the operators each allows. An object whose service does not answer
+   * is left out of this listing rather than failing it.
+   */
+  private async queryTools(req: GatewayRequest, customObjects: string[]): Promise<Tool[]> {
+    const described = await Promise.all(
+      queryObjects(customObjects).map(async (object): Promise<Tool | undefined> => {
+        try {
+          const { fields } = await this.rpc.call(object.fields, contextOf(req), { body: { object: object.object } }, { trace: req.traceContext });
+          const title = `Query ${object.custom ? `${object.object} records` : object.object}`;
+          return {
+            name: `${QUERY_TOOL_PREFIX}${object.object}`,
+            title,
+            description: queryToolDescription(object),
+            inputSchema: queryInputSchema(fields) as Tool['inputSchema'],
+            annotations: { title, readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+          };
+        } catch (err) {
+          this.logger.warn({ err: (err as Error).message, request_id: req.id, object: object.object }, 'could not describe an object for its MCP query tool');
+          return undefined;
+        }
+      }),
+    );
+    return described.filter((tool): tool is Tool => tool !== undefined);
   }
 
   /** Slugs of the active custom objects, from the live schema, so record tools can name them. */
@@ -70,15 +100,25 @@ export class McpService {
 
   private async callTool(req: GatewayRequest, principal: Principal, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
     const tool = TOOLS.find((candidate) => candidate.name === name);
+    const queried = tool ? undefined : queryObjectOf(name);
+    if (queried) return this.callQuery(req, principal, queried, name, args);
     if (!tool) return failure({ code: ErrorCode.NotFound, message: `No tool named '${name}'.` });
     if (!visibleTo(principal, tool)) {
       return failure({ code: ErrorCode.Forbidden, message: `This key's scope (${principal.scope}) does not allow ${name}.` });
     }
+    return this.settle(req, name, async () => answered(tool.title, await this.rpc.call(tool.op, contextOf(req), tool.route(args), { trace: req.traceContext })));
+  }
+
+  /** A query tool: the same operation as POST /<object>/query, for keys that may read. */
+  private async callQuery(req: GatewayRequest, principal: Principal, object: QueryObject, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+    if (!scopeGrants(principal.scope, 'read')) return failure({ code: ErrorCode.Forbidden, message: `This key's scope (${principal.scope}) does not allow ${name}.` });
+    return this.settle(req, name, async () => answered(`Query ${object.object}`, await this.rpc.call(object.op, contextOf(req), queryRequest(object, args), { trace: req.traceContext })));
+  }
+
+  /** A tool's outcome: its answer, or its error in the API's shape. */
+  private async settle(req: GatewayRequest, name: string, work: () => Promise<CallToolResult>): Promise<CallToolResult> {
     try {
-      const parts = tool.route(args);
-      const result = await this.rpc.call(tool.op, contextOf(req), parts, { trace: req.traceContext });
-      const structured = (result ?? {}) as Record<string, unknown>;
-      return { content: [{ type: 'text', text: summarize(tool, structured) }], structuredContent: structured };
+      return await work();
     } catch (err) {
       if (err instanceof DomainError) return failure(err.toBody());
       this.logger.error({ err, request_id: req.id, tool: name }, 'MCP tool call failed unexpectedly');
@@ -87,23 +127,28 @@ export class McpService {
   }
 }
 
+/** The tool's structured result, with one line an agent (or its user) can read without parsing the JSON. */
+function answered(title: string, result: unknown): CallToolResult {
+  const structured = (result ?? {}) as Record<string, unknown>;
+  return { content: [{ type: 'text', text: summarize(title, structured) }], structuredContent: structured };
+}
+
 function failure(error: { code: string; message: string; details?: unknown }): CallToolResult {
   const details = Array.isArray(error.details) ? ` ${error.details.map((d: { field: string; message: string }) => `${d.field}: ${d.message}`).join('; ')}` : '';
   return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}${details}` }], structuredContent: { error } };
 }
 
-/** One line an agent (or its user) can read without parsing the JSON. */
-function summarize(tool: ToolSpec, result: Record<string, unknown>): string {
+function summarize(title: string, result: Record<string, unknown>): string {
   const data = result.data;
   if (Array.isArray(data)) {
     const more = result.has_more ? `; more available with cursor ${String(result.next_cursor)}` : '';
-    return `${tool.title}: ${data.length} item${data.length === 1 ? '' : 's'}${more}.`;
+    return `${title}: ${data.length} item${data.length === 1 ? '' : 's'}${more}.`;
   }
   if (data && typeof data === 'object') {
     const item = data as Record<string, unknown>;
     const label = item.email ?? item.name ?? item.slug ?? '';
-    if (typeof item.id === 'string') return `${tool.title}: ${item.id}${label ? ` (${String(label)})` : ''}.`;
+    if (typeof item.id === 'string') return `${title}: ${item.id}${label ? ` (${String(label)})` : ''}.`;
     if (Array.isArray(item.objects)) return `${item.objects.length} objects in the schema.`;
   }
-  return `${tool.title}: done.`;
+  return `${title}: done.`;
 }

@@ -67,7 +67,7 @@ import {
 } from '../schema/object-type.dto';
 import { RpcServiceName } from '../subjects';
 import { CreateWebhookDto, DeliveryView, ListDeliveriesQuery, ListWebhooksQuery, PingResultView, ReplayWebhookDto, UpdateWebhookDto, WebhookView } from '../webhooks';
-import { RecordQueryDto, RemoteMatchReply, RemoteMatchRequest, RemoteValuesReply, RemoteValuesRequest } from '../query/record-query.dto';
+import { QueryFieldsReply, QueryFieldsRequest, RecordQueryDto, RemoteMatchReply, RemoteMatchRequest, RemoteValuesReply, RemoteValuesRequest } from '../query/record-query.dto';
 import { internal, noContent, Operation, page, PageOf, projectedPage, resource, ResourceOf, route } from './operation';
 
 /*
@@ -653,6 +653,8 @@ const contactsInternal = {
   queryMatch: internal<RemoteMatchRequest, RemoteMatchReply>({ name: 'contacts.internal.query_match', idempotent: true }),
   /** Paths of contacts, companies or users another service's query returns (`fields: ["contact.email"]`). */
   queryValues: internal<RemoteValuesRequest, RemoteValuesReply>({ name: 'contacts.internal.query_values', idempotent: true }),
+  /** The paths a query over contacts, companies, users, activities, tasks or a custom object may name (MCP query tools). */
+  queryFields: internal<QueryFieldsRequest, QueryFieldsReply>({ name: 'contacts.internal.query_fields', idempotent: true }),
 };
 
 const dealsInternal = {
@@ -668,6 +670,8 @@ const dealsInternal = {
   queryMatch: internal<RemoteMatchRequest, RemoteMatchReply>({ name: 'deals.internal.query_match', idempotent: true }),
   /** Paths of deals another service's query returns (`fields: ["deal.name"]`). */
   queryValues: internal<RemoteValuesRequest, RemoteValuesReply>({ name: 'deals.internal.query_values', idempotent: true }),
+  /** The paths a query over deals may name (MCP query tools). */
+  queryFields: internal<QueryFieldsRequest, QueryFieldsReply>({ name: 'deals.internal.query_fields', idempotent: true }),
 };
 
 /** `<service>.health`: answered by a service's RPC server itself, so "up" means a replica is handling requests. */

@@ -152,3 +152,25 @@ export interface RemoteValuesReply {
   /** Each existing record's values by path; a missing id is a record that does not exist. */
   records: Record<string, Record<string, unknown>>;
 }
+
+/** One path a query over an object may name, with what it allows: what agents build queries from. */
+export interface QueryFieldInfo {
+  path: string;
+  type: 'string' | 'enum' | 'number' | 'boolean' | 'datetime' | 'json';
+  /** The operators its filter conditions may use; none for a JSON value, which can only be returned. */
+  operators: QueryOperator[];
+  /** An enum's values. */
+  values?: readonly string[];
+  /** Whether `sort` may name it. */
+  sortable: boolean;
+}
+
+/** Body of `<service>.internal.query_fields`: an object's paths, named through `prefix` when another service asks. */
+export interface QueryFieldsRequest {
+  object: string;
+  prefix?: string;
+}
+
+export interface QueryFieldsReply {
+  fields: QueryFieldInfo[];
+}

@@ -1,5 +1,5 @@
 import { DomainError, Env, ErrorCode, FieldIssue, hydrate, intVar, isQueryCanceled, validationFailed } from '@crm/common';
-import { CustomFieldDefinition, DEFAULT_PAGE_SIZE, Page, QUERY_OPERATORS, QueryLimits, QueryOperator, RecordQueryDto, RemoteLookup } from '@crm/contracts';
+import { CustomFieldDefinition, DEFAULT_PAGE_SIZE, Page, QUERY_OPERATORS, QueryFieldInfo, QueryLimits, QueryOperator, RecordQueryDto, RemoteLookup } from '@crm/contracts';
 import { createHash } from 'crypto';
 import { DataSource, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
 
@@ -54,6 +54,34 @@ export interface RemoteRelation {
 export interface RemoteQueries {
   match(relation: RemoteRelation, prefix: string, lookups: RemoteLookup[], within?: string[]): Promise<string[][]>;
   values(relation: RemoteRelation, prefix: string, ids: string[], fields: Array<{ at: string; path: string }>): Promise<Record<string, Record<string, unknown>>>;
+  fields(relation: RemoteRelation, prefix: string): Promise<QueryFieldInfo[]>;
+}
+
+/** The operators a field of a type may use: text matching on text, order on ordered types, the rest on all; none on JSON. */
+function operatorsFor(type: QueryFieldType): QueryOperator[] {
+  if (type === 'json') return [];
+  return QUERY_OPERATORS.filter((op) => (TEXT_OPERATORS.has(op) ? type === 'string' : ['$gt', '$gte', '$lt', '$lte'].includes(op) ? ORDERED.has(type) : true));
+}
+
+/**
+ * Every path a query over the catalog may name, with its operators, enum values and whether it sorts,
+ * the paths of remote relations included (asked of the services that keep them; a service that does not
+ * answer leaves its paths out rather than failing the description).
+ */
+export async function describeQueryFields(catalog: QueryCatalog, remote?: RemoteQueries): Promise<QueryFieldInfo[]> {
+  const local = [...catalog.fields].map(([path, field]): QueryFieldInfo => ({
+    path,
+    type: field.type,
+    operators: operatorsFor(field.type),
+    ...(field.values ? { values: field.values } : {}),
+    sortable: field.type !== 'json',
+  }));
+  const related = await Promise.all(
+    Object.entries(catalog.remotes ?? {}).map(async ([name, relation]) =>
+      ((await remote?.fields(relation, name).catch(() => [])) ?? []).map((field) => ({ ...field, sortable: false })),
+    ),
+  );
+  return [...local, ...related.flat()];
 }
 
 const CAST: Record<QueryFieldType, string> = { string: 'text', enum: 'text', number: 'numeric', boolean: 'boolean', datetime: 'timestamptz', json: 'jsonb' };
@@ -239,8 +267,7 @@ class QueryBuilder {
       this.issue(at, 'invalid_operator', `a whole JSON field cannot be compared; filter on one of its values (custom_fields.<name>)`);
       return 'TRUE';
     }
-    if (TEXT_OPERATORS.has(operator) && field.type !== 'string') return this.misfit(at, operator, field);
-    if (['$gt', '$gte', '$lt', '$lte'].includes(operator) && !ORDERED.has(field.type)) return this.misfit(at, operator, field);
+    if (!operatorsFor(field.type).includes(operator)) return this.misfit(at, operator, field);
     switch (operator) {
       case '$exists':
         if (typeof operand !== 'boolean') return this.wrong(at, 'true or false');

@@ -3,8 +3,8 @@ import { RpcCaller } from '@crm/messaging';
 import { RemoteQueries, RemoteRelation } from './record-query';
 
 const OWNERS = {
-  contacts: { match: Ops.contactsInternal.queryMatch, values: Ops.contactsInternal.queryValues },
-  deals: { match: Ops.dealsInternal.queryMatch, values: Ops.dealsInternal.queryValues },
+  contacts: { match: Ops.contactsInternal.queryMatch, values: Ops.contactsInternal.queryValues, fields: Ops.contactsInternal.queryFields },
+  deals: { match: Ops.dealsInternal.queryMatch, values: Ops.dealsInternal.queryValues, fields: Ops.dealsInternal.queryFields },
 } satisfies Record<RemoteRelation['via'], unknown>;
 
 /** A query's remote relations answered over RPC by the services that keep their records, on behalf of the caller. */
@@ -13,5 +13,6 @@ export function remoteQueriesOver(rpc: RpcCaller, ctx: RequestContext): RemoteQu
     match: async (relation, prefix, lookups, within) =>
       (await rpc.call(OWNERS[relation.via].match, ctx, { body: { object: relation.object, prefix, lookups, ...(within ? { within } : {}) } })).ids,
     values: async (relation, prefix, ids, fields) => (await rpc.call(OWNERS[relation.via].values, ctx, { body: { object: relation.object, prefix, ids, fields } })).records,
+    fields: async (relation, prefix) => (await rpc.call(OWNERS[relation.via].fields, ctx, { body: { object: relation.object, prefix } })).fields,
   };
 }

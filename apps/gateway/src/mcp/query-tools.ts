@@ -1,0 +1,112 @@
+import { AnyOperation, MAX_PAGE_SIZE, Ops, QueryFieldInfo, QueryLimits, RecordQueryDto } from '@crm/contracts';
+import { JsonSchema } from './input-schemas';
+
+/** A query tool's object: the operation it calls, and who describes its paths. */
+export interface QueryObject {
+  object: string;
+  /** A custom object's records, queried at /objects/:slug/records/query. */
+  custom: boolean;
+  op: AnyOperation;
+  fields: typeof Ops.contactsInternal.queryFields | typeof Ops.dealsInternal.queryFields;
+}
+
+const BUILT_IN: readonly QueryObject[] = [
+  { object: 'contacts', custom: false, op: Ops.contacts.query, fields: Ops.contactsInternal.queryFields },
+  { object: 'companies', custom: false, op: Ops.companies.query, fields: Ops.contactsInternal.queryFields },
+  { object: 'users', custom: false, op: Ops.users.query, fields: Ops.contactsInternal.queryFields },
+  { object: 'activities', custom: false, op: Ops.activities.query, fields: Ops.contactsInternal.queryFields },
+  { object: 'tasks', custom: false, op: Ops.tasks.query, fields: Ops.contactsInternal.queryFields },
+  { object: 'deals', custom: false, op: Ops.deals.query, fields: Ops.dealsInternal.queryFields },
+];
+
+export const QUERY_TOOL_PREFIX = 'query_';
+
+/** The objects a key with read access may query: the built-in ones and each live custom object. */
+export function queryObjects(customObjects: readonly string[]): QueryObject[] {
+  return [...BUILT_IN, ...customObjects.map((object) => ({ object, custom: true, op: Ops.objects.queryRecords, fields: Ops.contactsInternal.queryFields }))];
+}
+
+/** The object a tool name queries, if it is a query tool; any other name after the prefix is a custom object's slug, which the service checks. */
+export function queryObjectOf(tool: string): QueryObject | undefined {
+  if (!tool.startsWith(QUERY_TOOL_PREFIX)) return undefined;
+  const object = tool.slice(QUERY_TOOL_PREFIX.length);
+  return BUILT_IN.find((candidate) => candidate.object === object) ?? queryObjects([object])[BUILT_IN.length];
+}
+
+const VALUE: Record<QueryFieldInfo['type'], (field: QueryFieldInfo) => JsonSchema> = {
+  string: () => ({ type: 'string' }),
+  enum: (field) => ({ type: 'string', enum: [...(field.values ?? [])] }),
+  number: () => ({ type: 'number' }),
+  boolean: () => ({ type: 'boolean' }),
+  datetime: () => ({ type: 'string', format: 'date-time' }),
+  json: () => ({}),
+};
+
+/** What one path accepts: a literal (`$eq`), or an object of the operators its type allows. */
+function conditionSchema(field: QueryFieldInfo): JsonSchema {
+  const value = VALUE[field.type](field);
+  const literal = { anyOf: [value, { type: 'null' }] };
+  const operand = (op: string): JsonSchema => {
+    if (op === '$in' || op === '$nin') return { type: 'array', maxItems: QueryLimits.inValues, items: literal };
+    if (op === '$exists') return { type: 'boolean' };
+    if (op === '$eq' || op === '$ne') return literal;
+    return field.type === 'enum' && !['$gt', '$gte', '$lt', '$lte'].includes(op) ? { type: 'string' } : value;
+  };
+  return {
+    description: `${field.type}${field.values ? ` (${field.values.join(', ')})` : ''}; operators: ${field.operators.join(' ')}`,
+    anyOf: [literal, { type: 'object', minProperties: 1, additionalProperties: false, properties: Object.fromEntries(field.operators.map((op) => [op, operand(op)])) }],
+  };
+}
+
+/**
+ * The input schema of one object's query tool: the filter as a recursive schema whose keys are exactly
+ * the object's paths (custom fields and relation paths included) with the operators each allows, `sort`
+ * over the sortable paths and `fields` over every path; the same body POST /<object>/query takes.
+ */
+export function queryInputSchema(fields: readonly QueryFieldInfo[]): JsonSchema {
+  const filterable = fields.filter((field) => field.operators.length);
+  const expression = { $ref: '#/$defs/filter' };
+  return {
+    type: 'object',
+    properties: {
+      filter: expression,
+      sort: {
+        type: 'array',
+        maxItems: QueryLimits.sortKeys,
+        items: {
+          type: 'object',
+          properties: { field: { type: 'string', enum: fields.filter((f) => f.sortable).map((f) => f.path) }, direction: { type: 'string', enum: ['asc', 'desc'] } },
+          required: ['field'],
+          additionalProperties: false,
+        },
+      },
+      fields: { type: 'array', maxItems: QueryLimits.fields, items: { type: 'string', enum: fields.map((f) => f.path) } },
+      limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE },
+      cursor: { type: 'string', description: 'next_cursor of the previous page, with the same filter, sort and fields.' },
+    },
+    additionalProperties: false,
+    $defs: {
+      filter: {
+        type: 'object',
+        description: 'Keys are ANDed. $and/$or take non-empty arrays of filters, $not one filter. Nulls as in MongoDB: $ne and $nin match missing values, comparisons never do.',
+        properties: {
+          ...Object.fromEntries(filterable.map((field) => [field.path, conditionSchema(field)])),
+          $and: { type: 'array', minItems: 1, items: expression },
+          $or: { type: 'array', minItems: 1, items: expression },
+          $not: expression,
+        },
+        additionalProperties: false,
+      },
+    },
+  };
+}
+
+export function queryToolDescription(object: QueryObject): string {
+  const what = object.custom ? `records of the custom object '${object.object}'` : object.object;
+  return `Finds ${what} matching any boolean filter over their fields, custom fields and related records one hop away, sorted on any field, returning only the fields asked for; page with next_cursor. Reads what was just written.`;
+}
+
+/** A tool call's arguments as the query body; the service validates it with the HTTP route's rules. */
+export function queryRequest(object: QueryObject, args: Record<string, unknown>): { params: Record<string, string>; body: RecordQueryDto } {
+  return { params: object.custom ? { slug: object.object } : {}, body: args as RecordQueryDto };
+}
