@@ -1,9 +1,11 @@
 import { ObjectLiteral, Repository, SelectQueryBuilder } from 'typeorm';
-import { decodeCursor, Page, pageSize, toPage } from './pagination';
+import { DomainError, ErrorCode } from '@crm/contracts';
+import { decodeCursor, encodeCursor, Page, pageSize, toPage } from './pagination';
+import { validationFailed } from './validation';
 
-/** One page of a list served oldest first by its text primary key `id`. */
+/** One page of a list served oldest first by its text primary key `id`, or in the order `sort` asks for. */
 export interface KeysetPage<E extends ObjectLiteral> {
-  /** Rows after the cursor in id order, one more than the page holds; a list narrows it with andWhere. */
+  /** Rows after the cursor in the page's order, one more than the page holds; a list narrows it with andWhere. */
   readonly qb: SelectQueryBuilder<E>;
   /**
    * Reads the rows and presents them; the next cursor resumes after the last row served. `prepare` sees
@@ -12,17 +14,68 @@ export interface KeysetPage<E extends ObjectLiteral> {
   read<T>(present: (row: E) => T, prepare?: (rows: E[]) => Promise<void>): Promise<Page<T>>;
 }
 
+/** Most keys a list's `sort` may name, as a query's sort (docs/query.md). */
+export const MAX_SORT_KEYS = 5;
+
+const CASTS: Record<string, string> = {
+  text: 'text',
+  varchar: 'text',
+  char: 'text',
+  integer: 'numeric',
+  int: 'numeric',
+  bigint: 'numeric',
+  numeric: 'numeric',
+  'double precision': 'numeric',
+  real: 'numeric',
+  boolean: 'boolean',
+  timestamptz: 'timestamptz',
+  'timestamp with time zone': 'timestamptz',
+};
+
+const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
+interface SortKey {
+  sql: string;
+  cast: string;
+  desc: boolean;
+}
+
+/** `sort=-value,created_at` as columns of the list's rows; every problem is one `validation_failed` on `sort`. */
+function sortKeys<E extends ObjectLiteral>(repository: Repository<E>, alias: string, sort: string): SortKey[] {
+  const columns = new Map(
+    repository.metadata.columns.filter((c) => CASTS[String(c.type)]).map((c) => [snake(c.propertyName), { sql: `${alias}.${c.databaseName}`, cast: CASTS[String(c.type)] }]),
+  );
+  const names = sort.split(',');
+  const problem = (message: string) => validationFailed([{ field: 'sort', code: 'invalid_value', message }]);
+  if (names.length > MAX_SORT_KEYS) throw problem(`sort names at most ${MAX_SORT_KEYS} fields`);
+  return names.map((raw) => {
+    const desc = raw.startsWith('-');
+    const name = desc ? raw.slice(1) : raw;
+    const column = columns.get(name);
+    if (!column) {
+      throw problem(
+        `'${name}' cannot sort this list; it sorts on ${[...columns.keys()].join(', ')} (prefix - for descending). Sort on custom fields or related records with POST /<object>/query.`,
+      );
+    }
+    return { ...column, desc };
+  });
+}
+
 /**
  * Starts a page of `list`, whose rows the query calls `alias`. The cursor is checked at once, so a list
  * that looks up its parent after starting the page still refuses a foreign cursor before it says 404.
  * Keyset paging keeps a deep page as cheap as the first: the primary key index finds where it resumes.
+ * With `sort` (`-value,created_at`: any column of the row, `-` for descending), rows come in that order,
+ * ties by id, nulls last ascending and first descending, and the cursor carries the last row's keys; it is
+ * bound to the order it came from.
  */
 export function keysetPage<E extends ObjectLiteral & { id: string }>(
   repository: Repository<E>,
   alias: string,
   list: string,
-  query: { cursor?: string; limit?: number },
+  query: { cursor?: string; limit?: number; sort?: string },
 ): KeysetPage<E> {
+  if (query.sort) return sortedPage(repository, alias, list, query as typeof query & { sort: string });
   const after = decodeCursor<string>(list, query.cursor, 'string');
   const size = pageSize(query);
   const qb = repository.createQueryBuilder(alias).orderBy(`${alias}.id`, 'ASC').limit(size + 1);
@@ -35,4 +88,74 @@ export function keysetPage<E extends ObjectLiteral & { id: string }>(
       return toPage(list, rows, size, (row) => row.id, present);
     },
   };
+}
+
+interface SortedCursor {
+  k: Array<string | null>;
+  id: string;
+}
+
+function sortedPage<E extends ObjectLiteral & { id: string }>(
+  repository: Repository<E>,
+  alias: string,
+  list: string,
+  query: { cursor?: string; limit?: number; sort: string },
+): KeysetPage<E> {
+  const keys = sortKeys(repository, alias, query.sort);
+  // A cursor names its list and order: one from another order of the same list is refused.
+  const ordered = `${list}?sort=${query.sort}`;
+  const raw = decodeCursor<string>(ordered, query.cursor, 'string');
+  const size = pageSize(query);
+  const qb = repository.createQueryBuilder(alias).limit(size + 1);
+  keys.forEach((key, i) => {
+    qb.addOrderBy(key.sql, key.desc ? 'DESC' : 'ASC');
+    qb.addSelect(`(${key.sql})::text`, `sort_key_${i}`);
+  });
+  qb.addOrderBy(`${alias}.id`, 'ASC');
+  if (raw !== undefined) {
+    const { where, params } = after(keys, parseSortedCursor(raw, keys.length), `${alias}.id`);
+    qb.andWhere(where, params);
+  }
+  return {
+    qb,
+    read: async (present, prepare) => {
+      const { entities, raw: rawRows } = await qb.getRawAndEntities();
+      const keysOf = new Map(rawRows.map((row: Record<string, unknown>) => [String(row[`${alias}_id`]), keys.map((_, i) => (row[`sort_key_${i}`] ?? null) as string | null)]));
+      if (prepare) await prepare(entities);
+      return toPage(ordered, entities, size, (row) => JSON.stringify({ k: keysOf.get(row.id) ?? [], id: row.id } satisfies SortedCursor), present);
+    },
+  };
+}
+
+function parseSortedCursor(raw: string, count: number): SortedCursor {
+  const invalid = () => new DomainError(ErrorCode.InvalidRequest, 'cursor is not valid for this list', [{ field: 'cursor', code: 'invalid_cursor', message: 'cursor is not valid for this list' }]);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw invalid();
+  }
+  const c = parsed as Partial<SortedCursor>;
+  if (!c || typeof c.id !== 'string' || !Array.isArray(c.k) || c.k.length !== count || !c.k.every((v) => v === null || typeof v === 'string')) throw invalid();
+  return c as SortedCursor;
+}
+
+/**
+ * Rows after the cursor's row in the order `keys…, id` (nulls last ascending, first descending, as
+ * PostgreSQL orders by default), with the keys bound as parameters and cast back to their columns' types.
+ */
+function after(keys: SortKey[], cursor: SortedCursor, id: string): { where: string; params: Record<string, unknown> } {
+  const params: Record<string, unknown> = { sort_after_id: cursor.id };
+  const terms: string[] = [];
+  const equal: string[] = [];
+  keys.forEach((key, i) => {
+    const value = cursor.k[i];
+    const p = `CAST(:sort_after_${i} AS ${key.cast})`;
+    if (value !== null) params[`sort_after_${i}`] = value;
+    const later = value === null ? (key.desc ? `${key.sql} IS NOT NULL` : 'FALSE') : key.desc ? `${key.sql} < ${p}` : `(${key.sql} > ${p} OR ${key.sql} IS NULL)`;
+    terms.push([...equal, later].join(' AND '));
+    equal.push(value === null ? `${key.sql} IS NULL` : `${key.sql} = ${p}`);
+  });
+  terms.push([...equal, `${id} > :sort_after_id`].join(' AND '));
+  return { where: `(${terms.map((t) => `(${t})`).join(' OR ')})`, params };
 }

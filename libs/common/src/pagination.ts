@@ -5,7 +5,7 @@ import type { Page } from '@crm/contracts';
  * The query and the page a client sees are contracts (@crm/contracts); they are re-exported here beside
  * the server's half of paging: cursors, page sizes and byte budgets.
  */
-export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageQuery, QueryInt } from '@crm/contracts';
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageQuery, QueryInt, SortablePageQuery } from '@crm/contracts';
 export type { Page } from '@crm/contracts';
 
 /**

@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 
 /**
  * Query values arrive as strings: accept only plain integers (up to 16 digits, so every safe integer
@@ -25,6 +25,21 @@ export class PageQuery {
   @Min(1, { message: `limit must be between 1 and ${MAX_PAGE_SIZE}` })
   @Max(MAX_PAGE_SIZE, { message: `limit must be between 1 and ${MAX_PAGE_SIZE}` })
   limit?: number;
+}
+
+/**
+ * A list that can also be read in another order: `sort=-value,created_at` names up to five fields of its
+ * items (`-` for descending); ties are broken by id, nulls come last ascending and first descending.
+ * Without it the list keeps its own order.
+ */
+export class SortablePageQuery extends PageQuery {
+  @IsOptional()
+  @IsString({ message: 'sort must be a string' })
+  @MaxLength(256, { message: 'sort must be at most 256 characters' })
+  @Matches(/^-?[a-z][a-z0-9_]*(,-?[a-z][a-z0-9_]*)*$/, {
+    message: 'sort is a comma-separated list of field names, each prefixed with - for descending, e.g. sort=-value,created_at',
+  })
+  sort?: string;
 }
 
 /** A page of a list; `next_cursor`, present when `has_more`, is opaque to clients. */

@@ -2305,6 +2305,7 @@ export interface operations {
                 created_before?: string;
                 cursor?: string;
                 limit?: number;
+                sort?: string;
             };
             header?: never;
             path?: never;
@@ -2618,6 +2619,7 @@ export interface operations {
     contacts_deals: {
         parameters: {
             query?: {
+                sort?: string;
                 cursor?: string;
                 limit?: number;
             };
@@ -2659,6 +2661,7 @@ export interface operations {
     contacts_activities: {
         parameters: {
             query?: {
+                sort?: string;
                 cursor?: string;
                 limit?: number;
             };
@@ -2700,6 +2703,7 @@ export interface operations {
     contacts_tasks: {
         parameters: {
             query?: {
+                sort?: string;
                 cursor?: string;
                 limit?: number;
             };
@@ -2745,6 +2749,7 @@ export interface operations {
                 search?: string;
                 cursor?: string;
                 limit?: number;
+                sort?: string;
             };
             header?: never;
             path?: never;
@@ -3001,6 +3006,7 @@ export interface operations {
                 email?: string;
                 cursor?: string;
                 limit?: number;
+                sort?: string;
             };
             header?: never;
             path?: never;
@@ -3252,6 +3258,7 @@ export interface operations {
     imports_list: {
         parameters: {
             query?: {
+                sort?: string;
                 cursor?: string;
                 limit?: number;
             };
@@ -3378,6 +3385,7 @@ export interface operations {
                 deal_id?: string;
                 cursor?: string;
                 limit?: number;
+                sort?: string;
             };
             header?: never;
             path?: never;
@@ -3638,6 +3646,7 @@ export interface operations {
                 owner_id?: string;
                 cursor?: string;
                 limit?: number;
+                sort?: string;
             };
             header?: never;
             path?: never;
@@ -3902,6 +3911,7 @@ export interface operations {
                 created_before?: string;
                 cursor?: string;
                 limit?: number;
+                sort?: string;
                 status?: "open" | "won" | "lost" | "stalled";
                 stage_id?: string;
             };
@@ -4207,6 +4217,7 @@ export interface operations {
     deals_history: {
         parameters: {
             query?: {
+                sort?: string;
                 cursor?: string;
                 limit?: number;
             };
@@ -4248,6 +4259,7 @@ export interface operations {
     deals_activities: {
         parameters: {
             query?: {
+                sort?: string;
                 cursor?: string;
                 limit?: number;
             };
@@ -4289,6 +4301,7 @@ export interface operations {
     deals_tasks: {
         parameters: {
             query?: {
+                sort?: string;
                 cursor?: string;
                 limit?: number;
             };
@@ -4330,6 +4343,7 @@ export interface operations {
     pipelines_list: {
         parameters: {
             query?: {
+                sort?: string;
                 cursor?: string;
                 limit?: number;
             };
@@ -4540,6 +4554,7 @@ export interface operations {
                 stage_id?: string;
                 cursor?: string;
                 limit?: number;
+                sort?: string;
             };
             header?: never;
             path: {
@@ -5180,6 +5195,7 @@ export interface operations {
                 status?: "active" | "archived";
                 cursor?: string;
                 limit?: number;
+                sort?: string;
             };
             header?: never;
             path?: never;
@@ -5479,6 +5495,7 @@ export interface operations {
     objects_listRecords: {
         parameters: {
             query?: {
+                sort?: string;
                 cursor?: string;
                 limit?: number;
             };

@@ -1,4 +1,4 @@
-import { PageQuery } from '@crm/common';
+import { SortablePageQuery } from '@crm/common';
 import { CreateContactDto, ListContactsQuery, MergeContactsDto, Ops, RequestContext, UpdateContactDto } from '@crm/contracts';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
@@ -40,7 +40,7 @@ export class ContactsController {
   }
 
   @Handles(Ops.contacts.deals)
-  listDeals(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }, @Payload('query') query: PageQuery) {
+  listDeals(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }, @Payload('query') query: SortablePageQuery) {
     return this.contacts.listDeals(ctx, id, query);
   }
 }

@@ -1,4 +1,4 @@
-import { canonicalJson, diffFields, DomainError, FieldSpec, fieldSpecs, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, PageQuery, transactionOf, updateReturning } from '@crm/common';
+import { canonicalJson, diffFields, DomainError, FieldSpec, fieldSpecs, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, SortablePageQuery, transactionOf, updateReturning } from '@crm/common';
 import { ContactCreatedData, ContactDeletedData, ContactSummaryView, ContactUpdatedData, ContactsLimits, CreateContactDto, DealSummary, EventType, ListContactsQuery, ListDealsForContactRequest, MergeContactsDto, Ops, ReassignContactReply, ReassignContactRequest, RequestContext, UpdateContactDto } from '@crm/contracts';
 import { OutboxService, RpcCaller } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
@@ -239,9 +239,9 @@ export class ContactsService {
   }
 
   /** GET /contacts/:id/deals: the contact must exist here; its deals are listed by the deals service. */
-  async listDeals(ctx: RequestContext, id: string, query: PageQuery): Promise<Page<DealSummary>> {
+  async listDeals(ctx: RequestContext, id: string, query: SortablePageQuery): Promise<Page<DealSummary>> {
     await this.find(this.dataSource.manager, id);
-    const body: ListDealsForContactRequest = { contact_id: id, cursor: query.cursor, limit: query.limit };
+    const body: ListDealsForContactRequest = { contact_id: id, cursor: query.cursor, limit: query.limit, sort: query.sort };
     return this.rpc.call(Ops.dealsInternal.listForContact, ctx, { body });
   }
 

@@ -1,4 +1,4 @@
-import { PageQuery } from '@crm/common';
+import { SortablePageQuery } from '@crm/common';
 import { AppendImportRowsRequest, CreateImportQuery, FailImportRequest, ImportFormat, Ops, RequestContext } from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
@@ -36,7 +36,7 @@ export class ImportsController {
   }
 
   @Handles(Ops.imports.list)
-  list(@Payload('query') query: PageQuery) {
+  list(@Payload('query') query: SortablePageQuery) {
     return this.imports.list(query);
   }
 }

@@ -1,4 +1,4 @@
-import { DomainError, ErrorCode, IdPrefix, isId, keysetPage, newId, Page, PageQuery } from '@crm/common';
+import { DomainError, ErrorCode, IdPrefix, isId, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
 import {
   AppendImportRowsRequest,
   CreateImportRequest,
@@ -90,7 +90,7 @@ export class ImportsService {
   }
 
   /** Newest first would suit a dashboard, but every list here is oldest first with keyset cursors. */
-  async list(query: PageQuery): Promise<Page<ImportView>> {
+  async list(query: SortablePageQuery): Promise<Page<ImportView>> {
     return keysetPage(this.dataSource.getRepository(Import), 'i', LIST, query).read(presentImport);
   }
 

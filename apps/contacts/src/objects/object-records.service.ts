@@ -1,4 +1,4 @@
-import { canonicalJson, DomainError, ErrorCode, IdPrefix, isId, keysetPage, newId, Page, PageQuery } from '@crm/common';
+import { canonicalJson, DomainError, ErrorCode, IdPrefix, isId, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
 import { builtInObject, EventType, ObjectRecordEventData, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { withoutNulls } from '@crm/runtime';
@@ -67,7 +67,7 @@ export class ObjectRecordsService {
     });
   }
 
-  async list(slug: string, query: PageQuery): Promise<Page<ObjectRecordView>> {
+  async list(slug: string, query: SortablePageQuery): Promise<Page<ObjectRecordView>> {
     const type = await this.readableType(this.dataSource.manager, slug);
     const { qb, read } = keysetPage(this.dataSource.getRepository(ObjectRecord), 'r', `${LIST}:${type.id}`, query);
     qb.andWhere('r.object_type_id = :typeId', { typeId: type.id });

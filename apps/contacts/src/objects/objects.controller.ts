@@ -1,4 +1,4 @@
-import { PageQuery } from '@crm/common';
+import { SortablePageQuery } from '@crm/common';
 import { CreateObjectTypeDto, FieldDefinitionDto, ListObjectTypesQuery, ObjectRecordInputDto, Ops, RequestContext, UpdateFieldDefinitionDto, UpdateObjectRecordDto, UpdateObjectTypeDto } from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
@@ -56,7 +56,7 @@ export class ObjectRecordsController {
   }
 
   @Handles(Ops.objects.listRecords)
-  list(@Payload('params') { slug }: { slug: string }, @Payload('query') query: PageQuery) {
+  list(@Payload('params') { slug }: { slug: string }, @Payload('query') query: SortablePageQuery) {
     return this.records.list(slug, query);
   }
 

@@ -1,4 +1,4 @@
-import { PageQuery } from '@crm/common';
+import { SortablePageQuery } from '@crm/common';
 import { AnyOperation, RequestContext } from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { Controller, Inject, Type } from '@nestjs/common';
@@ -51,12 +51,12 @@ export function workItemsController<T extends WorkItemTypes>(service: Type<KindS
     }
 
     @Handles(ops.forContact)
-    listForContact(@Payload('params') { id }: { id: string }, @Payload('query') query: PageQuery) {
+    listForContact(@Payload('params') { id }: { id: string }, @Payload('query') query: SortablePageQuery) {
       return this.items.listForContact(id, query);
     }
 
     @Handles(ops.forDeal)
-    listForDeal(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }, @Payload('query') query: PageQuery) {
+    listForDeal(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }, @Payload('query') query: SortablePageQuery) {
       return this.items.listForDeal(ctx, id, query);
     }
   }

@@ -1,4 +1,4 @@
-import { diffFields, DomainError, FieldSpec, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, KeysetPage, keysetPage, newId, Page, PageQuery, updateReturning } from '@crm/common';
+import { diffFields, DomainError, FieldSpec, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, KeysetPage, keysetPage, newId, Page, SortablePageQuery, updateReturning } from '@crm/common';
 import { EventType, RequestContext } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
@@ -93,7 +93,7 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
   }
 
   /** GET /contacts/:id/activities and /tasks: 404 for an unknown contact rather than an empty list. */
-  async listForContact(contactId: string, query: PageQuery): Promise<Page<T['summary']>> {
+  async listForContact(contactId: string, query: SortablePageQuery): Promise<Page<T['summary']>> {
     if (!isId(contactId, IdPrefix.Contact) || !(await this.dataSource.query(`SELECT 1 FROM contacts WHERE id = $1`, [contactId])).length) {
       throw DomainError.notFound('contact', contactId);
     }
@@ -103,7 +103,7 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
   }
 
   /** GET /deals/:id/activities and /tasks: the deal is looked up in the deals service. */
-  async listForDeal(ctx: RequestContext, dealId: string, query: PageQuery): Promise<Page<T['summary']>> {
+  async listForDeal(ctx: RequestContext, dealId: string, query: SortablePageQuery): Promise<Page<T['summary']>> {
     const { qb, read } = this.page(`deal-${this.kind.object}`, query);
     qb.andWhere(`${this.kind.alias}.deal_id = :dealId`, { dealId });
     if (!isId(dealId, IdPrefix.Deal) || !(await this.deals.exists(ctx, dealId))) throw DomainError.notFound('deal', dealId);
@@ -147,7 +147,7 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
   }
 
   /** A page of `list`, checked against its cursor before anything else is read. */
-  protected page(list: string, query: PageQuery): KeysetPage<T['row']> {
+  protected page(list: string, query: SortablePageQuery): KeysetPage<T['row']> {
     return keysetPage(this.dataSource.getRepository(this.kind.entity), this.kind.alias, list, query);
   }
 

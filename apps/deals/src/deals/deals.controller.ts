@@ -1,4 +1,4 @@
-import { PageQuery } from '@crm/common';
+import { SortablePageQuery } from '@crm/common';
 import { CreateDealDto, ListDealsQuery, MoveDealStageDto, Ops, QueryFieldsRequest, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext, UpdateDealDto } from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
@@ -64,7 +64,7 @@ export class DealsController {
   }
 
   @Handles(Ops.deals.history)
-  history(@Payload('params') { id }: { id: string }, @Payload('query') query: PageQuery) {
+  history(@Payload('params') { id }: { id: string }, @Payload('query') query: SortablePageQuery) {
     return this.deals.history(id, query);
   }
 }

@@ -1,4 +1,4 @@
-import { diffFields, DomainError, fieldSpecs, findById, IdPrefix, isId, keysetPage, newId, Page, PageQuery, transactionOf } from '@crm/common';
+import { diffFields, DomainError, fieldSpecs, findById, IdPrefix, isId, keysetPage, newId, Page, SortablePageQuery, transactionOf } from '@crm/common';
 import {
   CreateDealDto,
   DealCreatedData,
@@ -192,14 +192,14 @@ export class DealsService {
     return this.full(ctx, deal);
   }
 
-  async history(id: string, query: PageQuery): Promise<Page<StageHistoryView>> {
+  async history(id: string, query: SortablePageQuery): Promise<Page<StageHistoryView>> {
     const { qb, read } = keysetPage(this.dataSource.getRepository(StageHistory), 'h', `deals/${id}/history`, query);
     await this.find(this.dataSource.manager, id);
     qb.andWhere('h.deal_id = :id', { id });
     return read(presentHistory);
   }
 
-  private async page(list: string, query: PageQuery, filter: (qb: SelectQueryBuilder<Deal>) => void): Promise<Page<DealView>> {
+  private async page(list: string, query: SortablePageQuery, filter: (qb: SelectQueryBuilder<Deal>) => void): Promise<Page<DealView>> {
     const { qb, read } = keysetPage(this.dataSource.getRepository(Deal), 'd', list, query);
     filter(qb);
     const now = new Date();

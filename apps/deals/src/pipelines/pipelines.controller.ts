@@ -1,4 +1,4 @@
-import { PageQuery } from '@crm/common';
+import { SortablePageQuery } from '@crm/common';
 import { AddStageDto, CreatePipelineDto, DeleteWithMoveQuery, Ops, PipelineDealsQuery, ReorderStagesDto, RequestContext, UpdatePipelineDto } from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
@@ -17,7 +17,7 @@ export class PipelinesController {
   }
 
   @Handles(Ops.pipelines.list)
-  list(@Payload('query') query: PageQuery) {
+  list(@Payload('query') query: SortablePageQuery) {
     return this.pipelines.list(query);
   }
 

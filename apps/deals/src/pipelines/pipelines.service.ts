@@ -1,4 +1,4 @@
-import { diffFields, DomainError, fieldSpecs, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, PageQuery } from '@crm/common';
+import { diffFields, DomainError, fieldSpecs, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
 import {
   AddStageDto,
   CreatePipelineDto,
@@ -60,7 +60,7 @@ export class PipelinesService {
     return this.get(id);
   }
 
-  async list(query: PageQuery): Promise<Page<PipelineView>> {
+  async list(query: SortablePageQuery): Promise<Page<PipelineView>> {
     const { read } = keysetPage(this.dataSource.getRepository(Pipeline), 'p', 'pipelines', query);
     return read(presentPipeline, (pipelines) => this.attachStages(this.dataSource.manager, pipelines));
   }

@@ -1,6 +1,6 @@
 import { IsDefined, IsOptional, IsRFC3339 } from 'class-validator';
 import { ContactLink, DealLink, IfPresent, IsIdOf, IsOneOf, MetadataInput, Text } from '../dto-helpers';
-import { PageQuery } from '../paging';
+import { SortablePageQuery } from '../paging';
 import { CustomFieldsInput } from '../schema/field-values';
 import { ACTIVITY_STATUSES, ACTIVITY_TYPES, ActivityStatus, ActivityType, ContactsLimits } from './values';
 
@@ -57,7 +57,7 @@ export class UpdateActivityDto extends ActivityFieldsDto {
   occurred_at?: string;
 }
 
-export class ListActivitiesQuery extends PageQuery {
+export class ListActivitiesQuery extends SortablePageQuery {
   @IsOptional()
   @IsOneOf(ACTIVITY_TYPES)
   type?: ActivityType;

@@ -1,6 +1,6 @@
 import { IsDefined, IsFQDN, IsOptional, IsString, MaxLength } from 'class-validator';
 import { IfPresent, MetadataInput, NonEmptyText, Normalise, Text, Trim } from '../dto-helpers';
-import { PageQuery } from '../paging';
+import { SortablePageQuery } from '../paging';
 import { CustomFieldsInput } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';
 import { SearchText } from './rules';
@@ -43,7 +43,7 @@ export class UpdateCompanyDto extends CompanyFieldsDto {
   name?: string;
 }
 
-export class ListCompaniesQuery extends PageQuery {
+export class ListCompaniesQuery extends SortablePageQuery {
   @IsOptional()
   @Normalise()
   @Text(ContactsLimits.domain)

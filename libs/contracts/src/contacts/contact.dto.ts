@@ -1,6 +1,6 @@
 import { ArrayMaxSize, IsArray, IsDefined, IsInt, IsOptional, IsRFC3339, IsString, Matches, Max, Min } from 'class-validator';
 import { CompanyLink, DateTimeFilter, IfPresent, IsIdOf, IsOneOf, MetadataInput, OwnerLink, Rules, Text } from '../dto-helpers';
-import { PageQuery, QueryInt } from '../paging';
+import { SortablePageQuery, QueryInt } from '../paging';
 import { CustomFieldsInput } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';
 import { Email, SearchText } from './rules';
@@ -85,7 +85,7 @@ export class UpdateContactDto extends ContactFieldsDto {
   email?: string;
 }
 
-export class ListContactsQuery extends PageQuery {
+export class ListContactsQuery extends SortablePageQuery {
   @IsOptional()
   @IsOneOf(CONTACT_STAGES)
   stage?: ContactStage;

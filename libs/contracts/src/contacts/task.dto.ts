@@ -1,6 +1,6 @@
 import { IsDefined, IsOptional, IsRFC3339 } from 'class-validator';
 import { ContactLink, DealLink, IfPresent, IsIdOf, IsOneOf, MetadataInput, NonEmptyText, OwnerLink, Text, Trim } from '../dto-helpers';
-import { PageQuery } from '../paging';
+import { SortablePageQuery } from '../paging';
 import { CustomFieldsInput } from '../schema/field-values';
 import { ContactsLimits, TASK_PRIORITIES, TASK_STATUSES, TaskPriority, TaskStatus } from './values';
 
@@ -60,7 +60,7 @@ export class UpdateTaskDto extends TaskFieldsDto {
   status?: TaskStatus;
 }
 
-export class ListTasksQuery extends PageQuery {
+export class ListTasksQuery extends SortablePageQuery {
   @IsOptional()
   @IsOneOf(TASK_STATUSES)
   status?: TaskStatus;

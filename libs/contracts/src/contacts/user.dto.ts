@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsDefined, IsOptional } from 'class-validator';
 import { IfPresent, IsOneOf, NonEmptyText, Normalise, Text, Trim } from '../dto-helpers';
-import { PageQuery } from '../paging';
+import { SortablePageQuery } from '../paging';
 import { Email } from './rules';
 import { ContactsLimits } from './values';
 
@@ -39,7 +39,7 @@ export class UpdateUserDto {
   role?: UserRole;
 }
 
-export class ListUsersQuery extends PageQuery {
+export class ListUsersQuery extends SortablePageQuery {
   @IsOptional()
   @Normalise()
   @Text(ContactsLimits.email)

@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsOptional, IsRFC3339 } from 'class-validator';
 import { CompanyLink, ContactLink, DateTimeFilter, IfPresent, IsIdOf, IsOneOf, MetadataInput, NonEmptyText, OwnerLink, RefersTo, Rules, WholeNumber } from '../dto-helpers';
-import { PageQuery, QueryInt } from '../paging';
+import { SortablePageQuery, QueryInt } from '../paging';
 import { RelatedSummary } from '../related';
 import { CustomFieldsInput } from '../schema/field-values';
 import { SchemaField } from '../schema/schema-field';
@@ -136,7 +136,7 @@ export class MoveDealStageDto {
 }
 
 /** Query of GET /pipelines/:id/deals. */
-export class PipelineDealsQuery extends PageQuery {
+export class PipelineDealsQuery extends SortablePageQuery {
   @IsOptional()
   @Status()
   status?: DealStatus;

@@ -1,7 +1,7 @@
 import { PickType } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsDefined, IsString, MaxLength } from 'class-validator';
 import { Rules } from '../dto-helpers';
-import { PageQuery } from '../paging';
+import { SortablePageQuery } from '../paging';
 import { RelatedSummary } from '../related';
 import { DealView } from './deal.dto';
 
@@ -17,7 +17,7 @@ const STORED_ID_MAX = 64;
 const StoredId = () => Rules(IsDefined(), IsString(), MaxLength(STORED_ID_MAX));
 
 /** Body of Ops.dealsInternal.listForContact; the reply is a Page<DealSummary>. */
-export class ListDealsForContactRequest extends PageQuery {
+export class ListDealsForContactRequest extends SortablePageQuery {
   @StoredId()
   contact_id!: string;
 }

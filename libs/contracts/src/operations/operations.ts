@@ -1,4 +1,4 @@
-import { PageQuery } from '../paging';
+import { SortablePageQuery } from '../paging';
 import {
   ActivitySummaryView,
   ActivityView,
@@ -164,7 +164,7 @@ const contacts = {
     path: '/contacts/:id/deals',
     summary: "List a contact's deals",
     access: 'read',
-    query: PageQuery,
+    query: SortablePageQuery,
     reply: page(DealSummary),
   }),
   activities: route({
@@ -173,7 +173,7 @@ const contacts = {
     path: '/contacts/:id/activities',
     summary: "List a contact's activities",
     access: 'read',
-    query: PageQuery,
+    query: SortablePageQuery,
     reply: page(ActivitySummaryView),
   }),
   tasks: route({
@@ -182,7 +182,7 @@ const contacts = {
     path: '/contacts/:id/tasks',
     summary: "List a contact's tasks",
     access: 'read',
-    query: PageQuery,
+    query: SortablePageQuery,
     reply: page(TaskSummaryView),
   }),
 };
@@ -221,7 +221,7 @@ const imports = {
     reply: resource(ImportView),
     custom: true,
   }) as Operation<Record<never, string>, CreateImportQuery, { format: ImportFormat }, ResourceOf<ImportView>>,
-  list: route({ name: 'contacts.imports.list', method: 'GET', path: '/imports', summary: 'List imports', access: 'read', query: PageQuery, reply: page(ImportView) }),
+  list: route({ name: 'contacts.imports.list', method: 'GET', path: '/imports', summary: 'List imports', access: 'read', query: SortablePageQuery, reply: page(ImportView) }),
   get: route({
     name: 'contacts.imports.get',
     method: 'GET',
@@ -336,7 +336,7 @@ const deals = {
     path: '/deals/:id/history',
     summary: "List a deal's stage changes, oldest first",
     access: 'read',
-    query: PageQuery,
+    query: SortablePageQuery,
     reply: page(StageHistoryView),
     mcp: { tool: 'get_deal_history', title: 'Stage history of a deal', description: 'Every stage change of a deal, oldest first, with cursor pagination.' },
   }),
@@ -347,10 +347,10 @@ const deals = {
     path: '/deals/:id/activities',
     summary: "List a deal's activities",
     access: 'read',
-    query: PageQuery,
+    query: SortablePageQuery,
     reply: page(ActivitySummaryView),
   }),
-  tasks: route({ name: 'contacts.deals.tasks', method: 'GET', path: '/deals/:id/tasks', summary: "List a deal's tasks", access: 'read', query: PageQuery, reply: page(TaskSummaryView) }),
+  tasks: route({ name: 'contacts.deals.tasks', method: 'GET', path: '/deals/:id/tasks', summary: "List a deal's tasks", access: 'read', query: SortablePageQuery, reply: page(TaskSummaryView) }),
 };
 
 const pipelines = {
@@ -369,7 +369,7 @@ const pipelines = {
     path: '/pipelines',
     summary: 'List pipelines',
     access: 'read',
-    query: PageQuery,
+    query: SortablePageQuery,
     reply: page(PipelineView),
     mcp: { tool: 'list_pipelines', title: 'List pipelines', description: 'Pipelines with their stages in order.' },
   }),
@@ -618,7 +618,7 @@ const objects = {
     path: '/objects/:slug/records',
     summary: 'List records',
     access: 'read',
-    query: PageQuery,
+    query: SortablePageQuery,
     reply: page(ObjectRecordView),
     mcp: { tool: 'list_records', title: 'List records of a custom object', description: 'Records of one custom object, newest first, with cursor pagination.' },
   }),

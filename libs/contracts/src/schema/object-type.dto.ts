@@ -1,7 +1,7 @@
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsDefined, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
 import { IfPresent, IsOneOf, NonEmptyText, Rules } from '../dto-helpers';
-import { PageQuery } from '../paging';
+import { SortablePageQuery } from '../paging';
 import {
   ARRAY_ITEM_TYPES,
   ArrayItemType,
@@ -121,7 +121,7 @@ export class UpdateObjectTypeDto {
   status?: ObjectTypeStatus;
 }
 
-export class ListObjectTypesQuery extends PageQuery {
+export class ListObjectTypesQuery extends SortablePageQuery {
   @IsOptional()
   @IsOneOf(OBJECT_TYPE_STATUSES)
   status?: ObjectTypeStatus;
