@@ -14,6 +14,7 @@ import { CreateCustomObjects1763800001400 } from './migrations/1763800001400-cre
 import { CreateUsers1763900000100 } from './migrations/1763900000100-create-users';
 import { CustomFieldsEverywhere1764300000000 } from './migrations/1764300000000-custom-fields-everywhere';
 import { CreateImports1764300000200 } from './migrations/1764300000200-create-imports';
+import { IndexCustomFieldValues1764500000000 } from './migrations/1764500000000-index-custom-field-values';
 import { Import, ImportRow } from '../imports/import.entity';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
@@ -30,4 +31,5 @@ export const contactsMigrations = [
   AddOutboxTraceContext1764200000000,
   CustomFieldsEverywhere1764300000000,
   CreateImports1764300000200,
+  IndexCustomFieldValues1764500000000,
 ];

@@ -30,9 +30,9 @@ import { presentTask } from '../tasks/task.presenter';
 import { User } from '../users/user.entity';
 import { presentUser } from '../users/user.presenter';
 
-const CONTACTS: QueryTable = { entity: Contact, alias: 'c', enums: { stage: CONTACT_STAGES, source: CONTACT_SOURCES } };
-const COMPANIES: QueryTable = { entity: Company, alias: 'co' };
-const USERS: QueryTable = { entity: User, alias: 'u', enums: { role: USER_ROLES } };
+const CONTACTS: QueryTable = { entity: Contact, alias: 'c', enums: { stage: CONTACT_STAGES, source: CONTACT_SOURCES }, folded: ['email'] };
+const COMPANIES: QueryTable = { entity: Company, alias: 'co', folded: ['domain'] };
+const USERS: QueryTable = { entity: User, alias: 'u', enums: { role: USER_ROLES }, folded: ['email'] };
 
 /** Activities and tasks reach their deal, which the deals service keeps and answers for. */
 const DEAL = { name: 'deal', column: 'deal_id', object: 'deals', via: 'deals' } as const;
@@ -124,7 +124,7 @@ export class QueryCatalogs {
         const table = REFERENCE_TABLES[target as keyof typeof REFERENCE_TABLES];
         const metadata = m.connection.getMetadata(table.entity);
         joins[name] = { alias: joined, clause: `LEFT JOIN ${metadata.tablePath} ${joined} ON ${joined}.id = ${id}` };
-        fields.push(...entityFields(metadata, joined, { enums: table.enums, prefix: `${name}.`, join: name }).filter(([, f]) => f.type !== 'json'));
+        fields.push(...entityFields(metadata, joined, { enums: table.enums, folded: 'folded' in table ? table.folded : undefined, prefix: `${name}.`, join: name }).filter(([, f]) => f.type !== 'json'));
       } else {
         const referenced = await this.types.find(m, target).catch(() => undefined);
         if (!referenced) continue;

@@ -21,8 +21,9 @@ interface Row {
 const STAGES = ['lead', 'customer'] as const;
 const fields: [string, QueryField][] = [
   ['id', { sql: 'r.id', type: 'string' }],
-  ['name', { sql: 'r.name', type: 'string' }],
-  ['score', { sql: 'r.score', type: 'number' }],
+  // As the catalogs mark emails and scores: equality also tests lower(name), integers bind as bigint.
+  ['name', { sql: 'r.name', type: 'string', folded: true }],
+  ['score', { sql: 'r.score', type: 'number', integer: true }],
   ['active', { sql: 'r.active', type: 'boolean' }],
   ['stage', { sql: 'r.stage', type: 'enum', values: STAGES }],
   ['seen', { sql: 'r.seen', type: 'datetime' }],
@@ -117,6 +118,40 @@ describe('query filter compiler', () => {
   }
   const expected = (filter: Expr) => rows.filter((row) => holds(row, filter)).map((row) => row.id);
 
+  it('keeps equality case-sensitive and numbers exact while comparing as the indexes are built', async () => {
+    expect(await selected({ name: 'ada%' })).toEqual(expected({ name: 'ada%' }));
+    expect(await selected({ name: 'ADA%' })).toEqual([]);
+    expect(await selected({ name: { $in: ['Ada', 'ZED'] } })).toEqual(expected({ name: { $in: ['Ada'] } }));
+    expect(await selected({ score: { $gt: 1.5 } })).toEqual(expected({ score: { $gt: 1.5 } }));
+    expect(await selected({ score: { $in: [2, 2.5, -3] } })).toEqual(expected({ score: { $in: [2, -3] } }));
+    for (const filter of [{ 'custom_fields.size': 6 }, { 'custom_fields.size': { $in: [2, 6, 10] } }, { 'custom_fields.tier': { $in: ['gold', null] } }, { $not: { 'custom_fields.tier': 'silver' } }]) {
+      expect(await selected(filter)).toEqual(expected(filter));
+    }
+  });
+
+  it('compiles equality on a folded text field, comparisons on an integer field and custom field equality to conditions their indexes serve', async () => {
+    await client.query('CREATE INDEX query_rows_name ON query_rows (lower(name))');
+    await client.query('CREATE INDEX query_rows_score ON query_rows (score)');
+    await client.query('CREATE INDEX query_rows_extra ON query_rows USING gin (extra jsonb_path_ops)');
+    await client.query('SET enable_seqscan = off');
+    try {
+      const plan = async (filter: Expr) => {
+        const { where, params } = compileFilter(catalog, filter);
+        const result = await client.query(`EXPLAIN SELECT r.id FROM query_rows r WHERE ${where}`, params);
+        return result.rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n');
+      };
+      expect(await plan({ name: 'Ada' })).toContain('query_rows_name');
+      expect(await plan({ name: { $in: ['Ada', 'Zed'] } })).toContain('query_rows_name');
+      expect(await plan({ score: { $gte: 2 } })).toContain('query_rows_score');
+      expect(await plan({ score: { $in: [1, 2] } })).toContain('query_rows_score');
+      expect(await plan({ 'custom_fields.tier': 'gold' })).toContain('query_rows_extra');
+      expect(await plan({ 'custom_fields.size': { $in: [2, 6] } })).toContain('query_rows_extra');
+    } finally {
+      await client.query('RESET enable_seqscan');
+      await client.query('DROP INDEX query_rows_name; DROP INDEX query_rows_score; DROP INDEX query_rows_extra');
+    }
+  });
+
   it.each<[string, Expr]>([
     ['null literal matches null', { score: null }],
     ['$ne matches nulls too', { score: { $ne: 1 } }],
@@ -147,7 +182,7 @@ describe('query filter compiler', () => {
     const hostile = "x'); DROP TABLE query_rows; --";
     const { where, params } = compileFilter(catalog, { name: hostile, $or: [{ 'custom_fields.tier': { $in: [hostile, null] } }] });
     expect(where).not.toContain('DROP');
-    expect(params).toEqual([hostile, [hostile]]);
+    expect(params).toEqual([hostile, [hostile], JSON.stringify({ tier: hostile })]);
   });
 
   it('agrees with MongoDB semantics on random trees', async () => {

@@ -17,6 +17,15 @@ export interface QueryField {
   join?: string;
   /** What is selected to return the path; `sql` when absent. */
   select?: string;
+  /** An integer column: integer values are bound as bigint, so its btree index serves comparisons and sorts. */
+  integer?: boolean;
+  /** A text column whose lower() is indexed (unique emails, domains): equality also tests lower(), which that index serves. */
+  folded?: boolean;
+  /**
+   * A custom field: its JSON column and name. Equality also tests `column @> {name: value}`, which the
+   * column's GIN index (jsonb_path_ops) serves for every custom field at once.
+   */
+  contained?: { column: string; name: string };
 }
 
 /** Everything a query over one object may name: its table, fields, custom fields and one-hop relations. */
@@ -85,6 +94,8 @@ export async function describeQueryFields(catalog: QueryCatalog, remote?: Remote
 }
 
 const CAST: Record<QueryFieldType, string> = { string: 'text', enum: 'text', number: 'numeric', boolean: 'boolean', datetime: 'timestamptz', json: 'jsonb' };
+/** Most values of an `$in` on a custom field tested one containment each (an OR the GIN index serves as a BitmapOr). */
+const CONTAINED_IN_VALUES = 20;
 const ORDERED = new Set<QueryFieldType>(['string', 'enum', 'number', 'datetime']);
 const TEXT_OPERATORS = new Set<QueryOperator>(['$contains', '$starts_with', '$ends_with']);
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
@@ -97,7 +108,11 @@ export const quoted = (text: string) => `'${text.replace(/'/g, "''")}'`;
  * The columns of an entity as query fields named as the API names them (`icpScore` is `icp_score`);
  * json columns can be returned but not compared (custom fields are compared through their definitions).
  */
-export function entityFields(metadata: EntityMetadata, alias: string, options: { enums?: Record<string, readonly string[]>; exclude?: readonly string[]; join?: string; prefix?: string } = {}): [string, QueryField][] {
+export function entityFields(
+  metadata: EntityMetadata,
+  alias: string,
+  options: { enums?: Record<string, readonly string[]>; exclude?: readonly string[]; folded?: readonly string[]; join?: string; prefix?: string } = {},
+): [string, QueryField][] {
   const fields: [string, QueryField][] = [];
   for (const column of metadata.columns) {
     const api = snake(column.propertyName);
@@ -125,7 +140,14 @@ export function entityFields(metadata: EntityMetadata, alias: string, options: {
     }
     fields.push([
       `${options.prefix ?? ''}${api}`,
-      { sql: type === 'bigint' ? `${sql}::numeric` : sql, type: kind, ...(options.enums?.[api] ? { values: options.enums[api] } : {}), ...(options.join ? { join: options.join } : {}) },
+      {
+        sql,
+        type: kind,
+        ...(options.enums?.[api] ? { values: options.enums[api] } : {}),
+        ...(options.join ? { join: options.join } : {}),
+        ...(['integer', 'int', 'bigint'].includes(type) ? { integer: true } : {}),
+        ...(options.folded?.includes(api) ? { folded: true } : {}),
+      },
     ]);
   }
   return fields;
@@ -139,11 +161,12 @@ export function customFields(definitions: readonly CustomFieldDefinition[], colu
     const text = `(${column}->>${quoted(def.name)})`;
     const typed = (jsonType: string, cast: string) => `(CASE WHEN jsonb_typeof(${json}) = '${jsonType}' THEN ${text}::${cast} END)`;
     const path = `${prefix}${def.name}`;
+    const contained = { column, name: def.name };
     // Dates and date-times are kept as the RFC 3339 text they were written as, which orders as they do.
-    if (def.type === 'number' || def.type === 'currency') fields.push([path, { sql: typed('number', 'numeric'), type: 'number', select: json }]);
-    else if (def.type === 'boolean') fields.push([path, { sql: typed('boolean', 'boolean'), type: 'boolean', select: json }]);
-    else if (def.type === 'enum') fields.push([path, { sql: typed('string', 'text'), type: 'enum', values: def.enum_values ?? [], select: json }]);
-    else if (def.type !== 'array') fields.push([path, { sql: typed('string', 'text'), type: 'string', select: json }]);
+    if (def.type === 'number' || def.type === 'currency') fields.push([path, { sql: typed('number', 'numeric'), type: 'number', select: json, contained }]);
+    else if (def.type === 'boolean') fields.push([path, { sql: typed('boolean', 'boolean'), type: 'boolean', select: json, contained }]);
+    else if (def.type === 'enum') fields.push([path, { sql: typed('string', 'text'), type: 'enum', values: def.enum_values ?? [], select: json, contained }]);
+    else if (def.type !== 'array') fields.push([path, { sql: typed('string', 'text'), type: 'string', select: json, contained }]);
   }
   return fields;
 }
@@ -172,6 +195,18 @@ class QueryBuilder {
     this.params.push(value);
     const cast = type === 'text[]' ? 'text[]' : `${CAST[type]}${array ? '[]' : ''}`;
     return `$${this.params.length}::${cast}`;
+  }
+
+  /**
+   * A field's value as a parameter of the column's own type where it can be: integers against an integer
+   * column bind as bigint, so the comparison stays on the column and its index; anything else as bind().
+   */
+  bindFor(field: Pick<QueryField, 'type' | 'integer'>, value: unknown, array = false): string {
+    const integral = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v);
+    const asInteger = field.integer && (array ? (value as unknown[]).every(integral) : integral(value) || (typeof value === 'string' && /^-?\d+$/.test(value)));
+    if (!asInteger) return this.bind(value, field.type, array);
+    this.params.push(value);
+    return `$${this.params.length}::bigint${array ? '[]' : ''}`;
   }
 
   field(path: string, at: string): QueryField | undefined {
@@ -277,8 +312,11 @@ class QueryBuilder {
         if (operand === null) return op === '$eq' ? `(${x} IS NULL)` : `(${x} IS NOT NULL)`;
         const value = this.literal(field, operand, at);
         if (value === undefined) return 'TRUE';
-        const p = this.bind(value, field.type);
-        return op === '$eq' ? known(x, `${x} = ${p}`) : `(${x} IS DISTINCT FROM ${p})`;
+        const p = this.bindFor(field, value);
+        if (op === '$ne') return `(${x} IS DISTINCT FROM ${p})`;
+        // lower() first, so the index on lower(x) finds the row; the exact test keeps equality case-sensitive.
+        if (field.folded) return known(x, `lower(${x}) = lower(${p}) AND ${x} = ${p}`);
+        return field.contained ? known(x, `${this.containing(field.contained, [value])} AND ${x} = ${p}`) : known(x, `${x} = ${p}`);
       }
       case '$in':
       case '$nin': {
@@ -289,7 +327,16 @@ class QueryBuilder {
         }
         const values = operand.filter((v) => v !== null).map((v, i) => this.literal(field, v, `${at}.${i}`));
         if (values.some((v) => v === undefined)) return 'TRUE';
-        const anyOf = known(x, `${x} = ANY(${this.bind(values, field.type, true)})`);
+        const p = this.bindFor(field, values, true);
+        const indexed =
+          op !== '$in' || !values.length
+            ? undefined
+            : field.folded
+              ? `lower(${x}) = ANY(${this.bind((values as string[]).map((v) => v.toLowerCase()), 'string', true)})`
+              : field.contained && values.length <= CONTAINED_IN_VALUES
+                ? this.containing(field.contained, values)
+                : undefined;
+        const anyOf = known(x, indexed ? `${indexed} AND ${x} = ANY(${p})` : `${x} = ANY(${p})`);
         const matches = operand.includes(null) ? `(${anyOf} OR ${x} IS NULL)` : anyOf;
         return op === '$in' ? matches : `NOT ${matches}`;
       }
@@ -307,9 +354,18 @@ class QueryBuilder {
         const value = this.literal(field, operand, at);
         if (value === undefined) return 'TRUE';
         const sign = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' }[op as '$gt'];
-        return known(x, `${x} ${sign} ${this.bind(value, field.type)}`);
+        return known(x, `${x} ${sign} ${this.bindFor(field, value)}`);
       }
     }
+  }
+
+  /**
+   * `column @> {name: v1} OR column @> {name: v2} …`: implied by the typed equality beside it (a JSON number,
+   * string or boolean equal to the value), and what a GIN index on the column answers.
+   */
+  private containing(contained: { column: string; name: string }, values: unknown[]): string {
+    const tests = values.map((value) => `${contained.column} @> ${this.bind(JSON.stringify({ [contained.name]: value }), 'json')}`);
+    return tests.length === 1 ? tests[0] : `(${tests.join(' OR ')})`;
   }
 
   private misfit(at: string, op: string, field: QueryField): string {
@@ -539,7 +595,7 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
   const remoteSelected = new Set(selected.flatMap((s) => (s.relation ? [s.relation] : [])));
 
   const a = catalog.alias;
-  const keys = sort.map((s) => ({ sql: s.field!.sql, type: s.field!.type, desc: s.desc }));
+  const keys = sort.map((s) => ({ sql: s.field!.sql, type: s.field!.type, integer: s.field!.integer, desc: s.desc }));
   const digest = createHash('sha256')
     .update(JSON.stringify({ o: catalog.object, f: query.filter ?? null, s: query.sort ?? [], p: query.fields ?? null }))
     .digest('base64url')
@@ -758,12 +814,12 @@ function decode(raw: string, keyCount: number): Cursor {
  * Rows after the cursor's row in the order `keys…, id`, where nulls sort last ascending and first
  * descending (PostgreSQL's default): the row's keys are bound from the cursor as text and cast back.
  */
-function keysetAfter(q: QueryBuilder, keys: Array<{ sql: string; type: QueryFieldType; desc: boolean }>, cursor: Cursor, id: string): string {
+function keysetAfter(q: QueryBuilder, keys: Array<{ sql: string; type: QueryFieldType; integer?: boolean; desc: boolean }>, cursor: Cursor, id: string): string {
   const terms: string[] = [];
   const equal: string[] = [];
   keys.forEach((key, i) => {
     const value = cursor.k[i];
-    const p = value === null ? '' : q.bind(value, key.type);
+    const p = value === null ? '' : q.bindFor(key, value);
     const later = value === null ? (key.desc ? `${key.sql} IS NOT NULL` : 'FALSE') : key.desc ? `${key.sql} < ${p}` : `(${key.sql} > ${p} OR ${key.sql} IS NULL)`;
     terms.push([...equal, later].join(' AND '));
     equal.push(value === null ? `${key.sql} IS NULL` : `${key.sql} = ${p}`);
@@ -776,9 +832,9 @@ function keysetAfter(q: QueryBuilder, keys: Array<{ sql: string; type: QueryFiel
  * An object's own fields and custom fields named as another service's query names them through its
  * relation (`contact.email` for the `contact` of a deal): what that query may filter on and return, one hop away.
  */
-export function relatedCatalogOf(dataSource: DataSource, spec: Pick<CatalogSpec, 'entity' | 'alias' | 'enums' | 'exclude' | 'customFields'> & { object: string }, prefix: string): QueryCatalog {
+export function relatedCatalogOf(dataSource: DataSource, spec: Pick<CatalogSpec, 'entity' | 'alias' | 'enums' | 'exclude' | 'folded' | 'customFields'> & { object: string }, prefix: string): QueryCatalog {
   const metadata = dataSource.getMetadata(spec.entity);
-  const fields = entityFields(metadata, spec.alias, { enums: spec.enums, exclude: spec.exclude, prefix: `${prefix}.` });
+  const fields = entityFields(metadata, spec.alias, { enums: spec.enums, exclude: spec.exclude, folded: spec.folded, prefix: `${prefix}.` });
   if (spec.customFields) fields.push(...customFields(spec.customFields, `${spec.alias}.custom_fields`, `${prefix}.custom_fields.`));
   return { object: spec.object, table: metadata.tablePath, alias: spec.alias, fields: new Map(fields), joins: {}, present: (row) => row };
 }
@@ -790,6 +846,8 @@ export interface QueryTable {
   enums?: Record<string, readonly string[]>;
   /** API fields of the entity that are not part of its get shape. */
   exclude?: readonly string[];
+  /** Text fields whose lower() is indexed (see QueryField.folded). */
+  folded?: readonly string[];
 }
 
 export interface CatalogSpec extends QueryTable {
@@ -810,7 +868,7 @@ export interface CatalogSpec extends QueryTable {
  */
 export function catalogOf(dataSource: DataSource, spec: CatalogSpec): QueryCatalog {
   const metadata = dataSource.getMetadata(spec.entity);
-  const fields = entityFields(metadata, spec.alias, { enums: spec.enums, exclude: spec.exclude });
+  const fields = entityFields(metadata, spec.alias, { enums: spec.enums, exclude: spec.exclude, folded: spec.folded });
   if (spec.customFields) fields.push(...customFields(spec.customFields, `${spec.alias}.custom_fields`));
   const joins: Record<string, { alias: string; clause: string }> = {};
   const remotes: Record<string, RemoteRelation> = {};
@@ -819,7 +877,7 @@ export function catalogOf(dataSource: DataSource, spec: CatalogSpec): QueryCatal
     const joined = `${spec.alias}_${relation.name}`;
     const target = dataSource.getMetadata(relation.table.entity);
     joins[relation.name] = { alias: joined, clause: `LEFT JOIN ${target.tablePath} ${joined} ON ${joined}.id = ${spec.alias}.${relation.column}` };
-    const related = entityFields(target, joined, { enums: relation.table.enums, exclude: relation.table.exclude, prefix: `${relation.name}.`, join: relation.name });
+    const related = entityFields(target, joined, { enums: relation.table.enums, exclude: relation.table.exclude, folded: relation.table.folded, prefix: `${relation.name}.`, join: relation.name });
     fields.push(...related.filter(([, field]) => field.type !== 'json'));
   }
   return {
