@@ -72,8 +72,18 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-/** Starts the five processes built under `root/dist` on a database and namespace of their own. */
-export async function startBenchStack(root: string): Promise<BenchStack> {
+export type BenchApp = (typeof APPS)[number];
+
+export interface BenchStackOptions {
+  /** The processes to start, all five by default; the gateway must be one of them. */
+  apps?: readonly BenchApp[];
+  /** Environment for every process on top of the defaults below. */
+  env?: Record<string, string>;
+}
+
+/** Starts the processes built under `root/dist` (all five unless told) on a database and namespace of their own. */
+export async function startBenchStack(root: string, options: BenchStackOptions = {}): Promise<BenchStack> {
+  const apps = options.apps ?? APPS;
   const namespace = `bench${randomBytes(4).toString('hex')}`;
   const dbUrl = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm');
   dbUrl.pathname = `/crm_${namespace}`;
@@ -94,10 +104,11 @@ export async function startBenchStack(root: string): Promise<BenchStack> {
     WEBHOOKS_ALLOW_PRIVATE: 'true',
     // A fresh key for the bench database's webhook secrets at rest.
     WEBHOOKS_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+    ...options.env,
   };
   const children: Record<string, ChildProcess> = {};
   const healthPorts: Record<string, number> = { contacts: port + 1, deals: port + 2, events: port + 3, webhooks: port + 4 };
-  for (const app of APPS) {
+  for (const app of apps) {
     children[app] = spawn(process.execPath, [...NODE_ARGS, join(root, 'dist', 'apps', app, 'src', 'main.js')], {
       env: { ...env, HEALTH_PORT: String(healthPorts[app] ?? 0) },
       stdio: ['ignore', 'ignore', 'inherit'],
@@ -116,7 +127,9 @@ export async function startBenchStack(root: string): Promise<BenchStack> {
     await pg.end();
   };
   try {
-    await waitFor(`${api}/health`, 60_000);
+    // The gateway's /health counts every service, so a partial stack waits on each process's own probe.
+    if (apps.length === APPS.length) await waitFor(`${api}/health`, 60_000);
+    else for (const app of apps) await waitFor(app === 'gateway' ? `${api}/health/ready` : `http://127.0.0.1:${healthPorts[app]}/health`, 60_000);
   } catch (err) {
     await stop();
     throw err;
@@ -171,8 +184,8 @@ export function createContactsLoad(): Partial<autocannon.Options> {
 }
 
 /** Runs `work` against a stack started from `root`, and stops the stack however `work` ends. */
-export async function withBenchStack<T>(root: string, work: (stack: BenchStack) => Promise<T>): Promise<T> {
-  const stack = await startBenchStack(root);
+export async function withBenchStack<T>(root: string, work: (stack: BenchStack) => Promise<T>, options: BenchStackOptions = {}): Promise<T> {
+  const stack = await startBenchStack(root, options);
   try {
     return await work(stack);
   } finally {

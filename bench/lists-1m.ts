@@ -1,146 +1,20 @@
-import { ChildProcess, spawn } from 'child_process';
-import { randomBytes } from 'crypto';
 import { join } from 'path';
-import { Client } from 'pg';
 import { machine, percentile, runBenchmark } from './bench-stack';
+import { companyId as company, CONTACTS, contactId as contact, DEALS, dealId as deal, userId as user, withSeededStack } from './seed-1m';
 
 /**
- * Every list endpoint and filter at scale: seeds 1,000,000 contacts, 20,000 companies, 200,000 deals,
- * 100,000 activities and 100,000 tasks straight into the tables of a throw-away database (through the
- * API it would take hours, and the seed is not what is measured), then times each list request through
- * the gateway, one at a time. Common filter values and rare ones both: a keyset page ordered by id with
- * a filter few rows match is the case an index has to serve. `npm run bench:lists`.
- * Settings: BENCH_CONTACTS, BENCH_DEALS, BENCH_LIST_SAMPLES.
+ * Every list endpoint and filter at scale, on the data set of seed-1m.ts (1,000,000 contacts, 200,000
+ * deals and their neighbours): times each list request through the gateway, one at a time. Common filter
+ * values and rare ones both: a keyset page ordered by id with a filter few rows match is the case an index
+ * has to serve. `npm run bench:lists`. Settings: BENCH_CONTACTS, BENCH_DEALS, BENCH_LIST_SAMPLES.
  */
 const ROOT = join(__dirname, '..', '..');
-const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000_000);
-const DEALS = Number(process.env.BENCH_DEALS ?? 200_000);
 const SAMPLES = Number(process.env.BENCH_LIST_SAMPLES ?? 100);
 
-/** Ids the services accept (`<prefix>_` and 26 characters of the id alphabet), in insertion order. */
-const idOf = (prefix: string, n: string) => `'${prefix}_' || lpad(to_hex(${n}), 26, '0')`;
-
-async function waitFor(url: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if ((await fetch(url).catch(() => undefined))?.ok) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${url} did not become healthy`);
-}
-
-async function seed(pg: Client, stages: { a: string[]; b: string[]; pipelineA: string; pipelineB: string }): Promise<void> {
-  const span = `interval '730 days'`;
-  await pg.query(`INSERT INTO contacts.users (id, name, email) SELECT ${idOf('user', 'g')}, 'User ' || g, 'user' || g || '@bench.example' FROM generate_series(1, 50) g`);
-  await pg.query(
-    `INSERT INTO contacts.companies (id, name, domain, industry)
-     SELECT ${idOf('comp', 'g')}, (ARRAY['Acme','Globex','Initech','Umbrella','Hooli'])[1 + g % 5] || ' ' || g, 'company' || g || '.example', 'software'
-     FROM generate_series(1, 20000) g`,
-  );
-  // Time-ordered like real ids: created_at rises with the id over two years. One in ten has an owner,
-  // one in three a company, one in five a score; a few rows carry a rare stage, source, owner or score.
-  await pg.query(
-    `INSERT INTO contacts.contacts (id, email, first_name, last_name, stage, source, company_id, owner_id, icp_score, icp_scored_at, created_at, updated_at)
-     SELECT ${idOf('cont', 'g')},
-            'person' || g || '@' || (ARRAY['acme.com','globex.io','initech.net','umbrella.org'])[1 + g % 4],
-            (ARRAY['Ada','Grace','Alan','Edsger','Barbara','Donald','Margaret','Ken','Dennis','Frances'])[1 + g % 10],
-            (ARRAY['Lovelace','Hopper','Turing','Dijkstra','Liskov','Knuth','Hamilton','Thompson','Ritchie','Allen'])[1 + (g / 10) % 10] || g,
-            CASE WHEN g % 100000 = 7 THEN 'churned' ELSE (ARRAY['lead','prospect','customer'])[1 + g % 3] END,
-            CASE WHEN g % 100000 = 11 THEN 'social' ELSE (ARRAY['organic','referral','paid','email','event','outbound'])[1 + g % 6] END,
-            CASE WHEN g % 3 = 0 THEN ${idOf('comp', '1 + g % 20000')} END,
-            CASE WHEN g % 200000 = 13 THEN ${idOf('user', '50')} WHEN g % 10 = 0 THEN ${idOf('user', '1 + g % 49')} END,
-            CASE WHEN g % 100000 = 17 THEN 100 WHEN g % 5 = 0 THEN g % 96 END,
-            CASE WHEN g % 5 = 0 THEN now() - ${span} + (g::float8 / $1) * ${span} END,
-            now() - ${span} + (g::float8 / $1) * ${span},
-            now() - ${span} + (g::float8 / $1) * ${span}
-     FROM generate_series(1, $1) g`,
-    [CONTACTS],
-  );
-  // Deals spread over two pipelines of four stages; values up to 1,000,000.00, a few far above; half
-  // with an activity date.
-  await pg.query(
-    `INSERT INTO deals.deals (id, name, pipeline_id, stage_id, contact_id, company_id, value, status, owner_id, last_activity_at, stage_entered_at, created_at, updated_at)
-     SELECT ${idOf('deal', 'g')}, 'Deal ' || g,
-            CASE WHEN g % 2 = 0 THEN $2 ELSE $3 END,
-            CASE WHEN g % 2 = 0 THEN ($4::text[])[1 + (g / 2) % 4] ELSE ($5::text[])[1 + (g / 2) % 4] END,
-            ${idOf('cont', '1 + (g * 7) % $6')},
-            CASE WHEN g % 4 = 0 THEN ${idOf('comp', '1 + g % 20000')} END,
-            CASE WHEN g % 100000 = 3 THEN 900000000000 ELSE (g * 7919) % 100000000 END,
-            (ARRAY['open','open','won','lost'])[1 + (g / 2) % 4],
-            CASE WHEN g % 5 = 0 THEN ${idOf('user', '1 + g % 49')} END,
-            CASE WHEN g % 2 = 0 THEN now() - (g % 400) * interval '1 day' END,
-            now() - ${span} + (g::float8 / $1) * ${span},
-            now() - ${span} + (g::float8 / $1) * ${span},
-            now() - ${span} + (g::float8 / $1) * ${span}
-     FROM generate_series(1, $1) g`,
-    [DEALS, stages.pipelineA, stages.pipelineB, stages.a, stages.b, CONTACTS],
-  );
-  // Each deal's placement in its first stage, as a created deal has.
-  await pg.query(
-    `INSERT INTO deals.stage_history (id, deal_id, to_stage_id, changed_at, changed_by)
-     SELECT ${idOf('sh', 'g')}, d.id, d.stage_id, d.created_at, 'user_00000000000000000000000000'
-     FROM (SELECT id, stage_id, created_at, row_number() OVER (ORDER BY id) AS g FROM deals.deals) d`,
-  );
-  await pg.query(
-    `INSERT INTO contacts.activities (id, type, status, subject, occurred_at, contact_id, deal_id, created_at, updated_at)
-     SELECT ${idOf('act', 'g')}, (ARRAY['email','call','meeting','note'])[1 + g % 4], CASE WHEN g % 50000 = 5 THEN 'cancelled' ELSE 'completed' END,
-            'Activity ' || g, now() - (g % 700) * interval '1 day', ${idOf('cont', '1 + (g * 13) % $1')}, ${idOf('deal', '1 + (g * 3) % $2')}, now(), now()
-     FROM generate_series(1, 100000) g`,
-    [CONTACTS, DEALS],
-  );
-  await pg.query(
-    `INSERT INTO contacts.tasks (id, title, priority, status, due_at, contact_id, deal_id, owner_id, created_at, updated_at)
-     SELECT ${idOf('task', 'g')}, 'Task ' || g, (ARRAY['low','medium','high'])[1 + g % 3], CASE WHEN g % 50000 = 5 THEN 'cancelled' ELSE 'pending' END,
-            now() + (g % 30) * interval '1 day', ${idOf('cont', '1 + (g * 17) % $1')}, ${idOf('deal', '1 + (g * 5) % $2')}, ${idOf('user', '1 + g % 49')}, now(), now()
-     FROM generate_series(1, 100000) g`,
-    [CONTACTS, DEALS],
-  );
-  for (const table of ['contacts.users', 'contacts.companies', 'contacts.contacts', 'contacts.activities', 'contacts.tasks', 'deals.deals', 'deals.stage_history']) await pg.query(`ANALYZE ${table}`);
-}
-
 async function main(): Promise<void> {
-  const namespace = `benchlists${randomBytes(3).toString('hex')}`;
-  const db = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm');
-  db.pathname = `/crm_${namespace}`;
-  const key = `crm_live_${randomBytes(24).toString('hex').slice(0, 32)}`;
-  const port = 3700 + Math.floor(Math.random() * 90) * 5;
-  const env = { ...process.env, DATABASE_URL: db.toString(), CRM_NAMESPACE: namespace, CRM_BOOTSTRAP_API_KEY: key, HOST: '127.0.0.1', HEALTH_HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_BURST: '1000000', RPC_TIMEOUT_MS: '30000' };
-  const children: ChildProcess[] = [];
-  const start = (app: string, extra: Record<string, string>) =>
-    children.push(spawn(process.execPath, [join(ROOT, 'dist', 'apps', app, 'src', 'main.js')], { env: { ...env, ...extra }, stdio: ['ignore', 'ignore', 'inherit'] }));
-  const admin = new URL(db.toString());
-  admin.pathname = '/postgres';
-  const api = `http://127.0.0.1:${port}`;
-  const headers = { 'X-Api-Key': key, 'Content-Type': 'application/json' };
-  try {
-    start('contacts', { HEALTH_PORT: String(port + 1) });
-    await waitFor(`http://127.0.0.1:${port + 1}/health`);
-    start('deals', { HEALTH_PORT: String(port + 2) });
-    start('gateway', { PORT: String(port) });
-    await waitFor(`http://127.0.0.1:${port + 2}/health`);
-    await waitFor(`${api}/metrics`);
-    const pipeline = async (name: string) => {
-      const res = await fetch(`${api}/pipelines`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ name, stages: ['New', 'Qualified', 'Won', 'Lost'].map((n, i) => ({ name: n, type: i === 2 ? 'won' : i === 3 ? 'lost' : 'open' })) }),
-      });
-      return ((await res.json()) as { data: { id: string; stages: Array<{ id: string }> } }).data;
-    };
-    const [a, b] = [await pipeline('Sales'), await pipeline('Renewals')];
-    const pg = new Client({ connectionString: db.toString() });
-    await pg.connect();
-    const seeded = Date.now();
-    try {
-      await seed(pg, { a: a.stages.map((s) => s.id), b: b.stages.map((s) => s.id), pipelineA: a.id, pipelineB: b.id });
-    } finally {
-      await pg.end();
-    }
-    const seedSeconds = Math.round((Date.now() - seeded) / 1000);
-
-    const contact = (n: number) => `cont_${n.toString(16).padStart(26, '0')}`;
-    const deal = (n: number) => `deal_${n.toString(16).padStart(26, '0')}`;
-    const user = (n: number) => `user_${n.toString(16).padStart(26, '0')}`;
-    const company = (n: number) => `comp_${n.toString(16).padStart(26, '0')}`;
+  await withSeededStack(ROOT, async ({ stack, pipelines: { a, b }, seedSeconds }) => {
+    const { api, key } = stack;
+    const headers = { 'X-Api-Key': key, 'Content-Type': 'application/json' };
     const daysAgo = (d: number) => new Date(Date.now() - d * 86_400_000).toISOString();
     // A cursor deep in the list: the page after the contact in the middle.
     const deepCursor = async (path: string) => {
@@ -234,14 +108,7 @@ async function main(): Promise<void> {
         '',
       ].join('\n'),
     );
-  } finally {
-    for (const child of children) child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 1500));
-    const pg = new Client({ connectionString: admin.toString() });
-    await pg.connect();
-    await pg.query(`DROP DATABASE IF EXISTS "crm_${namespace}" WITH (FORCE)`);
-    await pg.end();
-  }
+  });
 }
 
 runBenchmark(main);
