@@ -10,14 +10,17 @@ export interface QueryObject {
   fields: typeof Ops.contactsInternal.queryFields | typeof Ops.dealsInternal.queryFields;
 }
 
-const BUILT_IN: readonly QueryObject[] = [
-  { object: 'contacts', custom: false, op: Ops.contacts.query, fields: Ops.contactsInternal.queryFields },
-  { object: 'companies', custom: false, op: Ops.companies.query, fields: Ops.contactsInternal.queryFields },
-  { object: 'users', custom: false, op: Ops.users.query, fields: Ops.contactsInternal.queryFields },
-  { object: 'activities', custom: false, op: Ops.activities.query, fields: Ops.contactsInternal.queryFields },
-  { object: 'tasks', custom: false, op: Ops.tasks.query, fields: Ops.contactsInternal.queryFields },
-  { object: 'deals', custom: false, op: Ops.deals.query, fields: Ops.dealsInternal.queryFields },
-];
+/** Who describes the paths of the objects each service keeps. */
+const DESCRIBED_BY = { contacts: Ops.contactsInternal.queryFields, deals: Ops.dealsInternal.queryFields } as const;
+
+/** Every `POST /<object>/query` of the operation table, read from it: the request name says which service answers. */
+const BUILT_IN: readonly QueryObject[] = Object.values(Ops)
+  .flatMap((group) => Object.values(group as Record<string, AnyOperation>))
+  .flatMap((op) => {
+    const object = /^\/(\w+)\/query$/.exec(op.http?.path ?? '')?.[1];
+    const service = op.name.split('.')[0] as keyof typeof DESCRIBED_BY;
+    return object && DESCRIBED_BY[service] ? [{ object, custom: false, op, fields: DESCRIBED_BY[service] }] : [];
+  });
 
 export const QUERY_TOOL_PREFIX = 'query_';
 
