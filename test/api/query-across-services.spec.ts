@@ -138,6 +138,37 @@ describe('Querying across services (deals to contact.*, company.*, owner.*; task
     });
   });
 
+  describe('many broad conditions at once', () => {
+    let wide: TestStack;
+    beforeAll(async () => {
+      wide = await startStack({ services: ['contacts', 'deals'], env: { RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_BURST: '1000000' } });
+    });
+    afterAll(() => wide?.stop());
+
+    it('refuses, naming the condition, when the ids of all the conditions together would not fit in one answer', async () => {
+      const p = (await wide.api.post('/pipelines', { name: 'Wide', stages: [{ name: 'New', type: 'open' }] })).body.data;
+      // 340 deals, each with its own contact: 50 conditions matching all 340 contacts are 17,000 ids, over half a megabyte.
+      const queue = Array.from({ length: 340 }, (_, i) => i);
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
+            const c = await wide.api.post('/contacts', { email: `w${i}.${tag}@wide.example` });
+            const d = await wide.api.post('/deals', { name: `W${i}`, pipeline_id: p.id, stage_id: p.stages[0].id, value: i, contact_id: c.body.data.id });
+            expect([c.status, d.status]).toEqual([201, 201]);
+          }
+        }),
+      );
+      const broad = Array.from({ length: 50 }, (_, i) => ({ 'contact.email': { $ends_with: i % 2 ? '@wide.example' : `.${tag}@wide.example` } }));
+      const res = await wide.api.post('/deals/query', { filter: { $or: broad } });
+      expect(res.status).toBe(400);
+      expect(res.body.error.details).toEqual([expect.objectContaining({ code: 'too_many_matches', field: expect.stringMatching(/^filter\.\$or\.\d+$/) })]);
+      // Fewer of them are answered.
+      const few = await wide.api.post('/deals/query', { filter: { $or: broad.slice(0, 5) }, limit: 200 });
+      expect(few.status).toBe(200);
+      expect(few.body.data).toHaveLength(200);
+    });
+  });
+
   describe('rules', () => {
     it('matches a deal with no contact, or whose contact was deleted, exactly where a join would', async () => {
       const kept = await contact({ first_name: 'Kept' });
@@ -213,6 +244,38 @@ describe('Querying across services (deals to contact.*, company.*, owner.*; task
       const first = (await stack.api.get(`/deals/${many[0].id}`)).body.data;
       const exact = await queryAll('deals', { filter: { $or: [{ value: -1 }, { 'contact.first_name': common, 'contact.id': first.contact_id }] } });
       expect(exact.map((d) => d.id)).toEqual([many[0].id]);
+    });
+
+    it('ends a page early, with a cursor, rather than let large values outgrow one message, here or in the other service', async () => {
+      // Six text fields of 9,900 characters: about 60 KB a contact, so twenty outgrow one NATS message (1 MB).
+      const names = ['bio0', 'bio1', 'bio2', 'bio3', 'bio4', 'bio5'];
+      for (const name of names) expect((await stack.api.post('/objects/contacts/fields', { name, type: 'string' })).status).toBe(201);
+      const made: Array<{ deal: string; contact: string; bio: string }> = [];
+      for (let i = 0; i < 20; i++) {
+        const bio = `${i}:`.padEnd(9_900, 'x');
+        const c = await contact({ custom_fields: Object.fromEntries(names.map((name) => [name, bio])) });
+        made.push({ deal: (await deal({ contact_id: c.id, value: 11 })).id, contact: c.id, bio });
+      }
+      const pages = async (object: string, body: Record<string, unknown>) => {
+        const sizes: number[] = [];
+        const items: any[] = [];
+        let cursor: string | undefined;
+        do {
+          const res = await stack.api.post(`/${object}/query`, { ...body, ...(cursor ? { cursor } : {}) });
+          expect(res.status).toBe(200);
+          sizes.push(res.body.data.length);
+          items.push(...res.body.data);
+          cursor = res.body.has_more ? res.body.next_cursor : undefined;
+        } while (cursor);
+        return { sizes, items };
+      };
+      const across = await pages('deals', { filter: { id: { $in: made.map((m) => m.deal) } }, fields: ['contact.custom_fields'], limit: 50 });
+      expect(across.sizes.length).toBeGreaterThan(1);
+      expect(across.items.map((d) => d.id).sort()).toEqual(made.map((m) => m.deal).sort());
+      for (const m of made) expect(across.items.find((d) => d.id === m.deal).contact.custom_fields.bio5).toBe(m.bio);
+      const here = await pages('contacts', { filter: { id: { $in: made.map((m) => m.contact) } }, fields: ['custom_fields'], limit: 50 });
+      expect(here.sizes.length).toBeGreaterThan(1);
+      expect(here.items.map((c) => c.custom_fields.bio0).sort()).toEqual(made.map((m) => m.bio).sort());
     });
 
     it('names unknown related paths, misfit operators and sorts across services at their place in the request', async () => {

@@ -36,7 +36,7 @@ export class QueryController {
   /** The paths of contacts, companies or users another service's query returns, by id. */
   @Handles(Ops.contactsInternal.queryValues)
   async values(@Payload('body') request: RemoteValuesRequest) {
-    return { records: await pickRecordValues(this.dataSource, await this.catalogs.related(request.object, request.prefix), request.ids, request.fields, this.budget()) };
+    return pickRecordValues(this.dataSource, await this.catalogs.related(request.object, request.prefix), request.ids, request.fields, this.budget());
   }
 
   /** What a query over an object (or, given a prefix, a relation into it) may name: the MCP query tools' input schemas. */

@@ -1,5 +1,5 @@
 import { Page, ServiceConfig } from '@crm/common';
-import { DEAL_SOURCES, DEAL_STATUSES, QueryFieldInfo, QueryFieldsRequest, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext, STAGE_TYPES } from '@crm/contracts';
+import { DEAL_SOURCES, DEAL_STATUSES, QueryFieldInfo, QueryFieldsRequest, RecordQueryDto, RemoteMatchRequest, RemoteValuesReply, RemoteValuesRequest, RequestContext, STAGE_TYPES } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import {
   BuiltInCustomFieldsService,
@@ -81,7 +81,7 @@ export class DealsQuery {
   }
 
   /** The `deal.*` paths another service's query returns, by deal id. */
-  async values(request: RemoteValuesRequest): Promise<Record<string, Record<string, unknown>>> {
+  async values(request: RemoteValuesRequest): Promise<RemoteValuesReply> {
     return pickRecordValues(this.dataSource, await this.related(request), request.ids, request.fields, this.budget());
   }
 

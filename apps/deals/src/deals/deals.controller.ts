@@ -30,7 +30,7 @@ export class DealsController {
 
   @Handles(Ops.dealsInternal.queryValues)
   async queryValues(@Payload('body') request: RemoteValuesRequest) {
-    return { records: await this.queries.values(request) };
+    return this.queries.values(request);
   }
 
   @Handles(Ops.deals.create)

@@ -149,8 +149,10 @@ export interface RemoteValuesRequest {
 }
 
 export interface RemoteValuesReply {
-  /** Each existing record's values by path; a missing id is a record that does not exist. */
+  /** Each existing record's values by path, among the first `delivered` ids; a missing one does not exist. */
   records: Record<string, Record<string, unknown>>;
+  /** How many of the ids asked, in order, are answered: fewer than all when more would not fit in one reply. */
+  delivered: number;
 }
 
 /** One path a query over an object may name, with what it allows: what agents build queries from. */

@@ -1,5 +1,5 @@
-import { DomainError, Env, ErrorCode, FieldIssue, hydrate, intVar, isQueryCanceled, validationFailed } from '@crm/common';
-import { CustomFieldDefinition, DEFAULT_PAGE_SIZE, Page, QUERY_OPERATORS, QueryFieldInfo, QueryLimits, QueryOperator, RecordQueryDto, RemoteLookup } from '@crm/contracts';
+import { countWithinBudget, DomainError, Env, ErrorCode, FieldIssue, fitPage, hydrate, intVar, isQueryCanceled, PAGE_BYTE_BUDGET, validationFailed } from '@crm/common';
+import { CustomFieldDefinition, DEFAULT_PAGE_SIZE, Page, QUERY_OPERATORS, QueryFieldInfo, QueryLimits, QueryOperator, RecordQueryDto, RemoteLookup, RemoteValuesReply } from '@crm/contracts';
 import { createHash } from 'crypto';
 import { DataSource, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
 
@@ -62,7 +62,7 @@ export interface RemoteRelation {
 /** How a query reaches the services that keep the records of its remote relations. */
 export interface RemoteQueries {
   match(relation: RemoteRelation, prefix: string, lookups: RemoteLookup[], within?: string[]): Promise<string[][]>;
-  values(relation: RemoteRelation, prefix: string, ids: string[], fields: Array<{ at: string; path: string }>): Promise<Record<string, Record<string, unknown>>>;
+  values(relation: RemoteRelation, prefix: string, ids: string[], fields: Array<{ at: string; path: string }>): Promise<RemoteValuesReply>;
   fields(relation: RemoteRelation, prefix: string): Promise<QueryFieldInfo[]>;
 }
 
@@ -621,15 +621,21 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
 
   const rows = await withBudget(dataSource, options.timeoutMs, (run) => run(sql, q.params));
 
-  const pageRows = rows.slice(0, size);
+  let pageRows = rows.slice(0, size);
   const related = new Map<string, Record<string, Record<string, unknown>>>();
   for (const relation of remoteSelected) {
     const ids = [...new Set(pageRows.map((row) => row[`~r_${relation}`]).filter((id): id is string => typeof id === 'string'))];
     const fields = selected.filter((s) => s.relation === relation).map(({ at, path }) => ({ at, path }));
     // Asked even for an empty page, so that a path the other service does not know is a 400 on every page.
-    related.set(relation, await remoteOf(options.remote).values(catalog.remotes![relation], relation, ids, fields));
+    const answer = await remoteOf(options.remote).values(catalog.remotes![relation], relation, ids, fields);
+    related.set(relation, answer.records);
+    // The other service answers as many records as fit in one message; the page ends before the first row it could not describe.
+    if (answer.delivered < ids.length) {
+      const undelivered = new Set(ids.slice(answer.delivered));
+      pageRows = pageRows.slice(0, Math.max(1, pageRows.findIndex((row) => undelivered.has(row[`~r_${relation}`] as string))));
+    }
   }
-  const items = pageRows.map((row) => {
+  const presented = pageRows.map((row) => {
     if (!query.fields) return catalog.present(row) as QueryItem;
     const item: QueryItem = { id: String(row.id) };
     selected.forEach(({ path, field, relation }, i) => {
@@ -649,9 +655,11 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
     });
     return item;
   });
-  const page: Page<QueryItem> = { data: items, has_more: rows.length > size };
+  // A page travels back as one NATS message: it ends early, with a cursor, rather than outgrow it.
+  const { items, hasMore } = fitPage(presented, size, rows.length > pageRows.length);
+  const page: Page<QueryItem> = { data: items, has_more: hasMore };
   if (page.has_more) {
-    const last = rows[size - 1];
+    const last = pageRows[items.length - 1];
     const cursor: Cursor = { q: digest, k: keys.map((_, i) => (last[`~k${i}`] ?? null) as string | null), id: String(last.id) };
     page.next_cursor = Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
   }
@@ -760,7 +768,17 @@ export async function matchRecordIds(
   });
   if (issues.length) throw validationFailed(issues);
   const answers = await withBudget(dataSource, options.timeoutMs, (run) => inTurn(statements, (s) => run(s.sql, s.params)));
+  // The ids of all the conditions travel back in one message: together they must fit in it too.
+  let bytes = 0;
   answers.forEach((rows, i) => {
+    bytes += rows.reduce((sum, row) => sum + String(row.id).length + 3, 0);
+    if (rows.length <= max && bytes > PAGE_BYTE_BUDGET && !issues.some((issue) => issue.code === 'too_many_matches')) {
+      issues.push({
+        field: lookups[i].at,
+        code: 'too_many_matches',
+        message: `the conditions on ${catalog.object} in this filter together match more of them than one answer between services can carry: make them more selective, combine them, or narrow the rest of the filter with conditions ANDed at its top level`,
+      });
+    }
     if (rows.length <= max) return;
     const { at, filter, negate } = lookups[i];
     const paths = Object.keys(filter).join(' and ');
@@ -783,17 +801,23 @@ export async function pickRecordValues(
   ids: readonly string[],
   paths: ReadonlyArray<{ at: string; path: string }>,
   options: QueryRunOptions,
-): Promise<Record<string, Record<string, unknown>>> {
+): Promise<RemoteValuesReply> {
   const q = new QueryBuilder(catalog);
   const fields = paths.map(({ at, path }) => ({ path, field: q.field(path, at) }));
   if (q.issues.length) throw validationFailed(q.issues);
-  if (!ids.length) return {};
+  if (!ids.length) return { records: {}, delivered: 0 };
   const a = catalog.alias;
   const sql = `SELECT ${a}.id AS id, ${fields.map(({ field }, i) => `${field!.select ?? field!.sql} AS "~f${i}"`).join(', ')} FROM ${catalog.table} ${a} WHERE ${scoped(catalog, `${a}.id = ANY($1::text[])`)}`;
   const rows = await withBudget(dataSource, options.timeoutMs, (run) => run(sql, [ids]));
+  const found = new Map(rows.map((row) => [String(row.id), Object.fromEntries(fields.map(({ path, field }, i) => [path, shown(field!, row[`~f${i}`])]))]));
+  // In the order asked, as many as fit in one reply (at least one): the asking query ends its page there.
+  const delivered = countWithinBudget(
+    ids.map((id) => found.get(id) ?? null),
+    PAGE_BYTE_BUDGET,
+  );
   const records: Record<string, Record<string, unknown>> = {};
-  for (const row of rows) records[String(row.id)] = Object.fromEntries(fields.map(({ path, field }, i) => [path, shown(field!, row[`~f${i}`])]));
-  return records;
+  for (const id of ids.slice(0, delivered)) if (found.has(id)) records[id] = found.get(id)!;
+  return { records, delivered };
 }
 
 function decode(raw: string, keyCount: number): Cursor {

@@ -12,7 +12,7 @@ export function remoteQueriesOver(rpc: RpcCaller, ctx: RequestContext): RemoteQu
   return {
     match: async (relation, prefix, lookups, within) =>
       (await rpc.call(OWNERS[relation.via].match, ctx, { body: { object: relation.object, prefix, lookups, ...(within ? { within } : {}) } })).ids,
-    values: async (relation, prefix, ids, fields) => (await rpc.call(OWNERS[relation.via].values, ctx, { body: { object: relation.object, prefix, ids, fields } })).records,
+    values: (relation, prefix, ids, fields) => rpc.call(OWNERS[relation.via].values, ctx, { body: { object: relation.object, prefix, ids, fields } }),
     fields: async (relation, prefix) => (await rpc.call(OWNERS[relation.via].fields, ctx, { body: { object: relation.object, prefix } })).fields,
   };
 }
