@@ -539,8 +539,8 @@ export interface QuerySettings {
 export function loadQuerySettings(env: Env): QuerySettings {
   return {
     queryTimeoutMs: intVar(env, 'QUERY_TIMEOUT_MS', 3000, { min: 10, max: 60000 }),
-    // Ids travel in one NATS message each way, so the most stays well under its 1 MB payload limit.
-    queryRelatedIdsMax: intVar(env, 'QUERY_RELATED_IDS_MAX', QueryLimits.relatedIds, { min: 1, max: 20_000 }),
+    // One condition's ids travel in one answer between services, kept to half a megabyte: 15,000 ids fill it.
+    queryRelatedIdsMax: intVar(env, 'QUERY_RELATED_IDS_MAX', QueryLimits.relatedIds, { min: 1, max: 15_000 }),
   };
 }
 
