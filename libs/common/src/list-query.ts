@@ -32,7 +32,27 @@ const CASTS: Record<string, string> = {
   'timestamp with time zone': 'timestamptz',
 };
 
-const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+/** An entity property as the API names it: `icpScore` is `icp_score`. */
+export const apiNameOf = (property: string) => property.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
+/**
+ * Rows after a cursor's row in the order `keys…, id` ascending, where nulls sort last ascending and first
+ * descending (PostgreSQL's default). `bind` turns the cursor's value of key `i` (or, for `'id'`, its id)
+ * into a parameter placeholder of that key's type, so every value travels bound.
+ */
+export function keysetAfter(keys: ReadonlyArray<{ sql: string; desc: boolean }>, values: ReadonlyArray<string | null>, idSql: string, bind: (value: string, key: number | 'id') => string, lastId: string): string {
+  const terms: string[] = [];
+  const equal: string[] = [];
+  keys.forEach((key, i) => {
+    const value = values[i];
+    const p = value === null ? '' : bind(value, i);
+    const later = value === null ? (key.desc ? `${key.sql} IS NOT NULL` : 'FALSE') : key.desc ? `${key.sql} < ${p}` : `(${key.sql} > ${p} OR ${key.sql} IS NULL)`;
+    terms.push([...equal, later].join(' AND '));
+    equal.push(value === null ? `${key.sql} IS NULL` : `${key.sql} = ${p}`);
+  });
+  terms.push([...equal, `${idSql} > ${bind(lastId, 'id')}`].join(' AND '));
+  return `(${terms.map((t) => `(${t})`).join(' OR ')})`;
+}
 
 interface SortKey {
   sql: string;
@@ -43,7 +63,7 @@ interface SortKey {
 /** `sort=-value,created_at` as columns of the list's rows; every problem is one `validation_failed` on `sort`. */
 function sortKeys<E extends ObjectLiteral>(repository: Repository<E>, alias: string, sort: string): SortKey[] {
   const columns = new Map(
-    repository.metadata.columns.filter((c) => CASTS[String(c.type)]).map((c) => [snake(c.propertyName), { sql: `${alias}.${c.databaseName}`, cast: CASTS[String(c.type)] }]),
+    repository.metadata.columns.filter((c) => CASTS[String(c.type)]).map((c) => [apiNameOf(c.propertyName), { sql: `${alias}.${c.databaseName}`, cast: CASTS[String(c.type)] }]),
   );
   const names = sort.split(',');
   const problem = (message: string) => validationFailed([{ field: 'sort', code: 'invalid_value', message }]);
@@ -113,8 +133,13 @@ function sortedPage<E extends ObjectLiteral & { id: string }>(
   });
   qb.addOrderBy(`${alias}.id`, 'ASC');
   if (raw !== undefined) {
-    const { where, params } = after(keys, parseSortedCursor(raw, keys.length), `${alias}.id`);
-    qb.andWhere(where, params);
+    const cursor = parseSortedCursor(raw, keys.length);
+    const params: Record<string, unknown> = {};
+    const bind = (value: string, key: number | 'id') => {
+      params[`sort_after_${key}`] = value;
+      return key === 'id' ? `:sort_after_id` : `CAST(:sort_after_${key} AS ${keys[key].cast})`;
+    };
+    qb.andWhere(keysetAfter(keys, cursor.k, `${alias}.id`, bind, cursor.id), params);
   }
   return {
     qb,
@@ -138,24 +163,4 @@ function parseSortedCursor(raw: string, count: number): SortedCursor {
   const c = parsed as Partial<SortedCursor>;
   if (!c || typeof c.id !== 'string' || !Array.isArray(c.k) || c.k.length !== count || !c.k.every((v) => v === null || typeof v === 'string')) throw invalid();
   return c as SortedCursor;
-}
-
-/**
- * Rows after the cursor's row in the order `keys…, id` (nulls last ascending, first descending, as
- * PostgreSQL orders by default), with the keys bound as parameters and cast back to their columns' types.
- */
-function after(keys: SortKey[], cursor: SortedCursor, id: string): { where: string; params: Record<string, unknown> } {
-  const params: Record<string, unknown> = { sort_after_id: cursor.id };
-  const terms: string[] = [];
-  const equal: string[] = [];
-  keys.forEach((key, i) => {
-    const value = cursor.k[i];
-    const p = `CAST(:sort_after_${i} AS ${key.cast})`;
-    if (value !== null) params[`sort_after_${i}`] = value;
-    const later = value === null ? (key.desc ? `${key.sql} IS NOT NULL` : 'FALSE') : key.desc ? `${key.sql} < ${p}` : `(${key.sql} > ${p} OR ${key.sql} IS NULL)`;
-    terms.push([...equal, later].join(' AND '));
-    equal.push(value === null ? `${key.sql} IS NULL` : `${key.sql} = ${p}`);
-  });
-  terms.push([...equal, `${id} > :sort_after_id`].join(' AND '));
-  return { where: `(${terms.map((t) => `(${t})`).join(' OR ')})`, params };
 }

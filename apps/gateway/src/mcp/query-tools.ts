@@ -24,16 +24,19 @@ const BUILT_IN: readonly QueryObject[] = Object.values(Ops)
 
 export const QUERY_TOOL_PREFIX = 'query_';
 
+/** A custom object's records, which the contacts service keeps and describes. */
+const customObject = (object: string): QueryObject => ({ object, custom: true, op: Ops.objects.queryRecords, fields: Ops.contactsInternal.queryFields });
+
 /** The objects a key with read access may query: the built-in ones and each live custom object. */
 export function queryObjects(customObjects: readonly string[]): QueryObject[] {
-  return [...BUILT_IN, ...customObjects.map((object) => ({ object, custom: true, op: Ops.objects.queryRecords, fields: Ops.contactsInternal.queryFields }))];
+  return [...BUILT_IN, ...customObjects.map(customObject)];
 }
 
 /** The object a tool name queries, if it is a query tool; any other name after the prefix is a custom object's slug, which the service checks. */
 export function queryObjectOf(tool: string): QueryObject | undefined {
   if (!tool.startsWith(QUERY_TOOL_PREFIX)) return undefined;
   const object = tool.slice(QUERY_TOOL_PREFIX.length);
-  return BUILT_IN.find((candidate) => candidate.object === object) ?? queryObjects([object])[BUILT_IN.length];
+  return BUILT_IN.find((candidate) => candidate.object === object) ?? customObject(object);
 }
 
 const VALUE: Record<QueryFieldInfo['type'], (field: QueryFieldInfo) => JsonSchema> = {

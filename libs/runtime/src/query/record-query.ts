@@ -1,4 +1,4 @@
-import { countWithinBudget, DomainError, Env, ErrorCode, FieldIssue, fitPage, hydrate, intVar, isQueryCanceled, PAGE_BYTE_BUDGET, validationFailed } from '@crm/common';
+import { apiNameOf, countWithinBudget, DomainError, Env, ErrorCode, FieldIssue, fitPage, hydrate, intVar, isQueryCanceled, keysetAfter, PAGE_BYTE_BUDGET, validationFailed } from '@crm/common';
 import { CustomFieldDefinition, DEFAULT_PAGE_SIZE, Page, QUERY_OPERATORS, QueryFieldInfo, QueryLimits, QueryOperator, RecordQueryDto, RemoteLookup, RemoteValuesReply } from '@crm/contracts';
 import { createHash } from 'crypto';
 import { DataSource, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
@@ -100,7 +100,6 @@ const ORDERED = new Set<QueryFieldType>(['string', 'enum', 'number', 'datetime']
 const TEXT_OPERATORS = new Set<QueryOperator>(['$contains', '$starts_with', '$ends_with']);
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
 
-const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 /** A SQL string literal for names the schema constrains (field names match FIELD_NAME_SHAPE) and ids the service made; never a filter value. */
 export const quoted = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
@@ -115,7 +114,7 @@ export function entityFields(
 ): [string, QueryField][] {
   const fields: [string, QueryField][] = [];
   for (const column of metadata.columns) {
-    const api = snake(column.propertyName);
+    const api = apiNameOf(column.propertyName);
     if (options.exclude?.includes(api)) continue;
     const type = String(column.type);
     const kind: QueryFieldType | undefined = options.enums?.[api]
@@ -604,7 +603,8 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
   if (query.cursor) {
     const cursor = decode(query.cursor, keys.length);
     if (cursor.q !== digest) throw invalidCursor('cursor belongs to a different query: send the same filter, sort and fields, or start without a cursor');
-    after = keysetAfter(q, keys, cursor, `${a}.id`);
+    // The cursor's keys are bound as text and cast back to their fields' types.
+    after = keysetAfter(keys, cursor.k, `${a}.id`, (value, key) => (key === 'id' ? q.bind(value, 'string') : q.bindFor(keys[key], value)), cursor.id);
   }
   const size = query.limit ?? DEFAULT_PAGE_SIZE;
   // Without `fields`, the whole row, for the object's own list presenter; the names ours take start with `~` so they meet no column.
@@ -832,24 +832,6 @@ function decode(raw: string, keyCount: number): Cursor {
   if (!isPlainObject(c) || typeof c.q !== 'string' || typeof c.id !== 'string' || !Array.isArray(c.k) || c.k.length !== keyCount) throw invalidCursor();
   if (!c.k.every((v) => v === null || typeof v === 'string')) throw invalidCursor();
   return c as Cursor;
-}
-
-/**
- * Rows after the cursor's row in the order `keys…, id`, where nulls sort last ascending and first
- * descending (PostgreSQL's default): the row's keys are bound from the cursor as text and cast back.
- */
-function keysetAfter(q: QueryBuilder, keys: Array<{ sql: string; type: QueryFieldType; integer?: boolean; desc: boolean }>, cursor: Cursor, id: string): string {
-  const terms: string[] = [];
-  const equal: string[] = [];
-  keys.forEach((key, i) => {
-    const value = cursor.k[i];
-    const p = value === null ? '' : q.bindFor(key, value);
-    const later = value === null ? (key.desc ? `${key.sql} IS NOT NULL` : 'FALSE') : key.desc ? `${key.sql} < ${p}` : `(${key.sql} > ${p} OR ${key.sql} IS NULL)`;
-    terms.push([...equal, later].join(' AND '));
-    equal.push(value === null ? `${key.sql} IS NULL` : `${key.sql} = ${p}`);
-  });
-  terms.push([...equal, `${id} > ${q.bind(cursor.id, 'string')}`].join(' AND '));
-  return terms.map((t) => `(${t})`).join(' OR ');
 }
 
 /**
