@@ -26,7 +26,7 @@ const READ_TOOLS = [
   'query_users',
   'search_contacts',
 ];
-const WRITE_TOOLS = ['create_contact', 'create_deal', 'create_record', 'merge_contacts', 'move_deal_stage', 'update_contact', 'update_deal', 'update_record'];
+const WRITE_TOOLS = ['create_contact', 'create_deal', 'create_record', 'merge_contacts', 'move_deal_stage', 'update_contact', 'update_deal', 'update_record', 'upsert_companies', 'upsert_contacts'];
 
 async function connect(stack: TestStack, headers: Record<string, string>): Promise<Client> {
   const client = new Client({ name: 'crm-test', version: '1.0.0' });
@@ -76,6 +76,20 @@ describe('MCP server at POST /mcp', () => {
     expect(create.additionalProperties).toBe(false);
     expect((byName.update_deal.inputSchema as any).required).toContain('id');
     expect((byName.search_contacts.inputSchema as any).properties.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 200 });
+  });
+
+  it('upserts a list of contacts or companies in one call, answered item by item', async () => {
+    const t = Date.now();
+    const existing = (await stack.api.post('/contacts', { email: `list-${t}@example.com`, first_name: 'Ada' })).body.data;
+    const { tools } = await clients['read-write'].listTools();
+    const schema = tools.find((tool) => tool.name === 'upsert_contacts')!.inputSchema as any;
+    expect(schema.required).toEqual(['items']);
+    expect(schema.properties.operation).toBeUndefined();
+    const result = await ok('upsert_contacts', { items: [{ email: `LIST-${t}@example.com`, title: 'CTO' }, { email: `list2-${t}@example.com` }, { email: 'bad' }] });
+    expect(result.structuredContent.data.map((r: { status: number }) => r.status)).toEqual([200, 201, 400]);
+    expect(result.structuredContent.data[0].data).toMatchObject({ id: existing.id, first_name: 'Ada', title: 'CTO' });
+    const companies = await ok('upsert_companies', { items: [{ name: 'Acme', domain: `acme-${t}.example.com` }], all_or_none: true });
+    expect(companies.structuredContent.data[0]).toMatchObject({ status: 201, data: { name: 'Acme' } });
   });
 
   it('runs contact tools through the same rules and events as the HTTP API', async () => {

@@ -1,10 +1,11 @@
-import { builtInCustomFieldsProviders } from '@crm/runtime';
+import { BatchRunner, builtInCustomFieldsProviders } from '@crm/runtime';
 import { Module } from '@nestjs/common';
 import { CustomFieldsController } from './custom-fields/custom-fields.controller';
 import { DealsFieldReferences } from './custom-fields/deals-field-references';
 import { DealEventsConsumer } from './activity/deal-events.consumer';
 import { ContactsDirectory } from './deals/contacts-directory';
 import { DealStageMover } from './deals/deal-stage-mover';
+import { DealsBatchWriter } from './deals/deals.batch';
 import { DealsController } from './deals/deals.controller';
 import { DealsQuery } from './deals/deals-query.service';
 import { DealsService } from './deals/deals.service';
@@ -23,6 +24,8 @@ import { StaleDealsJob } from './stale/stale-deals.job';
     DealStageMover,
     DealsService,
     DealsQuery,
+    DealsBatchWriter,
+    BatchRunner,
     PipelinesService,
     ContactLinksService,
     DealImportsService,

@@ -24,6 +24,7 @@ import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { RequestMetricsMiddleware } from './metrics/request-metrics.middleware';
 import { ApiDocsModule } from './openapi/api-docs.module';
+import { BatchCostMiddleware } from './rate-limit/batch-cost.middleware';
 import { RateLimiterService, REDIS } from './rate-limit/rate-limiter.service';
 import { ResourcesModule } from './routes/resources.module';
 import { LOGGER } from './tokens';
@@ -49,12 +50,12 @@ class GatewaySettingsModule {}
 export class GatewayModule implements NestModule {
   /**
    * Every request, matched or not, in this order after the request log (LoggerModule's middleware runs
-   * first): its trace span, timing, key check and rate limit, body parsing and input limits, Idempotency-Key. Routes,
+   * first): its trace span, timing, key check and rate limit, body parsing and input limits, the rest of a batch's cost, Idempotency-Key. Routes,
    * the scopes guard and the exception filter come after.
    */
   configure(consumer: MiddlewareConsumer): void {
     consumer
-      .apply(TracingMiddleware, RequestMetricsMiddleware, AccessMiddleware, jsonBody(), IdempotencyMiddleware)
+      .apply(TracingMiddleware, RequestMetricsMiddleware, AccessMiddleware, jsonBody(), BatchCostMiddleware, IdempotencyMiddleware)
       .forRoutes({ path: '{*splat}', method: RequestMethod.ALL });
   }
 

@@ -1,5 +1,6 @@
 import { EntityManager, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { returnedRows } from './postgres-errors';
 
 /**
  * Single-row reads and writes for the request hot paths. `findOne` builds, aliases and parses a query
@@ -68,4 +69,102 @@ export async function updateReturning<T extends ObjectLiteral>(manager: EntityMa
   const [row] = result.raw as Record<string, unknown>[];
   if (!row) throw new Error(`${metadata.name} ${id} vanished while its update held the row lock`);
   return hydrate(manager, target, row);
+}
+
+/** A row as `jsonb_populate_recordset` reads it: column names as in the table, dates as ISO strings. */
+export type ColumnValues = Record<string, unknown>;
+
+function tableOf(metadata: EntityMetadata): string {
+  return metadata.tablePath
+    .split('.')
+    .map((name) => `"${name.replace(/"/g, '""')}"`)
+    .join('.');
+}
+
+const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** The stored columns of `props` (entity property names), in the table's terms. */
+export function columnsOf(manager: EntityManager, target: EntityTarget<ObjectLiteral>, props: readonly string[]): string[] {
+  const { metadata } = sqlOf(manager, target);
+  return props.map((prop) => {
+    const column = metadata.findColumnWithPropertyPath(prop);
+    if (!column) throw new Error(`${metadata.name} has no column for ${prop}`);
+    return column.databaseName;
+  });
+}
+
+/** `entity` as the column values `insertRows` and `updateRows` take: only `props`, dates as ISO strings. */
+export function columnValues<T extends ObjectLiteral>(manager: EntityManager, target: EntityTarget<T>, entity: Partial<T>, props: readonly string[]): ColumnValues {
+  const { metadata } = sqlOf(manager, target);
+  const row: ColumnValues = {};
+  for (const prop of props) {
+    const column = metadata.findColumnWithPropertyPath(prop)!;
+    const value = (entity as Record<string, unknown>)[prop];
+    row[column.databaseName] = value instanceof Date ? value.toISOString() : (value ?? null);
+  }
+  return row;
+}
+
+/**
+ * Inserts many rows with one statement and one parameter: the rows travel as a JSON array that
+ * PostgreSQL turns into the table's own row type, so every column keeps its type without a cast per
+ * column. `ignoreConflicts` skips rows that would break a unique index (ON CONFLICT DO NOTHING); the rows
+ * returned are those inserted, as stored.
+ */
+export async function insertRows<T extends ObjectLiteral>(
+  manager: EntityManager,
+  target: EntityTarget<T>,
+  rows: readonly ColumnValues[],
+  options: { ignoreConflicts?: boolean } = {},
+): Promise<T[]> {
+  if (!rows.length) return [];
+  const { metadata } = sqlOf(manager, target);
+  const columns = Object.keys(rows[0]).map(quoted).join(', ');
+  const sql = `INSERT INTO ${tableOf(metadata)} (${columns})
+    SELECT ${columns} FROM jsonb_populate_recordset(NULL::${tableOf(metadata)}, $1::jsonb)
+    ${options.ignoreConflicts ? 'ON CONFLICT DO NOTHING' : ''} RETURNING *`;
+  const inserted: Record<string, unknown>[] = await manager.query(sql, [JSON.stringify(rows)]);
+  return inserted.map((row) => hydrate(manager, target, row));
+}
+
+/**
+ * Updates many rows by primary key with one statement: each row names its key and the columns to write,
+ * all rows the same columns (`extra` adds SQL assignments such as a timestamp). Returns the rows as stored.
+ */
+export async function updateRows<T extends ObjectLiteral>(
+  manager: EntityManager,
+  target: EntityTarget<T>,
+  rows: readonly ColumnValues[],
+  extra: Record<string, string> = {},
+): Promise<T[]> {
+  if (!rows.length) return [];
+  const { metadata } = sqlOf(manager, target);
+  const key = metadata.primaryColumns[0].databaseName;
+  const assignments = [
+    ...Object.keys(rows[0])
+      .filter((column) => column !== key)
+      .map((column) => `${quoted(column)} = v.${quoted(column)}`),
+    ...Object.entries(extra).map(([column, sql]) => `${quoted(column)} = ${sql}`),
+  ];
+  const table = tableOf(metadata);
+  const updated: [Record<string, unknown>[], number] = await manager.query(
+    `UPDATE ${table} AS t SET ${assignments.join(', ')}
+       FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb) AS v
+      WHERE t.${quoted(key)} = v.${quoted(key)}
+      RETURNING t.*`,
+    [JSON.stringify(rows)],
+  );
+  return returnedRows<Record<string, unknown>>(updated).map((row) => hydrate(manager, target, row));
+}
+
+/** The rows with these primary keys, locked FOR UPDATE in key order (so two batches cannot deadlock). */
+export async function lockRows<T extends ObjectLiteral>(manager: EntityManager, target: EntityTarget<T>, ids: readonly string[], where = ''): Promise<T[]> {
+  if (!ids.length) return [];
+  const { metadata } = sqlOf(manager, target);
+  const key = quoted(metadata.primaryColumns[0].databaseName);
+  const rows: Record<string, unknown>[] = await manager.query(
+    `SELECT * FROM ${tableOf(metadata)} WHERE ${key} = ANY($1::text[]) ${where} ORDER BY ${key} FOR UPDATE`,
+    [ids],
+  );
+  return rows.map((row) => hydrate(manager, target, row));
 }

@@ -21,6 +21,30 @@ export const ErrorCode = {
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
+/** The one place error codes become HTTP statuses (the gateway's answers, and a batch item's status). */
+const HTTP_STATUS: Record<ErrorCode, number> = {
+  [ErrorCode.InvalidRequest]: 400,
+  [ErrorCode.ValidationFailed]: 400,
+  [ErrorCode.QueryTooExpensive]: 400,
+  [ErrorCode.Unauthorized]: 401,
+  [ErrorCode.Forbidden]: 403,
+  [ErrorCode.NotFound]: 404,
+  [ErrorCode.MethodNotAllowed]: 405,
+  [ErrorCode.Conflict]: 409,
+  [ErrorCode.IdempotencyKeyReused]: 422,
+  [ErrorCode.PayloadTooLarge]: 413,
+  [ErrorCode.UnsupportedMediaType]: 415,
+  [ErrorCode.RateLimitExceeded]: 429,
+  [ErrorCode.Internal]: 500,
+  [ErrorCode.NotImplemented]: 501,
+  [ErrorCode.BadGateway]: 502,
+  [ErrorCode.ServiceUnavailable]: 503,
+};
+
+export function httpStatusOf(code: string): number {
+  return HTTP_STATUS[code as ErrorCode] ?? 500;
+}
+
 /** One problem with one input field. `code` is machine-readable, e.g. `required`, `unknown_field`, `invalid_value`. */
 export interface FieldIssue {
   field: string;

@@ -15,3 +15,4 @@ export * from './event-log/event.view';
 export * from './event-catalog';
 export * from './operations';
 export * from './query/record-query.dto';
+export * from './batch/batch';

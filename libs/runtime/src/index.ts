@@ -8,3 +8,4 @@ export * from './import-rows';
 export * from './handles';
 export * from './query/record-query';
 export * from './query/remote-queries';
+export * from './batch/batch-runner';

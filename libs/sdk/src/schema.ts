@@ -142,6 +142,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/contacts/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create, update, upsert or delete up to 200 contacts in one request */
+        post: operations["contacts_batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/contacts/merge": {
         parameters: {
             query?: never;
@@ -258,6 +275,23 @@ export interface paths {
         put?: never;
         /** Query companies: a filter over any field, sort, fields and keyset paging */
         post: operations["companies_query"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create, update, upsert or delete up to 200 companies in one request */
+        post: operations["companies_batch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -407,6 +441,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/activities/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create, update, upsert or delete up to 200 activities in one request */
+        post: operations["activities_batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/activities/{id}": {
         parameters: {
             query?: never;
@@ -461,6 +512,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tasks/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create, update, upsert or delete up to 200 tasks in one request */
+        post: operations["tasks_batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tasks/{id}": {
         parameters: {
             query?: never;
@@ -509,6 +577,23 @@ export interface paths {
         put?: never;
         /** Query deals: a filter over any field, sort, fields and keyset paging */
         post: operations["deals_query"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/deals/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create, update, upsert or delete up to 200 deals in one request */
+        post: operations["deals_batch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -949,6 +1034,23 @@ export interface paths {
         put?: never;
         /** Query records of a custom object: a filter over any field, sort, fields and keyset paging */
         post: operations["objects_queryRecords"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/objects/{slug}/records/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create, update, upsert or delete up to 200 records of a custom object in one request */
+        post: operations["objects_batchRecords"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1494,6 +1596,13 @@ export interface components {
             fields?: string[] | null;
             limit?: number | null;
             cursor?: string | null;
+        };
+        BatchWriteDto: {
+            /** @enum {string} */
+            operation: "create" | "update" | "upsert" | "delete";
+            items: Record<string, never>[];
+            all_or_none?: boolean | null;
+            key?: string | null;
         };
         MergeContactsDto: {
             winner_id: string;
@@ -2435,6 +2544,76 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    contacts_batch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchWriteDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The position of the item in `items`. */
+                            index: number;
+                            /** @description What the single write would have answered: 201, 200, 204 or the 4xx of its error. */
+                            status: number;
+                            data?: components["schemas"]["ContactView"] | components["schemas"]["ContactSummaryView"];
+                            error?: {
+                                code: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                }[];
+                            };
+                            warnings?: components["schemas"]["ValidationWarning"][];
+                        }[];
+                    };
+                };
+            };
+            /** @description The batch itself is malformed, or with all_or_none an item failed: details name each failing item as items.<index>.<field>. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
     contacts_merge: {
         parameters: {
             query?: never;
@@ -2867,6 +3046,76 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    companies_batch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchWriteDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The position of the item in `items`. */
+                            index: number;
+                            /** @description What the single write would have answered: 201, 200, 204 or the 4xx of its error. */
+                            status: number;
+                            data?: components["schemas"]["CompanyView"];
+                            error?: {
+                                code: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                }[];
+                            };
+                            warnings?: components["schemas"]["ValidationWarning"][];
+                        }[];
+                    };
+                };
+            };
+            /** @description The batch itself is malformed, or with all_or_none an item failed: details name each failing item as items.<index>.<field>. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             409: components["responses"]["Error409"];
@@ -3515,6 +3764,76 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    activities_batch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchWriteDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The position of the item in `items`. */
+                            index: number;
+                            /** @description What the single write would have answered: 201, 200, 204 or the 4xx of its error. */
+                            status: number;
+                            data?: components["schemas"]["ActivityView"];
+                            error?: {
+                                code: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                }[];
+                            };
+                            warnings?: components["schemas"]["ValidationWarning"][];
+                        }[];
+                    };
+                };
+            };
+            /** @description The batch itself is malformed, or with all_or_none an item failed: details name each failing item as items.<index>.<field>. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
     activities_get: {
         parameters: {
             query?: never;
@@ -3764,6 +4083,76 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    tasks_batch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchWriteDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The position of the item in `items`. */
+                            index: number;
+                            /** @description What the single write would have answered: 201, 200, 204 or the 4xx of its error. */
+                            status: number;
+                            data?: components["schemas"]["TaskView"];
+                            error?: {
+                                code: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                }[];
+                            };
+                            warnings?: components["schemas"]["ValidationWarning"][];
+                        }[];
+                    };
+                };
+            };
+            /** @description The batch itself is malformed, or with all_or_none an item failed: details name each failing item as items.<index>.<field>. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             409: components["responses"]["Error409"];
@@ -4031,6 +4420,76 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    deals_batch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchWriteDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The position of the item in `items`. */
+                            index: number;
+                            /** @description What the single write would have answered: 201, 200, 204 or the 4xx of its error. */
+                            status: number;
+                            data?: components["schemas"]["FullDealView"] | components["schemas"]["DealView"];
+                            error?: {
+                                code: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                }[];
+                            };
+                            warnings?: components["schemas"]["ValidationWarning"][];
+                        }[];
+                    };
+                };
+            };
+            /** @description The batch itself is malformed, or with all_or_none an item failed: details name each failing item as items.<index>.<field>. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             409: components["responses"]["Error409"];
@@ -5747,6 +6206,79 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    objects_batchRecords: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchWriteDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The position of the item in `items`. */
+                            index: number;
+                            /** @description What the single write would have answered: 201, 200, 204 or the 4xx of its error. */
+                            status: number;
+                            data?: components["schemas"]["ObjectRecordView"];
+                            error?: {
+                                code: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                }[];
+                            };
+                            warnings?: components["schemas"]["ValidationWarning"][];
+                        }[];
+                    };
+                };
+            };
+            /** @description The batch itself is malformed, or with all_or_none an item failed: details name each failing item as items.<index>.<field>. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];

@@ -51,6 +51,8 @@ export class ActivitiesService extends WorkItemsService<ActivityTypes> {
       noun: 'activity',
       prefix: IdPrefix.Activity,
       alias: 'a',
+      createBody: CreateActivityDto,
+      updateBody: UpdateActivityDto,
       fields: ACTIVITY_FIELDS,
       present: presentActivity,
       presentSummary: presentActivitySummary,

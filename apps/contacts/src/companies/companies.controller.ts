@@ -1,12 +1,22 @@
-import { CreateCompanyDto, ListCompaniesQuery, Ops, RequestContext, UpdateCompanyDto } from '@crm/contracts';
+import { BatchWriteDto, CreateCompanyDto, ListCompaniesQuery, Ops, RequestContext, UpdateCompanyDto } from '@crm/contracts';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { CompaniesService } from './companies.service';
-import { Handles } from '@crm/runtime';
+import { BatchRunner, Handles } from '@crm/runtime';
+import { CompaniesBatchWriter } from './companies.batch';
 
 @Controller()
 export class CompaniesController {
-  constructor(private readonly companies: CompaniesService) {}
+  constructor(
+    private readonly companies: CompaniesService,
+    private readonly batches: BatchRunner,
+    private readonly batchWriter: CompaniesBatchWriter,
+  ) {}
+
+  @Handles(Ops.companies.batch)
+  batch(@Payload('ctx') ctx: RequestContext, @Payload('body') body: BatchWriteDto) {
+    return this.batches.run(ctx, body, this.batchWriter);
+  }
 
   @Handles(Ops.companies.create)
   async create(@Payload('ctx') ctx: RequestContext, @Payload('body') body: CreateCompanyDto) {

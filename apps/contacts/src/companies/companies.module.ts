@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
+import { DealDirectory } from '../shared/references';
+import { CompaniesBatchWriter } from './companies.batch';
 import { ObjectsModule } from '../objects/objects.module';
 import { CompaniesController } from './companies.controller';
 import { CompaniesService } from './companies.service';
 
-@Module({ imports: [ObjectsModule], controllers: [CompaniesController], providers: [CompaniesService], exports: [CompaniesService] })
+@Module({ imports: [ObjectsModule], controllers: [CompaniesController], providers: [CompaniesService, CompaniesBatchWriter, DealDirectory], exports: [CompaniesService] })
 export class CompaniesModule {}

@@ -25,7 +25,15 @@ import { presentCompany } from './company.presenter';
 const LIST = 'companies';
 const DOMAIN_INDEX = 'companies_domain_key';
 
-const COMPANY_FIELDS: FieldSpec<Company>[] = [...fieldSpecs<Company>({ name: 'value', domain: 'value', industry: 'value' }), ...BUILT_IN_RECORD_FIELDS];
+/** The 409 of a write whose domain another company (`holder`, when known) already has. */
+export function companyDomainTaken(domain: string, holder: string | undefined): DomainError {
+  const owner = holder ? ` (${holder})` : '';
+  return DomainError.conflict(`A company with domain '${domain}' already exists${owner}.`, [
+    { field: 'domain', code: 'duplicate', message: `domain '${domain}' is already used by another company${owner}` },
+  ]);
+}
+
+export const COMPANY_FIELDS: FieldSpec<Company>[] = [...fieldSpecs<Company>({ name: 'value', domain: 'value', industry: 'value' }), ...BUILT_IN_RECORD_FIELDS];
 
 @Injectable()
 export class CompaniesService {
@@ -123,10 +131,7 @@ export class CompaniesService {
   private async translateWriteError(err: unknown, domain: string | undefined): Promise<unknown> {
     if (isUniqueViolation(err, DOMAIN_INDEX) && domain) {
       const [existing] = await this.dataSource.query(`SELECT id FROM companies WHERE lower(domain) = lower($1)`, [domain]);
-      const owner = existing ? ` (${existing.id})` : '';
-      return DomainError.conflict(`A company with domain '${domain}' already exists${owner}.`, [
-        { field: 'domain', code: 'duplicate', message: `domain '${domain}' is already used by another company${owner}` },
-      ]);
+      return companyDomainTaken(domain, existing?.id);
     }
     return err;
   }

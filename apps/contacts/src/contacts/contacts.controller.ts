@@ -1,13 +1,23 @@
 import { SortablePageQuery } from '@crm/common';
-import { CreateContactDto, ListContactsQuery, MergeContactsDto, Ops, RequestContext, UpdateContactDto } from '@crm/contracts';
+import { BatchWriteDto, CreateContactDto, ListContactsQuery, MergeContactsDto, Ops, RequestContext, UpdateContactDto } from '@crm/contracts';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { ContactsService } from './contacts.service';
-import { Handles } from '@crm/runtime';
+import { BatchRunner, Handles } from '@crm/runtime';
+import { ContactsBatchWriter } from './contacts.batch';
 
 @Controller()
 export class ContactsController {
-  constructor(private readonly contacts: ContactsService) {}
+  constructor(
+    private readonly contacts: ContactsService,
+    private readonly batches: BatchRunner,
+    private readonly batchWriter: ContactsBatchWriter,
+  ) {}
+
+  @Handles(Ops.contacts.batch)
+  batch(@Payload('ctx') ctx: RequestContext, @Payload('body') body: BatchWriteDto) {
+    return this.batches.run(ctx, body, this.batchWriter);
+  }
 
   @Handles(Ops.contacts.create)
   async create(@Payload('ctx') ctx: RequestContext, @Payload('body') body: CreateContactDto) {

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { DealDirectory } from '../shared/references';
+import { ContactsBatchWriter } from './contacts.batch';
 import { ObjectsModule } from '../objects/objects.module';
 import { WorkLinksModule } from '../work-links/work-links.module';
 import { ContactsDirectoryController } from './contacts-directory.controller';
@@ -9,7 +11,7 @@ import { ContactsService } from './contacts.service';
 @Module({
   imports: [ObjectsModule, WorkLinksModule],
   controllers: [ContactsController, ContactsDirectoryController],
-  providers: [ContactsService, ContactsDirectoryService],
+  providers: [ContactsService, ContactsDirectoryService, ContactsBatchWriter, DealDirectory],
   exports: [ContactsService],
 })
 export class ContactsModule {}

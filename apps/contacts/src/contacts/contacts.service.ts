@@ -60,6 +60,35 @@ export interface ContactWithCompany {
   owner: User | null;
 }
 
+/** The columns of a new contact other than id, metadata and custom fields; `now` dates a score sent without its date. */
+export function newContactColumns(dto: CreateContactDto, now: Date): Partial<Contact> {
+  const scored = dto.icp_score !== undefined && dto.icp_score !== null;
+  return {
+    email: dto.email,
+    firstName: dto.first_name ?? null,
+    lastName: dto.last_name ?? null,
+    phone: dto.phone ?? null,
+    title: dto.title ?? null,
+    stage: dto.stage ?? null,
+    source: dto.source ?? null,
+    sourceDetail: dto.source_detail ?? null,
+    companyId: dto.company_id ?? null,
+    ownerId: dto.owner_id ?? null,
+    icpScore: dto.icp_score ?? null,
+    icpScoreReason: dto.icp_score_reason ?? null,
+    // A score without a date was computed now.
+    icpScoredAt: dto.icp_scored_at ? new Date(dto.icp_scored_at) : scored ? now : null,
+  };
+}
+
+/** The 409 of a write whose email another contact (`holder`, when known) already has. */
+export function contactEmailTaken(email: string, holder: string | undefined): DomainError {
+  const owner = holder ? ` (${holder})` : '';
+  return DomainError.conflict(`A contact with email '${email}' already exists${owner}.`, [
+    { field: 'email', code: 'duplicate', message: `email '${email}' is already used by another contact${owner}` },
+  ]);
+}
+
 function emptyValue(value: unknown): boolean {
   return value === null || value === undefined || value === '';
 }
@@ -86,23 +115,9 @@ export class ContactsService {
         if (dto.company_id) await requireCompany(m, dto.company_id);
         if (dto.owner_id) await requireUser(m, dto.owner_id);
         const customFields = await this.customFields.values(m, ctx, 'contacts', id, dto.custom_fields);
-        const scored = dto.icp_score !== undefined && dto.icp_score !== null;
         const contact = await insertReturning(m, Contact, {
           id,
-          email: dto.email,
-          firstName: dto.first_name ?? null,
-          lastName: dto.last_name ?? null,
-          phone: dto.phone ?? null,
-          title: dto.title ?? null,
-          stage: dto.stage ?? null,
-          source: dto.source ?? null,
-          sourceDetail: dto.source_detail ?? null,
-          companyId: dto.company_id ?? null,
-          ownerId: dto.owner_id ?? null,
-          icpScore: dto.icp_score ?? null,
-          icpScoreReason: dto.icp_score_reason ?? null,
-          // A score without a date was computed now.
-          icpScoredAt: dto.icp_scored_at ? new Date(dto.icp_scored_at) : scored ? new Date() : null,
+          ...newContactColumns(dto, new Date()),
           metadata: dto.metadata ?? {},
           customFields,
         } as QueryDeepPartialEntity<Contact>);
@@ -281,10 +296,7 @@ export class ContactsService {
   private async translateWriteError(err: unknown, email: string | undefined, companyId: string | undefined): Promise<unknown> {
     if (isUniqueViolation(err, EMAIL_INDEX) && email) {
       const [existing] = await this.dataSource.query(`SELECT id FROM contacts WHERE lower(email) = lower($1)`, [email]);
-      const owner = existing ? ` (${existing.id})` : '';
-      return DomainError.conflict(`A contact with email '${email}' already exists${owner}.`, [
-        { field: 'email', code: 'duplicate', message: `email '${email}' is already used by another contact${owner}` },
-      ]);
+      return contactEmailTaken(email, existing?.id);
     }
     // The company was deleted between the check and the write.
     if (isForeignKeyViolation(err) && companyId) return DomainError.invalid('company_id', `No company with id '${companyId}'.`, 'not_found');

@@ -1,7 +1,8 @@
 import { canonicalJson, DomainError, ErrorCode, IdPrefix, isId, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
-import { builtInObject, EventType, ObjectRecordEventData, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning } from '@crm/contracts';
+import { BatchReply, BatchWriteDto, builtInObject, EventType, ObjectRecordEventData, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
-import { withoutNulls } from '@crm/runtime';
+import { BatchRunner, withoutNulls } from '@crm/runtime';
+import { ObjectRecordsBatchWriter } from './object-records.batch';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
@@ -42,6 +43,7 @@ export class ObjectRecordsService {
     private readonly outbox: OutboxService,
     private readonly types: ObjectTypesService,
     private readonly enforcer: ContactsFieldReferences,
+    private readonly batches: BatchRunner,
   ) {}
 
   async create(ctx: RequestContext, slug: string, dto: ObjectRecordInputDto): Promise<RecordResponse> {
@@ -113,6 +115,14 @@ export class ObjectRecordsService {
       await m.delete(ObjectRecord, { id });
       await this.outbox.append<ObjectRecordEventData>(m, EventType.ObjectRecordDeleted, { record_id: id, object_type_id: type.id, object: type.slug });
     });
+  }
+
+  /** POST /objects/:slug/records/batch (docs/batch.md). */
+  async batch(ctx: RequestContext, slug: string, dto: BatchWriteDto): Promise<BatchReply<ObjectRecordView>> {
+    const writer = new ObjectRecordsBatchWriter(slug, (m) => this.writableType(m, slug), (m) => this.readableType(m, slug), this.enforcer);
+    // An unknown or built-in slug is the whole request's 404, before any item is looked at.
+    await this.readableType(this.dataSource.manager, slug);
+    return this.batches.run(ctx, dto, writer);
   }
 
   private target(type: ObjectType) {

@@ -1,5 +1,5 @@
 import { SortablePageQuery } from '@crm/common';
-import { CreateObjectTypeDto, FieldDefinitionDto, ListObjectTypesQuery, ObjectRecordInputDto, Ops, RequestContext, UpdateFieldDefinitionDto, UpdateObjectRecordDto, UpdateObjectTypeDto } from '@crm/contracts';
+import { BatchWriteDto, CreateObjectTypeDto, FieldDefinitionDto, ListObjectTypesQuery, ObjectRecordInputDto, Ops, RequestContext, UpdateFieldDefinitionDto, UpdateObjectRecordDto, UpdateObjectTypeDto } from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
@@ -53,6 +53,11 @@ export class ObjectRecordsController {
   @Handles(Ops.objects.createRecord)
   async create(@Payload('ctx') ctx: RequestContext, @Payload('params') { slug }: { slug: string }, @Payload('body') body: ObjectRecordInputDto) {
     return this.records.create(ctx, slug, body);
+  }
+
+  @Handles(Ops.objects.batchRecords)
+  batch(@Payload('ctx') ctx: RequestContext, @Payload('params') { slug }: { slug: string }, @Payload('body') body: BatchWriteDto) {
+    return this.records.batch(ctx, slug, body);
   }
 
   @Handles(Ops.objects.listRecords)

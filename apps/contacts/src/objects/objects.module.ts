@@ -1,14 +1,17 @@
-import { builtInCustomFieldsProviders, BuiltInCustomFieldsService } from '@crm/runtime';
+import { BatchRunner, builtInCustomFieldsProviders, BuiltInCustomFieldsService } from '@crm/runtime';
 import { Module } from '@nestjs/common';
 import { ContactsFieldReferences } from './contacts-field-references';
 import { ObjectRecordsService } from './object-records.service';
 import { ObjectTypesService } from './object-types.service';
 import { ObjectRecordsController, ObjectTypesController } from './objects.controller';
 
-/** Contacts, companies, activities and tasks keep their custom fields through the BuiltInCustomFieldsService exported here. */
+/**
+ * Contacts, companies, activities and tasks keep their custom fields through the BuiltInCustomFieldsService
+ * exported here, and run their batch writes with its BatchRunner.
+ */
 @Module({
   controllers: [ObjectTypesController, ObjectRecordsController],
-  providers: [...builtInCustomFieldsProviders('contacts', ContactsFieldReferences), ObjectTypesService, ObjectRecordsService],
-  exports: [BuiltInCustomFieldsService, ObjectTypesService],
+  providers: [...builtInCustomFieldsProviders('contacts', ContactsFieldReferences), ObjectTypesService, ObjectRecordsService, BatchRunner],
+  exports: [BuiltInCustomFieldsService, ObjectTypesService, BatchRunner],
 })
 export class ObjectsModule {}

@@ -30,9 +30,15 @@ export class DealDirectory {
   constructor(private readonly rpc: RpcCaller) {}
 
   async exists(ctx: RequestContext, dealId: string): Promise<boolean> {
-    const body: ResolveDealsRequest = { deal_ids: [dealId] };
+    return (await this.existing(ctx, [dealId])).has(dealId);
+  }
+
+  /** Which of `dealIds` exist, with one request. */
+  async existing(ctx: RequestContext, dealIds: string[]): Promise<Set<string>> {
+    if (!dealIds.length) return new Set();
+    const body: ResolveDealsRequest = { deal_ids: dealIds };
     const reply = await this.rpc.call(Ops.dealsInternal.resolve, ctx, { body });
-    return reply.deals.some((deal) => deal.id === dealId);
+    return new Set(reply.deals.map((deal) => deal.id));
   }
 
   /** For a deal_id in a request body: an unknown deal is the client's mistake (400). */

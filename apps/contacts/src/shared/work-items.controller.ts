@@ -1,6 +1,6 @@
 import { SortablePageQuery } from '@crm/common';
-import { AnyOperation, RequestContext } from '@crm/contracts';
-import { Handles } from '@crm/runtime';
+import { AnyOperation, BatchWriteDto, RequestContext } from '@crm/contracts';
+import { BatchRunner, Handles } from '@crm/runtime';
 import { Controller, Inject, Type } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { WorkItemsService, WorkItemTypes } from './work-items.service';
@@ -15,6 +15,7 @@ export interface WorkItemOperations {
   get: AnyOperation;
   update: AnyOperation;
   remove: AnyOperation;
+  batch: AnyOperation;
   forContact: AnyOperation;
   forDeal: AnyOperation;
 }
@@ -23,7 +24,10 @@ export interface WorkItemOperations {
 export function workItemsController<T extends WorkItemTypes>(service: Type<KindService<T>>, ops: WorkItemOperations): Type {
   @Controller()
   class WorkItemsController {
-    constructor(@Inject(service) readonly items: KindService<T>) {}
+    constructor(
+      @Inject(service) readonly items: KindService<T>,
+      @Inject(BatchRunner) readonly batches: BatchRunner,
+    ) {}
 
     @Handles(ops.create)
     async create(@Payload('ctx') ctx: RequestContext, @Payload('body') body: T['create']) {
@@ -48,6 +52,11 @@ export function workItemsController<T extends WorkItemTypes>(service: Type<KindS
     @Handles(ops.remove)
     async remove(@Payload('params') { id }: { id: string }) {
       await this.items.remove(id);
+    }
+
+    @Handles(ops.batch)
+    batch(@Payload('ctx') ctx: RequestContext, @Payload('body') body: BatchWriteDto) {
+      return this.batches.run(ctx, body, this.items.batchWriter);
     }
 
     @Handles(ops.forContact)

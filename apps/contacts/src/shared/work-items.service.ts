@@ -4,6 +4,7 @@ import { OutboxService } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { RecordBatchWriter, RecordTable } from './record-batch';
 import { WorkItemRecord } from './record-columns';
 import { DealDirectory, requireContact } from './references';
 import { NOW_MS } from './sql';
@@ -38,6 +39,9 @@ export interface WorkItemKind<T extends WorkItemTypes> {
   alias: string;
   /** What a PATCH may change. */
   fields: FieldSpec<T['row']>[];
+  /** The body classes of its create and update, which a batch validates each item with. */
+  createBody: new () => T['create'] & object;
+  updateBody: new () => T['update'] & object;
   present: (row: T['row']) => T['view'];
   presentSummary: (row: T['row']) => T['summary'];
   eventData: (row: T['row'], changed?: string[]) => T['event'];
@@ -50,13 +54,46 @@ export interface WorkItemKind<T extends WorkItemTypes> {
  * change records its event in the same transaction. Each kind adds its own columns and list filters.
  */
 export abstract class WorkItemsService<T extends WorkItemTypes> {
+  /** The set-based writes of POST /<kind>/batch, with the rules of the single writes below. */
+  readonly batchWriter: RecordBatchWriter<T['row'], T['create'] & object, T['update'] & object, T['view'], T['view']>;
+
   protected constructor(
     protected readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
     private readonly deals: DealDirectory,
     private readonly customFields: BuiltInCustomFieldsService,
     private readonly kind: WorkItemKind<T>,
-  ) {}
+  ) {
+    this.batchWriter = new RecordBatchWriter(this.batchTable(), customFields, deals);
+  }
+
+  private batchTable(): RecordTable<T['row'], T['create'] & object, T['update'] & object, T['view'], T['view']> {
+    const { kind } = this;
+    // Column values a single write leaves to SQL (NOW_MS) are the batch transaction's own time.
+    const at = (now: Date, values: object) => Object.fromEntries(Object.entries(values).map(([k, v]) => [k, typeof v === 'function' ? now : v])) as Partial<T['row']>;
+    return {
+      entity: kind.entity,
+      table: kind.object,
+      noun: kind.noun,
+      prefix: kind.prefix,
+      object: kind.object,
+      createBody: kind.createBody,
+      updateBody: kind.updateBody,
+      fields: kind.fields,
+      references: [
+        { field: 'contact_id', table: 'contacts', noun: 'contact' },
+        { field: 'deal_id', table: 'deals', noun: 'deal' },
+        ...(kind.fields.some((f) => f.api === 'owner_id') ? [{ field: 'owner_id', table: 'users' as const, noun: 'user' }] : []),
+      ],
+      newRow: (dto, now) => ({ ...at(now, this.newColumns(dto)), contactId: dto.contact_id ?? null, dealId: dto.deal_id ?? null }) as Partial<T['row']>,
+      derived: (_row, set, now) => at(now, this.updatedColumns(set)),
+      created: (row) => ({ type: kind.events.created, data: kind.eventData(row) }),
+      updated: (row, changes) => ({ type: kind.events.updated, data: kind.eventData(row, changes.changed) }),
+      deleted: (row) => ({ type: kind.events.deleted, data: kind.eventData(row) }),
+      presentCreated: async (_m, rows) => rows.map(kind.present),
+      presentUpdated: async (_m, rows) => rows.map(kind.present),
+    };
+  }
 
   /** The columns of a new row that belong to this kind alone. */
   protected abstract newColumns(dto: T['create']): QueryDeepPartialEntity<T['row']>;

@@ -44,6 +44,8 @@ export class TasksService extends WorkItemsService<TaskTypes> {
       noun: 'task',
       prefix: IdPrefix.Task,
       alias: 't',
+      createBody: CreateTaskDto,
+      updateBody: UpdateTaskDto,
       fields: TASK_FIELDS,
       present: presentTask,
       presentSummary: presentTaskSummary,

@@ -35,27 +35,36 @@ export class WorkLinks {
   constructor(private readonly outbox: OutboxService) {}
 
   async detach(m: EntityManager, link: 'contact_id' | 'deal_id', id: string): Promise<void> {
+    await this.outbox.appendMany(m, (await this.detachAll(m, link, [id])).get(id) ?? []);
+  }
+
+  /**
+   * `detach` for many records at once (a batch delete), with four statements whatever their number. Returns
+   * the events to record, by the id of the record going away, in the order `detach` records them.
+   */
+  async detachAll(m: EntityManager, link: 'contact_id' | 'deal_id', ids: string[]): Promise<Map<string, Array<{ type: EventType; data: object }>>> {
     const other = link === 'contact_id' ? 'deal_id' : 'contact_id';
+    const events = new Map<string, Array<{ type: EventType; data: object }>>();
+    const add = (id: string, type: EventType, data: object) => events.set(id, [...(events.get(id) ?? []), { type, data }]);
+    const unlinked = (table: string, columns: string) =>
+      `UPDATE ${table} t SET ${link} = NULL, updated_at = ${NOW_MS}
+         FROM (SELECT id, ${link} AS was FROM ${table} WHERE ${link} = ANY($1::text[]) FOR UPDATE) o
+        WHERE t.id = o.id RETURNING ${columns.split(', ').map((c) => `t.${c}`).join(', ')}, o.was`;
     const activityColumns = 'id, type, contact_id, deal_id, occurred_at';
     const taskColumns = 'id, status, contact_id, deal_id';
 
     const deletedActivities = returnedRows<ActivityRow>(
-      await m.query(`DELETE FROM activities WHERE ${link} = $1 AND ${other} IS NULL RETURNING ${activityColumns}`, [id]),
+      await m.query(`DELETE FROM activities WHERE ${link} = ANY($1::text[]) AND ${other} IS NULL RETURNING ${activityColumns}`, [ids]),
     );
-    for (const row of deletedActivities) await this.outbox.append<ActivityEventData>(m, EventType.ActivityDeleted, activityEventData(toActivity(row)));
-    const unlinkedActivities = returnedRows<ActivityRow>(
-      await m.query(`UPDATE activities SET ${link} = NULL, updated_at = ${NOW_MS} WHERE ${link} = $1 RETURNING ${activityColumns}`, [id]),
-    );
-    for (const row of unlinkedActivities) {
-      await this.outbox.append<ActivityEventData>(m, EventType.ActivityUpdated, activityEventData(toActivity(row), [link]));
-    }
+    for (const row of deletedActivities) add(row[link]!, EventType.ActivityDeleted, activityEventData(toActivity(row)));
+    const unlinkedActivities = returnedRows<ActivityRow & { was: string }>(await m.query(unlinked('activities', activityColumns), [ids]));
+    for (const row of unlinkedActivities) add(row.was, EventType.ActivityUpdated, activityEventData(toActivity(row), [link]));
 
-    const deletedTasks = returnedRows<TaskRow>(await m.query(`DELETE FROM tasks WHERE ${link} = $1 AND ${other} IS NULL RETURNING ${taskColumns}`, [id]));
-    for (const row of deletedTasks) await this.outbox.append<TaskEventData>(m, EventType.TaskDeleted, taskEventData(toTask(row)));
-    const unlinkedTasks = returnedRows<TaskRow>(
-      await m.query(`UPDATE tasks SET ${link} = NULL, updated_at = ${NOW_MS} WHERE ${link} = $1 RETURNING ${taskColumns}`, [id]),
-    );
-    for (const row of unlinkedTasks) await this.outbox.append<TaskEventData>(m, EventType.TaskUpdated, taskEventData(toTask(row), [link]));
+    const deletedTasks = returnedRows<TaskRow>(await m.query(`DELETE FROM tasks WHERE ${link} = ANY($1::text[]) AND ${other} IS NULL RETURNING ${taskColumns}`, [ids]));
+    for (const row of deletedTasks) add(row[link]!, EventType.TaskDeleted, taskEventData(toTask(row)));
+    const unlinkedTasks = returnedRows<TaskRow & { was: string }>(await m.query(unlinked('tasks', taskColumns), [ids]));
+    for (const row of unlinkedTasks) add(row.was, EventType.TaskUpdated, taskEventData(toTask(row), [link]));
+    return events;
   }
 
   /** Merge: every activity and task of one contact now belongs to another. */

@@ -74,6 +74,14 @@ export class ContactsDirectory {
     }
   }
 
+  /** Which of many contact, company and user ids exist, with their names, in one request (a batch write's references). */
+  async resolveMany(ctx: RequestContext, ids: { contact_ids: string[]; company_ids: string[]; user_ids: string[] }): Promise<Required<ResolveContactsReply>> {
+    const body: ResolveContactsRequest = Object.fromEntries(Object.entries(ids).filter(([, list]) => list.length).map(([k, list]) => [k, [...new Set(list)]]));
+    if (!Object.keys(body).length) return { contacts: [], companies: [], users: [] };
+    const reply = await this.rpc.call(Ops.contactsInternal.resolve, ctx, { body });
+    return { contacts: reply?.contacts ?? [], companies: reply?.companies ?? [], users: reply?.users ?? [] };
+  }
+
   private async resolve(ctx: RequestContext, links: ContactLinks): Promise<Required<ResolveContactsReply>> {
     const body: ResolveContactsRequest = {
       ...(links.contact_id ? { contact_ids: [links.contact_id] } : {}),

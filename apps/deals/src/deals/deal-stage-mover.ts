@@ -32,6 +32,20 @@ export function statusAfterEntering(stage: Pick<Stage, 'type'>, current: DealSta
   return current === 'won' || current === 'lost' ? 'open' : current;
 }
 
+/** deal.won or deal.lost when a change closed the deal, or undefined. */
+export function statusEvent(deal: Deal, previousStatus: DealStatus | null): { type: EventType; data: object } | undefined {
+  if (deal.status === previousStatus) return undefined;
+  if (deal.status === 'won') {
+    const data: DealWonData = { deal_id: deal.id, pipeline_id: deal.pipelineId, stage_id: deal.stageId, value: deal.value, currency: deal.currency };
+    return { type: EventType.DealWon, data };
+  }
+  if (deal.status === 'lost') {
+    const data: DealLostData = { deal_id: deal.id, pipeline_id: deal.pipelineId, stage_id: deal.stageId, loss_reason: deal.lossReason };
+    return { type: EventType.DealLost, data };
+  }
+  return undefined;
+}
+
 interface MovedRow {
   id: string;
   from_stage_id: string;
@@ -127,23 +141,8 @@ export class DealStageMover {
 
   /** deal.won / deal.lost when a change closed the deal. */
   async announceStatus(m: EntityManager, deal: Deal, previousStatus: DealStatus | null): Promise<void> {
-    if (deal.status === previousStatus) return;
-    if (deal.status === 'won') {
-      await this.outbox.append<DealWonData>(m, EventType.DealWon, {
-        deal_id: deal.id,
-        pipeline_id: deal.pipelineId,
-        stage_id: deal.stageId,
-        value: deal.value,
-        currency: deal.currency,
-      });
-    } else if (deal.status === 'lost') {
-      await this.outbox.append<DealLostData>(m, EventType.DealLost, {
-        deal_id: deal.id,
-        pipeline_id: deal.pipelineId,
-        stage_id: deal.stageId,
-        loss_reason: deal.lossReason,
-      });
-    }
+    const event = statusEvent(deal, previousStatus);
+    if (event) await this.outbox.appendMany(m, [event]);
   }
 
   private async writeHistory(m: EntityManager, dealId: string, from: string | null, to: string, at: Date, actor: Actor): Promise<void> {

@@ -1,6 +1,7 @@
 import { SortablePageQuery } from '@crm/common';
-import { CreateDealDto, ListDealsQuery, MoveDealStageDto, Ops, QueryFieldsRequest, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext, UpdateDealDto } from '@crm/contracts';
-import { Handles } from '@crm/runtime';
+import { BatchWriteDto, CreateDealDto, ListDealsQuery, MoveDealStageDto, Ops, QueryFieldsRequest, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext, UpdateDealDto } from '@crm/contracts';
+import { BatchRunner, Handles } from '@crm/runtime';
+import { DealsBatchWriter } from './deals.batch';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DealsQuery } from './deals-query.service';
@@ -11,7 +12,14 @@ export class DealsController {
   constructor(
     private readonly deals: DealsService,
     private readonly queries: DealsQuery,
+    private readonly batches: BatchRunner,
+    private readonly batchWriter: DealsBatchWriter,
   ) {}
+
+  @Handles(Ops.deals.batch)
+  batch(@Payload('ctx') ctx: RequestContext, @Payload('body') body: BatchWriteDto) {
+    return this.batches.run(ctx, body, this.batchWriter);
+  }
 
   @Handles(Ops.deals.query)
   query(@Payload('ctx') ctx: RequestContext, @Payload('body') query: RecordQueryDto) {

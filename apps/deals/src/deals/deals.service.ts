@@ -32,7 +32,7 @@ export interface FullDealResponse {
 }
 
 /** Fields a PATCH may change other than the stage and status, with their column properties. */
-const DEAL_FIELDS = fieldSpecs<Deal>({
+export const DEAL_FIELDS = fieldSpecs<Deal>({
   name: 'value',
   contact_id: 'value',
   company_id: 'value',
@@ -47,6 +47,47 @@ const DEAL_FIELDS = fieldSpecs<Deal>({
 });
 
 const DAY_MS = 86_400_000;
+
+/** A new deal in `stage`, as POST /deals and a batch create write it; `now` is its creation and stage entry. */
+export function newDeal(id: string, dto: CreateDealDto, stage: Stage, customFields: Record<string, unknown>, now: Date): Deal {
+  return {
+    id,
+    name: dto.name,
+    pipelineId: stage.pipelineId,
+    stageId: stage.id,
+    contactId: dto.contact_id ?? null,
+    companyId: dto.company_id ?? null,
+    value: dto.value ?? 0,
+    currency: dto.currency ?? 'USD',
+    // A deal created straight into a closed stage is closed; an explicit status has the last word.
+    status: dto.status ?? (stage.type === 'won' ? 'won' : stage.type === 'lost' ? 'lost' : 'open'),
+    expectedClose: dto.expected_close ? new Date(dto.expected_close) : null,
+    ownerId: dto.owner_id ?? null,
+    source: dto.source ?? null,
+    metadata: dto.metadata ?? {},
+    customFields,
+    lossReason: null,
+    stageEnteredAt: now,
+    lastActivityAt: null,
+    staleNotifiedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+export function dealCreatedData(deal: Deal): DealCreatedData {
+  return {
+    deal_id: deal.id,
+    name: deal.name,
+    pipeline_id: deal.pipelineId,
+    stage_id: deal.stageId,
+    contact_id: deal.contactId,
+    company_id: deal.companyId,
+    value: deal.value,
+    currency: deal.currency,
+    status: deal.status,
+  };
+}
 
 @Injectable()
 export class DealsService {
@@ -65,42 +106,10 @@ export class DealsService {
       const stage = await this.stageOf(m, dto.pipeline_id, dto.stage_id, 'stage_id');
       const [{ now }] = (await m.query(`SELECT clock_timestamp() AS now`)) as Array<{ now: Date }>;
       const id = newId(IdPrefix.Deal);
-      const row: Deal = {
-        id,
-        name: dto.name,
-        pipelineId: stage.pipelineId,
-        stageId: stage.id,
-        contactId: dto.contact_id ?? null,
-        companyId: dto.company_id ?? null,
-        value: dto.value ?? 0,
-        currency: dto.currency ?? 'USD',
-        // A deal created straight into a closed stage is closed; an explicit status has the last word.
-        status: dto.status ?? (stage.type === 'won' ? 'won' : stage.type === 'lost' ? 'lost' : 'open'),
-        expectedClose: dto.expected_close ? new Date(dto.expected_close) : null,
-        ownerId: dto.owner_id ?? null,
-        source: dto.source ?? null,
-        metadata: dto.metadata ?? {},
-        customFields: (await this.customFields.values(m, ctx, 'deals', id, dto.custom_fields))!,
-        lossReason: null,
-        stageEnteredAt: now,
-        lastActivityAt: null,
-        staleNotifiedAt: null,
-        createdAt: now,
-        updatedAt: now,
-      };
+      const row = newDeal(id, dto, stage, (await this.customFields.values(m, ctx, 'deals', id, dto.custom_fields))!, now);
       await m.insert(Deal, row);
       await this.mover.recordPlacement(m, row, actorOf(ctx));
-      await this.outbox.append<DealCreatedData>(m, EventType.DealCreated, {
-        deal_id: row.id,
-        name: row.name,
-        pipeline_id: row.pipelineId,
-        stage_id: row.stageId,
-        contact_id: row.contactId,
-        company_id: row.companyId,
-        value: row.value,
-        currency: row.currency,
-        status: row.status,
-      });
+      await this.outbox.append<DealCreatedData>(m, EventType.DealCreated, dealCreatedData(row));
       await this.mover.announceStatus(m, row, null);
       return row;
     }, within);

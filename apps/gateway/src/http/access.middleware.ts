@@ -3,7 +3,7 @@ import { Inject, Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Response } from 'express';
 import { ApiKeyVerifier, AuthResult } from '../apikeys/api-key.verifier';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
-import { RateDecision, RateLimiterService } from '../rate-limit/rate-limiter.service';
+import { RateLimiterService, setRateLimitHeaders } from '../rate-limit/rate-limiter.service';
 import { LOGGER } from '../tokens';
 import { GatewayRequest } from './request-context';
 import { writeError } from './write-error';
@@ -57,7 +57,7 @@ export class AccessMiddleware implements NestMiddleware {
           decision = await this.limiter.take(`key:${auth.principal.keyId}`);
         }
       }
-      this.setHeaders(res, decision);
+      setRateLimitHeaders(res, decision);
       if (!decision.allowed) {
         this.metrics.rateLimited.inc();
         const s = decision.retryAfterSeconds;
@@ -75,11 +75,5 @@ export class AccessMiddleware implements NestMiddleware {
       this.logger.error({ err, request_id: req.id }, 'authentication failed unexpectedly');
       writeError(res, { code: ErrorCode.Internal, message: 'An internal error occurred.' });
     }
-  }
-
-  private setHeaders(res: Response, decision: RateDecision): void {
-    res.setHeader('X-RateLimit-Limit', String(decision.limit));
-    res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
-    res.setHeader('X-RateLimit-Reset', String(decision.resetAt));
   }
 }

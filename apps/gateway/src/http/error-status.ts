@@ -1,28 +1,5 @@
 import { ErrorCode } from '@crm/common';
 
-/** The one place error codes become HTTP statuses. */
-const STATUS: Record<ErrorCode, number> = {
-  [ErrorCode.InvalidRequest]: 400,
-  [ErrorCode.ValidationFailed]: 400,
-  [ErrorCode.QueryTooExpensive]: 400,
-  [ErrorCode.Unauthorized]: 401,
-  [ErrorCode.Forbidden]: 403,
-  [ErrorCode.NotFound]: 404,
-  [ErrorCode.MethodNotAllowed]: 405,
-  [ErrorCode.Conflict]: 409,
-  [ErrorCode.IdempotencyKeyReused]: 422,
-  [ErrorCode.PayloadTooLarge]: 413,
-  [ErrorCode.UnsupportedMediaType]: 415,
-  [ErrorCode.RateLimitExceeded]: 429,
-  [ErrorCode.Internal]: 500,
-  [ErrorCode.NotImplemented]: 501,
-  [ErrorCode.BadGateway]: 502,
-  [ErrorCode.ServiceUnavailable]: 503,
-};
-
-export function statusFor(code: string): number {
-  return STATUS[code as ErrorCode] ?? 500;
-}
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: ErrorCode.InvalidRequest,

@@ -29,9 +29,11 @@ function inlineReferences(value: unknown, all: Record<string, JsonSchema>): unkn
 }
 
 /** An object schema made of a request class's fields plus extra ones (a path id, an object slug). */
-export function inputSchema(options: { extra?: Record<string, JsonSchema>; required?: string[]; from?: ClassConstructor<object> }): JsonSchema {
+export function inputSchema(options: { extra?: Record<string, JsonSchema>; required?: string[]; from?: ClassConstructor<object>; omit?: string[] }): JsonSchema {
   const base = options.from ? schemaOf(options.from) : { properties: {} };
-  const properties = { ...(options.extra ?? {}), ...((base.properties as Record<string, JsonSchema>) ?? {}) };
-  const required = [...(options.required ?? []), ...((base.required as string[] | undefined) ?? [])];
+  const omitted = new Set(options.omit ?? []);
+  const keep = <T>(entries: Array<[string, T]>) => entries.filter(([name]) => !omitted.has(name));
+  const properties = { ...(options.extra ?? {}), ...Object.fromEntries(keep(Object.entries((base.properties as Record<string, JsonSchema>) ?? {}))) };
+  const required = [...(options.required ?? []), ...((base.required as string[] | undefined) ?? []).filter((name) => !omitted.has(name))];
   return { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false };
 }

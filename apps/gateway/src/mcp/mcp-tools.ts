@@ -54,7 +54,7 @@ function toolOf(op: AnyOperation & { mcp: McpExposure }): ToolSpec {
   const path = pathArguments(http.path);
   const reads = http.method === 'GET';
   const from = (reads ? op.query : op.body) as (new () => object) | undefined;
-  const { tool: name, ...wording } = op.mcp;
+  const { tool: name, fixed, ...wording } = op.mcp;
   return {
     name,
     ...wording,
@@ -67,6 +67,7 @@ function toolOf(op: AnyOperation & { mcp: McpExposure }): ToolSpec {
         extra: Object.fromEntries(path.map(({ argument, schema }) => [argument, schema(objects)])),
         required: path.map(({ argument }) => argument),
         from,
+        omit: Object.keys(fixed ?? {}),
       }),
     route: (args) => {
       const params: Record<string, string> = {};
@@ -75,7 +76,7 @@ function toolOf(op: AnyOperation & { mcp: McpExposure }): ToolSpec {
         if (argument in rest) params[param] = String(rest[argument]);
         delete rest[argument];
       }
-      return reads ? { params, query: asQuery(rest), body: null } : { params, query: {}, body: rest };
+      return reads ? { params, query: asQuery(rest), body: null } : { params, query: {}, body: { ...rest, ...fixed } };
     },
   };
 }

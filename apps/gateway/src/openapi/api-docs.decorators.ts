@@ -88,6 +88,36 @@ export function ApiPage(view: Type<unknown>, describe: Describe, projected = fal
   );
 }
 
+/**
+ * A batch write: `{data: [{index, status, data?, error?, warnings?}]}`, one result per item in input
+ * order. `data` is the record as the single write answers it (`created` for a create, where that differs).
+ */
+export function ApiBatch(view: Type<unknown>, describe: Describe, created?: Type<unknown>) {
+  const record = created ? { anyOf: [{ $ref: getSchemaPath(view) }, { $ref: getSchemaPath(created) }] } : { $ref: getSchemaPath(view) };
+  const error = {
+    type: 'object',
+    required: ['code', 'message'],
+    properties: { code: { type: 'string' }, message: { type: 'string' }, details: { type: 'array', items: { type: 'object', additionalProperties: true } } },
+  };
+  const item = {
+    type: 'object',
+    required: ['index', 'status'],
+    properties: {
+      index: { type: 'integer', description: 'The position of the item in `items`.' },
+      status: { type: 'integer', description: 'What the single write would have answered: 201, 200, 204 or the 4xx of its error.' },
+      data: record,
+      error,
+      warnings: { type: 'array', items: { $ref: getSchemaPath(ValidationWarning) } },
+    },
+    additionalProperties: false,
+  };
+  return applyDecorators(
+    ...requestOf(describe),
+    ApiExtraModels(view, ValidationWarning, ...(created ? [created] : [])),
+    ApiResponse({ status: 200, schema: { type: 'object', required: ['data'], properties: { data: { type: 'array', items: item } }, additionalProperties: false } }),
+  );
+}
+
 /** A delete or other write that answers 204 with no body. */
 export function ApiNoContent(describe: Describe) {
   return applyDecorators(...requestOf(describe), ApiNoContentResponse({ description: 'Done; no body.' }));

@@ -1,5 +1,6 @@
 import { Logger } from '@crm/common';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import type { Response } from 'express';
 import Redis from 'ioredis';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
@@ -16,6 +17,13 @@ export interface RateDecision {
   resetAt: number;
   /** Whole seconds to wait before the next request can succeed (0 when allowed). */
   retryAfterSeconds: number;
+}
+
+/** The X-RateLimit-* headers of a decision: the bucket after this request. */
+export function setRateLimitHeaders(res: Response, decision: RateDecision): void {
+  res.setHeader('X-RateLimit-Limit', String(decision.limit));
+  res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
+  res.setHeader('X-RateLimit-Reset', String(decision.resetAt));
 }
 
 type BucketReply = [number, number, number, number, number];
@@ -40,17 +48,22 @@ export class RateLimiterService implements OnApplicationShutdown {
     this.redis.defineCommand('crmTokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET_LUA });
   }
 
-  /** Spends one request from `subject`'s bucket. */
-  take(subject: string): Promise<RateDecision> {
-    return this.step(subject, 1);
+  /** Spends `cost` tokens (one per request, one per item of a batch) from `subject`'s bucket, or none when it has fewer. */
+  take(subject: string, cost = 1): Promise<RateDecision> {
+    return this.step(subject, cost);
   }
 
-  /** Gives back a request taken from `subject`'s bucket that turned out to belong to another bucket. */
-  async refund(subject: string): Promise<void> {
-    await this.step(subject, -1);
+  /** Gives back tokens taken from `subject`'s bucket for a request that turned out to belong to another bucket, or was refused. */
+  async refund(subject: string, tokens = 1): Promise<void> {
+    await this.step(subject, -tokens);
   }
 
-  private async step(subject: string, cost: 1 | -1): Promise<RateDecision> {
+  /** The most tokens one request can ever spend: a full bucket. */
+  get capacity(): number {
+    return this.config.rateLimitBurst;
+  }
+
+  private async step(subject: string, cost: number): Promise<RateDecision> {
     const limit = this.config.rateLimitPerMinute;
     try {
       const key = `${this.config.namespace}:ratelimit:${subject}`;

@@ -1,8 +1,8 @@
 /**
  * One atomic token-bucket step. The clock is Redis's own TIME, so every gateway replica sees the same
  * bucket and the same time. Returns {allowed, remaining, retry_after_ms, ms_until_full, now_ms}.
- * KEYS[1] bucket; ARGV[1] capacity; ARGV[2] refill per millisecond; ARGV[3] cost: 1 takes a token,
- * -1 gives one back (always allowed, never above capacity).
+ * KEYS[1] bucket; ARGV[1] capacity; ARGV[2] refill per millisecond; ARGV[3] cost: n > 0 takes n tokens
+ * (all or none), n < 0 gives -n back (always allowed, never above capacity).
  */
 export const TOKEN_BUCKET_LUA = `
 local t = redis.call('TIME')
@@ -31,7 +31,7 @@ redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
 redis.call('PEXPIRE', KEYS[1], until_full + 1000)
 local retry_after = 0
 if allowed == 0 then
-  retry_after = math.ceil((1 - tokens) / rate)
+  retry_after = math.ceil((cost - tokens) / rate)
 end
 return {allowed, math.floor(tokens), retry_after, until_full, now}
 `;

@@ -2,7 +2,7 @@ import { AnyOperation, HttpMethod, Ops } from '@crm/contracts';
 import { applyDecorators, Delete, Get, HttpCode, Patch, Post, Put } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { Scopes } from '../http/scopes';
-import { ApiNoContent, ApiPage, ApiResource } from '../openapi/api-docs.decorators';
+import { ApiBatch, ApiNoContent, ApiPage, ApiResource } from '../openapi/api-docs.decorators';
 
 const METHODS: Record<HttpMethod, (path: string) => MethodDecorator> = { GET: Get, POST: Post, PUT: Put, PATCH: Patch, DELETE: Delete };
 
@@ -21,7 +21,9 @@ function documented(op: AnyOperation) {
       ? ApiPage(reply.view as never, describe, reply.projected)
       : reply.kind === 'resource'
         ? ApiResource(http.status, reply.view as never, describe, { included: reply.included, warnings: reply.warnings, secret: reply.secret })
-        : ApiNoContent(describe);
+        : reply.kind === 'batch'
+          ? ApiBatch(reply.view as never, describe, reply.created as never)
+          : ApiNoContent(describe);
   const errors = Object.entries(http.errors ?? {}).map(([status, description]) => ApiResponse({ status: Number(status), description }));
   return [answer, ...errors];
 }

@@ -1,6 +1,7 @@
 import type { RelatedSummary } from '../related';
 import type { ValidationWarning } from '../schema/field-types';
 import type { ApiScope } from '../rpc';
+import type { BatchReply } from '../batch/batch';
 
 /** A class the request or reply is an instance of (class-validator rules, @ApiProperty views). */
 export type Class<T = unknown> = abstract new (...args: never[]) => T;
@@ -54,6 +55,8 @@ export type ReplyShape =
   /** `projected`: with the request's `fields`, an item is `id` plus those paths instead of the view. */
   | { kind: 'page'; view: Class; projected?: boolean }
   | { kind: 'none' }
+  /** A batch write: `{data: [{index, status, data?, error?}]}`, one result per item, `data` being the view. */
+  | { kind: 'batch'; view: Class; created?: Class }
   /** A service-to-service answer: its type is the operation's type parameter, with no schema. */
   | { kind: 'internal' };
 
@@ -64,6 +67,8 @@ export interface McpExposure {
   description: string;
   /** Cannot be undone (a merge): agents ask before calling it. */
   destructive?: boolean;
+  /** Body fields the tool sets itself and agents do not see (a batch tool's `operation`). */
+  fixed?: Record<string, unknown>;
 }
 
 export interface HttpRoute {
@@ -129,7 +134,7 @@ export function serviceOf(op: Pick<Operation, 'name'>): string {
   return op.name.slice(0, op.name.indexOf('.'));
 }
 
-type ReplyOfShape<S, V> = S extends { kind: 'page'; projected: true } ? PageOf<V | ({ id: string } & Record<string, unknown>)> : S extends { kind: 'page' } ? PageOf<V> : S extends { kind: 'none' } ? void : ResourceOf<V>;
+type ReplyOfShape<S, V> = S extends { kind: 'batch' } ? BatchReply<V> : S extends { kind: 'page'; projected: true } ? PageOf<V | ({ id: string } & Record<string, unknown>)> : S extends { kind: 'page' } ? PageOf<V> : S extends { kind: 'none' } ? void : ResourceOf<V>;
 
 interface RouteSpec<Path extends string, Q, B, V, S extends ReplyShape> {
   name: string;
@@ -185,3 +190,5 @@ export const page = <V>(view: Class<V>) => ({ kind: 'page', view }) as const;
 /** The answer of a query: pages of the view, or of `{id, ...paths}` when the query names its `fields`. */
 export const projectedPage = <V>(view: Class<V>) => ({ kind: 'page', view, projected: true }) as const;
 export const noContent = { kind: 'none' } as const;
+/** `created`: the view a created item carries where the single create answers with less than the full view. */
+export const batchResults = <V, C = V>(view: Class<V>, created?: Class<C>) => ({ kind: 'batch', view, ...(created ? { created } : {}) }) as { kind: 'batch'; view: Class<V | C>; created?: Class<C> };

@@ -68,7 +68,8 @@ import {
 import { RpcServiceName } from '../subjects';
 import { CreateWebhookDto, DeliveryView, ListDeliveriesQuery, ListWebhooksQuery, PingResultView, ReplayWebhookDto, UpdateWebhookDto, WebhookView } from '../webhooks';
 import { QueryFieldsReply, QueryFieldsRequest, RecordQueryDto, RemoteMatchReply, RemoteMatchRequest, RemoteValuesReply, RemoteValuesRequest } from '../query/record-query.dto';
-import { internal, noContent, Operation, page, PageOf, projectedPage, resource, ResourceOf, route } from './operation';
+import { BatchLimits, BatchWriteDto } from '../batch/batch';
+import { batchResults, internal, McpExposure, noContent, Operation, page, PageOf, projectedPage, resource, ResourceOf, route } from './operation';
 
 /*
  * Every operation of the system. Each group is a resource as clients see it (the gateway serves a group as
@@ -92,6 +93,39 @@ const queryRoute = <V, Path extends string>(name: string, path: Path, view: abst
     reply: projectedPage(view),
     idempotent: true,
   });
+
+/**
+ * `POST /<object>/batch` (docs/batch.md): create, update, upsert or delete up to 200 records in one
+ * request, each item answered as its single write would be.
+ */
+const batchRoute = <V, C, Path extends string>(
+  name: string,
+  path: Path,
+  many: string,
+  view: abstract new (...args: never[]) => V,
+  created?: abstract new (...args: never[]) => C,
+  mcp?: McpExposure,
+) =>
+  route({
+    name,
+    method: 'POST',
+    path,
+    status: 200,
+    summary: `Create, update, upsert or delete up to ${BatchLimits.items} ${many} in one request`,
+    access: 'write',
+    body: BatchWriteDto,
+    reply: batchResults(view, created),
+    errors: { 400: 'The batch itself is malformed, or with all_or_none an item failed: details name each failing item as items.<index>.<field>.' },
+    ...(mcp ? { mcp } : {}),
+  });
+
+/** An agent's list clean-up: upserts on the object's unique key, answered item by item. */
+const upsertTool = (tool: string, many: string, key: string): McpExposure => ({
+  tool,
+  title: `Create or update up to ${BatchLimits.items} ${many}`,
+  description: `Upserts ${many} matched on ${key} (case-insensitive): a matched record changes only the fields an item gives, an unmatched one is created. Each item is answered with its status (201 created, 200 updated) and record, or its error; set all_or_none to write all or nothing. Emits the same events as single writes.`,
+  fixed: { operation: 'upsert' },
+});
 
 const contacts = {
   create: route({
@@ -120,6 +154,7 @@ const contacts = {
     },
   }),
   query: queryRoute('contacts.contacts.query', '/contacts/query', ContactSummaryView, 'contacts'),
+  batch: batchRoute('contacts.contacts.batch', '/contacts/batch', 'contacts', ContactView, ContactSummaryView, upsertTool('upsert_contacts', 'contacts', 'email')),
   merge: route({
     name: 'contacts.contacts.merge',
     method: 'POST',
@@ -191,6 +226,7 @@ const companies = {
   create: route({ name: 'contacts.companies.create', method: 'POST', path: '/companies', summary: 'Create a company', access: 'write', body: CreateCompanyDto, reply: resource(CompanyView, { warnings: true }) }),
   list: route({ name: 'contacts.companies.list', method: 'GET', path: '/companies', summary: 'List companies', access: 'read', query: ListCompaniesQuery, reply: page(CompanyView) }),
   query: queryRoute('contacts.companies.query', '/companies/query', CompanyView, 'companies'),
+  batch: batchRoute('contacts.companies.batch', '/companies/batch', 'companies', CompanyView, undefined, upsertTool('upsert_companies', 'companies', 'domain')),
   get: route({ name: 'contacts.companies.get', method: 'GET', path: '/companies/:id', summary: 'Get a company', access: 'read', reply: resource(CompanyView) }),
   update: route({ name: 'contacts.companies.update', method: 'PATCH', path: '/companies/:id', summary: 'Update a company', access: 'write', body: UpdateCompanyDto, reply: resource(CompanyView, { warnings: true }) }),
   remove: route({ name: 'contacts.companies.delete', method: 'DELETE', path: '/companies/:id', summary: 'Delete a company', access: 'write', reply: noContent }),
@@ -249,6 +285,7 @@ const workItemRoutes = <V, C, U, L>(
   create: route({ name: `contacts.${resourceName}.create`, method: 'POST', path: `/${resourceName}`, summary: createSummary, access: 'write', body: classes.create, reply: resource(view, { warnings: true }) }),
   list: route({ name: `contacts.${resourceName}.list`, method: 'GET', path: `/${resourceName}`, summary: `List ${many}`, access: 'read', query: classes.list, reply: page(view) }),
   query: queryRoute(`contacts.${resourceName}.query`, `/${resourceName}/query`, view, many),
+  batch: batchRoute(`contacts.${resourceName}.batch`, `/${resourceName}/batch`, many, view),
   get: route({ name: `contacts.${resourceName}.get`, method: 'GET', path: `/${resourceName}/:id` as const, summary: `Get ${one}`, access: 'read', reply: resource(view) }),
   update: route({
     name: `contacts.${resourceName}.update`,
@@ -291,6 +328,7 @@ const deals = {
     },
   }),
   query: queryRoute('deals.deals.query', '/deals/query', DealView, 'deals'),
+  batch: batchRoute('deals.deals.batch', '/deals/batch', 'deals', FullDealView, DealView),
   get: route({
     name: 'deals.deals.get',
     method: 'GET',
@@ -642,6 +680,7 @@ const objects = {
     mcp: { tool: 'update_record', title: 'Update a custom object record', description: 'Changes the values given, keeping the others.' },
   }),
   queryRecords: queryRoute('contacts.records.query', '/objects/:slug/records/query', ObjectRecordView, 'records of a custom object'),
+  batchRecords: batchRoute('contacts.records.batch', '/objects/:slug/records/batch', 'records of a custom object', ObjectRecordView),
   removeRecord: route({ name: 'contacts.records.delete', method: 'DELETE', path: '/objects/:slug/records/:id', summary: 'Delete a record', access: 'write', reply: noContent }),
 };
 

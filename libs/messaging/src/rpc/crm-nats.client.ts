@@ -2,6 +2,7 @@ import { DomainError, ErrorCode, traceparentOf } from '@crm/common';
 import { rpcSubject } from '@crm/contracts';
 import { ClientNats, NatsOptions, ReadPacket, WritePacket } from '@nestjs/microservices';
 import { createInbox, headers as natsHeaders, ErrorCode as NatsErrorCode, Msg, MsgHdrs, NatsConnection, NatsError, Subscription } from 'nats';
+import { CompressingSerializer, InflatingResponseDeserializer } from './compressed-messages';
 import { catchError, Observable, throwError } from 'rxjs';
 import { serviceUnavailable, toDomainError } from './rpc-errors';
 
@@ -51,6 +52,8 @@ export class CrmNatsClient extends ClientNats {
       reconnectTimeWait: 500,
       pingInterval: 10_000,
       noAsyncTraces: true,
+      serializer: new CompressingSerializer(),
+      deserializer: new InflatingResponseDeserializer(),
     } as NonNullable<NatsOptions['options']>);
     this.namespace = namespace;
     this.timeoutMs = timeoutMs;

@@ -1,4 +1,5 @@
 import { ErrorCode, Logger } from '@crm/common';
+import { CompressingSerializer, InflatingRequestDeserializer } from './compressed-messages';
 import { rpcQueueGroup, rpcServiceWildcard, RpcServiceName } from '@crm/contracts';
 import { NatsOptions, ServerNats } from '@nestjs/microservices';
 import { ErrorCode as NatsErrorCode, Msg, NatsConnection, NatsError, Subscription } from 'nats';
@@ -21,7 +22,8 @@ const TOO_LARGE = { code: ErrorCode.Internal, message: 'The response is too larg
  * - one subscription per service on `<namespace>.rpc.<service>.>` in the queue group `<namespace>.<service>`,
  *   so replicas share the work and an operation this build lacks is answered 501 by Nest's "no handler"
  *   reply rather than passing as a missing service;
- * - a reply over the broker's payload limit is replaced by an error instead of being lost;
+ * - messages over 64 KiB travel gzip-compressed (compressed-messages.ts), and a reply still over the
+ *   broker's payload limit is replaced by an error instead of being lost;
  * - close() drains: it stops taking requests, lets the ones in flight answer, then disconnects. The
  *   service closes its database only after that.
  */
@@ -32,7 +34,14 @@ export class CrmNatsServer extends ServerNats {
   private idle?: () => void;
 
   constructor(private readonly settings: CrmNatsServerOptions) {
-    super({ servers: settings.servers, name: `crm-${settings.service}`, maxReconnectAttempts: -1, reconnectTimeWait: 500 } as NonNullable<NatsOptions['options']>);
+    super({
+      servers: settings.servers,
+      name: `crm-${settings.service}`,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      serializer: new CompressingSerializer(),
+      deserializer: new InflatingRequestDeserializer(),
+    } as NonNullable<NatsOptions['options']>);
     this.prefix = `${settings.namespace}.rpc.`;
   }
 

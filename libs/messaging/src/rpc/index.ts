@@ -3,3 +3,4 @@ export * from './crm-nats.server';
 export * from './rpc-clients.module';
 export * from './rpc-errors';
 export * from './rpc-caller';
+export * from './compressed-messages';

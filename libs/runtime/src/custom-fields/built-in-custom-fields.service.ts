@@ -18,6 +18,7 @@ import {
   RequestContext,
   UpdateFieldDefinitionDto,
   UpdateObjectTypeDto,
+  ValidationWarning,
 } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { Inject, Injectable, Provider, Type } from '@nestjs/common';
@@ -111,6 +112,42 @@ export class BuiltInCustomFieldsService {
     const input = { values, stored, partial, store: { table: slug, column: 'custom_fields', recordId }, path: 'custom_fields' };
     reportSoftWarnings(await enforceFieldValues(m, target, input, (t, ids) => this.references.existing(m, ctx, t, ids)));
     return stored;
+  }
+
+  /**
+   * `values` for many records of one object in one batch write: the definitions are read (and share-locked)
+   * once; each item gets its values to store and its soft warnings, or the error its single write would
+   * have given. An item whose custom_fields were not sent on update gets `stored: undefined`.
+   */
+  async valuesOfMany(
+    m: EntityManager,
+    ctx: RequestContext,
+    slug: CustomFieldBuiltIn,
+    items: ReadonlyArray<{ recordId: string; sent: Record<string, unknown> | null | undefined; existing?: Record<string, unknown> }>,
+  ): Promise<Array<{ stored?: Record<string, unknown>; warnings: ValidationWarning[]; error?: DomainError }>> {
+    if (!items.some((item) => item.existing === undefined || item.sent !== undefined)) return items.map(() => ({ warnings: [] }));
+    const row = await findById(m, BuiltInCustomFields, slug, 'share');
+    const target = { slug, level: row?.enforcementLevel ?? 'hard', fields: row?.fields ?? [] };
+    const lookup = (t: string, ids: string[]) => this.references.existing(m, ctx, t, ids);
+    const results: Array<{ stored?: Record<string, unknown>; warnings: ValidationWarning[]; error?: DomainError }> = [];
+    for (const { recordId, sent, existing } of items) {
+      const partial = existing !== undefined;
+      if (partial && sent === undefined) {
+        results.push({ warnings: [] });
+        continue;
+      }
+      const values = sent === null || sent === undefined ? Object.fromEntries(Object.keys(existing ?? {}).map((k) => [k, null])) : sent;
+      const stored = withoutNulls({ ...(existing ?? {}), ...values });
+      const input = { values, stored, partial, store: { table: slug, column: 'custom_fields', recordId }, path: 'custom_fields' };
+      try {
+        // Without unique or reference fields this reads nothing: the checks are on the values alone.
+        results.push({ stored, warnings: await enforceFieldValues(m, target, input, lookup) });
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err;
+        results.push({ warnings: [], error: err });
+      }
+    }
+    return results;
   }
 
   /** A built-in object's name and status are fixed; the enforcement level of its custom fields may change. */

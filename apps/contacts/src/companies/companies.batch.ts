@@ -1,0 +1,54 @@
+import { ChangeSet, IdPrefix, returnedRows } from '@crm/common';
+import { CompanyCreatedData, CompanyDeletedData, CompanyUpdatedData, CompanyView, ContactUpdatedData, CreateCompanyDto, EventType, UpdateCompanyDto } from '@crm/contracts';
+import { BatchEvent, BuiltInCustomFieldsService } from '@crm/runtime';
+import { Injectable } from '@nestjs/common';
+import { RecordBatchWriter, RecordTable } from '../shared/record-batch';
+import { DealDirectory } from '../shared/references';
+import { NOW_MS } from '../shared/sql';
+import { Company } from './company.entity';
+import { presentCompany } from './company.presenter';
+import { COMPANY_FIELDS, companyDomainTaken } from './companies.service';
+
+/** Companies as a batch writes them: the rules of POST and PATCH /companies, matched on domain for upserts. */
+export const companiesTable: RecordTable<Company, CreateCompanyDto, UpdateCompanyDto, CompanyView, CompanyView> = {
+  entity: Company,
+  table: 'companies',
+  noun: 'company',
+  prefix: IdPrefix.Company,
+  object: 'companies',
+  createBody: CreateCompanyDto,
+  updateBody: UpdateCompanyDto,
+  fields: COMPANY_FIELDS,
+  references: [],
+  unique: { field: 'domain', prop: 'domain', expression: 'lower(domain)', taken: companyDomainTaken },
+  newRow: (dto) => ({ name: dto.name, domain: dto.domain ?? null, industry: dto.industry ?? null }),
+  created: (row) => ({ type: EventType.CompanyCreated, data: { company_id: row.id, name: row.name, domain: row.domain } satisfies CompanyCreatedData }),
+  updated: (row, changes: ChangeSet) => ({ type: EventType.CompanyUpdated, data: { company_id: row.id, ...changes } satisfies CompanyUpdatedData }),
+  deleted: (row) => ({ type: EventType.CompanyDeleted, data: { company_id: row.id } satisfies CompanyDeletedData }),
+  presentCreated: async (_m, rows) => rows.map(presentCompany),
+  presentUpdated: async (_m, rows) => rows.map(presentCompany),
+  /** Contacts of a deleted company stay without it, each with its contact.updated, as DELETE /companies/:id does. */
+  beforeRemove: async (m, rows) => {
+    const unlinked = returnedRows<{ id: string; was: string }>(
+      await m.query(
+        `UPDATE contacts c SET company_id = NULL, updated_at = ${NOW_MS}
+           FROM (SELECT id, company_id AS was FROM contacts WHERE company_id = ANY($1::text[]) ORDER BY id FOR UPDATE) o
+          WHERE c.id = o.id RETURNING c.id, o.was`,
+        [rows.map((r) => r.id)],
+      ),
+    );
+    const events = new Map<string, BatchEvent[]>();
+    for (const { id, was } of unlinked.sort((a, b) => a.id.localeCompare(b.id))) {
+      const data: ContactUpdatedData = { contact_id: id, changed: ['company_id'], previous: { company_id: was }, current: { company_id: null } };
+      events.set(was, [...(events.get(was) ?? []), { type: EventType.ContactUpdated, data }]);
+    }
+    return events;
+  },
+};
+
+@Injectable()
+export class CompaniesBatchWriter extends RecordBatchWriter<Company, CreateCompanyDto, UpdateCompanyDto, CompanyView, CompanyView> {
+  constructor(customFields: BuiltInCustomFieldsService, deals: DealDirectory) {
+    super(companiesTable, customFields, deals);
+  }
+}

@@ -1,0 +1,62 @@
+import { ChangeSet, IdPrefix } from '@crm/common';
+import { ContactCreatedData, ContactDeletedData, ContactSummaryView, ContactUpdatedData, ContactView, CreateContactDto, EventType, UpdateContactDto } from '@crm/contracts';
+import { BuiltInCustomFieldsService } from '@crm/runtime';
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { Company } from '../companies/company.entity';
+import { RecordBatchWriter, RecordTable } from '../shared/record-batch';
+import { DealDirectory } from '../shared/references';
+import { User } from '../users/user.entity';
+import { WorkLinks } from '../work-links/work-links.service';
+import { Contact } from './contact.entity';
+import { presentContact, presentContactSummary } from './contact.presenter';
+import { CONTACT_FIELDS, contactEmailTaken, newContactColumns } from './contacts.service';
+
+/** Rows of `entity` with these ids, by id: the companies and owners a batch's answers name. */
+export async function rowsById<T extends { id: string }>(m: EntityManager, entity: new () => T, ids: Array<string | null>): Promise<Map<string, T>> {
+  const wanted = [...new Set(ids.filter((id): id is string => id !== null))];
+  if (!wanted.length) return new Map();
+  const rows = await m.getRepository(entity).createQueryBuilder('r').where('r.id IN (:...wanted)', { wanted }).getMany();
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+/** Contacts as a batch writes them: the rules of POST and PATCH /contacts, matched on email for upserts. */
+export function contactsTable(links: WorkLinks): RecordTable<Contact, CreateContactDto, UpdateContactDto, ContactView, ContactSummaryView> {
+  return {
+    entity: Contact,
+    table: 'contacts',
+    noun: 'contact',
+    prefix: IdPrefix.Contact,
+    object: 'contacts',
+    createBody: CreateContactDto,
+    updateBody: UpdateContactDto,
+    fields: CONTACT_FIELDS,
+    references: [
+      { field: 'company_id', table: 'companies', noun: 'company' },
+      { field: 'owner_id', table: 'users', noun: 'user' },
+    ],
+    unique: { field: 'email', prop: 'email', expression: 'lower(email)', taken: contactEmailTaken },
+    newRow: newContactColumns,
+    patchInput: (row, dto, now) => {
+      const input = { ...dto } as Record<string, unknown>;
+      if (dto.icp_score !== undefined && dto.icp_score !== null && dto.icp_scored_at === undefined && dto.icp_score !== row.icpScore) input.icp_scored_at = now.toISOString();
+      return input;
+    },
+    created: (row) => ({ type: EventType.ContactCreated, data: { contact_id: row.id, email: row.email } satisfies ContactCreatedData }),
+    updated: (row, changes: ChangeSet) => ({ type: EventType.ContactUpdated, data: { contact_id: row.id, ...changes } satisfies ContactUpdatedData }),
+    deleted: (row) => ({ type: EventType.ContactDeleted, data: { contact_id: row.id } satisfies ContactDeletedData }),
+    presentCreated: async (_m, rows) => rows.map(presentContactSummary),
+    presentUpdated: async (m, rows) => {
+      const [companies, owners] = await Promise.all([rowsById(m, Company, rows.map((r) => r.companyId)), rowsById(m, User, rows.map((r) => r.ownerId))]);
+      return rows.map((r) => presentContact(r, r.companyId ? (companies.get(r.companyId) ?? null) : null, r.ownerId ? (owners.get(r.ownerId) ?? null) : null));
+    },
+    beforeRemove: (m, rows) => links.detachAll(m, 'contact_id', rows.map((r) => r.id)),
+  };
+}
+
+@Injectable()
+export class ContactsBatchWriter extends RecordBatchWriter<Contact, CreateContactDto, UpdateContactDto, ContactView, ContactSummaryView> {
+  constructor(links: WorkLinks, customFields: BuiltInCustomFieldsService, deals: DealDirectory) {
+    super(contactsTable(links), customFields, deals);
+  }
+}

@@ -1,0 +1,185 @@
+import { canonicalJson, DomainError, IdPrefix, insertRows, isId, lockRows, newId, updateRows, validationFailed } from '@crm/common';
+import { CustomFieldDefinition, EventType, ObjectRecordEventData, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning } from '@crm/contracts';
+import { BatchEvent, BatchWriter, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey, withoutNulls } from '@crm/runtime';
+import { EntityManager } from 'typeorm';
+import { NOW_MS } from '../shared/sql';
+import { ContactsFieldReferences } from './contacts-field-references';
+import { ObjectRecord, ObjectType } from './object-type.entity';
+import { presentRecord } from './object-type.presenter';
+
+/** A unique value as the unique rule compares it: emails without case, anything else as canonical JSON. */
+function uniqueForm(def: CustomFieldDefinition, value: unknown): string {
+  return def.type === 'email' && typeof value === 'string' ? JSON.stringify(value.toLowerCase()) : canonicalJson(value);
+}
+
+/**
+ * Batch writes of one custom object's records (`/objects/:slug/records/batch`), with the rules of the
+ * single record writes: the object is share-locked once, records are locked, inserted and updated with
+ * one statement each, and values are checked at the object's enforcement level item by item (that check
+ * reads the database only for unique and reference fields). Upserts match on the unique field named in `key`.
+ */
+export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDto, UpdateObjectRecordDto, ObjectRecordView> {
+  readonly createBody = ObjectRecordInputDto;
+  readonly updateBody = UpdateObjectRecordDto;
+  readonly noun: string;
+
+  constructor(
+    private readonly slug: string,
+    private readonly writableType: (m: EntityManager) => Promise<ObjectType>,
+    /** The type without a lock, outside the batch's transaction (its unique fields, for an upsert's key). */
+    private readonly readableType: (m: EntityManager) => Promise<ObjectType>,
+    private readonly references: ContactsFieldReferences,
+  ) {
+    this.noun = `${slug} record`;
+  }
+
+  async insert(m: EntityManager, ctx: RequestContext, items: CreateItem<ObjectRecordInputDto>[]): Promise<ItemOutcome<ObjectRecordView>[]> {
+    if (!items.length) return [];
+    const type = await this.writableType(m);
+    const outcomes = new Map<number, ItemOutcome<ObjectRecordView>>();
+    const rows: Array<{ item: CreateItem<ObjectRecordInputDto>; id: string; values: Record<string, unknown>; warnings: ValidationWarning[] }> = [];
+    const claimed = this.claims(type);
+    for (const item of items) {
+      const id = newId(IdPrefix.ObjectRecord);
+      const values = withoutNulls(item.body.values);
+      const checked = await this.check(m, ctx, type, id, item.body.values, values, false, claimed);
+      if (checked instanceof DomainError) outcomes.set(item.index, { index: item.index, error: checked });
+      else rows.push({ item, id, values, warnings: checked });
+    }
+    const inserted = await insertRows(m, ObjectRecord, rows.map((r) => ({ id: r.id, object_type_id: type.id, values: r.values })));
+    const byId = new Map(inserted.map((row) => [row.id, row]));
+    for (const r of rows) {
+      const record = byId.get(r.id)!;
+      const event = this.event(EventType.ObjectRecordCreated, record.id, type);
+      outcomes.set(r.item.index, { index: r.item.index, status: 201, data: presentRecord(record, type), warnings: r.warnings, events: [event] });
+    }
+    return items.map((item) => outcomes.get(item.index)!);
+  }
+
+  async update(m: EntityManager, ctx: RequestContext, items: UpdateItem<UpdateObjectRecordDto>[]): Promise<ItemOutcome<ObjectRecordView>[]> {
+    if (!items.length) return [];
+    const type = await this.writableType(m);
+    const found = new Map(
+      (await lockRows(m, ObjectRecord, items.filter((i) => isId(i.id, IdPrefix.ObjectRecord)).map((i) => i.id), `AND object_type_id = '${type.id.replace(/'/g, "''")}'`)).map((r) => [r.id, r]),
+    );
+    const outcomes = new Map<number, ItemOutcome<ObjectRecordView>>();
+    const writes: Array<{ item: UpdateItem<UpdateObjectRecordDto>; record: ObjectRecord; values: Record<string, unknown>; changed: string[]; warnings: ValidationWarning[] }> = [];
+    const unchanged: Array<{ item: UpdateItem<UpdateObjectRecordDto>; record: ObjectRecord; warnings: ValidationWarning[] }> = [];
+    const claimed = this.claims(type);
+    for (const item of items) {
+      const record = found.get(item.id);
+      if (!record) {
+        outcomes.set(item.index, { index: item.index, error: DomainError.notFound(this.noun, item.id) });
+        continue;
+      }
+      const sent = item.body.values ?? {};
+      const values = withoutNulls({ ...record.values, ...sent });
+      const checked = await this.check(m, ctx, type, record.id, sent, values, true, claimed);
+      if (checked instanceof DomainError) {
+        outcomes.set(item.index, { index: item.index, error: checked });
+        continue;
+      }
+      // Values are JSON as stored: 1 and "1" differ here, key order does not.
+      const changed = Object.keys(sent).filter((k) => canonicalJson(record.values[k] ?? null) !== canonicalJson(sent[k]));
+      if (changed.length) writes.push({ item, record, values, changed, warnings: checked });
+      else unchanged.push({ item, record, warnings: checked });
+    }
+    const updated = new Map((await updateRows(m, ObjectRecord, writes.map((w) => ({ id: w.record.id, values: w.values })), { updated_at: NOW_MS })).map((r) => [r.id, r]));
+    for (const w of writes) {
+      const event = this.event(EventType.ObjectRecordUpdated, w.record.id, type, w.changed);
+      outcomes.set(w.item.index, { index: w.item.index, status: 200, data: presentRecord(updated.get(w.record.id)!, type), warnings: w.warnings, events: [event] });
+    }
+    for (const u of unchanged) outcomes.set(u.item.index, { index: u.item.index, status: 200, data: presentRecord(u.record, type), warnings: u.warnings });
+    return items.map((item) => outcomes.get(item.index)!);
+  }
+
+  async remove(m: EntityManager, _ctx: RequestContext, items: DeleteItem[]): Promise<ItemOutcome<ObjectRecordView>[]> {
+    if (!items.length) return [];
+    const type = await this.writableType(m);
+    const ids = items.filter((i) => isId(i.id, IdPrefix.ObjectRecord)).map((i) => i.id);
+    const found = new Set((await lockRows(m, ObjectRecord, ids, `AND object_type_id = '${type.id.replace(/'/g, "''")}'`)).map((r) => r.id));
+    if (found.size) await m.query(`DELETE FROM object_records WHERE id = ANY($1::text[])`, [[...found]]);
+    return items.map((item) =>
+      found.has(item.id)
+        ? { index: item.index, status: 204, events: [this.event(EventType.ObjectRecordDeleted, item.id, type)] }
+        : { index: item.index, error: DomainError.notFound(this.noun, item.id) },
+    );
+  }
+
+  async upsertKey(m: EntityManager, key: string | undefined): Promise<UpsertKey<ObjectRecordInputDto>> {
+    const type = await this.readableType(m);
+    const unique = type.fields.filter((f) => f.unique).map((f) => f.name);
+    if (!unique.length) throw DomainError.invalid('operation', `${type.slug} has no unique field to match an upsert on; use create or update.`, 'upsert_unsupported');
+    if (key === undefined) throw DomainError.invalid('key', `key is required to upsert ${type.slug} records: name one of its unique fields (${unique.join(', ')}).`, 'required');
+    const def = type.fields.find((f) => f.name === key && f.unique);
+    if (!def) throw DomainError.invalid('key', `key must name a unique field of ${type.slug} (${unique.join(', ')}); '${key}' is not one.`);
+    return {
+      field: `values.${def.name}`,
+      valueOf: (body) => {
+        const value = body.values?.[def.name];
+        return value === undefined || value === null ? undefined : uniqueForm(def, value);
+      },
+      match: async (tx, values) => {
+        if (!values.length) return new Map();
+        const expression = def.type === 'email' ? `to_jsonb(lower("values"->>$2))` : `"values"->$2`;
+        const rows: Array<{ id: string; value: unknown }> = await tx.query(
+          `SELECT id, "values"->$2 AS value FROM object_records WHERE object_type_id = $1 AND ${expression} = ANY($3::jsonb[])`,
+          [type.id, def.name, values],
+        );
+        return new Map(rows.map((r) => [uniqueForm(def, r.value), r.id]));
+      },
+    };
+  }
+
+  /** Each unique field's values taken by earlier items of this batch. */
+  private claims(type: ObjectType): Map<string, Set<string>> {
+    return new Map(type.fields.filter((f) => f.unique).map((f) => [f.name, new Set<string>()]));
+  }
+
+  /**
+   * The single write's checks of one item's values: its warnings, or the error it would have answered.
+   * A unique value an earlier item of the batch takes counts as taken, since those rows are not written yet.
+   */
+  private async check(
+    m: EntityManager,
+    ctx: RequestContext,
+    type: ObjectType,
+    recordId: string,
+    sent: Record<string, unknown>,
+    stored: Record<string, unknown>,
+    partial: boolean,
+    claimed: Map<string, Set<string>>,
+  ): Promise<ValidationWarning[] | DomainError> {
+    let warnings: ValidationWarning[];
+    try {
+      warnings = await this.references.enforce(m, ctx, { slug: type.slug, level: type.enforcementLevel, fields: type.fields }, {
+        values: sent,
+        stored,
+        partial,
+        store: { table: 'object_records', column: '"values"', recordId, scope: { column: 'object_type_id', value: type.id } },
+        path: 'values',
+      });
+    } catch (err) {
+      if (err instanceof DomainError) return err;
+      throw err;
+    }
+    if (type.enforcementLevel === 'none') return warnings;
+    for (const def of type.fields.filter((f) => f.unique)) {
+      const value = sent[def.name];
+      if (value === undefined || value === null) continue;
+      const form = uniqueForm(def, value);
+      if (claimed.get(def.name)!.has(form)) {
+        const issue = { field: `values.${def.name}`, code: 'duplicate', message: `values.${def.name} ${JSON.stringify(value)} is already used by another record of this batch` };
+        if (type.enforcementLevel === 'hard') return validationFailed([issue]);
+        warnings.push(issue);
+      }
+      claimed.get(def.name)!.add(form);
+    }
+    return warnings;
+  }
+
+  private event(type: EventType, recordId: string, object: ObjectType, changed?: string[]): BatchEvent {
+    const data: ObjectRecordEventData = { record_id: recordId, object_type_id: object.id, object: object.slug, ...(changed ? { changed } : {}) };
+    return { type, data };
+  }
+}

@@ -1,0 +1,264 @@
+import { ChangeSet, ColumnValues, columnValues, diffFields, DomainError, FieldSpec, IdPrefix, insertRows, isId, lockRows, newId, updateRows } from '@crm/common';
+import { CustomFieldBuiltIn, RequestContext } from '@crm/contracts';
+import { BatchEvent, BatchWriter, BuiltInCustomFieldsService, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '@crm/runtime';
+import { ClassConstructor } from 'class-transformer';
+import { EntityManager } from 'typeorm';
+import { BuiltInRecord } from './record-columns';
+import { DealDirectory } from './references';
+import { NOW_MS } from './sql';
+
+type Row = BuiltInRecord & { id: string };
+
+/** A field naming another record that must exist when it is written. */
+export interface ReferenceField {
+  field: string;
+  /** The table it names (contacts, companies or users), or `deals`, asked of the deals service. */
+  table: 'contacts' | 'companies' | 'users' | 'deals';
+  noun: string;
+}
+
+/** A unique field an upsert matches on, compared as the unique index compares it. */
+export interface UniqueField<E> {
+  field: string;
+  prop: keyof E & string;
+  /** The indexed expression, over the table's columns: `lower(email)`. */
+  expression: string;
+  /** The conflict a single write answers when the value is taken, given the record that holds it. */
+  taken(value: string, holder: string | undefined): DomainError;
+}
+
+/**
+ * One built-in object as a batch writes it: its table and fields, the references and unique field its
+ * writes check, how a create body becomes a row, and the events and answers its single writes give.
+ */
+export interface RecordTable<E extends Row, C extends object, U extends object, V, S> {
+  entity: new () => E;
+  table: string;
+  noun: string;
+  prefix: IdPrefix;
+  object: CustomFieldBuiltIn;
+  createBody: ClassConstructor<C>;
+  updateBody: ClassConstructor<U>;
+  /** What a PATCH may change, in the order changes are reported. */
+  fields: FieldSpec<E>[];
+  references: ReferenceField[];
+  unique?: UniqueField<E>;
+  /** The columns of a new row other than id, metadata and custom_fields, as entity properties. */
+  newRow(body: C, now: Date): Partial<E>;
+  /** The PATCH input for a row, where a field implies another (a new ICP score is dated now). */
+  patchInput?(row: E, body: U, now: Date): Record<string, unknown>;
+  /** Columns an update derives from what changed (a completed task's completed_at). */
+  derived?(row: E, set: Partial<E>, now: Date): Partial<E>;
+  created(row: E): BatchEvent;
+  updated(row: E, changes: ChangeSet): BatchEvent;
+  deleted(row: E): BatchEvent;
+  /** Answers of the single create (`S`) and update (`V`), for many rows at once. */
+  presentCreated(m: EntityManager, rows: E[]): Promise<S[]>;
+  presentUpdated(m: EntityManager, rows: E[]): Promise<V[]>;
+  /** What removing these rows does first (unlinking the records that name them), as events by row id, in order. */
+  beforeRemove?(m: EntityManager, rows: E[]): Promise<Map<string, BatchEvent[]>>;
+}
+
+/** Which of `ids` name rows of `table`, key-share locked until commit so they cannot vanish before the write does. */
+async function existingIds(m: EntityManager, table: 'contacts' | 'companies' | 'users', ids: string[]): Promise<Set<string>> {
+  if (!ids.length) return new Set();
+  const rows: Array<{ id: string }> = await m.query(`SELECT id FROM ${table} WHERE id = ANY($1::text[]) FOR KEY SHARE`, [ids]);
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * The set-based batch writes of a built-in object of this service: each operation is a fixed number of
+ * statements (lock or insert, reference checks per referenced table, one multi-row write) whatever the
+ * number of items; the runner adds the one outbox insert.
+ */
+export class RecordBatchWriter<E extends Row, C extends object, U extends object, V, S> implements BatchWriter<C, U, V | S> {
+  readonly noun: string;
+  readonly createBody: ClassConstructor<C>;
+  readonly updateBody: ClassConstructor<U>;
+
+  constructor(
+    private readonly spec: RecordTable<E, C, U, V, S>,
+    private readonly customFields: BuiltInCustomFieldsService,
+    private readonly deals: DealDirectory,
+  ) {
+    this.noun = spec.noun;
+    this.createBody = spec.createBody;
+    this.updateBody = spec.updateBody;
+  }
+
+  async insert(m: EntityManager, ctx: RequestContext, items: CreateItem<C>[]): Promise<ItemOutcome<V | S>[]> {
+    if (!items.length) return [];
+    const { spec } = this;
+    const now = await this.now(m);
+    const ids = items.map(() => newId(spec.prefix));
+    const outcomes = new Map<number, ItemOutcome<V | S>>();
+    const missing = await this.missingReferences(m, ctx, items.map((item) => ({ index: item.index, values: item.body as Record<string, unknown> })));
+    const custom = await this.customFields.valuesOfMany(m, ctx, spec.object, items.map((item, i) => ({ recordId: ids[i], sent: (item.body as { custom_fields?: Record<string, unknown> | null }).custom_fields })));
+
+    const rows: ColumnValues[] = [];
+    const pending: Array<{ item: CreateItem<C>; id: string; warnings: ItemOutcome<V>['warnings'] }> = [];
+    items.forEach((item, i) => {
+      const error = missing.get(item.index) ?? custom[i].error;
+      if (error) return outcomes.set(item.index, { index: item.index, error });
+      const body = item.body as { metadata?: Record<string, unknown> | null };
+      const entity = { ...spec.newRow(item.body, now), id: ids[i], metadata: body.metadata ?? {}, customFields: custom[i].stored ?? {}, createdAt: now, updatedAt: now } as Partial<E>;
+      rows.push(columnValues(m, spec.entity, entity, Object.keys(entity)));
+      pending.push({ item, id: ids[i], warnings: custom[i].warnings });
+    });
+
+    const inserted = new Map((await insertRows(m, spec.entity, rows, { ignoreConflicts: spec.unique !== undefined })).map((row) => [row.id, row]));
+    const stored = pending.filter((p) => inserted.has(p.id));
+    const views = await spec.presentCreated(m, stored.map((p) => inserted.get(p.id)!));
+    stored.forEach((p, i) => {
+      const row = inserted.get(p.id)!;
+      outcomes.set(p.item.index, { index: p.item.index, status: 201, data: views[i], warnings: p.warnings, events: [spec.created(row)] });
+    });
+    const lost = pending.filter((p) => !inserted.has(p.id));
+    if (lost.length) {
+      // Only a unique value makes a row be skipped: another record holds it, or an earlier item of this batch does.
+      const unique = spec.unique!;
+      const holders = await this.holders(m, lost.map((p) => String((p.item.body as Record<string, unknown>)[unique.field])));
+      for (const p of lost) {
+        const value = String((p.item.body as Record<string, unknown>)[unique.field]);
+        outcomes.set(p.item.index, { index: p.item.index, error: unique.taken(value, holders.get(value.toLowerCase())), keyTaken: true });
+      }
+    }
+    return items.map((item) => outcomes.get(item.index)!);
+  }
+
+  async update(m: EntityManager, ctx: RequestContext, items: UpdateItem<U>[]): Promise<ItemOutcome<V | S>[]> {
+    if (!items.length) return [];
+    const { spec } = this;
+    const customSent = items.some((item) => (item.body as { custom_fields?: unknown }).custom_fields !== undefined);
+    // Definitions first, then rows: the order a field rename takes them in, as the single update does.
+    if (customSent) await this.customFields.lockDefinitions(m, spec.object);
+    const found = new Map((await lockRows(m, spec.entity, items.filter((i) => isId(i.id, spec.prefix)).map((i) => i.id))).map((row) => [row.id, row]));
+    const now = await this.now(m);
+    const outcomes = new Map<number, ItemOutcome<V | S>>();
+    const present = items.filter((item) => {
+      if (found.has(item.id)) return true;
+      outcomes.set(item.index, { index: item.index, error: DomainError.notFound(spec.noun, item.id) });
+      return false;
+    });
+    const custom = await this.customFields.valuesOfMany(
+      m,
+      ctx,
+      spec.object,
+      present.map((item) => ({ recordId: item.id, sent: (item.body as { custom_fields?: Record<string, unknown> | null }).custom_fields, existing: found.get(item.id)!.customFields ?? {} })),
+    );
+
+    const diffs: Array<{ item: UpdateItem<U>; row: E; set: Partial<E>; changes: ChangeSet; warnings: ItemOutcome<V>['warnings'] }> = [];
+    present.forEach((item, i) => {
+      if (custom[i].error) return outcomes.set(item.index, { index: item.index, error: custom[i].error });
+      const row = found.get(item.id)!;
+      const input = { ...(spec.patchInput ? spec.patchInput(row, item.body, now) : item.body), custom_fields: custom[i].stored };
+      const { set, changes } = diffFields(row, input, spec.fields);
+      diffs.push({ item, row, set, changes, warnings: custom[i].warnings });
+    });
+    const changing = diffs.filter((d) => d.changes.changed.length);
+    const missing = await this.missingReferences(m, ctx, changing.map((d) => ({ index: d.item.index, values: Object.fromEntries(d.changes.changed.map((f) => [f, d.changes.current[f]])) })));
+    const taken = await this.takenByOthers(m, changing);
+    const writes = changing.filter((d) => {
+      const error = missing.get(d.item.index) ?? taken.get(d.item.index);
+      if (error) outcomes.set(d.item.index, { index: d.item.index, error });
+      return !error;
+    });
+
+    const columns = new Set<string>();
+    const entities = writes.map((d) => {
+      const set = { ...d.set, ...(spec.derived ? spec.derived(d.row, d.set, now) : {}), updatedAt: now } as Partial<E>;
+      Object.keys(set).forEach((k) => columns.add(k));
+      return { ...d.row, ...set };
+    });
+    // Every row writes the same columns: the union of what changed, a row's own value where it did not change.
+    const props = ['id', ...columns];
+    const updated = new Map((await updateRows(m, spec.entity, entities.map((e) => columnValues(m, spec.entity, e, props)))).map((row) => [row.id, row]));
+
+    const answered = diffs.filter((d) => !outcomes.has(d.item.index));
+    const rows = answered.map((d) => updated.get(d.row.id) ?? d.row);
+    const views = await spec.presentUpdated(m, rows);
+    answered.forEach((d, i) => {
+      const events = updated.has(d.row.id) ? [spec.updated(rows[i], d.changes)] : [];
+      outcomes.set(d.item.index, { index: d.item.index, status: 200, data: views[i], warnings: d.warnings, events });
+    });
+    return items.map((item) => outcomes.get(item.index)!);
+  }
+
+  async remove(m: EntityManager, _ctx: RequestContext, items: DeleteItem[]): Promise<ItemOutcome<V | S>[]> {
+    if (!items.length) return [];
+    const { spec } = this;
+    const rows = await lockRows(m, spec.entity, items.filter((i) => isId(i.id, spec.prefix)).map((i) => i.id));
+    const found = new Map(rows.map((row) => [row.id, row]));
+    const before = spec.beforeRemove && rows.length ? await spec.beforeRemove(m, rows) : new Map<string, BatchEvent[]>();
+    if (rows.length) await m.query(`DELETE FROM ${spec.table} WHERE id = ANY($1::text[])`, [rows.map((r) => r.id)]);
+    return items.map((item) => {
+      const row = found.get(item.id);
+      if (!row) return { index: item.index, error: DomainError.notFound(spec.noun, item.id) };
+      return { index: item.index, status: 204, events: [...(before.get(row.id) ?? []), spec.deleted(row)] };
+    });
+  }
+
+  async upsertKey(_m: EntityManager, key: string | undefined): Promise<UpsertKey<C>> {
+    const unique = this.spec.unique;
+    if (!unique) throw DomainError.invalid('operation', `${this.spec.table} have no unique field to match an upsert on; use create or update.`, 'upsert_unsupported');
+    if (key !== undefined && key !== unique.field) throw DomainError.invalid('key', `${this.spec.table} are matched on ${unique.field}; key must be '${unique.field}' or left out.`);
+    return {
+      field: unique.field,
+      valueOf: (body) => {
+        const value = (body as Record<string, unknown>)[unique.field];
+        return typeof value === 'string' ? value.toLowerCase() : undefined;
+      },
+      match: (m, values) => this.holders(m, values),
+    };
+  }
+
+  /** The record holding each of these unique values, by lowercased value. */
+  private async holders(m: EntityManager, values: string[]): Promise<Map<string, string>> {
+    const unique = this.spec.unique!;
+    if (!values.length) return new Map();
+    const rows: Array<{ id: string; value: string }> = await m.query(
+      `SELECT id, ${unique.expression} AS value FROM ${this.spec.table} WHERE ${unique.expression} = ANY($1::text[])`,
+      [values.map((v) => v.toLowerCase())],
+    );
+    return new Map(rows.map((r) => [r.value, r.id]));
+  }
+
+  /** Updates whose new unique value another record holds, or an earlier update of this batch takes. */
+  private async takenByOthers(m: EntityManager, diffs: Array<{ item: UpdateItem<U>; row: E; changes: ChangeSet }>): Promise<Map<number, DomainError>> {
+    const unique = this.spec.unique;
+    const errors = new Map<number, DomainError>();
+    if (!unique) return errors;
+    const moving = diffs.filter((d) => d.changes.changed.includes(unique.field) && d.changes.current[unique.field] !== null);
+    const holders = await this.holders(m, moving.map((d) => String(d.changes.current[unique.field])));
+    const claimed = new Set<string>();
+    for (const d of moving) {
+      const value = String(d.changes.current[unique.field]);
+      const holder = holders.get(value.toLowerCase());
+      if ((holder !== undefined && holder !== d.row.id) || claimed.has(value.toLowerCase())) errors.set(d.item.index, unique.taken(value, holder));
+      claimed.add(value.toLowerCase());
+    }
+    return errors;
+  }
+
+  /** The first reference of each item that names no record, as the single write's 400. One lookup per referenced table. */
+  private async missingReferences(m: EntityManager, ctx: RequestContext, items: Array<{ index: number; values: Record<string, unknown> }>): Promise<Map<number, DomainError>> {
+    const errors = new Map<number, DomainError>();
+    for (const ref of this.spec.references) {
+      const named = items.filter((item) => typeof item.values[ref.field] === 'string' && !errors.has(item.index));
+      if (!named.length) continue;
+      const ids = [...new Set(named.map((item) => item.values[ref.field] as string))];
+      const found = ref.table === 'deals' ? await this.deals.existing(ctx, ids) : await existingIds(m, ref.table, ids);
+      for (const item of named) {
+        const id = item.values[ref.field] as string;
+        if (!found.has(id)) errors.set(item.index, DomainError.invalid(ref.field, `No ${ref.noun} with id '${id}'.`, 'not_found'));
+      }
+    }
+    return errors;
+  }
+
+  /** The time of the transaction at the precision timestamps are stored with (NOW_MS). */
+  private async now(m: EntityManager): Promise<Date> {
+    const [{ now }] = (await m.query(`SELECT ${NOW_MS} AS now`)) as Array<{ now: Date }>;
+    return now;
+  }
+}

@@ -1,0 +1,250 @@
+import { columnValues, diffFields, DomainError, ErrorCode, IdPrefix, insertRows, isId, lockRows, newId, returnedRows, updateRows } from '@crm/common';
+import {
+  CreateDealDto,
+  DealDeletedData,
+  DealStageChangedData,
+  DealUpdatedData,
+  DealView,
+  EventType,
+  FullDealView,
+  RelatedSummary,
+  RequestContext,
+  UpdateDealDto,
+} from '@crm/contracts';
+import { BatchEvent, BatchWriter, BuiltInCustomFieldsService, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '@crm/runtime';
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { Pipeline } from '../pipelines/pipeline.entity';
+import { Stage } from '../pipelines/stage.entity';
+import { ContactsDirectory } from './contacts-directory';
+import { actorOf, SERVICE_USER_ID, statusAfterEntering, statusEvent } from './deal-stage-mover';
+import { Deal } from './deal.entity';
+import { presentDeal } from './deal.presenter';
+import { DEAL_FIELDS, dealCreatedData, newDeal } from './deals.service';
+import { StageHistory } from './stage-history.entity';
+
+type Links = { contact_id?: string | null; company_id?: string | null; owner_id?: string | null };
+
+const LINKS = [
+  { field: 'contact_id', reply: 'contacts', noun: 'contact' },
+  { field: 'company_id', reply: 'companies', noun: 'company' },
+  { field: 'owner_id', reply: 'users', noun: 'user' },
+] as const;
+
+/**
+ * Batch writes of deals with the rules of POST, PATCH and DELETE /deals, set-based: one request to the
+ * contacts service for every contact, company and owner the items name, one read of the stages and
+ * pipelines they name, one multi-row insert or update of deals and one of stage history. Events are
+ * those of the single writes, per item in their order: deal.created or deal.stage_changed, then deal.won
+ * or deal.lost when the write closed the deal, then deal.updated. Deals have no unique field to upsert on.
+ */
+@Injectable()
+export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDto, DealView | FullDealView> {
+  readonly noun = 'deal';
+  readonly createBody = CreateDealDto;
+  readonly updateBody = UpdateDealDto;
+
+  constructor(
+    private readonly directory: ContactsDirectory,
+    private readonly customFields: BuiltInCustomFieldsService,
+  ) {}
+
+  async insert(m: EntityManager, ctx: RequestContext, items: CreateItem<CreateDealDto>[]): Promise<ItemOutcome<DealView>[]> {
+    if (!items.length) return [];
+    const outcomes = new Map<number, ItemOutcome<DealView>>();
+    const missing = await this.missingLinks(ctx, items.map((i) => ({ index: i.index, links: i.body })));
+    const stages = await this.stages(m, items.map((i) => ({ index: i.index, pipelineId: i.body.pipeline_id, stageId: i.body.stage_id })));
+    const now = await this.clock(m);
+    const ids = items.map(() => newId(IdPrefix.Deal));
+    const custom = await this.customFields.valuesOfMany(m, ctx, 'deals', items.map((item, i) => ({ recordId: ids[i], sent: item.body.custom_fields })));
+    const deals: Array<{ index: number; deal: Deal; warnings: ItemOutcome<DealView>['warnings'] }> = [];
+    items.forEach(({ index, body: dto }, i) => {
+      const stage = stages.get(index)!;
+      const error = missing.get(index) ?? (stage instanceof DomainError ? stage : undefined) ?? custom[i].error;
+      if (error) return outcomes.set(index, { index, error });
+      deals.push({
+        index,
+        deal: newDeal(ids[i], dto, stage as Stage, custom[i].stored ?? {}, now),
+        warnings: custom[i].warnings,
+      });
+    });
+    const props = deals.length ? Object.keys(deals[0].deal) : [];
+    await insertRows(m, Deal, deals.map((d) => columnValues(m, Deal, d.deal, props)));
+    await this.history(m, ctx, deals.map((d) => ({ deal: d.deal, from: null })), now);
+    for (const { index, deal, warnings } of deals) {
+      const events: BatchEvent[] = [{ type: EventType.DealCreated, data: dealCreatedData(deal) }];
+      const closed = statusEvent(deal, null);
+      if (closed) events.push(closed);
+      outcomes.set(index, { index, status: 201, data: presentDeal(deal, now), warnings, events });
+    }
+    return items.map((item) => outcomes.get(item.index)!);
+  }
+
+  async update(m: EntityManager, ctx: RequestContext, items: UpdateItem<UpdateDealDto>[]): Promise<ItemOutcome<FullDealView>[]> {
+    if (!items.length) return [];
+    const outcomes = new Map<number, ItemOutcome<FullDealView>>();
+    const missing = await this.missingLinks(ctx, items.map((i) => ({ index: i.index, links: i.body })));
+    if (items.some((i) => i.body.custom_fields !== undefined)) await this.customFields.lockDefinitions(m, 'deals');
+    const found = new Map((await lockRows(m, Deal, items.filter((i) => isId(i.id, IdPrefix.Deal)).map((i) => i.id))).map((d) => [d.id, d]));
+    const present = items.filter((item) => {
+      const error = found.has(item.id) ? missing.get(item.index) : DomainError.notFound('deal', item.id);
+      if (error) outcomes.set(item.index, { index: item.index, error });
+      return !error;
+    });
+    const custom = await this.customFields.valuesOfMany(m, ctx, 'deals', present.map((i) => ({ recordId: i.id, sent: i.body.custom_fields, existing: found.get(i.id)!.customFields ?? {} })));
+    // The stage each item moves to: a stage_id (with the pipeline it names or the deal's own), as PATCH /deals/:id reads it.
+    const targets = await this.stages(
+      m,
+      present
+        .filter((i) => i.body.stage_id !== undefined || (i.body.pipeline_id !== undefined && i.body.pipeline_id !== found.get(i.id)!.pipelineId))
+        .map((i) => ({ index: i.index, pipelineId: i.body.pipeline_id ?? found.get(i.id)!.pipelineId, stageId: i.body.stage_id })),
+    );
+    const now = await this.clock(m);
+
+    const written: Array<{ index: number; deal: Deal; from: string | null; events: BatchEvent[] }> = [];
+    const unchanged: Array<{ index: number; deal: Deal }> = [];
+    present.forEach((item, i) => {
+      const target = targets.get(item.index);
+      const error = custom[i].error ?? (target instanceof DomainError ? target : undefined);
+      if (error) return outcomes.set(item.index, { index: item.index, error });
+      const before = found.get(item.id)!;
+      const deal: Deal = { ...before };
+      const { set, changes } = diffFields(deal, { ...item.body, custom_fields: custom[i].stored }, DEAL_FIELDS);
+      Object.assign(deal, set);
+      const changed = changes.changed;
+      const events: BatchEvent[] = [];
+      const stage = target instanceof Stage && target.id !== before.stageId ? target : undefined;
+      if (stage) {
+        deal.pipelineId = stage.pipelineId;
+        deal.stageId = stage.id;
+        deal.stageEnteredAt = now;
+        deal.status = item.body.status ?? statusAfterEntering(stage, before.status);
+        deal.lossReason = deal.status === 'lost' ? deal.lossReason : null;
+        changed.push('stage_id', 'stage_entered_at');
+        if (stage.pipelineId !== before.pipelineId) changed.push('pipeline_id');
+        if (deal.status !== before.status) changed.push('status');
+        if (deal.lossReason !== before.lossReason && !changed.includes('loss_reason')) changed.push('loss_reason');
+        events.push({ type: EventType.DealStageChanged, data: { deal_id: deal.id, from_stage_id: before.stageId, to_stage_id: stage.id } satisfies DealStageChangedData });
+      } else if (item.body.status !== undefined && item.body.status !== before.status) {
+        deal.status = item.body.status;
+        changed.push('status');
+      }
+      const closed = statusEvent(deal, before.status);
+      if (closed) events.push(closed);
+      if (!changed.length) return unchanged.push({ index: item.index, deal: before });
+      deal.updatedAt = now;
+      events.push({ type: EventType.DealUpdated, data: { deal_id: deal.id, changed: [...new Set(changed)] } satisfies DealUpdatedData });
+      written.push({ index: item.index, deal, from: stage ? before.stageId : null, events });
+    });
+
+    const props = ['id', 'name', 'contactId', 'companyId', 'value', 'currency', 'ownerId', 'source', 'lossReason', 'expectedClose', 'metadata', 'customFields', 'status', 'pipelineId', 'stageId', 'stageEnteredAt', 'updatedAt'];
+    await updateRows(m, Deal, written.map((w) => columnValues(m, Deal, w.deal, props)));
+    await this.history(m, ctx, written.filter((w) => w.from !== null).map((w) => ({ deal: w.deal, from: w.from })), now);
+    const views = await this.full(m, ctx, [...written, ...unchanged].map((w) => w.deal), now);
+    for (const w of written) outcomes.set(w.index, { index: w.index, status: 200, data: views.get(w.deal.id), warnings: custom[present.findIndex((p) => p.index === w.index)].warnings, events: w.events });
+    for (const u of unchanged) outcomes.set(u.index, { index: u.index, status: 200, data: views.get(u.deal.id) });
+    return items.map((item) => outcomes.get(item.index)!);
+  }
+
+  async remove(m: EntityManager, _ctx: RequestContext, items: DeleteItem[]): Promise<ItemOutcome<DealView>[]> {
+    if (!items.length) return [];
+    const ids = items.filter((i) => isId(i.id, IdPrefix.Deal)).map((i) => i.id);
+    const rows = ids.length ? returnedRows<{ id: string }>(await m.query(`DELETE FROM deals WHERE id = ANY($1::text[]) RETURNING id`, [ids])) : [];
+    const deleted = new Set(rows.map((r) => r.id));
+    return items.map((item) =>
+      deleted.has(item.id)
+        ? { index: item.index, status: 204, events: [{ type: EventType.DealDeleted, data: { deal_id: item.id } satisfies DealDeletedData }] }
+        : { index: item.index, error: DomainError.notFound('deal', item.id) },
+    );
+  }
+
+  async upsertKey(): Promise<UpsertKey<CreateDealDto>> {
+    throw DomainError.invalid('operation', 'deals have no unique field to match an upsert on; use create or update.', 'upsert_unsupported');
+  }
+
+  /** The first contact, company or owner each item names that does not exist, as the single write's 400. One request for all. */
+  private async missingLinks(ctx: RequestContext, items: Array<{ index: number; links: Links }>): Promise<Map<number, DomainError>> {
+    const named = (field: (typeof LINKS)[number]['field']) => items.map((i) => i.links[field]).filter((id): id is string => typeof id === 'string');
+    const reply = await this.directory.resolveMany(ctx, { contact_ids: named('contact_id'), company_ids: named('company_id'), user_ids: named('owner_id') });
+    const known = { contacts: new Set(reply.contacts.map((c) => c.id)), companies: new Set(reply.companies.map((c) => c.id)), users: new Set(reply.users.map((u) => u.id)) };
+    const errors = new Map<number, DomainError>();
+    for (const item of items) {
+      const issues = LINKS.filter((l) => typeof item.links[l.field] === 'string' && !known[l.reply].has(item.links[l.field]!)).map((l) => ({
+        field: l.field,
+        code: 'not_found',
+        message: `No ${l.noun} with id '${item.links[l.field]}'.`,
+      }));
+      if (issues.length) errors.set(item.index, new DomainError(ErrorCode.ValidationFailed, issues.map((i) => i.message).join(' '), issues));
+    }
+    return errors;
+  }
+
+  /** Each item's stage, checked as the single write checks it (a stage of the named pipeline), or the 400 naming what is wrong. */
+  private async stages(m: EntityManager, items: Array<{ index: number; pipelineId: string; stageId: string | undefined }>): Promise<Map<number, Stage | DomainError>> {
+    const result = new Map<number, Stage | DomainError>();
+    if (!items.length) return result;
+    const stageIds = items.map((i) => i.stageId).filter((id): id is string => id !== undefined && isId(id, IdPrefix.Stage));
+    const pipelineIds = items.map((i) => i.pipelineId).filter((id) => isId(id, IdPrefix.Pipeline));
+    const [stages, pipelines] = await Promise.all([
+      stageIds.length ? m.getRepository(Stage).createQueryBuilder('s').where('s.id IN (:...ids)', { ids: [...new Set(stageIds)] }).getMany() : [],
+      pipelineIds.length ? m.getRepository(Pipeline).createQueryBuilder('p').select('p.id').where('p.id IN (:...ids)', { ids: [...new Set(pipelineIds)] }).getMany() : [],
+    ]);
+    const stageById = new Map(stages.map((s) => [s.id, s]));
+    const pipelineExists = new Set(pipelines.map((p) => p.id));
+    for (const { index, pipelineId, stageId } of items) {
+      const stage = stageId === undefined ? undefined : stageById.get(stageId);
+      if (stage && stage.pipelineId === pipelineId) result.set(index, stage);
+      else if (!pipelineExists.has(pipelineId)) result.set(index, DomainError.invalid('pipeline_id', `No pipeline with id '${pipelineId}'.`, 'not_found'));
+      else if (stageId === undefined) result.set(index, DomainError.invalid('stage_id', 'stage_id is required when pipeline_id changes.', 'required'));
+      else result.set(index, DomainError.invalid('stage_id', `stage_id must be a stage of pipeline '${pipelineId}'.`));
+    }
+    return result;
+  }
+
+  /** Stage history of placed or moved deals, one insert. */
+  private async history(m: EntityManager, ctx: RequestContext, moves: Array<{ deal: Deal; from: string | null }>, at: Date): Promise<void> {
+    const actor = actorOf(ctx);
+    const rows = moves.map(({ deal, from }) =>
+      columnValues(
+        m,
+        StageHistory,
+        { id: newId(IdPrefix.StageHistory), dealId: deal.id, fromStageId: from, toStageId: deal.stageId, changedAt: at, changedBy: actor.userId ?? SERVICE_USER_ID, changedByKeyId: actor.keyId },
+        ['id', 'dealId', 'fromStageId', 'toStageId', 'changedAt', 'changedBy', 'changedByKeyId'],
+      ),
+    );
+    await insertRows(m, StageHistory, rows);
+  }
+
+  /** The full views PATCH /deals/:id answers, for many deals: one request for their contacts, companies and owners, one read of pipelines and stages. */
+  private async full(m: EntityManager, ctx: RequestContext, deals: Deal[], now: Date): Promise<Map<string, FullDealView>> {
+    if (!deals.length) return new Map();
+    const ids = (pick: (d: Deal) => string | null) => deals.map(pick).filter((id): id is string => id !== null);
+    const [names, pipelines, stages] = await Promise.all([
+      this.directory.resolveMany(ctx, { contact_ids: ids((d) => d.contactId), company_ids: ids((d) => d.companyId), user_ids: ids((d) => d.ownerId) }).catch(() => ({ contacts: [], companies: [], users: [] })),
+      m.getRepository(Pipeline).createQueryBuilder('p').where('p.id IN (:...ids)', { ids: [...new Set(ids((d) => d.pipelineId))] }).getMany(),
+      m.getRepository(Stage).createQueryBuilder('s').where('s.id IN (:...ids)', { ids: [...new Set(ids((d) => d.stageId))] }).getMany(),
+    ]);
+    const summary = (list: RelatedSummary[], type: RelatedSummary['type'], id: string | null): RelatedSummary | null =>
+      id === null ? null : (list.find((r) => r.id === id) ?? { type, id, name: '' });
+    return new Map(
+      deals.map((deal) => [
+        deal.id,
+        {
+          ...presentDeal(deal, now),
+          relationships: {
+            contact: deal.contactId === null ? null : (names.contacts.find((c) => c.id === deal.contactId) ?? null),
+            company: deal.companyId === null ? null : (names.companies.find((c) => c.id === deal.companyId) ?? null),
+            pipeline: { type: 'pipeline', id: deal.pipelineId, name: pipelines.find((p) => p.id === deal.pipelineId)?.name ?? '' },
+            stage: { type: 'stage', id: deal.stageId, name: stages.find((s) => s.id === deal.stageId)?.name ?? '' },
+            owner: summary(names.users, 'user', deal.ownerId),
+          },
+        } as FullDealView,
+      ]),
+    );
+  }
+
+  private async clock(m: EntityManager): Promise<Date> {
+    const [{ now }] = (await m.query(`SELECT clock_timestamp() AS now`)) as Array<{ now: Date }>;
+    return now;
+  }
+}

@@ -1,0 +1,47 @@
+import { ErrorCode, Logger } from '@crm/common';
+import { Inject, Injectable, NestMiddleware } from '@nestjs/common';
+import type { NextFunction, Response } from 'express';
+import { isBatchWrite } from '../http/json-body';
+import { GatewayRequest } from '../http/request-context';
+import { writeError } from '../http/write-error';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
+import { LOGGER } from '../tokens';
+import { RateLimiterService, setRateLimitHeaders } from './rate-limiter.service';
+
+/**
+ * A batch write costs one token per item (docs/batch.md): the key check took the first, this takes the
+ * rest once the body is parsed, so a batch of 200 spends what 200 single writes would. The cost is capped
+ * at the bucket's capacity, or a batch larger than the burst could never pass. A refused batch gets its
+ * first token back: like any refused request, it costs nothing.
+ */
+@Injectable()
+export class BatchCostMiddleware implements NestMiddleware {
+  constructor(
+    private readonly limiter: RateLimiterService,
+    private readonly metrics: GatewayMetrics,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async use(req: GatewayRequest, res: Response, next: NextFunction): Promise<void> {
+    const items = (req.body as { items?: unknown } | undefined)?.items;
+    if (!req.principal || !isBatchWrite(req) || !Array.isArray(items) || items.length < 2) return next();
+    const bucket = `key:${req.principal.keyId}`;
+    const extra = Math.min(items.length, this.limiter.capacity) - 1;
+    try {
+      const decision = await this.limiter.take(bucket, extra);
+      setRateLimitHeaders(res, decision);
+      if (decision.allowed) return next();
+      await this.limiter.refund(bucket);
+      this.metrics.rateLimited.inc();
+      const s = decision.retryAfterSeconds;
+      return writeError(
+        res,
+        { code: ErrorCode.RateLimitExceeded, message: `Rate limit exceeded: a batch of ${items.length} items costs ${extra + 1} requests; retry in ${s} second${s === 1 ? '' : 's'}.` },
+        { 'Retry-After': String(s) },
+      );
+    } catch (err) {
+      this.logger.error({ err, request_id: req.id }, 'batch rate limit failed unexpectedly');
+      writeError(res, { code: ErrorCode.Internal, message: 'An internal error occurred.' });
+    }
+  }
+}
