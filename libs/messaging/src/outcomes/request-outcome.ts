@@ -33,6 +33,23 @@ export async function markRequestApplied(manager: EntityManager): Promise<void> 
   if (rows.length === 0) throw new OutcomeAlreadyRecorded();
 }
 
+/**
+ * Records the reply of the client's keyed request inside the transaction of its change, for a change whose
+ * reply is known before it commits (a batch write): a crash between the commit and the interceptor's own
+ * recording of the reply then still leaves a retry the reply to replay, not only the fact it was applied.
+ */
+export async function recordReplyWithin(manager: EntityManager, reply: unknown): Promise<void> {
+  const scope = requestOutcomeScope.getStore();
+  if (!scope) return;
+  const rows: unknown[] = await manager.query(
+    `INSERT INTO request_outcomes (ref, attempt, reply) VALUES ($1, $2, $3)
+     ON CONFLICT (ref) DO UPDATE SET reply = EXCLUDED.reply WHERE request_outcomes.attempt = EXCLUDED.attempt
+     RETURNING 1`,
+    [scope.ref, scope.attempt, JSON.stringify({ value: reply })],
+  );
+  if (rows.length === 0) throw new OutcomeAlreadyRecorded();
+}
+
 /** Each service's record of keyed requests it has applied, with the reply it gave. */
 export class CreateRequestOutcomes1763900000200 implements MigrationInterface {
   name = 'CreateRequestOutcomes1763900000200';

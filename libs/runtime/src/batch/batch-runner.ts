@@ -1,6 +1,6 @@
 import { DomainError, ErrorCode, FieldIssue, isForeignKeyViolation, isUniqueViolation, validateInput, validationFailed } from '@crm/common';
 import { BatchItemResult, BatchReply, BatchWriteDto, EventType, httpStatusOf, RequestContext, ValidationWarning } from '@crm/contracts';
-import { OutboxService } from '@crm/messaging';
+import { OutboxService, recordReplyWithin } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { ClassConstructor } from 'class-transformer';
 import { DataSource, EntityManager } from 'typeorm';
@@ -196,7 +196,10 @@ export class BatchRunner {
           const failures = outcomes.filter((o) => o.error);
           if (dto.all_or_none && failures.length) throw allOrNoneFailure(failures, dto.items.length);
           await this.outbox.appendMany(m, outcomes.flatMap((o) => (o.error ? [] : (o.events ?? []))));
-          return { data: outcomes.map(result) };
+          const reply = { data: outcomes.map(result) };
+          // Recorded with the change, so a retry after a crash right after the commit gets this answer back.
+          await recordReplyWithin(m, reply);
+          return reply;
         });
       } catch (err) {
         // A unique value or a referenced record changed between the checks and the write: the next attempt's checks see it.
