@@ -3,6 +3,7 @@ import { spawn } from 'child_process';
 import { createServer, Server } from 'http';
 import { mkdirSync, writeFileSync } from 'fs';
 import { join } from 'path';
+import { BatchResult, batchTable, batchWrites } from './batch-writes';
 import { SustainedResult, sustainedWrites } from './sustained-writes';
 import { alphanumeric, APPS, CONNECTIONS, createContactsLoad, DURATION_S, load, machine, percentile, Row, rssMiB, startBenchStack } from './bench-stack';
 
@@ -10,13 +11,17 @@ import { alphanumeric, APPS, CONNECTIONS, createContactsLoad, DURATION_S, load, 
  * Benchmarks the system as it is deployed: five separate processes built from dist/, on a database and
  * NATS/Redis namespace of their own, driven over HTTP from this machine. Prints a Markdown table and
  * writes the raw numbers to bench/results/. Run it on an otherwise idle machine: `npm run bench`.
+ * `BENCH_ONLY=batch` runs only the batch-write section (bench/batch-writes.ts), on a stack of its own.
  */
 const ROOT = join(__dirname, '..', '..');
 const LAG_SAMPLES = Number(process.env.BENCH_LAG_SAMPLES ?? 200);
 const SUSTAINED_RATE = Number(process.env.BENCH_SUSTAINED_RATE ?? 200);
 const SUSTAINED_S = Number(process.env.BENCH_SUSTAINED_S ?? 60);
+const ONLY = process.env.BENCH_ONLY;
 
 async function main(): Promise<void> {
+  if (ONLY === 'batch') return batchOnly();
+  if (ONLY) throw new Error(`BENCH_ONLY=${ONLY}: the only section that runs alone is batch`);
   const stack = await startBenchStack(ROOT);
   const { api, key, children, post } = stack;
   const receiver: Server = createServer();
@@ -26,6 +31,7 @@ async function main(): Promise<void> {
   let lag: Record<string, number> = {};
   let sustained: SustainedResult | undefined;
   let memory: Record<string, number> = {};
+  let batch: BatchResult | undefined;
   const headers = { 'X-Api-Key': key, 'Content-Type': 'application/json' };
   try {
     bare = await startBare(stack.databaseUrl);
@@ -87,6 +93,9 @@ async function main(): Promise<void> {
     rows.push(await load('POST /deals/:id/stage', `${api}/deals`, key, moves(), 'locks the deal, writes history + event'));
     target = 'bare';
     pairs.push({ stack: rows[rows.length - 1], bare: await load('POST /deals/:id/stage', `${bareApi}/deals`, key, moves(), '') });
+
+    // Single against batch writes, before any webhook is subscribed: the same work as with BENCH_ONLY=batch.
+    batch = await batchWrites(stack);
 
     // End-to-end lag: from a write's 201 to the event in GET /events, and to a webhook receiver.
     const arrivals = new Map<string, number>();
@@ -159,6 +168,8 @@ async function main(): Promise<void> {
     '',
     `Resident memory after the run (MiB): ${Object.entries(memory).map(([app, mib]) => `${app} ${mib}`).join(', ')}.`,
     '',
+    ...batchSection(batch!),
+    '',
     'Against the bare baseline (bench/bare.ts: Node http + pg, the same SQL; stack run first, bare right after):',
     '',
     '| Scenario | stack req/s | bare req/s | req/s stack/bare | stack p50 ms | bare p50 ms | p50 stack/bare | stack p99 ms | bare p99 ms | errors stack/bare |',
@@ -170,7 +181,31 @@ async function main(): Promise<void> {
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
-  writeFileSync(join(ROOT, 'bench', 'results', `${stamp.replace(/[:.]/g, '-')}.json`), JSON.stringify({ stamp, machine: machine(), rows, bare: pairs.map((p) => p.bare), lag, sustained, memory }, null, 2));
+  writeFileSync(join(ROOT, 'bench', 'results', `${stamp.replace(/[:.]/g, '-')}.json`), JSON.stringify({ stamp, machine: machine(), rows, bare: pairs.map((p) => p.bare), lag, sustained, memory, batch }, null, 2));
+}
+
+/** `BENCH_ONLY=batch`: the batch-write section alone, on a stack of its own. */
+async function batchOnly(): Promise<void> {
+  const stack = await startBenchStack(ROOT);
+  let batch: BatchResult;
+  try {
+    batch = await batchWrites(stack);
+  } finally {
+    await stack.stop();
+  }
+  const stamp = new Date().toISOString();
+  const lines = [`Run ${stamp} on ${machine()}; BENCH_ONLY=batch; load generator on the same machine.`, '', ...batchSection(batch)];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+  writeFileSync(join(ROOT, 'bench', 'results', `${stamp.replace(/[:.]/g, '-')}.json`), JSON.stringify({ stamp, machine: machine(), only: 'batch', batch }, null, 2));
+}
+
+function batchSection(batch: BatchResult): string[] {
+  return [
+    `Batch writes of contacts (bench/batch-writes.ts): ${batch.records_per_scenario} records per scenario, batches of ${batch.batch_size}; every answer and item checked. CPU is the five processes' user + system time, read after the stack went quiet.`,
+    '',
+    ...batchTable(batch),
+  ];
 }
 
 function ratio(a: number, b: number): string {
