@@ -108,7 +108,12 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 
   private async publishBatch(): Promise<number> {
     const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
+    const connection = (await runner.connect()) as { on(event: 'error', listener: (err: Error) => void): void; removeListener(event: 'error', listener: (err: Error) => void): void };
+    // The connection stays checked out while events are published to NATS, so no pool listens for its
+    // errors then: a database that goes away in that window would be an unhandled 'error' event. The
+    // batch then fails at its next statement and the relay retries it.
+    const lost = (err: Error) => this.logger.warn({ err: err.message }, 'outbox relay lost its database connection mid-batch; will retry');
+    connection.on('error', lost);
     await runner.startTransaction();
     try {
       const [{ locked }] = await runner.query(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, [`crm:outbox:${this.options.schema}`]);
@@ -146,6 +151,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       throw err;
     } finally {
       await runner.release();
+      connection.removeListener('error', lost);
     }
   }
 }
