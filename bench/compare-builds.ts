@@ -1,3 +1,4 @@
+import autocannon from 'autocannon';
 import { execFileSync } from 'child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'fs';
 import { tmpdir } from 'os';
@@ -37,6 +38,11 @@ function buildRef(ref: string): { dir: string; commit: string; remove(): void } 
   };
 }
 
+function patchDealLoad(): Partial<autocannon.Options> {
+  let n = 0;
+  return { method: 'PATCH', requests: [{ method: 'PATCH', setupRequest: (req) => ({ ...req, body: JSON.stringify({ value: ++n, name: `Bench deal ${n}` }) }) }] };
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
@@ -52,12 +58,17 @@ async function main(): Promise<void> {
     stacks[`base ${base.commit}`] = await startBenchStack(base.dir);
     stacks[`this ${current}`] = await startBenchStack(ROOT);
     const probes: Record<string, string> = {};
+    const deals: Record<string, string> = {};
     for (const [name, stack] of Object.entries(stacks)) {
       probes[name] = (await stack.post('/contacts', { email: `probe-${Date.now()}@bench.example`, first_name: 'Probe' })).id;
+      const pipeline: { id: string; stages: Array<{ id: string }> } = await stack.post('/pipelines', { name: 'Bench', stages: [{ name: 'Open', type: 'open' }, { name: 'Won', type: 'won' }] });
+      deals[name] = (await stack.post('/deals', { name: 'Bench deal', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, value: 1 })).id;
     }
     const scenarios: Array<{ name: string; run: (name: string, stack: BenchStack) => Promise<Row> }> = [
       { name: 'GET /contacts/:id', run: (name, s) => load('GET /contacts/:id', `${s.api}/contacts/${probes[name]}`, s.key, {}, '', ROUND_S) },
       { name: 'POST /contacts', run: (_name, s) => load('POST /contacts', `${s.api}/contacts`, s.key, createContactsLoad(), '', ROUND_S) },
+      // Every request a new value, so each one is a real change (a same-value PATCH writes nothing).
+      { name: 'PATCH /deals/:id', run: (name, s) => load('PATCH /deals/:id', `${s.api}/deals/${deals[name]}`, s.key, patchDealLoad(), '', ROUND_S) },
     ];
     const names = Object.keys(stacks);
     for (let round = 0; round < ROUNDS; round++) {

@@ -37,7 +37,7 @@ describe('GET /events', () => {
     await stack.api.delete(`/apikeys/${ids[0]}`);
     const all = await waitForKeyEvents([...created(ids), ['api_key.revoked', ids[0]]]);
     for (const event of all) {
-      expect(Object.keys(event).sort()).toEqual(['data', 'id', 'occurred_at', 'type']);
+      expect(Object.keys(event)).toEqual(['id', 'type', 'occurred_at', 'actor', 'via', 'request_id', 'data']);
       expect(event.id).toMatch(/^evt_/);
       expect(new Date(event.occurred_at).toISOString()).toBe(event.occurred_at);
     }

@@ -14,6 +14,7 @@ const READ_TOOLS = [
   'get_deal',
   'get_deal_history',
   'get_record',
+  'list_changes',
   'list_deals',
   'list_events',
   'list_pipelines',

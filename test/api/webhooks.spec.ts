@@ -203,9 +203,12 @@ describe('Webhooks', () => {
         id: expect.stringMatching(/^evt_[0-9a-z]{26}$/),
         type: 'api_key.created',
         occurred_at: expect.any(String),
+        actor: { type: 'api_key', id: expect.stringMatching(/^key_/) },
+        via: 'api',
+        request_id: expect.any(String),
         data: expect.objectContaining({ key_id: keyId }),
       });
-      expect(Object.keys(request.json).sort()).toEqual(['data', 'id', 'occurred_at', 'type']);
+      expect(Object.keys(request.json)).toEqual(['id', 'type', 'occurred_at', 'actor', 'via', 'request_id', 'data']);
 
       const log = await eventually(async () => {
         const rows = (await deliveries(sub.id)).filter((d) => d.event_id === request.json.id);

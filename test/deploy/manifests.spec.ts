@@ -23,6 +23,7 @@ type Process = (typeof PROCESSES)[number];
 const LIB_SCOPES: Record<string, readonly Process[]> = {
   loadServiceConfig: SERVICES,
   loadQuerySettings: ['contacts', 'deals'],
+  loadChangeSettings: ['contacts', 'deals'],
 };
 
 /**

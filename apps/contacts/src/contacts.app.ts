@@ -12,6 +12,7 @@ import { ObjectsModule } from './objects/objects.module';
 import { SchemaModule } from './schema/schema.module';
 import { TasksModule } from './tasks/tasks.module';
 import { QueryModule } from './query/query.module';
+import { ChangesModule } from './changes/changes.module';
 import { CONTACTS_SETTINGS, loadContactsSettings } from './contacts.settings';
 
 export const contactsApp: ServiceDefinition = {
@@ -19,7 +20,7 @@ export const contactsApp: ServiceDefinition = {
   defaultHealthPort: 3001,
   database: { entities: contactsEntities, migrations: contactsMigrations },
   settings: { token: CONTACTS_SETTINGS, load: loadContactsSettings },
-  imports: [WorkLinksModule, ObjectsModule, ContactsModule, CompaniesModule, ActivitiesModule, TasksModule, SchemaModule, CaptureModule, UsersModule, ImportsModule, QueryModule],
+  imports: [WorkLinksModule, ObjectsModule, ContactsModule, CompaniesModule, ActivitiesModule, TasksModule, SchemaModule, CaptureModule, UsersModule, ImportsModule, QueryModule, ChangesModule],
 };
 
 export function startContacts(env?: Record<string, string | undefined>): Promise<RunningService> {

@@ -1,10 +1,10 @@
 import { Env } from '@crm/common';
-import { loadQuerySettings, QuerySettings } from '@crm/runtime';
+import { ChangeSettings, loadChangeSettings, loadQuerySettings, QuerySettings } from '@crm/runtime';
 
 export const CONTACTS_SETTINGS = Symbol('CONTACTS_SETTINGS');
 
-export type ContactsSettings = QuerySettings;
+export type ContactsSettings = QuerySettings & ChangeSettings;
 
 export function loadContactsSettings(env: Env): ContactsSettings {
-  return loadQuerySettings(env);
+  return { ...loadQuerySettings(env), ...loadChangeSettings(env) };
 }

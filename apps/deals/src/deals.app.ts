@@ -1,3 +1,4 @@
+import { ChangesModule } from './changes/changes.module';
 import { ServiceName } from '@crm/contracts';
 import { RunningService, ServiceDefinition, startService } from '@crm/runtime';
 import { ScheduleModule } from '@nestjs/schedule';
@@ -9,7 +10,7 @@ export const dealsApp: ServiceDefinition = {
   service: ServiceName.Deals,
   defaultHealthPort: 3002,
   database: { entities: dealsEntities, migrations: dealsMigrations },
-  imports: [ScheduleModule.forRoot(), DealsModule],
+  imports: [ScheduleModule.forRoot(), DealsModule, ChangesModule],
   settings: { token: DEALS_SETTINGS, load: loadDealsSettings },
 };
 

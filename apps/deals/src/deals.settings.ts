@@ -1,9 +1,9 @@
 import { Env, intVar, optionalVar } from '@crm/common';
-import { loadQuerySettings, QuerySettings } from '@crm/runtime';
+import { ChangeSettings, loadChangeSettings, loadQuerySettings, QuerySettings } from '@crm/runtime';
 
 export const DEALS_SETTINGS = Symbol('DEALS_SETTINGS');
 
-export interface DealsSettings extends QuerySettings {
+export interface DealsSettings extends QuerySettings, ChangeSettings {
   /** Inactivity after which trigger.deal.stale is emitted. */
   staleAfterMs: number;
   /** How often one replica sweeps for newly stale deals. */
@@ -23,5 +23,6 @@ export function loadDealsSettings(env: Env): DealsSettings {
     staleAfterMs: seconds !== undefined ? seconds * 1000 : days * DAY_MS,
     staleCheckIntervalMs: intVar(env, 'DEALS_STALE_CHECK_INTERVAL_MS', 60_000, { min: 100, max: 86_400_000 }),
     ...loadQuerySettings(env),
+    ...loadChangeSettings(env),
   };
 }

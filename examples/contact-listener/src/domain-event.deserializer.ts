@@ -1,7 +1,7 @@
 import { ConsumerDeserializer, IncomingEvent } from '@nestjs/microservices';
 
 /**
- * Our events are plain JSON envelopes (`{id, type, occurred_at, data}`), not Nest's `{pattern, data}`
+ * Our events are plain JSON envelopes (`{id, type, occurred_at, actor, via, request_id, data}`), not Nest's `{pattern, data}`
  * packets; without this, Nest would hand the handler only the envelope's `data` field.
  */
 export class DomainEventDeserializer implements ConsumerDeserializer {

@@ -19,6 +19,7 @@ export const IdPrefix = {
   ObjectType: 'ot',
   ObjectRecord: 'rec',
   Import: 'imp',
+  Change: 'chg',
 } as const;
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix];
 

@@ -1,6 +1,6 @@
 import { ActivityEventData, CompanyDeletedData, ContactDeletedData } from './contacts';
 import { CompanyCreatedData, CompanyUpdatedData, ContactUpdatedData, TaskEventData } from './contacts/views';
-import { DealCreatedData, DealDeletedData, DealLostData, DealStaleData, DealUpdatedData, DealWonData, PipelineChangedData } from './deals/events';
+import { DealCreatedData, DealDeletedData, DealLostData, DealStaleData, DealUpdatedData, DealWonData, PipelineChangedData, PipelineUpdatedData } from './deals/events';
 import { ApiKeyCreatedData, ApiKeyRevokedData, ContactCreatedData, DealStageChangedData, EventType } from './events';
 import { ObjectRecordEventData, ObjectTypeEventData } from './schema/field-types';
 import { ImportCompletedData } from './imports/imports';
@@ -38,7 +38,7 @@ export const EVENT_CATALOG: Record<EventType, EventDescription> = {
   [EventType.TaskUpdated]: { summary: 'A task changed.', data: TaskEventData },
   [EventType.TaskDeleted]: { summary: 'A task was deleted.', data: TaskEventData },
   [EventType.PipelineCreated]: { summary: 'A pipeline was created.', data: PipelineChangedData },
-  [EventType.PipelineUpdated]: { summary: 'A pipeline or its stages changed.', data: PipelineChangedData },
+  [EventType.PipelineUpdated]: { summary: 'A pipeline or its stages changed.', data: PipelineUpdatedData },
   [EventType.PipelineDeleted]: { summary: 'A pipeline was deleted.', data: PipelineChangedData },
   [EventType.TriggerDealStale]: { summary: 'An open deal has had no activity for longer than the threshold.', data: DealStaleData },
   [EventType.ImportCompleted]: { summary: 'An import finished (completed, or failed as a whole), with its counts.', data: ImportCompletedData },

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import type { ChangeActor, ChangeVia } from './changes/changes';
 /**
  * Domain event types (`resource.action`) and their payloads. docs/events.md describes each one; a
  * payload that changes shape gets a new type name rather than a silent change.
@@ -51,6 +52,10 @@ export interface DomainEvent<D = Record<string, unknown>> {
   id: string;
   type: EventType;
   occurred_at: string;
+  /** Who made the change, through which channel and request; absent only on events recorded before these existed. */
+  actor?: ChangeActor;
+  via?: ChangeVia;
+  request_id?: string | null;
   data: D;
 }
 

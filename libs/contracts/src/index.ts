@@ -16,3 +16,4 @@ export * from './event-catalog';
 export * from './operations';
 export * from './query/record-query.dto';
 export * from './batch/batch';
+export * from './changes/changes';

@@ -1,3 +1,4 @@
+import type { ChangeVia } from './changes/changes';
 import type { ErrorBody } from './errors';
 
 export const API_SCOPES = ['read', 'read-write', 'capture-only'] as const;
@@ -15,6 +16,11 @@ export interface RequestContext {
    * service records the request's outcome so a retry after a lost reply gets that outcome back.
    */
   idempotency_ref?: string;
+  /**
+   * The channel the request came through: `api` or `mcp` from the gateway, `import` from an import's
+   * rows. A batch, capture or merge operation names its own channel (docs/changes.md).
+   */
+  via?: ChangeVia;
 }
 
 /** What the gateway sends for one HTTP request: path parameters, query, body, caller. */

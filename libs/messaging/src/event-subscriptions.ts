@@ -1,6 +1,7 @@
 import { DomainEvent } from '@crm/contracts';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { NatsConnection } from 'nats';
+import { systemOrigin, withOrigin } from './changes/change-origin';
 import { DeadEvents } from './dead-events/dead-events.service';
 import { DurableEventConsumer } from './event-consumer';
 import { MessagingMetrics } from './messaging.metrics';
@@ -35,8 +36,12 @@ export class EventSubscriptions implements OnApplicationBootstrap, OnApplication
 
   /** Declares a durable consumer; an event it cannot handle is parked as dead under its durable name. */
   durable(subscription: DurableSubscription): void {
-    this.declared.push(subscription);
-    this.deadEvents.register(subscription.durable, (event) => subscription.handle([event]));
+    // What a consumer changes in reaction to events (clean-ups) is the system's doing, named by the
+    // consumer, also when an operator retries a parked event.
+    const origin = systemOrigin(subscription.durable);
+    const handle = (events: DomainEvent[]) => withOrigin(origin, () => subscription.handle(events));
+    this.declared.push({ ...subscription, handle });
+    this.deadEvents.register(subscription.durable, (event) => handle([event]));
   }
 
   onApplicationBootstrap(): void {

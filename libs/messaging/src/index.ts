@@ -17,3 +17,6 @@ export * from './outbox/outbox.service';
 export * from './outcomes/request-outcome';
 export * from './rpc';
 export * from './dead-events/dead-events.cli';
+export * from './changes/change-origin';
+export * from './changes/change-drafts';
+export * from './changes/changes.migration';

@@ -3,6 +3,7 @@ import { AnyOperation, ReplyOf } from '@crm/contracts';
 import { applyDecorators, ArgumentMetadata, PipeTransform, UseInterceptors, UsePipes } from '@nestjs/common';
 import { MessagePattern } from '@nestjs/microservices';
 import { SoftWarningsInterceptor } from './custom-fields/soft-warnings';
+import { OperationVia } from './changes/change-origin.interceptor';
 
 /**
  * Validates the parts of a request its operation declares classes for (`@Payload('body')` with the body
@@ -28,6 +29,7 @@ type Handler<R> = (...args: never[]) => R | Promise<R>;
 export function Handles<O extends AnyOperation>(op: O) {
   const decorators = [MessagePattern(op.name), UsePipes(new OperationInputPipe(op))];
   if (op.reply.kind === 'resource' && op.reply.warnings) decorators.push(UseInterceptors(SoftWarningsInterceptor));
+  if (op.via) decorators.push(OperationVia(op.via));
   const decorate = applyDecorators(...decorators);
   return <H extends Handler<ReplyOf<O>>>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<H>): void => {
     decorate(target, key, descriptor);

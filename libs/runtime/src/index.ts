@@ -9,3 +9,8 @@ export * from './handles';
 export * from './query/record-query';
 export * from './query/remote-queries';
 export * from './batch/batch-runner';
+export * from './changes/change-origin.interceptor';
+export * from './changes/change-log';
+export * from './changes/change-retention.job';
+export * from './changes/change-history.module';
+export * from './periodic-task';

@@ -10,6 +10,7 @@ import { LoggerModule, Logger as NestLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { DependencyHealth } from './health.indicators';
 import { RequestOutcomeInterceptor } from './request-outcome.interceptor';
+import { ChangeOriginInterceptor } from './changes/change-origin.interceptor';
 import { RpcMetricsInterceptor } from './rpc-metrics.interceptor';
 import { RpcTracingInterceptor } from './rpc-tracing.interceptor';
 import { rpcHealthController } from './rpc-health.controller';
@@ -151,6 +152,7 @@ export async function startService(definition: ServiceDefinition, env: Record<st
       { provide: APP_INTERCEPTOR, useValue: new RpcTracingInterceptor(definition.service, config.namespace) },
       { provide: APP_INTERCEPTOR, useFactory: (m: MessagingMetrics) => new RpcMetricsInterceptor(m, config.namespace), inject: [MessagingMetrics] },
       { provide: APP_INTERCEPTOR, useFactory: (ds: DataSource) => new RequestOutcomeInterceptor(ds, config, logger), inject: [DataSource] },
+      { provide: APP_INTERCEPTOR, useValue: new ChangeOriginInterceptor() },
       { provide: SERVICE_CONFIG, useValue: config },
       { provide: LOGGER, useValue: logger },
       ...(definition.settings ? [{ provide: definition.settings.token, useValue: settings }] : []),

@@ -195,6 +195,23 @@ export interface paths {
         patch: operations["contacts_update"];
         trace?: never;
     };
+    "/contacts/{id}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the changes of a contact, oldest first: who changed which fields, from what, through which channel */
+        get: operations["contacts_changes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/contacts/{id}/deals": {
         parameters: {
             query?: never;
@@ -317,6 +334,23 @@ export interface paths {
         patch: operations["companies_update"];
         trace?: never;
     };
+    "/companies/{id}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the changes of a company, oldest first: who changed which fields, from what, through which channel */
+        get: operations["companies_changes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/users": {
         parameters: {
             query?: never;
@@ -369,6 +403,23 @@ export interface paths {
         head?: never;
         /** Update a team member */
         patch: operations["users_update"];
+        trace?: never;
+    };
+    "/users/{id}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the changes of a team member, oldest first: who changed which fields, from what, through which channel */
+        get: operations["users_changes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/imports": {
@@ -477,6 +528,23 @@ export interface paths {
         patch: operations["activities_update"];
         trace?: never;
     };
+    "/activities/{id}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the changes of an activity, oldest first: who changed which fields, from what, through which channel */
+        get: operations["activities_changes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tasks": {
         parameters: {
             query?: never;
@@ -548,6 +616,23 @@ export interface paths {
         patch: operations["tasks_update"];
         trace?: never;
     };
+    "/tasks/{id}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the changes of a task, oldest first: who changed which fields, from what, through which channel */
+        get: operations["tasks_changes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/deals": {
         parameters: {
             query?: never;
@@ -617,6 +702,23 @@ export interface paths {
         head?: never;
         /** Update a deal */
         patch: operations["deals_update"];
+        trace?: never;
+    };
+    "/deals/{id}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the changes of a deal, oldest first: who changed which fields, from what, through which channel */
+        get: operations["deals_changes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/deals/{id}/stage": {
@@ -724,6 +826,23 @@ export interface paths {
         patch: operations["pipelines_update"];
         trace?: never;
     };
+    "/pipelines/{id}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the changes of a pipeline, oldest first: who changed which fields, from what, through which channel */
+        get: operations["pipelines_changes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/pipelines/{id}/deals": {
         parameters: {
             query?: never;
@@ -785,6 +904,23 @@ export interface paths {
         };
         /** Read the event log in order */
         get: operations["events_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read the change history across every object, oldest first, filtered by object, record, actor, channel or time */
+        get: operations["changes_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1057,6 +1193,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/objects/{slug}/records/{id}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the changes of a custom object record, oldest first: who changed which fields, from what, through which channel */
+        get: operations["objects_recordChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -1168,6 +1321,35 @@ export interface components {
                 [key: string]: unknown;
             };
             relationships: components["schemas"]["ContactRelationships"];
+        };
+        ChangeActorView: {
+            /** @enum {string} */
+            type: "api_key" | "user" | "system";
+            /** @description `key_…`, `user_…`, or for the system the job that acted */
+            id: string | null;
+        };
+        ChangeView: {
+            /** @example chg_01jd0000000000000000000000 */
+            id: string;
+            /** @description The object slug: contacts, companies, deals, pipelines, activities, tasks, users or a custom object */
+            object: string;
+            record_id: string;
+            /** @enum {string} */
+            action: "created" | "updated" | "deleted" | "merged";
+            /** @description Field paths: names, or custom_fields.<name> / values.<name> for custom values */
+            changed: string[];
+            previous: {
+                [key: string]: unknown;
+            } | null;
+            current: {
+                [key: string]: unknown;
+            } | null;
+            actor: components["schemas"]["ChangeActorView"];
+            /** @enum {string} */
+            via: "api" | "batch" | "import" | "mcp" | "capture" | "merge" | "system";
+            request_id: string | null;
+            /** Format: date-time */
+            occurred_at: string;
         };
         DealSummary: {
             id: string;
@@ -1432,6 +1614,15 @@ export interface components {
             type: "contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted";
             /** Format: date-time */
             occurred_at: string;
+            /** @description Who made the change: the API key, its team member, or the system. Null on events logged before events carried it. */
+            actor: components["schemas"]["ChangeActorView"] | null;
+            /**
+             * @description The channel the change came through. Null on events logged before events carried it.
+             * @enum {string|null}
+             */
+            via: "api" | "batch" | "import" | "mcp" | "capture" | "merge" | "system" | null;
+            /** @description The X-Request-Id of the request that made the change; null for what the system did on its own. */
+            request_id: string | null;
             data: {
                 [key: string]: unknown;
             };
@@ -2795,6 +2986,60 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    contacts_changes: {
+        parameters: {
+            query?: {
+                field?: string;
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ChangeView"][];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description No such record, and no history of one (`not_found`). */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
     contacts_deals: {
         parameters: {
             query?: {
@@ -3249,6 +3494,60 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    companies_changes: {
+        parameters: {
+            query?: {
+                field?: string;
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ChangeView"][];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description No such record, and no history of one (`not_found`). */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
     users_list: {
         parameters: {
             query?: {
@@ -3498,6 +3797,60 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    users_changes: {
+        parameters: {
+            query?: {
+                field?: string;
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ChangeView"][];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description No such record, and no history of one (`not_found`). */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             501: components["responses"]["Error501"];
@@ -3955,6 +4308,60 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    activities_changes: {
+        parameters: {
+            query?: {
+                field?: string;
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ChangeView"][];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description No such record, and no history of one (`not_found`). */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
     tasks_list: {
         parameters: {
             query?: {
@@ -4280,6 +4687,60 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    tasks_changes: {
+        parameters: {
+            query?: {
+                field?: string;
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ChangeView"][];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description No such record, and no history of one (`not_found`). */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             501: components["responses"]["Error501"];
@@ -4619,6 +5080,60 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    deals_changes: {
+        parameters: {
+            query?: {
+                field?: string;
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ChangeView"][];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description No such record, and no history of one (`not_found`). */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             501: components["responses"]["Error501"];
@@ -5006,6 +5521,60 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    pipelines_changes: {
+        parameters: {
+            query?: {
+                field?: string;
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ChangeView"][];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description No such record, and no history of one (`not_found`). */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
     pipelines_deals: {
         parameters: {
             query?: {
@@ -5209,6 +5778,50 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["EventView"][];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    changes_list: {
+        parameters: {
+            query?: {
+                object?: string;
+                record_id?: string;
+                actor_id?: string;
+                via?: "api" | "batch" | "import" | "mcp" | "capture" | "merge" | "system";
+                created_after?: string;
+                created_before?: string;
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ChangeView"][];
                         has_more: boolean;
                         /** @description Opaque; send it as `cursor` for the next page. */
                         next_cursor?: string;
@@ -6286,6 +6899,61 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    objects_recordChanges: {
+        parameters: {
+            query?: {
+                field?: string;
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                slug: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ChangeView"][];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description No such record, and no history of one (`not_found`). */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             501: components["responses"]["Error501"];

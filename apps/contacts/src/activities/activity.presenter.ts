@@ -1,3 +1,4 @@
+import type { ChangeSet } from '@crm/common';
 import type { ActivityEventData, ActivitySummaryView, ActivityView } from '@crm/contracts';
 import { Activity } from './activity.entity';
 
@@ -30,13 +31,14 @@ export function presentActivity(activity: Activity): ActivityView {
   };
 }
 
-export function activityEventData(activity: Pick<Activity, 'id' | 'type' | 'contactId' | 'dealId' | 'occurredAt'>, changed?: string[]): ActivityEventData {
+/** The data of an activity event; an update's carries what it changed (`changes`). */
+export function activityEventData(activity: Pick<Activity, 'id' | 'type' | 'contactId' | 'dealId' | 'occurredAt'>, changes?: ChangeSet): ActivityEventData {
   return {
     activity_id: activity.id,
     type: activity.type,
     contact_id: activity.contactId,
     deal_id: activity.dealId,
     occurred_at: activity.occurredAt.toISOString(),
-    ...(changed ? { changed } : {}),
+    ...(changes ? { changed: changes.changed, previous: changes.previous, current: changes.current } : {}),
   };
 }

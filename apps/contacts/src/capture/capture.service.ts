@@ -1,10 +1,11 @@
-import { canonicalJson, diffFields, IdPrefix, newId } from '@crm/common';
+import { canonicalJson, diffFields, hydrate, IdPrefix, newId } from '@crm/common';
 import { CaptureContactDto, CaptureView, ContactCreatedData, ContactsLimits, ContactUpdatedData, EventType } from '@crm/contracts';
-import { OutboxService } from '@crm/messaging';
+import { createdChange, OutboxService, updatedChange } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Contact } from '../contacts/contact.entity';
+import { presentContact } from '../contacts/contact.presenter';
 import { CONTACT_FIELDS } from '../contacts/contacts.service';
 import { NOW_MS } from '../shared/sql';
 
@@ -39,15 +40,19 @@ export class CaptureService {
 
   private async captureOnce(m: EntityManager, dto: CaptureContactDto): Promise<CaptureView | undefined> {
     const id = newId(IdPrefix.Contact);
-    const inserted: { id: string }[] = await m.query(
+    const inserted: Record<string, unknown>[] = await m.query(
       `INSERT INTO contacts (id, email, first_name, last_name, source, source_detail, metadata)
        VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT ((lower(email))) DO NOTHING
-       RETURNING id`,
+       RETURNING *`,
       [id, dto.email, dto.first_name || null, dto.last_name || null, dto.source ?? null, dto.source_detail || null, JSON.stringify(dto.metadata ?? {})],
     );
     if (inserted.length) {
-      await this.outbox.append<ContactCreatedData>(m, EventType.ContactCreated, { contact_id: id, email: dto.email });
+      const contact = hydrate(m, Contact, inserted[0]);
+      await this.outbox.record(m, {
+        events: [{ type: EventType.ContactCreated, data: { contact_id: id, email: dto.email } satisfies ContactCreatedData }],
+        changes: [createdChange('contacts', id, presentContact(contact, null, null))],
+      });
       return { contact_id: id, created: true };
     }
     const [existing] = await m
@@ -60,7 +65,10 @@ export class CaptureService {
     const { set, changes } = diffFields(existing, this.fill(existing, dto), FILLABLE_FIELDS);
     if (changes.changed.length) {
       await m.update(Contact, { id: existing.id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Contact>);
-      await this.outbox.append<ContactUpdatedData>(m, EventType.ContactUpdated, { contact_id: existing.id, ...changes });
+      await this.outbox.record(m, {
+        events: [{ type: EventType.ContactUpdated, data: { contact_id: existing.id, ...changes } satisfies ContactUpdatedData }],
+        changes: [updatedChange('contacts', existing.id, changes)],
+      });
     }
     return { contact_id: existing.id, created: false };
   }

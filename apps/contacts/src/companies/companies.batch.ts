@@ -1,6 +1,7 @@
 import { ChangeSet, IdPrefix, returnedRows } from '@crm/common';
 import { CompanyCreatedData, CompanyDeletedData, CompanyUpdatedData, CompanyView, ContactUpdatedData, CreateCompanyDto, EventType, UpdateCompanyDto } from '@crm/contracts';
-import { BatchEvent, BuiltInCustomFieldsService } from '@crm/runtime';
+import { updatedChange } from '@crm/messaging';
+import { BatchRecording, BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { RecordBatchWriter, RecordTable } from '../shared/record-batch';
 import { DealDirectory } from '../shared/references';
@@ -25,9 +26,10 @@ export const companiesTable: RecordTable<Company, CreateCompanyDto, UpdateCompan
   created: (row) => ({ type: EventType.CompanyCreated, data: { company_id: row.id, name: row.name, domain: row.domain } satisfies CompanyCreatedData }),
   updated: (row, changes: ChangeSet) => ({ type: EventType.CompanyUpdated, data: { company_id: row.id, ...changes } satisfies CompanyUpdatedData }),
   deleted: (row) => ({ type: EventType.CompanyDeleted, data: { company_id: row.id } satisfies CompanyDeletedData }),
+  changeView: presentCompany,
   presentCreated: async (_m, rows) => rows.map(presentCompany),
   presentUpdated: async (_m, rows) => rows.map(presentCompany),
-  /** Contacts of a deleted company stay without it, each with its contact.updated, as DELETE /companies/:id does. */
+  /** Contacts of a deleted company stay without it, each with its contact.updated and change entry, as DELETE /companies/:id does. */
   beforeRemove: async (m, rows) => {
     const unlinked = returnedRows<{ id: string; was: string }>(
       await m.query(
@@ -37,12 +39,15 @@ export const companiesTable: RecordTable<Company, CreateCompanyDto, UpdateCompan
         [rows.map((r) => r.id)],
       ),
     );
-    const events = new Map<string, BatchEvent[]>();
+    const recordings = new Map<string, BatchRecording>();
     for (const { id, was } of unlinked.sort((a, b) => a.id.localeCompare(b.id))) {
-      const data: ContactUpdatedData = { contact_id: id, changed: ['company_id'], previous: { company_id: was }, current: { company_id: null } };
-      events.set(was, [...(events.get(was) ?? []), { type: EventType.ContactUpdated, data }]);
+      const changes = { changed: ['company_id'], previous: { company_id: was }, current: { company_id: null } };
+      const recording = recordings.get(was) ?? { events: [], changes: [] };
+      recording.events.push({ type: EventType.ContactUpdated, data: { contact_id: id, ...changes } satisfies ContactUpdatedData });
+      recording.changes.push(updatedChange('contacts', id, changes)!);
+      recordings.set(was, recording);
     }
-    return events;
+    return recordings;
   },
 };
 

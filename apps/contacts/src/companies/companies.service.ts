@@ -11,7 +11,7 @@ import {
   RequestContext,
   UpdateCompanyDto,
 } from '@crm/contracts';
-import { OutboxService } from '@crm/messaging';
+import { createdChange, deletedChange, OutboxService, updatedChange } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
@@ -58,7 +58,10 @@ export class CompaniesService {
             metadata: dto.metadata ?? {},
             customFields,
           } as QueryDeepPartialEntity<Company>);
-          await this.outbox.append<CompanyCreatedData>(m, EventType.CompanyCreated, { company_id: id, name: company.name, domain: company.domain });
+          await this.outbox.record(m, {
+            events: [{ type: EventType.CompanyCreated, data: { company_id: id, name: company.name, domain: company.domain } satisfies CompanyCreatedData }],
+            changes: [createdChange('companies', id, presentCompany(company))],
+          });
           return company;
         }),
       );
@@ -90,7 +93,10 @@ export class CompaniesService {
           const { set, changes } = diffFields(company, input, COMPANY_FIELDS);
           if (!changes.changed.length) return company;
           const updated = await updateReturning(m, Company, id, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Company>);
-          await this.outbox.append<CompanyUpdatedData>(m, EventType.CompanyUpdated, { company_id: id, ...changes });
+          await this.outbox.record(m, {
+            events: [{ type: EventType.CompanyUpdated, data: { company_id: id, ...changes } satisfies CompanyUpdatedData }],
+            changes: [updatedChange('companies', id, changes)],
+          });
           return updated;
         }),
       );
@@ -104,20 +110,19 @@ export class CompaniesService {
     if (!isId(id, IdPrefix.Company)) throw DomainError.notFound('company', id);
     await this.dataSource.transaction(async (m) => {
       // Locked first: contact writes that link this company wait (FOR KEY SHARE) and then fail cleanly.
-      await this.find(m, id, true);
+      const company = await this.find(m, id, true);
       const unlinked: { id: string }[] = returnedRows(
         await m.query(`UPDATE contacts SET company_id = NULL, updated_at = ${NOW_MS} WHERE company_id = $1 RETURNING id`, [id]),
       );
-      for (const contact of unlinked) {
-        await this.outbox.append<ContactUpdatedData>(m, EventType.ContactUpdated, {
-          contact_id: contact.id,
-          changed: ['company_id'],
-          previous: { company_id: id },
-          current: { company_id: null },
-        });
-      }
+      const unlinking = { changed: ['company_id'], previous: { company_id: id }, current: { company_id: null } };
       await m.delete(Company, { id });
-      await this.outbox.append<CompanyDeletedData>(m, EventType.CompanyDeleted, { company_id: id });
+      await this.outbox.record(m, {
+        events: [
+          ...unlinked.map((contact) => ({ type: EventType.ContactUpdated, data: { contact_id: contact.id, ...unlinking } satisfies ContactUpdatedData })),
+          { type: EventType.CompanyDeleted, data: { company_id: id } satisfies CompanyDeletedData },
+        ],
+        changes: [...unlinked.map((contact) => updatedChange('contacts', contact.id, unlinking)), deletedChange('companies', id, presentCompany(company))],
+      });
     });
   }
 

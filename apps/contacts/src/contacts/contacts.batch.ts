@@ -45,6 +45,7 @@ export function contactsTable(links: WorkLinks): RecordTable<Contact, CreateCont
     created: (row) => ({ type: EventType.ContactCreated, data: { contact_id: row.id, email: row.email } satisfies ContactCreatedData }),
     updated: (row, changes: ChangeSet) => ({ type: EventType.ContactUpdated, data: { contact_id: row.id, ...changes } satisfies ContactUpdatedData }),
     deleted: (row) => ({ type: EventType.ContactDeleted, data: { contact_id: row.id } satisfies ContactDeletedData }),
+    changeView: (row) => presentContact(row, null, null),
     presentCreated: async (_m, rows) => rows.map(presentContactSummary),
     presentUpdated: async (m, rows) => {
       const [companies, owners] = await Promise.all([rowsById(m, Company, rows.map((r) => r.companyId)), rowsById(m, User, rows.map((r) => r.ownerId))]);

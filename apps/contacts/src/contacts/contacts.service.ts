@@ -1,6 +1,6 @@
 import { canonicalJson, diffFields, DomainError, FieldSpec, fieldSpecs, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, SortablePageQuery, transactionOf, updateReturning } from '@crm/common';
 import { ContactCreatedData, ContactDeletedData, ContactSummaryView, ContactUpdatedData, ContactsLimits, CreateContactDto, DealSummary, EventType, ListContactsQuery, ListDealsForContactRequest, MergeContactsDto, Ops, ReassignContactReply, ReassignContactRequest, RequestContext, UpdateContactDto } from '@crm/contracts';
-import { OutboxService, RpcCaller } from '@crm/messaging';
+import { createdChange, deletedChange, mergedAwayChange, mergedChange, OutboxService, RpcCaller, updatedChange } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
@@ -13,7 +13,7 @@ import { NOW_MS } from '../shared/sql';
 import { User } from '../users/user.entity';
 import { WorkLinks } from '../work-links/work-links.service';
 import { Contact } from './contact.entity';
-import { presentContactSummary, presentContactWithIncluded } from './contact.presenter';
+import { presentContact, presentContactSummary, presentContactWithIncluded } from './contact.presenter';
 
 /**
  * The text `search` matches: first and last name (so the full name too), then the email on a line of its
@@ -121,7 +121,10 @@ export class ContactsService {
           metadata: dto.metadata ?? {},
           customFields,
         } as QueryDeepPartialEntity<Contact>);
-        await this.outbox.append<ContactCreatedData>(m, EventType.ContactCreated, { contact_id: id, email: contact.email });
+        await this.outbox.record(m, {
+          events: [{ type: EventType.ContactCreated, data: { contact_id: id, email: contact.email } satisfies ContactCreatedData }],
+          changes: [createdChange('contacts', id, presentContact(contact, null, null))],
+        });
         return contact;
       });
     } catch (err) {
@@ -172,7 +175,10 @@ export class ContactsService {
         if (set.companyId) await requireCompany(m, set.companyId);
         if (set.ownerId) await requireUser(m, set.ownerId);
         const updated = await updateReturning(m, Contact, id, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Contact>);
-        await this.outbox.append<ContactUpdatedData>(m, EventType.ContactUpdated, { contact_id: id, ...changes });
+        await this.outbox.record(m, {
+          events: [{ type: EventType.ContactUpdated, data: { contact_id: id, ...changes } satisfies ContactUpdatedData }],
+          changes: [updatedChange('contacts', id, changes)],
+        });
         return { contact: updated, ...(await this.relatedOf(m, updated)) };
       });
     } catch (err) {
@@ -188,10 +194,13 @@ export class ContactsService {
   async remove(id: string): Promise<void> {
     if (!isId(id, IdPrefix.Contact)) throw DomainError.notFound('contact', id);
     await this.dataSource.transaction(async (m) => {
-      await this.find(m, id, true);
+      const contact = await this.find(m, id, true);
       await this.links.detach(m, 'contact_id', id);
       await m.delete(Contact, { id });
-      await this.outbox.append<ContactDeletedData>(m, EventType.ContactDeleted, { contact_id: id });
+      await this.outbox.record(m, {
+        events: [{ type: EventType.ContactDeleted, data: { contact_id: id } satisfies ContactDeletedData }],
+        changes: [deletedChange('contacts', id, presentContact(contact, null, null))],
+      });
     });
   }
 
@@ -235,11 +244,15 @@ export class ContactsService {
       await this.links.move(m, loser.id, winner.id);
       const { set, changes } = diffFields(winner, this.fillFromLoser(winner, loser), CONTACT_FIELDS);
       await m.delete(Contact, { id: loser.id });
-      await this.outbox.append<ContactDeletedData>(m, EventType.ContactDeleted, { contact_id: loser.id, merged_into: winner.id });
-      if (changes.changed.length) {
-        await m.update(Contact, { id: winner.id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Contact>);
-        await this.outbox.append<ContactUpdatedData>(m, EventType.ContactUpdated, { contact_id: winner.id, ...changes });
-      }
+      if (changes.changed.length) await m.update(Contact, { id: winner.id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Contact>);
+      // The winner's entry is `merged` even when the merge filled nothing: it names the loser.
+      await this.outbox.record(m, {
+        events: [
+          { type: EventType.ContactDeleted, data: { contact_id: loser.id, merged_into: winner.id } satisfies ContactDeletedData },
+          ...(changes.changed.length ? [{ type: EventType.ContactUpdated, data: { contact_id: winner.id, ...changes } satisfies ContactUpdatedData }] : []),
+        ],
+        changes: [mergedAwayChange('contacts', loser.id, winner.id, presentContact(loser, null, null)), mergedChange('contacts', winner.id, loser.id, changes)],
+      });
       const merged = await m.findOneByOrFail(Contact, { id: winner.id });
       return { contact: merged, ...(await this.relatedOf(m, merged)) };
     });

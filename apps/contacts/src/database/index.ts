@@ -1,4 +1,4 @@
-import { CreateDeadEvents1763900000000, AddOutboxTraceContext1764200000000, CreateOutbox1763800000000, CreateRequestOutcomes1763900000200 } from '@crm/messaging';
+import { CreateChanges1764600000000, CreateDeadEvents1763900000000, AddOutboxTraceContext1764200000000, CreateOutbox1763800000000, CreateRequestOutcomes1763900000200 } from '@crm/messaging';
 import { Activity } from '../activities/activity.entity';
 import { Company } from '../companies/company.entity';
 import { Contact } from '../contacts/contact.entity';
@@ -32,4 +32,5 @@ export const contactsMigrations = [
   CustomFieldsEverywhere1764300000000,
   CreateImports1764300000200,
   IndexCustomFieldValues1764500000000,
+  CreateChanges1764600000000,
 ];

@@ -1,6 +1,6 @@
 import { Logger, validateInput } from '@crm/common';
-import { CreateCompanyDto, CreateContactDto, CustomFieldDefinition, EventType, ImportCompletedData, ImportDealsBatchReply, ImportDealsBatchRequest, ImportLimits, ImportRowError, Ops, UpdateCompanyDto, UpdateContactDto, importRowBody } from '@crm/contracts';
-import { OutboxService, RpcCaller } from '@crm/messaging';
+import { CreateCompanyDto, CreateContactDto, CustomFieldDefinition, EventType, RequestContext, ImportCompletedData, ImportDealsBatchReply, ImportDealsBatchRequest, ImportLimits, ImportRowError, Ops, UpdateCompanyDto, UpdateContactDto, importRowBody } from '@crm/contracts';
+import { originOf, OutboxService, RpcCaller, withOrigin } from '@crm/messaging';
 import { BuiltInCustomFieldsService, importRowErrors, LOGGER } from '@crm/runtime';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
@@ -17,6 +17,11 @@ const POLL_MS = 2000;
 const ABANDONED_AFTER_MS = 15 * 60 * 1000;
 
 type Outcome = 'created' | 'updated';
+
+/** The context an import's rows are written under: the POST /imports request's key and request id, through the `import` channel. */
+function importContext(job: Import): RequestContext {
+  return { ...job.requestContext, via: 'import' };
+}
 
 /**
  * Applies queued imports in batches. Each batch is one transaction: the job row locked (SKIP LOCKED, so
@@ -117,58 +122,64 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
         .setOnLocked('skip_locked')
         .getOne();
       if (!job) return false;
-      const take = job.object === 'deals' ? ImportLimits.dealBatchRows : ImportLimits.batchRows;
-      const rows = await m.find(ImportRow, { where: { importId: job.id }, order: { seq: 'ASC' }, take });
-      const counts = { created: 0, updated: 0, failed: 0 };
-      const errors: ImportRowError[] = [];
-      const unreadable = rows.filter((row) => row.error);
-      for (const row of unreadable) errors.push({ line: row.line, field: null, ...row.error! });
-      counts.failed += unreadable.length;
-      const readable = rows.filter((row) => !row.error);
-      if (job.object === 'deals') {
-        if (readable.length) {
-          const applied = await this.applyDeals(job, rows[0].seq, readable);
-          counts.created += applied.created;
-          counts.failed += applied.failed;
-          errors.push(...applied.errors);
-        }
-      } else {
-        const custom = (await this.customFields.state(m, job.object)).fields;
-        for (const row of readable) {
-          const failed = await this.applyRow(m, job, row, custom, counts);
-          if (failed) {
-            counts.failed++;
-            errors.push(...failed);
-          }
-        }
-      }
-      errors.sort((a, b) => a.line - b.line);
-      if (rows.length) await m.query(`DELETE FROM import_rows WHERE import_id = $1 AND seq <= $2`, [job.id, rows[rows.length - 1].seq]);
-      const next: Import = {
-        ...job,
-        nextSeq: job.nextSeq + rows.length,
-        created: job.created + counts.created,
-        updated: job.updated + counts.updated,
-        failed: job.failed + counts.failed,
-        errors: [...job.errors, ...errors].slice(0, ImportLimits.errors),
-      };
-      const done = next.nextSeq >= job.total;
-      next.status = done ? 'completed' : 'running';
-      await m.update(Import, { id: job.id }, {
-        status: next.status,
-        nextSeq: next.nextSeq,
-        created: next.created,
-        updated: next.updated,
-        failed: next.failed,
-        errors: next.errors,
-        updatedAt: () => NOW_MS,
-        ...(done ? { completedAt: () => NOW_MS } : {}),
-      } as QueryDeepPartialEntity<Import>);
-      if (done) {
-        await this.outbox.append<ImportCompletedData>(m, EventType.ImportCompleted, { import_id: job.id, object: job.object, status: 'completed', counts: importCounts(next) });
-      }
-      return true;
+      // Every row's events and change entries name who uploaded the file and the upload's request.
+      return withOrigin(originOf(importContext(job), 'import'), () => this.applyBatch(m, job));
     });
+  }
+
+  /** Applies the next rows of `job` and saves its progress, inside the batch's transaction. */
+  private async applyBatch(m: EntityManager, job: Import): Promise<true> {
+    const take = job.object === 'deals' ? ImportLimits.dealBatchRows : ImportLimits.batchRows;
+    const rows = await m.find(ImportRow, { where: { importId: job.id }, order: { seq: 'ASC' }, take });
+    const counts = { created: 0, updated: 0, failed: 0 };
+    const errors: ImportRowError[] = [];
+    const unreadable = rows.filter((row) => row.error);
+    for (const row of unreadable) errors.push({ line: row.line, field: null, ...row.error! });
+    counts.failed += unreadable.length;
+    const readable = rows.filter((row) => !row.error);
+    if (job.object === 'deals') {
+      if (readable.length) {
+        const applied = await this.applyDeals(job, rows[0].seq, readable);
+        counts.created += applied.created;
+        counts.failed += applied.failed;
+        errors.push(...applied.errors);
+      }
+    } else {
+      const custom = (await this.customFields.state(m, job.object)).fields;
+      for (const row of readable) {
+        const failed = await this.applyRow(m, job, row, custom, counts);
+        if (failed) {
+          counts.failed++;
+          errors.push(...failed);
+        }
+      }
+    }
+    errors.sort((a, b) => a.line - b.line);
+    if (rows.length) await m.query(`DELETE FROM import_rows WHERE import_id = $1 AND seq <= $2`, [job.id, rows[rows.length - 1].seq]);
+    const next: Import = {
+      ...job,
+      nextSeq: job.nextSeq + rows.length,
+      created: job.created + counts.created,
+      updated: job.updated + counts.updated,
+      failed: job.failed + counts.failed,
+      errors: [...job.errors, ...errors].slice(0, ImportLimits.errors),
+    };
+    const done = next.nextSeq >= job.total;
+    next.status = done ? 'completed' : 'running';
+    await m.update(Import, { id: job.id }, {
+      status: next.status,
+      nextSeq: next.nextSeq,
+      created: next.created,
+      updated: next.updated,
+      failed: next.failed,
+      errors: next.errors,
+      updatedAt: () => NOW_MS,
+      ...(done ? { completedAt: () => NOW_MS } : {}),
+    } as QueryDeepPartialEntity<Import>);
+    if (done) {
+      await this.outbox.append<ImportCompletedData>(m, EventType.ImportCompleted, { import_id: job.id, object: job.object, status: 'completed', counts: importCounts(next) });
+    }
+    return true;
   }
 
   /**
@@ -183,7 +194,7 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
       format: job.format,
       rows: rows.map((row) => ({ line: row.line, values: row.values ?? {} })),
     };
-    return this.rpc.call(Ops.dealsInternal.importBatch, { ...job.requestContext, request_id: job.id }, { body: batch });
+    return this.rpc.call(Ops.dealsInternal.importBatch, importContext(job), { body: batch });
   }
 
   /** Applies one row in a savepoint; answers its errors when the data was refused, undefined when applied. */
@@ -200,7 +211,7 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
 
   /** Contacts are matched by email and companies by domain: a match is updated (PATCH rules), else created. Deals go to applyDeals. */
   private async upsert(m: EntityManager, job: Import, body: Record<string, unknown>): Promise<Outcome> {
-    const ctx = { ...job.requestContext, request_id: `${job.id}` };
+    const ctx = importContext(job);
     if (job.object === 'contacts') {
       const email = typeof body.email === 'string' ? body.email.trim() : undefined;
       const [match] = email ? ((await m.query(`SELECT id FROM contacts WHERE lower(email) = lower($1)`, [email])) as Array<{ id: string }>) : [];

@@ -1,5 +1,6 @@
-import { canonicalJson, DomainError, IdPrefix, insertRows, isId, lockRows, newId, updateRows, validationFailed } from '@crm/common';
+import { canonicalJson, ChangeSet, DomainError, IdPrefix, insertRows, isId, lockRows, newId, updateRows, validationFailed } from '@crm/common';
 import { CustomFieldDefinition, EventType, ObjectRecordEventData, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning } from '@crm/contracts';
+import { ChangeDraft, createdChange, deletedChange } from '@crm/messaging';
 import { BatchEvent, BatchWriter, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey, withoutNulls } from '@crm/runtime';
 import { EntityManager } from 'typeorm';
 import { NOW_MS } from '../shared/sql';
@@ -10,6 +11,41 @@ import { presentRecord } from './object-type.presenter';
 /** A unique value as the unique rule compares it: emails without case, anything else as canonical JSON. */
 function uniqueForm(def: CustomFieldDefinition, value: unknown): string {
   return def.type === 'email' && typeof value === 'string' ? JSON.stringify(value.toLowerCase()) : canonicalJson(value);
+}
+
+/**
+ * What an update of a record's values changes, by value key as object_record.updated names them: each key
+ * sent with a value other than the stored one, with null standing for no value. Values are JSON as stored:
+ * 1 and "1" differ here, key order does not.
+ */
+export function recordValueChanges(stored: Record<string, unknown>, sent: Record<string, unknown>): ChangeSet {
+  const changes: ChangeSet = { changed: [], previous: {}, current: {} };
+  for (const key of Object.keys(sent)) {
+    const before = stored[key] ?? null;
+    const after = sent[key] ?? null;
+    if (canonicalJson(before) === canonicalJson(after)) continue;
+    changes.changed.push(key);
+    changes.previous[key] = before;
+    changes.current[key] = after;
+  }
+  return changes;
+}
+
+/**
+ * The change entry of a values update, each value under its own path (`values.<key>`), as custom values
+ * are named across the change history; null when nothing changed.
+ */
+export function valuesChange(slug: string, recordId: string, changes: ChangeSet): ChangeDraft | null {
+  if (!changes.changed.length) return null;
+  const paths = changes.changed.map((key) => [key, `values.${key}`] as const);
+  return {
+    object: slug,
+    record_id: recordId,
+    action: 'updated',
+    changed: paths.map(([, path]) => path),
+    previous: Object.fromEntries(paths.map(([key, path]) => [path, changes.previous[key]])),
+    current: Object.fromEntries(paths.map(([key, path]) => [path, changes.current[key]])),
+  };
 }
 
 /**
@@ -51,7 +87,8 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
     for (const r of rows) {
       const record = byId.get(r.id)!;
       const event = this.event(EventType.ObjectRecordCreated, record.id, type);
-      outcomes.set(r.item.index, { index: r.item.index, status: 201, data: presentRecord(record, type), warnings: r.warnings, events: [event] });
+      const change = createdChange(type.slug, record.id, { values: record.values });
+      outcomes.set(r.item.index, { index: r.item.index, status: 201, data: presentRecord(record, type), warnings: r.warnings, events: [event], changes: [change] });
     }
     return items.map((item) => outcomes.get(item.index)!);
   }
@@ -63,7 +100,7 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
       (await lockRows(m, ObjectRecord, items.filter((i) => isId(i.id, IdPrefix.ObjectRecord)).map((i) => i.id), `AND object_type_id = '${type.id.replace(/'/g, "''")}'`)).map((r) => [r.id, r]),
     );
     const outcomes = new Map<number, ItemOutcome<ObjectRecordView>>();
-    const writes: Array<{ item: UpdateItem<UpdateObjectRecordDto>; record: ObjectRecord; values: Record<string, unknown>; changed: string[]; warnings: ValidationWarning[] }> = [];
+    const writes: Array<{ item: UpdateItem<UpdateObjectRecordDto>; record: ObjectRecord; values: Record<string, unknown>; changes: ChangeSet; warnings: ValidationWarning[] }> = [];
     const unchanged: Array<{ item: UpdateItem<UpdateObjectRecordDto>; record: ObjectRecord; warnings: ValidationWarning[] }> = [];
     const claimed = this.claims(type);
     for (const item of items) {
@@ -79,15 +116,15 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
         outcomes.set(item.index, { index: item.index, error: checked });
         continue;
       }
-      // Values are JSON as stored: 1 and "1" differ here, key order does not.
-      const changed = Object.keys(sent).filter((k) => canonicalJson(record.values[k] ?? null) !== canonicalJson(sent[k]));
-      if (changed.length) writes.push({ item, record, values, changed, warnings: checked });
+      const changes = recordValueChanges(record.values, sent);
+      if (changes.changed.length) writes.push({ item, record, values, changes, warnings: checked });
       else unchanged.push({ item, record, warnings: checked });
     }
     const updated = new Map((await updateRows(m, ObjectRecord, writes.map((w) => ({ id: w.record.id, values: w.values })), { updated_at: NOW_MS })).map((r) => [r.id, r]));
     for (const w of writes) {
-      const event = this.event(EventType.ObjectRecordUpdated, w.record.id, type, w.changed);
-      outcomes.set(w.item.index, { index: w.item.index, status: 200, data: presentRecord(updated.get(w.record.id)!, type), warnings: w.warnings, events: [event] });
+      const event = this.event(EventType.ObjectRecordUpdated, w.record.id, type, w.changes);
+      const change = valuesChange(type.slug, w.record.id, w.changes);
+      outcomes.set(w.item.index, { index: w.item.index, status: 200, data: presentRecord(updated.get(w.record.id)!, type), warnings: w.warnings, events: [event], changes: [change] });
     }
     for (const u of unchanged) outcomes.set(u.item.index, { index: u.item.index, status: 200, data: presentRecord(u.record, type), warnings: u.warnings });
     return items.map((item) => outcomes.get(item.index)!);
@@ -97,13 +134,14 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
     if (!items.length) return [];
     const type = await this.writableType(m);
     const ids = items.filter((i) => isId(i.id, IdPrefix.ObjectRecord)).map((i) => i.id);
-    const found = new Set((await lockRows(m, ObjectRecord, ids, `AND object_type_id = '${type.id.replace(/'/g, "''")}'`)).map((r) => r.id));
-    if (found.size) await m.query(`DELETE FROM object_records WHERE id = ANY($1::text[])`, [[...found]]);
-    return items.map((item) =>
-      found.has(item.id)
-        ? { index: item.index, status: 204, events: [this.event(EventType.ObjectRecordDeleted, item.id, type)] }
-        : { index: item.index, error: DomainError.notFound(this.noun, item.id) },
-    );
+    const found = new Map((await lockRows(m, ObjectRecord, ids, `AND object_type_id = '${type.id.replace(/'/g, "''")}'`)).map((r) => [r.id, r]));
+    if (found.size) await m.query(`DELETE FROM object_records WHERE id = ANY($1::text[])`, [[...found.keys()]]);
+    return items.map((item) => {
+      const record = found.get(item.id);
+      if (!record) return { index: item.index, error: DomainError.notFound(this.noun, item.id) };
+      const change = deletedChange(type.slug, record.id, { values: record.values });
+      return { index: item.index, status: 204, events: [this.event(EventType.ObjectRecordDeleted, item.id, type)], changes: [change] };
+    });
   }
 
   async upsertKey(m: EntityManager, key: string | undefined): Promise<UpsertKey<ObjectRecordInputDto>> {
@@ -178,8 +216,8 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
     return warnings;
   }
 
-  private event(type: EventType, recordId: string, object: ObjectType, changed?: string[]): BatchEvent {
-    const data: ObjectRecordEventData = { record_id: recordId, object_type_id: object.id, object: object.slug, ...(changed ? { changed } : {}) };
+  private event(type: EventType, recordId: string, object: ObjectType, changes?: ChangeSet): BatchEvent {
+    const data: ObjectRecordEventData = { record_id: recordId, object_type_id: object.id, object: object.slug, ...(changes ?? {}) };
     return { type, data };
   }
 }

@@ -1,8 +1,8 @@
-import { canonicalJson, DomainError, ErrorCode, IdPrefix, isId, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
+import { DomainError, ErrorCode, IdPrefix, isId, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
 import { BatchReply, BatchWriteDto, builtInObject, EventType, ObjectRecordEventData, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning } from '@crm/contracts';
-import { OutboxService } from '@crm/messaging';
+import { createdChange, deletedChange, OutboxService } from '@crm/messaging';
 import { BatchRunner, withoutNulls } from '@crm/runtime';
-import { ObjectRecordsBatchWriter } from './object-records.batch';
+import { ObjectRecordsBatchWriter, recordValueChanges, valuesChange } from './object-records.batch';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
@@ -64,7 +64,10 @@ export class ObjectRecordsService {
         path: 'values',
       });
       await m.insert(ObjectRecord, { id, objectTypeId: type.id, values } as QueryDeepPartialEntity<ObjectRecord>);
-      await this.outbox.append<ObjectRecordEventData>(m, EventType.ObjectRecordCreated, { record_id: id, object_type_id: type.id, object: type.slug });
+      await this.outbox.record(m, {
+        events: [{ type: EventType.ObjectRecordCreated, data: { record_id: id, object_type_id: type.id, object: type.slug } satisfies ObjectRecordEventData }],
+        changes: [createdChange(type.slug, id, { values })],
+      });
       return { record: await m.findOneByOrFail(ObjectRecord, { id }), type, warnings };
     });
   }
@@ -99,11 +102,13 @@ export class ObjectRecordsService {
         store: { table: 'object_records', column: '"values"', recordId: id, scope: { column: 'object_type_id', value: type.id } },
         path: 'values',
       });
-      // Values are JSON as stored: 1 and "1" differ here, key order does not.
-      const changed = Object.keys(sent).filter((k) => canonicalJson(record.values[k] ?? null) !== canonicalJson(sent[k]));
-      if (!changed.length) return { record, type, warnings };
+      const changes = recordValueChanges(record.values, sent);
+      if (!changes.changed.length) return { record, type, warnings };
       await m.update(ObjectRecord, { id }, { values, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<ObjectRecord>);
-      await this.outbox.append<ObjectRecordEventData>(m, EventType.ObjectRecordUpdated, { record_id: id, object_type_id: type.id, object: type.slug, changed });
+      await this.outbox.record(m, {
+        events: [{ type: EventType.ObjectRecordUpdated, data: { record_id: id, object_type_id: type.id, object: type.slug, ...changes } satisfies ObjectRecordEventData }],
+        changes: [valuesChange(type.slug, id, changes)],
+      });
       return { record: await m.findOneByOrFail(ObjectRecord, { id }), type, warnings };
     });
   }
@@ -111,9 +116,12 @@ export class ObjectRecordsService {
   async remove(slug: string, id: string): Promise<void> {
     await this.dataSource.transaction(async (m) => {
       const type = await this.writableType(m, slug);
-      await this.findRecord(m, type, id, true);
+      const record = await this.findRecord(m, type, id, true);
       await m.delete(ObjectRecord, { id });
-      await this.outbox.append<ObjectRecordEventData>(m, EventType.ObjectRecordDeleted, { record_id: id, object_type_id: type.id, object: type.slug });
+      await this.outbox.record(m, {
+        events: [{ type: EventType.ObjectRecordDeleted, data: { record_id: id, object_type_id: type.id, object: type.slug } satisfies ObjectRecordEventData }],
+        changes: [deletedChange(type.slug, id, { values: record.values })],
+      });
     });
   }
 

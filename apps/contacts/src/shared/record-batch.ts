@@ -1,6 +1,7 @@
 import { ChangeSet, ColumnValues, columnValues, diffFields, DomainError, FieldSpec, IdPrefix, insertRows, isId, lockRows, newId, updateRows } from '@crm/common';
 import { CustomFieldBuiltIn, RequestContext } from '@crm/contracts';
-import { BatchEvent, BatchWriter, BuiltInCustomFieldsService, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '@crm/runtime';
+import { createdChange, deletedChange, updatedChange } from '@crm/messaging';
+import { BatchEvent, BatchRecording, BatchWriter, BuiltInCustomFieldsService, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '@crm/runtime';
 import { ClassConstructor } from 'class-transformer';
 import { EntityManager } from 'typeorm';
 import { BuiltInRecord } from './record-columns';
@@ -52,11 +53,13 @@ export interface RecordTable<E extends Row, C extends object, U extends object, 
   created(row: E): BatchEvent;
   updated(row: E, changes: ChangeSet): BatchEvent;
   deleted(row: E): BatchEvent;
+  /** The record as its single writes show it: the fields a creation's or deletion's change entry lists. */
+  changeView(row: E): object;
   /** Answers of the single create (`S`) and update (`V`), for many rows at once. */
   presentCreated(m: EntityManager, rows: E[]): Promise<S[]>;
   presentUpdated(m: EntityManager, rows: E[]): Promise<V[]>;
-  /** What removing these rows does first (unlinking the records that name them), as events by row id, in order. */
-  beforeRemove?(m: EntityManager, rows: E[]): Promise<Map<string, BatchEvent[]>>;
+  /** What removing these rows does first (unlinking the records that name them), as events and change entries by row id, in order. */
+  beforeRemove?(m: EntityManager, rows: E[]): Promise<Map<string, BatchRecording>>;
 }
 
 /** Which of `ids` name rows of `table`, key-share locked until commit so they cannot vanish before the write does. */
@@ -111,7 +114,14 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
     const views = await spec.presentCreated(m, stored.map((p) => inserted.get(p.id)!));
     stored.forEach((p, i) => {
       const row = inserted.get(p.id)!;
-      outcomes.set(p.item.index, { index: p.item.index, status: 201, data: views[i], warnings: p.warnings, events: [spec.created(row)] });
+      outcomes.set(p.item.index, {
+        index: p.item.index,
+        status: 201,
+        data: views[i],
+        warnings: p.warnings,
+        events: [spec.created(row)],
+        changes: [createdChange(spec.object, row.id, spec.changeView(row))],
+      });
     });
     const lost = pending.filter((p) => !inserted.has(p.id));
     if (lost.length) {
@@ -178,8 +188,10 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
     const rows = answered.map((d) => updated.get(d.row.id) ?? d.row);
     const views = await spec.presentUpdated(m, rows);
     answered.forEach((d, i) => {
-      const events = updated.has(d.row.id) ? [spec.updated(rows[i], d.changes)] : [];
-      outcomes.set(d.item.index, { index: d.item.index, status: 200, data: views[i], warnings: d.warnings, events });
+      const written = updated.has(d.row.id);
+      const events = written ? [spec.updated(rows[i], d.changes)] : [];
+      const changes = written ? [updatedChange(spec.object, d.row.id, d.changes)] : [];
+      outcomes.set(d.item.index, { index: d.item.index, status: 200, data: views[i], warnings: d.warnings, events, changes });
     });
     return items.map((item) => outcomes.get(item.index)!);
   }
@@ -189,12 +201,18 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
     const { spec } = this;
     const rows = await lockRows(m, spec.entity, items.filter((i) => isId(i.id, spec.prefix)).map((i) => i.id));
     const found = new Map(rows.map((row) => [row.id, row]));
-    const before = spec.beforeRemove && rows.length ? await spec.beforeRemove(m, rows) : new Map<string, BatchEvent[]>();
+    const before = spec.beforeRemove && rows.length ? await spec.beforeRemove(m, rows) : new Map<string, BatchRecording>();
     if (rows.length) await m.query(`DELETE FROM ${spec.table} WHERE id = ANY($1::text[])`, [rows.map((r) => r.id)]);
     return items.map((item) => {
       const row = found.get(item.id);
       if (!row) return { index: item.index, error: DomainError.notFound(spec.noun, item.id) };
-      return { index: item.index, status: 204, events: [...(before.get(row.id) ?? []), spec.deleted(row)] };
+      const unlinked = before.get(row.id) ?? { events: [], changes: [] };
+      return {
+        index: item.index,
+        status: 204,
+        events: [...unlinked.events, spec.deleted(row)],
+        changes: [...unlinked.changes, deletedChange(spec.object, row.id, spec.changeView(row))],
+      };
     });
   }
 

@@ -1,6 +1,6 @@
-import { diffFields, DomainError, FieldSpec, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, KeysetPage, keysetPage, newId, Page, SortablePageQuery, updateReturning } from '@crm/common';
+import { ChangeSet, diffFields, DomainError, FieldSpec, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, KeysetPage, keysetPage, newId, Page, SortablePageQuery, updateReturning } from '@crm/common';
 import { EventType, RequestContext } from '@crm/contracts';
-import { OutboxService } from '@crm/messaging';
+import { createdChange, deletedChange, OutboxService, updatedChange } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
@@ -22,7 +22,7 @@ export interface WorkItemTypes {
   row: WorkItemRecord & { id: string };
   create: WorkItemInput;
   update: WorkItemInput;
-  view: unknown;
+  view: object;
   summary: unknown;
   event: object;
 }
@@ -44,7 +44,8 @@ export interface WorkItemKind<T extends WorkItemTypes> {
   updateBody: new () => T['update'] & object;
   present: (row: T['row']) => T['view'];
   presentSummary: (row: T['row']) => T['summary'];
-  eventData: (row: T['row'], changed?: string[]) => T['event'];
+  /** An update's event data carries its change set: changed fields with their values before and after. */
+  eventData: (row: T['row'], changes?: ChangeSet) => T['event'];
   events: { created: EventType; updated: EventType; deleted: EventType };
 }
 
@@ -88,8 +89,9 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
       newRow: (dto, now) => ({ ...at(now, this.newColumns(dto)), contactId: dto.contact_id ?? null, dealId: dto.deal_id ?? null }) as Partial<T['row']>,
       derived: (_row, set, now) => at(now, this.updatedColumns(set)),
       created: (row) => ({ type: kind.events.created, data: kind.eventData(row) }),
-      updated: (row, changes) => ({ type: kind.events.updated, data: kind.eventData(row, changes.changed) }),
+      updated: (row, changes) => ({ type: kind.events.updated, data: kind.eventData(row, changes) }),
       deleted: (row) => ({ type: kind.events.deleted, data: kind.eventData(row) }),
+      changeView: (row) => kind.present(row),
       presentCreated: async (_m, rows) => rows.map(kind.present),
       presentUpdated: async (_m, rows) => rows.map(kind.present),
     };
@@ -120,7 +122,10 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
             metadata: dto.metadata ?? {},
             customFields,
           } as QueryDeepPartialEntity<T['row']>);
-          await this.outbox.append(m, this.kind.events.created, this.kind.eventData(row));
+          await this.outbox.record(m, {
+            events: [{ type: this.kind.events.created, data: this.kind.eventData(row) }],
+            changes: [createdChange(this.kind.object, id, this.kind.present(row))],
+          });
           return row;
         }),
       );
@@ -165,7 +170,10 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
           if (!changes.changed.length) return row;
           if (set.contactId) await requireContact(m, set.contactId);
           const updated = await updateReturning(m, this.kind.entity, id, this.updatedColumns(set));
-          await this.outbox.append(m, this.kind.events.updated, this.kind.eventData(updated, changes.changed));
+          await this.outbox.record(m, {
+            events: [{ type: this.kind.events.updated, data: this.kind.eventData(updated, changes) }],
+            changes: [updatedChange(this.kind.object, id, changes)],
+          });
           return updated;
         }),
       );
@@ -179,7 +187,10 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
     await this.dataSource.transaction(async (m) => {
       const row = await this.find(m, id, true);
       await m.delete(this.kind.entity, { id });
-      await this.outbox.append(m, this.kind.events.deleted, this.kind.eventData(row));
+      await this.outbox.record(m, {
+        events: [{ type: this.kind.events.deleted, data: this.kind.eventData(row) }],
+        changes: [deletedChange(this.kind.object, id, this.kind.present(row))],
+      });
     });
   }
 

@@ -1,3 +1,4 @@
+import type { ChangeSet } from '@crm/common';
 import type { TaskEventData, TaskSummaryView, TaskView } from '@crm/contracts';
 import { iso } from '../shared/field-changes';
 import { Task } from './task.entity';
@@ -33,12 +34,13 @@ export function presentTask(task: Task): TaskView {
   };
 }
 
-export function taskEventData(task: Pick<Task, 'id' | 'status' | 'contactId' | 'dealId'>, changed?: string[]): TaskEventData {
+/** The data of a task event; an update's carries what it changed (`changes`). */
+export function taskEventData(task: Pick<Task, 'id' | 'status' | 'contactId' | 'dealId'>, changes?: ChangeSet): TaskEventData {
   return {
     task_id: task.id,
     status: task.status,
     contact_id: task.contactId,
     deal_id: task.dealId,
-    ...(changed ? { changed } : {}),
+    ...(changes ? { changed: changes.changed, previous: changes.previous, current: changes.current } : {}),
   };
 }

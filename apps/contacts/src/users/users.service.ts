@@ -1,5 +1,6 @@
 import { diffFields, DomainError, fieldSpecs, findById, IdPrefix, insertReturning, isId, isUniqueViolation, keysetPage, newId, Page, updateReturning } from '@crm/common';
 import { CreateUserDto, ListUsersQuery, UpdateUserDto, UserView } from '@crm/contracts';
+import { createdChange, deletedChange, OutboxService, updatedChange } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
@@ -14,12 +15,22 @@ const USER_FIELDS = fieldSpecs<User>({ name: 'value', email: 'value', role: 'val
 
 @Injectable()
 export class UsersService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: OutboxService,
+  ) {}
 
   async create(dto: CreateUserDto): Promise<UserView> {
     const id = newId(IdPrefix.User);
     try {
-      return presentUser(await insertReturning(this.dataSource.manager, User, { id, name: dto.name, email: dto.email, role: dto.role ?? 'member' }));
+      return presentUser(
+        await this.dataSource.transaction(async (m) => {
+          const user = await insertReturning(m, User, { id, name: dto.name, email: dto.email, role: dto.role ?? 'member' });
+          // Team members emit no events; their history is all they record.
+          await this.outbox.record(m, { changes: [createdChange('users', id, presentUser(user))] });
+          return user;
+        }),
+      );
     } catch (err) {
       throw await this.translateWriteError(err, dto.email);
     }
@@ -42,7 +53,9 @@ export class UsersService {
           const user = await this.find(m, id, true);
           const { set, changes } = diffFields(user, { ...dto }, USER_FIELDS);
           if (!changes.changed.length) return user;
-          return updateReturning(m, User, id, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<User>);
+          const updated = await updateReturning(m, User, id, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<User>);
+          await this.outbox.record(m, { changes: [updatedChange('users', id, changes)] });
+          return updated;
         }),
       );
     } catch (err) {
@@ -53,8 +66,9 @@ export class UsersService {
   /** Records the user owned keep the id in owner_id; their relationships.owner then has an empty name. */
   async remove(id: string): Promise<void> {
     await this.dataSource.transaction(async (m) => {
-      await this.find(m, id, true);
+      const user = await this.find(m, id, true);
       await m.delete(User, { id });
+      await this.outbox.record(m, { changes: [deletedChange('users', id, presentUser(user))] });
     });
   }
 

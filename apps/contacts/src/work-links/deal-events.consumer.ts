@@ -1,6 +1,6 @@
 import { IdPrefix, isId } from '@crm/common';
 import { DomainEvent, EventConsumer, EventType } from '@crm/contracts';
-import { EventSubscriptions } from '@crm/messaging';
+import { EventSubscriptions, systemOrigin, withOrigin } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { WorkLinks } from './work-links.service';
@@ -25,8 +25,11 @@ export class DealEventsConsumer {
       .map((e) => (e.data as { deal_id?: unknown }).deal_id)
       .filter((id): id is string => isId(id, IdPrefix.Deal));
     if (!dealIds.length) return;
-    await this.dataSource.transaction(async (m) => {
-      for (const dealId of dealIds) await this.links.detach(m, 'deal_id', dealId);
-    });
+    // A clean-up the service does on its own: its entries name this consumer as the actor.
+    await withOrigin(systemOrigin(EventConsumer.Contacts), () =>
+      this.dataSource.transaction(async (m) => {
+        for (const dealId of dealIds) await this.links.detach(m, 'deal_id', dealId);
+      }),
+    );
   }
 }

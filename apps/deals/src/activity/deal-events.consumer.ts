@@ -1,11 +1,15 @@
 import { isId, IdPrefix } from '@crm/common';
 import { ActivityEventData, CompanyDeletedData, ContactDeletedData, DomainEvent, EventConsumer, EventType } from '@crm/contracts';
-import { EventSubscriptions } from '@crm/messaging';
+import { EventSubscriptions, systemOrigin, withOrigin } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ContactLinksService } from '../internal/contact-links.service';
 
 const CONSUMED: string[] = [EventType.ActivityCreated, EventType.ActivityUpdated, EventType.ContactDeleted, EventType.CompanyDeleted];
+
+/** The deals service following a deletion on its own: the changes it makes are the system's, named after the clean-up. */
+const CONTACT_CLEANUP = systemOrigin('contact_cleanup');
+const COMPANY_CLEANUP = systemOrigin('company_cleanup');
 
 /**
  * Follows the contacts service: activity times feed last_activity_at (and so the stale-deal trigger),
@@ -40,14 +44,16 @@ export class DealEventsConsumer {
             if (typeof data.contact_id !== 'string') break;
             // A merge moved the loser's deals before it deleted the loser; this moves any deal linked to
             // the loser since (a no-op otherwise), so no deal is left pointing at a merged contact.
-            if (typeof data.merged_into === 'string') await this.links.relinkContact(m, data.contact_id, data.merged_into);
-            else await this.links.unlinkContact(m, data.contact_id);
+            const mergedInto = data.merged_into;
+            await withOrigin(CONTACT_CLEANUP, () =>
+              typeof mergedInto === 'string' ? this.links.relinkContact(m, data.contact_id, mergedInto) : this.links.unlinkContact(m, data.contact_id),
+            );
             break;
           }
           case EventType.CompanyDeleted: {
             const data = event.data as unknown as CompanyDeletedData;
             if (typeof data.company_id !== 'string') break;
-            await this.links.unlinkCompany(m, data.company_id);
+            await withOrigin(COMPANY_CLEANUP, () => this.links.unlinkCompany(m, data.company_id));
             break;
           }
           default:

@@ -1,6 +1,6 @@
-import { IdPrefix, newId } from '@crm/common';
+import { ChangeSet, IdPrefix, newId } from '@crm/common';
 import { DealLostData, DealStageChangedData, DealStatus, DealWonData, EventType, RequestContext } from '@crm/contracts';
-import { OutboxService } from '@crm/messaging';
+import { ChangeDraft, OutboxService, updatedChange } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Stage } from '../pipelines/stage.entity';
@@ -49,12 +49,24 @@ export function statusEvent(deal: Deal, previousStatus: DealStatus | null): { ty
 interface MovedRow {
   id: string;
   from_stage_id: string;
+  from_pipeline_id: string;
   previous_status: DealStatus;
   status: DealStatus;
   value: string;
   currency: string;
+  previous_loss_reason: string | null;
   loss_reason: string | null;
   at: Date;
+}
+
+/** The change entry of a deal moved with others: the stage, and the pipeline, status and loss reason where they changed. */
+function movedChange(row: MovedRow, target: Stage): ChangeDraft | null {
+  const changes: ChangeSet = {
+    changed: ['stage_id', 'pipeline_id', 'status', 'loss_reason'],
+    previous: { stage_id: row.from_stage_id, pipeline_id: row.from_pipeline_id, status: row.previous_status, loss_reason: row.previous_loss_reason },
+    current: { stage_id: target.id, pipeline_id: target.pipelineId, status: row.status, loss_reason: row.loss_reason },
+  };
+  return updatedChange('deals', row.id, changes);
 }
 
 @Injectable()
@@ -101,20 +113,20 @@ export class DealStageMover {
    * Moves every deal of a stage or of a pipeline to `target` in three statements, whatever their number:
    * one UPDATE … RETURNING that locks the deals in id order and moves them, one insert of their history,
    * one batch of events (per deal, in id order: deal.stage_changed, then deal.won / deal.lost when the
-   * move closed it). Answers how many deals moved.
+   * move closed it) with a change entry per deal. Answers how many deals moved.
    */
   async moveAll(m: EntityManager, from: { stageId: string } | { pipelineId: string }, target: Stage, actor: Actor): Promise<number> {
     const [column, key] = 'stageId' in from ? ['stage_id', from.stageId] : ['pipeline_id', from.pipelineId];
     // The SQL form of statusAfterEntering; in SET, d.status is the status before the move.
     const status = target.type === 'open' ? `CASE WHEN d.status IN ('won', 'lost') THEN 'open' ELSE d.status END` : `'${target.type}'`;
     const [moved] = (await m.query(
-      `WITH old AS (SELECT id, stage_id, status FROM deals WHERE ${column} = $1 ORDER BY id FOR UPDATE),
+      `WITH old AS (SELECT id, pipeline_id, stage_id, status, loss_reason FROM deals WHERE ${column} = $1 ORDER BY id FOR UPDATE),
             clock AS (SELECT clock_timestamp() AS at)
        UPDATE deals d SET pipeline_id = $2, stage_id = $3, stage_entered_at = clock.at, status = ${status},
               loss_reason = CASE WHEN ${status} = 'lost' THEN d.loss_reason END, updated_at = clock.at
        FROM old, clock WHERE d.id = old.id
-       RETURNING d.id, old.stage_id AS from_stage_id, old.status AS previous_status, d.status, d.value::text AS value,
-                 d.currency, d.loss_reason, clock.at`,
+       RETURNING d.id, old.stage_id AS from_stage_id, old.pipeline_id AS from_pipeline_id, old.status AS previous_status, d.status,
+                 d.value::text AS value, d.currency, old.loss_reason AS previous_loss_reason, d.loss_reason, clock.at`,
       [key, target.pipelineId, target.id],
     )) as [MovedRow[], number];
     if (!moved.length) return 0;
@@ -135,7 +147,7 @@ export class DealStageMover {
         events.push({ type: EventType.DealLost, data: { deal_id: row.id, pipeline_id: target.pipelineId, stage_id: target.id, loss_reason: row.loss_reason } satisfies DealLostData });
       }
     }
-    await this.outbox.appendMany(m, events);
+    await this.outbox.record(m, { events, changes: moved.map((row) => movedChange(row, target)) });
     return moved.length;
   }
 

@@ -1,4 +1,4 @@
-import { columnValues, diffFields, DomainError, ErrorCode, IdPrefix, insertRows, isId, lockRows, newId, returnedRows, updateRows } from '@crm/common';
+import { ChangeSet, columnValues, diffFields, DomainError, ErrorCode, IdPrefix, insertRows, isId, lockRows, newId, updateRows } from '@crm/common';
 import {
   CreateDealDto,
   DealDeletedData,
@@ -17,6 +17,7 @@ import { EntityManager } from 'typeorm';
 import { Pipeline } from '../pipelines/pipeline.entity';
 import { Stage } from '../pipelines/stage.entity';
 import { ContactsDirectory } from './contacts-directory';
+import { dealChanges, dealCreatedChange, dealDeletedChange, dealUpdatedChange } from './deal-changes';
 import { actorOf, SERVICE_USER_ID, statusAfterEntering, statusEvent } from './deal-stage-mover';
 import { Deal } from './deal.entity';
 import { presentDeal } from './deal.presenter';
@@ -36,7 +37,8 @@ const LINKS = [
  * contacts service for every contact, company and owner the items name, one read of the stages and
  * pipelines they name, one multi-row insert or update of deals and one of stage history. Events are
  * those of the single writes, per item in their order: deal.created or deal.stage_changed, then deal.won
- * or deal.lost when the write closed the deal, then deal.updated. Deals have no unique field to upsert on.
+ * or deal.lost when the write closed the deal, then deal.updated; so are the change entries, which the
+ * runner records beside them. Deals have no unique field to upsert on.
  */
 @Injectable()
 export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDto, DealView | FullDealView> {
@@ -75,7 +77,7 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       const events: BatchEvent[] = [{ type: EventType.DealCreated, data: dealCreatedData(deal) }];
       const closed = statusEvent(deal, null);
       if (closed) events.push(closed);
-      outcomes.set(index, { index, status: 201, data: presentDeal(deal, now), warnings, events });
+      outcomes.set(index, { index, status: 201, data: presentDeal(deal, now), warnings, events, changes: [dealCreatedChange(deal)] });
     }
     return items.map((item) => outcomes.get(item.index)!);
   }
@@ -101,7 +103,7 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
     );
     const now = await this.clock(m);
 
-    const written: Array<{ index: number; deal: Deal; from: string | null; events: BatchEvent[] }> = [];
+    const written: Array<{ index: number; deal: Deal; from: string | null; events: BatchEvent[]; changes: ChangeSet }> = [];
     const unchanged: Array<{ index: number; deal: Deal }> = [];
     present.forEach((item, i) => {
       const target = targets.get(item.index);
@@ -109,9 +111,8 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       if (error) return outcomes.set(item.index, { index: item.index, error });
       const before = found.get(item.id)!;
       const deal: Deal = { ...before };
-      const { set, changes } = diffFields(deal, { ...item.body, custom_fields: custom[i].stored }, DEAL_FIELDS);
+      const { set } = diffFields(deal, { ...item.body, custom_fields: custom[i].stored }, DEAL_FIELDS);
       Object.assign(deal, set);
-      const changed = changes.changed;
       const events: BatchEvent[] = [];
       const stage = target instanceof Stage && target.id !== before.stageId ? target : undefined;
       if (stage) {
@@ -120,42 +121,41 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
         deal.stageEnteredAt = now;
         deal.status = item.body.status ?? statusAfterEntering(stage, before.status);
         deal.lossReason = deal.status === 'lost' ? deal.lossReason : null;
-        changed.push('stage_id', 'stage_entered_at');
-        if (stage.pipelineId !== before.pipelineId) changed.push('pipeline_id');
-        if (deal.status !== before.status) changed.push('status');
-        if (deal.lossReason !== before.lossReason && !changed.includes('loss_reason')) changed.push('loss_reason');
         events.push({ type: EventType.DealStageChanged, data: { deal_id: deal.id, from_stage_id: before.stageId, to_stage_id: stage.id } satisfies DealStageChangedData });
       } else if (item.body.status !== undefined && item.body.status !== before.status) {
         deal.status = item.body.status;
-        changed.push('status');
       }
       const closed = statusEvent(deal, before.status);
       if (closed) events.push(closed);
-      if (!changed.length) return unchanged.push({ index: item.index, deal: before });
+      const changes = dealChanges(before, deal);
+      if (!changes.changed.length) return unchanged.push({ index: item.index, deal: before });
       deal.updatedAt = now;
-      events.push({ type: EventType.DealUpdated, data: { deal_id: deal.id, changed: [...new Set(changed)] } satisfies DealUpdatedData });
-      written.push({ index: item.index, deal, from: stage ? before.stageId : null, events });
+      events.push({ type: EventType.DealUpdated, data: { deal_id: deal.id, ...changes } satisfies DealUpdatedData });
+      written.push({ index: item.index, deal, from: stage ? before.stageId : null, events, changes });
     });
 
     const props = ['id', 'name', 'contactId', 'companyId', 'value', 'currency', 'ownerId', 'source', 'lossReason', 'expectedClose', 'metadata', 'customFields', 'status', 'pipelineId', 'stageId', 'stageEnteredAt', 'updatedAt'];
     await updateRows(m, Deal, written.map((w) => columnValues(m, Deal, w.deal, props)));
     await this.history(m, ctx, written.filter((w) => w.from !== null).map((w) => ({ deal: w.deal, from: w.from })), now);
     const views = await this.full(m, ctx, [...written, ...unchanged].map((w) => w.deal), now);
-    for (const w of written) outcomes.set(w.index, { index: w.index, status: 200, data: views.get(w.deal.id), warnings: custom[present.findIndex((p) => p.index === w.index)].warnings, events: w.events });
+    for (const w of written) {
+      const warnings = custom[present.findIndex((p) => p.index === w.index)].warnings;
+      outcomes.set(w.index, { index: w.index, status: 200, data: views.get(w.deal.id), warnings, events: w.events, changes: [dealUpdatedChange(w.deal.id, w.changes)] });
+    }
     for (const u of unchanged) outcomes.set(u.index, { index: u.index, status: 200, data: views.get(u.deal.id) });
     return items.map((item) => outcomes.get(item.index)!);
   }
 
   async remove(m: EntityManager, _ctx: RequestContext, items: DeleteItem[]): Promise<ItemOutcome<DealView>[]> {
     if (!items.length) return [];
-    const ids = items.filter((i) => isId(i.id, IdPrefix.Deal)).map((i) => i.id);
-    const rows = ids.length ? returnedRows<{ id: string }>(await m.query(`DELETE FROM deals WHERE id = ANY($1::text[]) RETURNING id`, [ids])) : [];
-    const deleted = new Set(rows.map((r) => r.id));
-    return items.map((item) =>
-      deleted.has(item.id)
-        ? { index: item.index, status: 204, events: [{ type: EventType.DealDeleted, data: { deal_id: item.id } satisfies DealDeletedData }] }
-        : { index: item.index, error: DomainError.notFound('deal', item.id) },
-    );
+    // Read before the delete, for the last values their history keeps.
+    const found = new Map((await lockRows(m, Deal, items.filter((i) => isId(i.id, IdPrefix.Deal)).map((i) => i.id))).map((d) => [d.id, d]));
+    if (found.size) await m.query(`DELETE FROM deals WHERE id = ANY($1::text[])`, [[...found.keys()]]);
+    return items.map((item) => {
+      const deal = found.get(item.id);
+      if (!deal) return { index: item.index, error: DomainError.notFound('deal', item.id) };
+      return { index: item.index, status: 204, events: [{ type: EventType.DealDeleted, data: { deal_id: item.id } satisfies DealDeletedData }], changes: [dealDeletedChange(deal)] };
+    });
   }
 
   async upsertKey(): Promise<UpsertKey<CreateDealDto>> {

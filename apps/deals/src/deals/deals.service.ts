@@ -21,6 +21,7 @@ import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { Pipeline } from '../pipelines/pipeline.entity';
 import { Stage } from '../pipelines/stage.entity';
 import { ContactsDirectory } from './contacts-directory';
+import { dealChanges, dealCreatedChange, dealDeletedChange, dealUpdatedChange } from './deal-changes';
 import { actorOf, DealStageMover } from './deal-stage-mover';
 import { Deal } from './deal.entity';
 import { presentDeal, presentHistory } from './deal.presenter';
@@ -109,7 +110,7 @@ export class DealsService {
       const row = newDeal(id, dto, stage, (await this.customFields.values(m, ctx, 'deals', id, dto.custom_fields))!, now);
       await m.insert(Deal, row);
       await this.mover.recordPlacement(m, row, actorOf(ctx));
-      await this.outbox.append<DealCreatedData>(m, EventType.DealCreated, dealCreatedData(row));
+      await this.outbox.record(m, { events: [{ type: EventType.DealCreated, data: dealCreatedData(row) }], changes: [dealCreatedChange(row)] });
       await this.mover.announceStatus(m, row, null);
       return row;
     }, within);
@@ -138,24 +139,19 @@ export class DealsService {
       const before = { ...deal };
       const input: Record<string, unknown> = { ...dto };
       input.custom_fields = await this.customFields.values(m, ctx, 'deals', id, dto.custom_fields, deal.customFields ?? {});
-      const { set, changes } = diffFields(deal, input, DEAL_FIELDS);
+      const { set } = diffFields(deal, input, DEAL_FIELDS);
       Object.assign(deal, set);
-      const changed = changes.changed;
 
       const target = await this.targetStage(m, deal, dto);
       if (target) {
         // The mover writes the stage, status and history; the plain fields follow below.
         await this.mover.move(m, deal, target, actorOf(ctx), dto.status);
-        changed.push('stage_id', 'stage_entered_at');
-        if (target.pipelineId !== before.pipelineId) changed.push('pipeline_id');
-        if (deal.status !== before.status) changed.push('status');
-        if (deal.lossReason !== before.lossReason && !changed.includes('loss_reason')) changed.push('loss_reason');
       } else if (dto.status !== undefined && dto.status !== before.status) {
         deal.status = dto.status;
-        changed.push('status');
         await this.mover.announceStatus(m, deal, before.status);
       }
-      if (!changed.length) return deal;
+      const changes = dealChanges(before, deal);
+      if (!changes.changed.length) return deal;
       const [{ now }] = (await m.query(`SELECT clock_timestamp() AS now`)) as Array<{ now: Date }>;
       deal.updatedAt = now;
       await m.update(Deal, { id }, {
@@ -173,7 +169,10 @@ export class DealsService {
         status: deal.status,
         updatedAt: now,
       });
-      await this.outbox.append<DealUpdatedData>(m, EventType.DealUpdated, { deal_id: id, changed: [...new Set(changed)] });
+      await this.outbox.record(m, {
+        events: [{ type: EventType.DealUpdated, data: { deal_id: id, ...changes } satisfies DealUpdatedData }],
+        changes: [dealUpdatedChange(id, changes)],
+      });
       return deal;
     });
     return this.full(ctx, deal);
@@ -181,9 +180,9 @@ export class DealsService {
 
   async remove(id: string): Promise<void> {
     await this.write(async (m) => {
-      const result = isId(id, IdPrefix.Deal) ? await m.delete(Deal, { id }) : { affected: 0 };
-      if (!result.affected) throw DomainError.notFound('deal', id);
-      await this.outbox.append<DealDeletedData>(m, EventType.DealDeleted, { deal_id: id });
+      const deal = await this.find(m, id, true);
+      await m.delete(Deal, { id });
+      await this.outbox.record(m, { events: [{ type: EventType.DealDeleted, data: { deal_id: id } satisfies DealDeletedData }], changes: [dealDeletedChange(deal)] });
     });
   }
 
@@ -195,7 +194,10 @@ export class DealsService {
       if (!stage || stage.pipelineId !== deal.pipelineId) {
         throw DomainError.invalid('stage_id', `stage_id must be a stage of the deal's pipeline '${deal.pipelineId}'.`);
       }
-      if (stage.id !== deal.stageId) await this.mover.move(m, deal, stage, actorOf(ctx));
+      if (stage.id === deal.stageId) return deal;
+      const before = { ...deal };
+      await this.mover.move(m, deal, stage, actorOf(ctx));
+      await this.outbox.record(m, { changes: [dealUpdatedChange(id, dealChanges(before, deal))] });
       return deal;
     });
     return this.full(ctx, deal);

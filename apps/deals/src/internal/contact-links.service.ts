@@ -1,6 +1,6 @@
-import { keysetPage, Page } from '@crm/common';
+import { ChangeSet, keysetPage, Page } from '@crm/common';
 import { DealSummary, DealUpdatedData, EventType, ListDealsForContactRequest, ReassignContactReply, ResolveDealsReply } from '@crm/contracts';
-import { OutboxService } from '@crm/messaging';
+import { OutboxService, updatedChange } from '@crm/messaging';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Deal } from '../deals/deal.entity';
@@ -75,7 +75,11 @@ export class ContactLinksService {
       number,
     ];
     const ids = rows.map((r) => r.id).sort((a, b) => a.localeCompare(b));
-    await this.outbox.appendMany<DealUpdatedData>(m, ids.map((id) => ({ type: EventType.DealUpdated, data: { deal_id: id, changed: [column] } })));
+    const changes: ChangeSet = { changed: [column], previous: { [column]: from }, current: { [column]: to } };
+    await this.outbox.record(m, {
+      events: ids.map((id) => ({ type: EventType.DealUpdated, data: { deal_id: id, ...changes } satisfies DealUpdatedData })),
+      changes: ids.map((id) => updatedChange('deals', id, changes)),
+    });
     return rows.length;
   }
 }

@@ -1,23 +1,24 @@
-import { diffFields, DomainError, fieldSpecs, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
+import { ChangeSet, diffFields, DomainError, fieldSpecs, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
 import {
   AddStageDto,
   CreatePipelineDto,
   EventType,
   MAX_STAGES_PER_PIPELINE,
   PipelineChangedData,
+  PipelineUpdatedData,
   PipelineView,
   ReorderStagesDto,
   StageInputDto,
   UpdatePipelineDto,
   RequestContext,
 } from '@crm/contracts';
-import { OutboxService } from '@crm/messaging';
+import { createdChange, deletedChange, OutboxService, updatedChange } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Actor, DealStageMover } from '../deals/deal-stage-mover';
 import { Pipeline } from './pipeline.entity';
-import { presentPipeline } from './pipeline.presenter';
+import { presentPipeline, presentStages } from './pipeline.presenter';
 import { Stage } from './stage.entity';
 
 /** Serializes every change of which pipeline is the default, per schema. */
@@ -55,7 +56,10 @@ export class PipelinesService {
       await m.insert(Pipeline, { id, name: dto.name, isDefault, metadata: (dto.metadata ?? {}) as Pipeline['metadata'], customFields: customFields as Pipeline['customFields'], createdAt: now, updatedAt: now });
       // All stages in one INSERT.
       if (stages.length) await m.insert(Stage, stages.map((stage, position) => stageRow(id, stage, position, now)));
-      await this.outbox.append<PipelineChangedData>(m, EventType.PipelineCreated, { pipeline_id: id });
+      await this.outbox.record(m, {
+        events: [{ type: EventType.PipelineCreated, data: { pipeline_id: id } satisfies PipelineChangedData }],
+        changes: [createdChange('pipelines', id, presentPipeline(await this.load(m, id)))],
+      });
     });
     return this.get(id);
   }
@@ -77,21 +81,22 @@ export class PipelinesService {
       const input: Record<string, unknown> = { ...dto };
       input.custom_fields = await this.customFields.values(m, ctx, 'pipelines', id, dto.custom_fields, pipeline.customFields ?? {});
       const { set, changes } = diffFields(pipeline, input, PIPELINE_FIELDS);
-      const changed = changes.changed;
       if (dto.is_default !== undefined && dto.is_default !== pipeline.isDefault) {
         if (!dto.is_default) {
           throw DomainError.invalid('is_default', 'There must be a default pipeline: set is_default: true on another pipeline instead.');
         }
         await this.clearDefault(m);
-        changed.push('is_default');
+        changes.changed.push('is_default');
+        changes.previous.is_default = false;
+        changes.current.is_default = true;
       }
-      if (!changed.length) return;
+      if (!changes.changed.length) return;
       await m.update(Pipeline, { id }, {
         ...set,
-        ...(changed.includes('is_default') ? { isDefault: true } : {}),
+        ...(changes.changed.includes('is_default') ? { isDefault: true } : {}),
         updatedAt: await transactionNow(m),
       });
-      await this.outbox.append<PipelineChangedData>(m, EventType.PipelineUpdated, { pipeline_id: id, changed });
+      await this.recordUpdate(m, [{ id, changes }]);
     });
     return this.get(id);
   }
@@ -101,19 +106,23 @@ export class PipelinesService {
     await this.write(async (m) => {
       await m.query(DEFAULT_PIPELINE_LOCK);
       const pipeline = await this.lock(m, id);
+      // As it was before its deals move: the last values its history keeps.
+      await this.attachStages(m, [pipeline]);
       const target = moveToStageId === undefined ? undefined : await this.moveTarget(m, moveToStageId);
       if (target && target.pipelineId === id) {
         throw DomainError.invalid('move_to_stage_id', 'move_to_stage_id must be a stage of another pipeline.');
       }
       await this.evacuate(m, { pipelineId: id }, target, actor, `Pipeline '${id}' still holds deals`);
       await this.deleteChecked(m, () => m.delete(Pipeline, { id }), `Pipeline '${id}' still holds deals`);
-      await this.outbox.append<PipelineChangedData>(m, EventType.PipelineDeleted, { pipeline_id: id });
+      await this.outbox.record(m, {
+        events: [{ type: EventType.PipelineDeleted, data: { pipeline_id: id } satisfies PipelineChangedData }],
+        changes: [deletedChange('pipelines', id, presentPipeline(pipeline))],
+      });
       if (pipeline.isDefault) {
         // Another pipeline inherits the default, the oldest one, so there always is one while any exist.
         const [heirs] = (await m.query(`UPDATE pipelines SET is_default = true, updated_at = now()
           WHERE id = (SELECT id FROM pipelines ORDER BY id LIMIT 1) RETURNING id`)) as [Array<{ id: string }>, number];
-        const heirId = heirs[0]?.id;
-        if (heirId) await this.outbox.append<PipelineChangedData>(m, EventType.PipelineUpdated, { pipeline_id: heirId, changed: ['is_default'] });
+        await this.recordUpdate(m, heirs.map((heir) => ({ id: heir.id, changes: defaultMoved(false, true) })));
       }
     });
   }
@@ -121,7 +130,8 @@ export class PipelinesService {
   async addStage(id: string, dto: AddStageDto): Promise<PipelineView> {
     await this.write(async (m) => {
       await this.lock(m, id);
-      const count = await m.count(Stage, { where: { pipelineId: id } });
+      const before = await this.stagesOf(m, id);
+      const count = before.length;
       if (count >= MAX_STAGES_PER_PIPELINE) {
         throw DomainError.conflict(`A pipeline holds at most ${MAX_STAGES_PER_PIPELINE} stages.`);
       }
@@ -136,7 +146,7 @@ export class PipelinesService {
       } catch (err) {
         throw this.stageNameConflict(err, dto.name);
       }
-      await this.touch(m, id, now, ['stages']);
+      await this.touch(m, id, now, before);
     });
     return this.get(id);
   }
@@ -175,7 +185,7 @@ export class PipelinesService {
         `UPDATE stages SET position = o.position - 1 FROM unnest($1::text[]) WITH ORDINALITY AS o(id, position) WHERE stages.id = o.id AND stages.pipeline_id = $2`,
         [order, id],
       );
-      await this.touch(m, id, await transactionNow(m), ['stages']);
+      await this.touch(m, id, await transactionNow(m), stages);
     });
     return this.get(id);
   }
@@ -184,7 +194,8 @@ export class PipelinesService {
   async removeStage(id: string, stageId: string, moveToStageId: string | undefined, actor: Actor): Promise<void> {
     await this.write(async (m) => {
       await this.lock(m, id);
-      const stage = isId(stageId, IdPrefix.Stage) ? await m.findOne(Stage, { where: { id: stageId, pipelineId: id } }) : null;
+      const before = await this.stagesOf(m, id);
+      const stage = isId(stageId, IdPrefix.Stage) ? before.find((s) => s.id === stageId) : undefined;
       if (!stage) throw DomainError.notFound('stage', stageId);
       const target = moveToStageId === undefined ? undefined : await this.moveTarget(m, moveToStageId);
       if (target && (target.pipelineId !== id || target.id === stageId)) {
@@ -194,7 +205,7 @@ export class PipelinesService {
       await this.deleteChecked(m, () => m.delete(Stage, { id: stageId }), `Stage '${stageId}' still holds deals`);
       // Keep positions dense (0..n-1).
       await m.query(`UPDATE stages SET position = position - 1 WHERE pipeline_id = $1 AND position > $2`, [id, stage.position]);
-      await this.touch(m, id, await transactionNow(m), ['stages']);
+      await this.touch(m, id, await transactionNow(m), before);
     });
   }
 
@@ -254,13 +265,26 @@ export class PipelinesService {
 
   private async clearDefault(m: EntityManager): Promise<void> {
     const previous = (await m.query(`UPDATE pipelines SET is_default = false, updated_at = now() WHERE is_default RETURNING id`)) as [Array<{ id: string }>, number];
-    const ids = (previous[0] ?? []).map((row) => row.id);
-    await this.outbox.appendMany<PipelineChangedData>(m, ids.map((id) => ({ type: EventType.PipelineUpdated, data: { pipeline_id: id, changed: ['is_default'] } })));
+    await this.recordUpdate(m, (previous[0] ?? []).map((row) => ({ id: row.id, changes: defaultMoved(true, false) })));
   }
 
-  private async touch(m: EntityManager, id: string, now: Date, changed: string[]): Promise<void> {
+  private async stagesOf(m: EntityManager, id: string): Promise<Stage[]> {
+    return m.find(Stage, { where: { pipelineId: id }, order: { position: 'ASC' } });
+  }
+
+  /** A change of the pipeline's stages (added, reordered, deleted): `stages` before and after, as the API shows them. */
+  private async touch(m: EntityManager, id: string, now: Date, before: Stage[]): Promise<void> {
     await m.update(Pipeline, { id }, { updatedAt: now });
-    await this.outbox.append<PipelineChangedData>(m, EventType.PipelineUpdated, { pipeline_id: id, changed });
+    const changes: ChangeSet = { changed: ['stages'], previous: { stages: presentStages(before) }, current: { stages: presentStages(await this.stagesOf(m, id)) } };
+    await this.recordUpdate(m, [{ id, changes }]);
+  }
+
+  /** pipeline.updated and its change entry, for each pipeline an update changed. */
+  private async recordUpdate(m: EntityManager, updates: Array<{ id: string; changes: ChangeSet }>): Promise<void> {
+    await this.outbox.record(m, {
+      events: updates.map(({ id, changes }) => ({ type: EventType.PipelineUpdated, data: { pipeline_id: id, ...changes } satisfies PipelineUpdatedData })),
+      changes: updates.map(({ id, changes }) => updatedChange('pipelines', id, changes)),
+    });
   }
 
   private stageNameConflict(err: unknown, name: string): unknown {
@@ -275,6 +299,10 @@ export class PipelinesService {
   private async write(work: (m: EntityManager) => Promise<void>): Promise<void> {
     await this.dataSource.transaction(work);
   }
+}
+
+function defaultMoved(from: boolean, to: boolean): ChangeSet {
+  return { changed: ['is_default'], previous: { is_default: from }, current: { is_default: to } };
 }
 
 /** Stages with a position go where it says (stable); the rest follow in the order sent. Positions are then 0..n-1. */

@@ -1,6 +1,6 @@
 import { Logger } from '@crm/common';
 import { DealStaleData, EventType } from '@crm/contracts';
-import { OutboxService } from '@crm/messaging';
+import { OutboxService, systemOrigin, withOrigin } from '@crm/messaging';
 import { LOGGER } from '@crm/runtime';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
@@ -49,7 +49,12 @@ export class StaleDealsJob implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   /** Reports every deal that crossed the threshold since the last sweep; returns how many. */
-  async sweep(): Promise<number> {
+  sweep(): Promise<number> {
+    // The reports are the system's own doing: their events name this job as the actor.
+    return withOrigin(systemOrigin('stale_deals'), () => this.sweepAll());
+  }
+
+  private async sweepAll(): Promise<number> {
     let total = 0;
     for (;;) {
       const reported = await this.dataSource.transaction(async (m) => {

@@ -112,13 +112,17 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
     const drawn: { p: string }[] = await m.query(`SELECT nextval('event_position')::text AS p FROM generate_series(1, $1)`, [fresh.length]);
     const positions = drawn.map((r) => BigInt(r.p)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     await m.query(
-      `INSERT INTO events (position, id, type, occurred_at, data)
-       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[], $5::jsonb[])`,
+      `INSERT INTO events (position, id, type, occurred_at, actor, via, request_id, data)
+       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[], $5::jsonb[], $6::text[], $7::text[], $8::jsonb[])`,
       [
         positions.map(String),
         fresh.map((e) => e.id),
         fresh.map((e) => e.type),
         fresh.map((e) => e.occurred_at),
+        // An event published before producers stamped an origin (still in the stream, or parked) has none.
+        fresh.map((e) => (e.actor ? JSON.stringify(e.actor) : null)),
+        fresh.map((e) => e.via ?? null),
+        fresh.map((e) => e.request_id ?? null),
         fresh.map((e) => JSON.stringify(e.data ?? {})),
       ],
     );

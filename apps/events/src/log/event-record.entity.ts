@@ -1,3 +1,4 @@
+import { ChangeActor, ChangeVia } from '@crm/contracts';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 @Entity({ name: 'events' })
@@ -14,6 +15,15 @@ export class EventRecord {
 
   @Column({ name: 'occurred_at', type: 'timestamptz' })
   occurredAt!: Date;
+
+  @Column({ type: 'jsonb', nullable: true })
+  actor!: ChangeActor | null;
+
+  @Column({ type: 'text', nullable: true })
+  via!: ChangeVia | null;
+
+  @Column({ name: 'request_id', type: 'text', nullable: true })
+  requestId!: string | null;
 
   @Column({ type: 'jsonb' })
   data!: Record<string, unknown>;

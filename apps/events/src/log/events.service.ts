@@ -1,5 +1,5 @@
 import { decodeCursor, encodeCursor, fitPage, Page, pageSize } from '@crm/common';
-import { DomainEvent, ListEventsQuery } from '@crm/contracts';
+import { ChangeActor, ChangeVia, EventView, ListEventsQuery } from '@crm/contracts';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { parseEventTypeFilter } from './event-type-filter';
@@ -10,13 +10,17 @@ interface Row {
   id: string;
   type: string;
   occurred_at: Date;
+  actor: ChangeActor | null;
+  via: ChangeVia | null;
+  request_id: string | null;
   data: Record<string, unknown>;
 }
 
 export const EVENTS_LIST = 'events';
 
-function present(r: Row): DomainEvent {
-  return { id: r.id, type: r.type as DomainEvent['type'], occurred_at: r.occurred_at.toISOString(), data: r.data };
+/** Events logged before producers stamped an origin show null actor, via and request_id. */
+function present(r: Row): EventView {
+  return { id: r.id, type: r.type, occurred_at: r.occurred_at.toISOString(), actor: r.actor, via: r.via, request_id: r.request_id, data: r.data };
 }
 
 /** Reads the log for GET /events. */
@@ -30,7 +34,7 @@ export class EventsService {
    * does not rescan events it skipped. Positions become visible in increasing order (see the writer),
    * so resuming from the head can never miss an event committed later.
    */
-  async list(query: ListEventsQuery): Promise<Page<DomainEvent> & { next_cursor: string }> {
+  async list(query: ListEventsQuery): Promise<Page<EventView> & { next_cursor: string }> {
     const after = decodeCursor<number>(EVENTS_LIST, query.cursor, 'number') ?? 0;
     const filter = parseEventTypeFilter(query.type);
     const size = pageSize(query);
@@ -42,7 +46,7 @@ export class EventsService {
         where += ` AND (type = ANY($3::text[]) OR type LIKE ANY($4::text[]))`;
       }
       const rows: Row[] = await m.query(
-        `SELECT position::text AS pos, id, type, occurred_at, data FROM events WHERE ${where} ORDER BY position LIMIT $2`,
+        `SELECT position::text AS pos, id, type, occurred_at, actor, via, request_id, data FROM events WHERE ${where} ORDER BY position LIMIT $2`,
         params,
       );
       const fitted = fitPage(rows.map(present), size, rows.length > size);

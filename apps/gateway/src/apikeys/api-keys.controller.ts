@@ -31,7 +31,7 @@ export class ApiKeysController {
   @Scopes('write')
   @HttpCode(204)
   @ApiNoContent({ summary: 'Revoke an API key, effective on every gateway within seconds' })
-  async revoke(@Param('id') id: string) {
-    await this.keys.revoke(id);
+  async revoke(@Req() req: GatewayRequest, @Param('id') id: string) {
+    await this.keys.revoke(id, contextOf(req));
   }
 }

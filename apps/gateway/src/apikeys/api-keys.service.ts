@@ -1,6 +1,6 @@
 import { decodeCursor, DomainError, ErrorCode, IdPrefix, isId, Logger, newId, Page, PageQuery, pageSize, toPage, validateInput } from '@crm/common';
-import { ApiKeyCreatedData, ApiKeyRevokedData, EventType, RequestContext } from '@crm/contracts';
-import { OutboxService } from '@crm/messaging';
+import { ApiKeyCreatedData, ApiKeyRevokedData, ChangeOrigin, EventType, RequestContext } from '@crm/contracts';
+import { originOf, OutboxService, systemOrigin, withOrigin } from '@crm/messaging';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
@@ -37,7 +37,7 @@ export class ApiKeysService {
       if (expiresAt.getTime() <= Date.now()) throw DomainError.invalid('expires_at', 'expires_at must be in the future');
     }
     const secret = generateApiKey(this.config.keyEnvironment);
-    const key = await this.insert(secret, dto.name, dto.scope, expiresAt, dto.user_id ?? null);
+    const key = await withOrigin(keyOrigin(ctx), () => this.insert(secret, dto.name, dto.scope, expiresAt, dto.user_id ?? null));
     return { data: { ...presentApiKey(key), key: secret } };
   }
 
@@ -55,19 +55,22 @@ export class ApiKeysService {
     return toPage('apikeys', await qb.getMany(), size, (k) => k.id, presentApiKey);
   }
 
-  async revoke(id: string): Promise<void> {
+  /** `ctx` is the request's; the command-line tool has none. */
+  async revoke(id: string, ctx?: RequestContext): Promise<void> {
     if (!isId(id, IdPrefix.ApiKey)) throw DomainError.notFound('API key', id);
-    const revoked = await this.dataSource.transaction(async (manager) => {
-      const result = await manager
-        .createQueryBuilder()
-        .update(ApiKey)
-        .set({ revokedAt: () => 'now()' })
-        .where({ id, revokedAt: IsNull() })
-        .execute();
-      if (!result.affected) return false;
-      await this.outbox.append<ApiKeyRevokedData>(manager, EventType.ApiKeyRevoked, { key_id: id });
-      return true;
-    });
+    const revoked = await withOrigin(keyOrigin(ctx), () =>
+      this.dataSource.transaction(async (manager) => {
+        const result = await manager
+          .createQueryBuilder()
+          .update(ApiKey)
+          .set({ revokedAt: () => 'now()' })
+          .where({ id, revokedAt: IsNull() })
+          .execute();
+        if (!result.affected) return false;
+        await this.outbox.append<ApiKeyRevokedData>(manager, EventType.ApiKeyRevoked, { key_id: id });
+        return true;
+      }),
+    );
     if (!revoked) throw DomainError.notFound('API key', id);
     await this.revocations?.announce(id);
   }
@@ -79,7 +82,7 @@ export class ApiKeysService {
       if (existing.revokedAt) this.logger.error({ key_id: existing.id }, 'CRM_BOOTSTRAP_API_KEY was revoked and stays revoked; set a new value');
       return;
     }
-    await this.insert(secret, 'bootstrap', 'read-write', null, null);
+    await withOrigin(systemOrigin('bootstrap'), () => this.insert(secret, 'bootstrap', 'read-write', null, null));
     this.logger.info('bootstrap API key created from CRM_BOOTSTRAP_API_KEY');
   }
 
@@ -117,4 +120,13 @@ export class ApiKeysService {
     });
     return key;
   }
+}
+
+/**
+ * The gateway handles its own routes, outside the services' per-request origin scope, so key events take
+ * theirs from here: the calling key (or its team member) over HTTP, the system for the command-line tool,
+ * which works with no key.
+ */
+function keyOrigin(ctx: RequestContext | undefined): ChangeOrigin {
+  return ctx?.key_id ? originOf(ctx) : systemOrigin('cli');
 }

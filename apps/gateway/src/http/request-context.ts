@@ -1,4 +1,4 @@
-import type { ApiScope, RequestContext } from '@crm/contracts';
+import type { ApiScope, ChangeVia, RequestContext } from '@crm/contracts';
 import type { Context } from '@opentelemetry/api';
 import type { Request } from 'express';
 
@@ -19,12 +19,14 @@ export interface GatewayRequest extends Request {
   traceContext?: Context;
 }
 
-export function contextOf(req: GatewayRequest): RequestContext {
+/** `via` is the channel the request came through: `api`, or `mcp` for an agent's tool call. */
+export function contextOf(req: GatewayRequest, via: ChangeVia = 'api'): RequestContext {
   return {
     request_id: String(req.id),
     key_id: req.principal?.keyId,
     scope: req.principal?.scope,
     user_id: req.principal?.userId,
     idempotency_ref: req.idempotencyRef,
+    via,
   };
 }

@@ -106,13 +106,13 @@ export class McpService {
     if (!visibleTo(principal, tool)) {
       return failure({ code: ErrorCode.Forbidden, message: `This key's scope (${principal.scope}) does not allow ${name}.` });
     }
-    return this.settle(req, name, async () => answered(tool.title, await this.rpc.call(tool.op, contextOf(req), tool.route(args), { trace: req.traceContext })));
+    return this.settle(req, name, async () => answered(tool.title, await this.rpc.call(tool.op, contextOf(req, 'mcp'), tool.route(args), { trace: req.traceContext })));
   }
 
   /** A query tool: the same operation as POST /<object>/query, for keys that may read. */
   private async callQuery(req: GatewayRequest, principal: Principal, object: QueryObject, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
     if (!scopeGrants(principal.scope, 'read')) return failure({ code: ErrorCode.Forbidden, message: `This key's scope (${principal.scope}) does not allow ${name}.` });
-    return this.settle(req, name, async () => answered(`Query ${object.object}`, await this.rpc.call(object.op, contextOf(req), queryRequest(object, args), { trace: req.traceContext })));
+    return this.settle(req, name, async () => answered(`Query ${object.object}`, await this.rpc.call(object.op, contextOf(req, 'mcp'), queryRequest(object, args), { trace: req.traceContext })));
   }
 
   /** A tool's outcome: its answer, or its error in the API's shape. */

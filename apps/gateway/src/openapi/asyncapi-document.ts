@@ -1,4 +1,4 @@
-import { EVENT_CATALOG, EventType } from '@crm/contracts';
+import { CHANGE_VIAS, ChangeActorView, EVENT_CATALOG, EventType } from '@crm/contracts';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DocumentBuilder, getSchemaPath, SwaggerModule } from '@nestjs/swagger';
@@ -15,7 +15,7 @@ const camel = (type: string) => type.replace(/[._](\w)/g, (_, c: string) => c.to
  * schemas come from the same classes the services write (EVENT_CATALOG), through @nestjs/swagger.
  */
 export async function createAsyncApiDocument(): Promise<Record<string, unknown>> {
-  const models = [...new Set(Object.values(EVENT_CATALOG).flatMap((e) => (e.data ? [e.data] : [])))];
+  const models = [ChangeActorView, ...new Set(Object.values(EVENT_CATALOG).flatMap((e) => (e.data ? [e.data] : [])))];
   const app = await NestFactory.create(EventSchemasModule, { preview: true, logger: false, abortOnError: false });
   let schemas: Record<string, Record<string, unknown>>;
   try {
@@ -42,11 +42,17 @@ export async function createAsyncApiDocument(): Promise<Record<string, unknown>>
       },
       payload: {
         type: 'object',
-        required: ['id', 'type', 'occurred_at', 'data'],
+        required: ['id', 'type', 'occurred_at', 'actor', 'via', 'request_id', 'data'],
         properties: {
           id: { type: 'string', description: 'evt_ followed by a ULID; unique, and the order of the log.' },
           type: { type: 'string', const: type },
           occurred_at: { type: 'string', format: 'date-time' },
+          actor: {
+            allOf: [{ $ref: getSchemaPath(ChangeActorView.name) }],
+            description: 'Who made the change: the API key, the team member the key belongs to, or the system (`id` then names the part that acted).',
+          },
+          via: { type: 'string', enum: [...CHANGE_VIAS], description: 'The channel the change came through.' },
+          request_id: { type: ['string', 'null'], description: 'The X-Request-Id of the request that made the change; null for what the system did on its own.' },
           data: data ? { $ref: getSchemaPath(data.name) } : { type: 'object' },
         },
         additionalProperties: false,

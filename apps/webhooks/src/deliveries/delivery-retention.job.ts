@@ -1,5 +1,5 @@
 import { Logger } from '@crm/common';
-import { LOGGER } from '@crm/runtime';
+import { LOGGER, PeriodicTask } from '@crm/runtime';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { WEBHOOKS_SETTINGS, WebhooksSettings } from '../config/webhooks.settings';
@@ -25,31 +25,17 @@ export interface RetentionSweep {
 export class DeliveryRetentionJob implements OnApplicationBootstrap, OnApplicationShutdown {
   /** Totals since this process started: how tests, and anyone debugging, see that sweeps ran. */
   readonly totals: RetentionSweep & { sweeps: number } = { sweeps: 0, deliveriesRemoved: 0, batches: 0, largestBatch: 0, previousSecretsCleared: 0 };
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private stopped = false;
+  private readonly task: PeriodicTask;
 
   constructor(
     private readonly dataSource: DataSource,
     @Inject(WEBHOOKS_SETTINGS) private readonly settings: WebhooksSettings,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.timer = setInterval(() => this.tick(), this.settings.retentionIntervalMs);
-    this.tick();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
-  }
-
-  private tick(): void {
-    if (this.running || this.stopped) return;
-    this.running = this.sweep()
-      .then((sweep) => {
+  ) {
+    this.task = new PeriodicTask(
+      settings.retentionIntervalMs,
+      async () => {
+        const sweep = await this.sweep();
         this.totals.sweeps += 1;
         this.totals.deliveriesRemoved += sweep.deliveriesRemoved;
         this.totals.batches += sweep.batches;
@@ -58,15 +44,23 @@ export class DeliveryRetentionJob implements OnApplicationBootstrap, OnApplicati
         if (sweep.deliveriesRemoved) {
           this.logger.info({ removed: sweep.deliveriesRemoved, batches: sweep.batches }, 'pruned webhook delivery attempts past the retention period');
         }
-      })
-      .catch((err: Error) => this.logger.warn({ err: err.message }, 'webhook retention sweep failed; retrying next interval'))
-      .finally(() => (this.running = undefined));
+      },
+      (err) => this.logger.warn({ err: err.message }, 'webhook retention sweep failed; retrying next interval'),
+    );
+  }
+
+  onApplicationBootstrap(): void {
+    this.task.start();
+  }
+
+  onApplicationShutdown(): Promise<void> {
+    return this.task.stop();
   }
 
   async sweep(): Promise<RetentionSweep> {
     const sweep: RetentionSweep = { deliveriesRemoved: 0, batches: 0, largestBatch: 0, previousSecretsCleared: 0 };
     const { deliveryRetentionDays: days, retentionBatchSize: batch } = this.settings;
-    while (days > 0 && !this.stopped) {
+    while (days > 0 && !this.task.stopping) {
       const removed = await this.dataSource.transaction(async (m) => {
         const [{ locked }] = (await m.query(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, [LOCK])) as { locked: boolean }[];
         if (!locked) return 0;

@@ -8,6 +8,7 @@ import { Client } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
 import { WEBHOOKS_SETTINGS, WebhooksSettings } from '../config/webhooks.settings';
 import { DispatchSignal } from '../deliveries/dispatch-signal';
+import { webhookBody } from '../deliveries/webhook-body';
 
 const CONSUMER_LOCK = 'crm:webhooks:event-intake';
 const INSERT_LOCK = 'crm:webhooks:event-insert';
@@ -148,7 +149,7 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
       [
         events.map((e) => e.id),
         events.map((e) => e.type),
-        events.map((e) => JSON.stringify({ id: e.id, type: e.type, occurred_at: e.occurred_at, data: e.data })),
+        events.map((e) => JSON.stringify(webhookBody(e))),
         events.map((e) => e.traceparent ?? null),
       ],
     );

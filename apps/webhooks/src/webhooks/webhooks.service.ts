@@ -5,9 +5,11 @@ import {
   ListDeliveriesQuery,
   ListWebhooksQuery,
   PingResultView,
+  ServiceName,
   UpdateWebhookDto,
   WebhookView,
 } from '@crm/contracts';
+import { currentOrigin } from '@crm/messaging';
 import { SERVICE_CONFIG } from '@crm/runtime';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
@@ -16,6 +18,7 @@ import { WEBHOOKS_SETTINGS, WebhooksSettings } from '../config/webhooks.settings
 import { Delivery } from '../deliveries/delivery.entity';
 import { presentDelivery } from '../deliveries/delivery.presenter';
 import { DispatchSignal } from '../deliveries/dispatch-signal';
+import { webhookBody } from '../deliveries/webhook-body';
 import { urlProblem } from '../endpoints/address-policy';
 import { postJson } from '../endpoints/endpoint-client';
 import { generateSigningSecret, MAX_SECRET_BYTES, MIN_SECRET_BYTES, secretKeyBytes, signedHeaders } from '../endpoints/signing';
@@ -163,7 +166,9 @@ export class WebhooksService {
   async ping(id: string): Promise<{ data: PingResultView }> {
     const sub = await this.find(this.dataSource.manager, id);
     const messageId = newId(IdPrefix.Event);
-    const body = JSON.stringify({ id: messageId, type: 'webhook.ping', occurred_at: new Date().toISOString(), data: { webhook_id: sub.id } });
+    const body = JSON.stringify(
+      webhookBody({ id: messageId, type: 'webhook.ping', occurred_at: new Date().toISOString(), ...currentOrigin(ServiceName.Webhooks), data: { webhook_id: sub.id } }),
+    );
     const timeoutMs = Math.max(100, Math.min(this.settings.timeoutMs, this.config.rpcTimeoutMs - PING_HEADROOM_MS));
     const result = await postJson(sub.url, body, signedHeaders(this.signingSecrets(sub), messageId, body), { timeoutMs, allowPrivate: this.settings.allowPrivate });
     if (result.ok && result.httpStatus !== null) return { data: { http_status: result.httpStatus, duration_ms: result.durationMs } };

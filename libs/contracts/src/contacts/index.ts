@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { RelatedSummary } from '../related';
 
 /** Body of Ops.contactsInternal.resolve. Unknown ids are simply absent from the reply. */
@@ -30,6 +30,12 @@ export class ActivityEventData {
   /** activity.updated only: the fields the update changed. */
   @ApiProperty({ type: [String], required: false })
   changed?: string[];
+  /** activity.updated only: each changed field's value before the update, by field name. */
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  previous?: Record<string, unknown>;
+  /** activity.updated only: each changed field's value after the update, by field name. */
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  current?: Record<string, unknown>;
 }
 
 /** Data of contact.deleted; deals unlink the contact when they see it. */

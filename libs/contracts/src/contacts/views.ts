@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { RelatedSummary } from '../related';
 import { CONTACT_SOURCES, CONTACT_STAGES } from './values';
 
@@ -144,7 +144,7 @@ export class TaskView extends TaskSummaryView {
   custom_fields!: Record<string, unknown>;
 }
 
-/** Data of contact.updated and company.updated: which fields changed, with their values before and after. */
+/** Which fields an update changed, with their values before and after: contact, company, deal and pipeline updates carry it. */
 export class FieldChanges {
   @ApiProperty({ type: [String] })
   changed!: string[];
@@ -186,4 +186,10 @@ export class TaskEventData {
   /** task.updated only: the fields the update changed. */
   @ApiProperty({ type: [String], required: false })
   changed?: string[];
+  /** task.updated only: each changed field's value before the update, by field name. */
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  previous?: Record<string, unknown>;
+  /** task.updated only: each changed field's value after the update, by field name. */
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  current?: Record<string, unknown>;
 }

@@ -1,4 +1,5 @@
 import { ApiProperty, IntersectionType, PickType } from '@nestjs/swagger';
+import { FieldChanges } from '../contacts/views';
 import { DealView } from './deal.dto';
 
 /** Payloads of the events the deals service writes to its outbox (docs/deals.md describes when). */
@@ -18,12 +19,13 @@ export class DealCreatedData extends IntersectionType(
   PickType(DealView, ['name', 'contact_id', 'company_id', 'value', 'currency', 'status'] as const),
 ) {}
 
-export class DealUpdatedData {
+/**
+ * The fields whose values changed, with their values before and after as the API shows them. A stage move
+ * lists stage_id and stage_entered_at (and pipeline_id, status and loss_reason when they change too).
+ */
+export class DealUpdatedData extends FieldChanges {
   @ApiProperty({ type: String })
   deal_id!: string;
-  /** Names of the fields whose values changed. */
-  @ApiProperty({ type: [String] })
-  changed!: string[];
 }
 
 export class DealDeletedData {
@@ -45,9 +47,19 @@ export class DealStaleData {
   threshold_days!: number;
 }
 
+/** Data of pipeline.created and pipeline.deleted. */
 export class PipelineChangedData {
   @ApiProperty({ type: String })
   pipeline_id!: string;
   @ApiProperty({ type: [String], required: false })
   changed?: string[];
+}
+
+/**
+ * Data of pipeline.updated: the fields whose values changed (name, is_default, metadata, custom_fields, or
+ * stages when one is added, reordered or deleted), with their values before and after as the API shows them.
+ */
+export class PipelineUpdatedData extends FieldChanges {
+  @ApiProperty({ type: String })
+  pipeline_id!: string;
 }

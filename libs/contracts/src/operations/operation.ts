@@ -2,6 +2,7 @@ import type { RelatedSummary } from '../related';
 import type { ValidationWarning } from '../schema/field-types';
 import type { ApiScope } from '../rpc';
 import type { BatchReply } from '../batch/batch';
+import type { ChangeVia } from '../changes/changes';
 
 /** A class the request or reply is an instance of (class-validator rules, @ApiProperty views). */
 export type Class<T = unknown> = abstract new (...args: never[]) => T;
@@ -107,6 +108,11 @@ export interface Operation<P = unknown, Q = unknown, B = unknown, R = unknown> {
   readonly idempotent: boolean;
   readonly mcp?: McpExposure;
   /**
+   * The channel its changes are recorded under when it names its own (`batch`, `capture`, `merge`);
+   * otherwise the request's (`api`, `mcp`, `import`). See docs/changes.md.
+   */
+  readonly via?: ChangeVia;
+  /**
    * For routes whose owner depends on a path parameter (`/objects/:slug` is kept by the service that
    * keeps that object): the operation that answers for these parameters, or undefined for this one.
    */
@@ -150,6 +156,7 @@ interface RouteSpec<Path extends string, Q, B, V, S extends ReplyShape> {
   errors?: Record<number, string>;
   custom?: boolean;
   mcp?: McpExposure;
+  via?: ChangeVia;
   routeBy?: (params: PathParams<Path>) => AnyOperation | undefined;
 }
 
@@ -162,7 +169,7 @@ const DEFAULT_STATUS: Record<HttpMethod, number> = { GET: 200, POST: 201, PUT: 2
 export function route<Path extends string, S extends ReplyShape, V = unknown, Q = Record<string, never>, B = null>(
   spec: RouteSpec<Path, Q, B, V, S>,
 ): Operation<PathParams<Path>, Q, B, ReplyOfShape<S, V>> {
-  const { name, method, path, status, summary, access, errors, custom, query, body, reply, idempotent, mcp, routeBy } = spec;
+  const { name, method, path, status, summary, access, errors, custom, query, body, reply, idempotent, mcp, via, routeBy } = spec;
   return {
     name,
     http: { method, path, status: status ?? DEFAULT_STATUS[method], summary, access, ...(errors ? { errors } : {}), ...(custom ? { custom } : {}) },
@@ -171,6 +178,7 @@ export function route<Path extends string, S extends ReplyShape, V = unknown, Q 
     reply,
     idempotent: idempotent ?? method !== 'POST',
     ...(mcp ? { mcp } : {}),
+    ...(via ? { via } : {}),
     ...(routeBy ? { routeBy: routeBy as Operation<PathParams<Path>>['routeBy'] } : {}),
   } as Operation<PathParams<Path>, Q, B, ReplyOfShape<S, V>>;
 }

@@ -69,6 +69,7 @@ import { RpcServiceName } from '../subjects';
 import { CreateWebhookDto, DeliveryView, ListDeliveriesQuery, ListWebhooksQuery, PingResultView, ReplayWebhookDto, UpdateWebhookDto, WebhookView } from '../webhooks';
 import { QueryFieldsReply, QueryFieldsRequest, RecordQueryDto, RemoteMatchReply, RemoteMatchRequest, RemoteValuesReply, RemoteValuesRequest } from '../query/record-query.dto';
 import { BatchLimits, BatchWriteDto } from '../batch/batch';
+import { ChangeSlice, ChangeSliceRequest, ChangeView, ListChangesQuery, RecordChangesQuery } from '../changes/changes';
 import { batchResults, internal, McpExposure, noContent, Operation, page, PageOf, projectedPage, resource, ResourceOf, route } from './operation';
 
 /*
@@ -116,8 +117,28 @@ const batchRoute = <V, C, Path extends string>(
     body: BatchWriteDto,
     reply: batchResults(view, created),
     errors: { 400: 'The batch itself is malformed, or with all_or_none an item failed: details name each failing item as items.<index>.<field>.' },
+    via: 'batch',
     ...(mcp ? { mcp } : {}),
   });
+
+/**
+ * `GET /<object>/:id/changes` (docs/changes.md): one record's change history, oldest first. It answers
+ * for a deleted record whose history is kept; 404 only for a record that has neither.
+ */
+const changesRoute = <Path extends string>(name: string, path: Path, one: string) =>
+  route({
+    name,
+    method: 'GET',
+    path,
+    summary: `List the changes of ${one}, oldest first: who changed which fields, from what, through which channel`,
+    access: 'read',
+    query: RecordChangesQuery,
+    reply: page(ChangeView),
+    errors: { 404: 'No such record, and no history of one (`not_found`).' },
+  });
+
+/** The part of GET /changes one service answers: its own entries after an id, oldest first. */
+const changeSlice = (service: 'deals') => internal<ChangeSliceRequest, ChangeSlice>({ name: `${service}.changes.slice`, idempotent: true });
 
 /** An agent's list clean-up: upserts on the object's unique key, answered item by item. */
 const upsertTool = (tool: string, many: string, key: string): McpExposure => ({
@@ -165,6 +186,7 @@ const contacts = {
     body: MergeContactsDto,
     reply: resource(ContactView, { included: true }),
     idempotent: true,
+    via: 'merge',
     errors: { 404: 'The winner or the loser does not exist (`not_found`).' },
     mcp: {
       tool: 'merge_contacts',
@@ -193,6 +215,7 @@ const contacts = {
     mcp: { tool: 'update_contact', title: 'Update a contact', description: 'Changes only the fields given; null clears a field. Emits contact.updated when something changed.' },
   }),
   remove: route({ name: 'contacts.contacts.delete', method: 'DELETE', path: '/contacts/:id', summary: 'Delete a contact', access: 'write', reply: noContent }),
+  changes: changesRoute('contacts.contacts.changes', '/contacts/:id/changes', 'a contact'),
   deals: route({
     name: 'contacts.contacts.deals',
     method: 'GET',
@@ -230,6 +253,7 @@ const companies = {
   get: route({ name: 'contacts.companies.get', method: 'GET', path: '/companies/:id', summary: 'Get a company', access: 'read', reply: resource(CompanyView) }),
   update: route({ name: 'contacts.companies.update', method: 'PATCH', path: '/companies/:id', summary: 'Update a company', access: 'write', body: UpdateCompanyDto, reply: resource(CompanyView, { warnings: true }) }),
   remove: route({ name: 'contacts.companies.delete', method: 'DELETE', path: '/companies/:id', summary: 'Delete a company', access: 'write', reply: noContent }),
+  changes: changesRoute('contacts.companies.changes', '/companies/:id/changes', 'a company'),
 };
 
 const users = {
@@ -239,6 +263,7 @@ const users = {
   get: route({ name: 'contacts.users.get', method: 'GET', path: '/users/:id', summary: 'Get a team member', access: 'read', reply: resource(UserView) }),
   update: route({ name: 'contacts.users.update', method: 'PATCH', path: '/users/:id', summary: 'Update a team member', access: 'write', body: UpdateUserDto, reply: resource(UserView) }),
   remove: route({ name: 'contacts.users.delete', method: 'DELETE', path: '/users/:id', summary: 'Remove a team member', access: 'write', reply: noContent }),
+  changes: changesRoute('contacts.users.changes', '/users/:id/changes', 'a team member'),
 };
 
 const imports = {
@@ -297,6 +322,7 @@ const workItemRoutes = <V, C, U, L>(
     reply: resource(view, { warnings: true }),
   }),
   remove: route({ name: `contacts.${resourceName}.delete`, method: 'DELETE', path: `/${resourceName}/:id` as const, summary: `Delete ${one}`, access: 'write', reply: noContent }),
+  changes: changesRoute(`contacts.${resourceName}.changes`, `/${resourceName}/:id/changes` as const, one),
 });
 
 const activities = workItemRoutes('activities', ['an activity', 'activities'], ActivityView, { create: CreateActivityDto, update: UpdateActivityDto, list: ListActivitiesQuery }, 'Log an activity');
@@ -353,6 +379,7 @@ const deals = {
     },
   }),
   remove: route({ name: 'deals.deals.delete', method: 'DELETE', path: '/deals/:id', summary: 'Delete a deal', access: 'write', reply: noContent }),
+  changes: changesRoute('deals.deals.changes', '/deals/:id/changes', 'a deal'),
   moveStage: route({
     name: 'deals.deals.move_stage',
     method: 'POST',
@@ -430,6 +457,7 @@ const pipelines = {
     query: DeleteWithMoveQuery,
     reply: noContent,
   }),
+  changes: changesRoute('deals.pipelines.changes', '/pipelines/:id/changes', 'a pipeline'),
   deals: route({
     name: 'deals.pipelines.deals',
     method: 'GET',
@@ -476,6 +504,30 @@ const events = {
         'The ordered event log with cursor pagination, as GET /events: pass next_cursor back to continue from where the last page ended. type filters by one type, a comma-separated list or a prefix (contact.*).',
     },
   }),
+};
+
+/**
+ * The change log across every object. The contacts service answers it: it keeps most objects, and asks
+ * the deals service for its slice, merging both in id order (oldest first) so one cursor walks them all.
+ */
+const changes = {
+  list: route({
+    name: 'contacts.changes.list',
+    method: 'GET',
+    path: '/changes',
+    summary: 'Read the change history across every object, oldest first, filtered by object, record, actor, channel or time',
+    access: 'read',
+    query: ListChangesQuery,
+    reply: page(ChangeView),
+    mcp: {
+      tool: 'list_changes',
+      title: 'Who changed what',
+      description:
+        'The change history across every object, oldest first, as GET /changes: each entry names the record, the fields changed with their previous and current values, the actor (API key, user or system), the channel (api, batch, import, mcp, capture, merge, system) and the request. Filter by object, record_id, actor_id, via, created_after and created_before; pass next_cursor back to continue.',
+    },
+  }),
+  /** The deals service's part of the log: deals and pipelines. */
+  dealsSlice: changeSlice('deals'),
 };
 
 const webhooks = {
@@ -557,6 +609,7 @@ const capture = {
     access: 'capture',
     body: CaptureContactDto,
     reply: resource(CaptureView),
+    via: 'capture',
   }),
 };
 
@@ -682,6 +735,7 @@ const objects = {
   queryRecords: queryRoute('contacts.records.query', '/objects/:slug/records/query', ObjectRecordView, 'records of a custom object'),
   batchRecords: batchRoute('contacts.records.batch', '/objects/:slug/records/batch', 'records of a custom object', ObjectRecordView),
   removeRecord: route({ name: 'contacts.records.delete', method: 'DELETE', path: '/objects/:slug/records/:id', summary: 'Delete a record', access: 'write', reply: noContent }),
+  recordChanges: changesRoute('contacts.records.changes', '/objects/:slug/records/:id/changes', 'a custom object record'),
 };
 
 /** Requests between services; no HTTP route reaches them. */
@@ -729,6 +783,7 @@ export const Ops = {
   deals,
   pipelines,
   events,
+  changes,
   webhooks,
   schema,
   capture,

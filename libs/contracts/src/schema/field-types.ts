@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 /** The twelve value types a field definition may have (GET /schema, custom fields). */
 export const FIELD_TYPES = [
   'string',
@@ -211,4 +211,10 @@ export class ObjectRecordEventData {
   /** object_record.updated only: the value keys that changed. */
   @ApiProperty({ type: [String], required: false })
   changed?: string[];
+  /** object_record.updated only: each changed value before the update, by value key as `changed` names it; null where it had none. */
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  previous?: Record<string, unknown>;
+  /** object_record.updated only: each changed value after the update, by value key as `changed` names it; null where it was removed. */
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  current?: Record<string, unknown>;
 }

@@ -1,9 +1,11 @@
 import { IdPrefix, newId, traceparentOf } from '@crm/common';
-import { DomainEvent, EventType } from '@crm/contracts';
+import { ChangeOrigin, DomainEvent, EventType } from '@crm/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { MESSAGING_OPTIONS, MessagingOptions } from '../messaging.options';
 import { markRequestApplied } from '../outcomes/request-outcome';
+import { ChangeDraft } from '../changes/change-drafts';
+import { currentOrigin } from '../changes/change-origin';
 
 export function outboxChannel(schema: string): string {
   return `outbox_${schema}`;
@@ -28,25 +30,72 @@ export class OutboxService {
    * publishes them in that order.
    */
   async appendMany<D extends object>(manager: EntityManager, items: ReadonlyArray<{ type: EventType; data: D }>): Promise<DomainEvent<D>[]> {
+    return (await this.record(manager, { events: items })).events as DomainEvent<D>[];
+  }
+
+  /**
+   * Records what one write did: its events and its change-history entries (docs/changes.md), in one
+   * statement inside the write's transaction. Both carry the origin in scope (who, through which
+   * channel, in which request) and the same instant. A null change (a no-op update) is skipped.
+   */
+  async record(manager: EntityManager, { events = [], changes = [] }: Recording): Promise<{ events: DomainEvent[]; changes: ChangeEntry[] }> {
     if (!manager.queryRunner?.isTransactionActive) {
-      throw new Error('OutboxService.append must run inside the transaction of the change it records');
+      throw new Error('OutboxService.record must run inside the transaction of the change it records');
     }
-    if (!items.length) return [];
-    // Every change a client can cause records an event, so this is where a keyed request is marked applied.
+    const drafts = changes.filter((c): c is ChangeDraft => c !== null);
+    if (!events.length && !drafts.length) return { events: [], changes: [] };
+    // Every change a client can cause records something, so this is where a keyed request is marked applied.
     await markRequestApplied(manager);
-    const occurredAt = new Date().toISOString();
-    const events: DomainEvent<D>[] = items.map(({ type, data }) => ({ id: newId(IdPrefix.Event), type, occurred_at: occurredAt, data }));
+    const origin = currentOrigin(this.options.service);
+    const now = new Date();
+    const occurredAt = now.toISOString();
+    const stamped: DomainEvent[] = events.map(({ type, data }) => ({
+      id: newId(IdPrefix.Event),
+      type,
+      occurred_at: occurredAt,
+      actor: origin.actor,
+      via: origin.via,
+      request_id: origin.request_id,
+      data: data as Record<string, unknown>,
+    }));
+    const entries: ChangeEntry[] = drafts.map((draft) => ({ id: newId(IdPrefix.Change), ...draft, ...origin, occurred_at: occurredAt }));
     // The span that made the change (a request's, when tracing is on) is the parent of the publish. The
     // notification rides in the same statement (one round trip); PostgreSQL delivers it only when the
     // transaction commits, so the relay wakes exactly then.
-    await manager.query(
-      `WITH appended AS (
+    const parts: string[] = [];
+    const params: unknown[] = [];
+    const param = (value: unknown) => `$${params.push(value)}`;
+    if (stamped.length) {
+      parts.push(`appended AS (
          INSERT INTO outbox (event_id, type, payload, trace_context)
-         SELECT e.id, e.type, e.payload, $4 FROM unnest($1::text[], $2::text[], $3::jsonb[]) WITH ORDINALITY AS e(id, type, payload, n) ORDER BY e.n
-       )
-       SELECT pg_notify($5, '')`,
-      [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => JSON.stringify(e)), traceparentOf() ?? null, outboxChannel(this.options.schema)],
-    );
-    return events;
+         SELECT e.id, e.type, e.payload, ${param(traceparentOf() ?? null)}
+         FROM unnest(${param(stamped.map((e) => e.id))}::text[], ${param(stamped.map((e) => e.type))}::text[], ${param(stamped.map((e) => JSON.stringify(e)))}::jsonb[])
+              WITH ORDINALITY AS e(id, type, payload, n) ORDER BY e.n
+       )`);
+    }
+    if (entries.length) {
+      parts.push(`histories AS (
+         INSERT INTO changes (id, object, record_id, action, changed, previous, current, actor_type, actor_id, via, request_id, occurred_at)
+         SELECT c.id, c.object, c.record_id, c.action, ARRAY(SELECT jsonb_array_elements_text(c.changed)), c.previous, c.current,
+                ${param(origin.actor.type)}, ${param(origin.actor.id)}, ${param(origin.via)}, ${param(origin.request_id)}, ${param(occurredAt)}::timestamptz
+         FROM unnest(${param(entries.map((c) => c.id))}::text[], ${param(entries.map((c) => c.object))}::text[], ${param(entries.map((c) => c.record_id))}::text[],
+                     ${param(entries.map((c) => c.action))}::text[], ${param(entries.map((c) => JSON.stringify(c.changed)))}::jsonb[],
+                     ${param(entries.map((c) => (c.previous === null ? null : JSON.stringify(c.previous))))}::jsonb[],
+                     ${param(entries.map((c) => (c.current === null ? null : JSON.stringify(c.current))))}::jsonb[])
+              AS c(id, object, record_id, action, changed, previous, current)
+       )`);
+    }
+    const notify = stamped.length ? `pg_notify(${param(outboxChannel(this.options.schema))}, '')` : 'NULL';
+    await manager.query(`WITH ${parts.join(', ')} SELECT ${notify}`, params);
+    return { events: stamped, changes: entries };
   }
 }
+
+/** What one write records: its events, and its change entries (null where an update changed nothing). */
+export interface Recording {
+  events?: ReadonlyArray<{ type: EventType; data: object }>;
+  changes?: ReadonlyArray<ChangeDraft | null>;
+}
+
+/** A change entry as stored and served (ChangeView). */
+export type ChangeEntry = ChangeDraft & ChangeOrigin & { id: string; occurred_at: string };

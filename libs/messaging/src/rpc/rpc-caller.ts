@@ -5,6 +5,7 @@ import { ClientProxy } from '@nestjs/microservices';
 import type { Context } from '@opentelemetry/api';
 import { firstValueFrom, timeout } from 'rxjs';
 import { CRM_RPC } from './crm-nats.client';
+import { changeOriginScope } from '../changes/change-origin';
 
 const tracer = tracerFor('rpc');
 
@@ -37,8 +38,10 @@ export class RpcCaller {
   constructor(@Inject(CRM_RPC) private readonly client: ClientProxy) {}
 
   call<O extends AnyOperation>(op: O, ctx: RequestContext, input: CallInput<O> = {}, options: CallOptions = {}): Promise<ReplyOf<O>> {
+    // A call made while handling a batch, an import or a merge carries that channel on to the next service.
+    const via = changeOriginScope.getStore()?.via ?? ctx.via;
     const request: RpcRequest = {
-      ctx: op.http ? ctx : withoutIdempotencyKey(ctx),
+      ctx: { ...(op.http ? ctx : withoutIdempotencyKey(ctx)), ...(via ? { via } : {}) },
       params: (input.params ?? {}) as Record<string, string>,
       query: (input.query ?? {}) as Record<string, unknown>,
       body: input.body ?? null,

@@ -1,6 +1,6 @@
 import { DomainError, ErrorCode, FieldIssue, isForeignKeyViolation, isUniqueViolation, validateInput, validationFailed } from '@crm/common';
 import { BatchItemResult, BatchReply, BatchWriteDto, EventType, httpStatusOf, RequestContext, ValidationWarning } from '@crm/contracts';
-import { OutboxService, recordReplyWithin } from '@crm/messaging';
+import { ChangeDraft, OutboxService, recordReplyWithin } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { ClassConstructor } from 'class-transformer';
 import { DataSource, EntityManager } from 'typeorm';
@@ -19,6 +19,8 @@ export interface ItemOutcome<V> {
   error?: DomainError;
   warnings?: ValidationWarning[];
   events?: BatchEvent[];
+  /** Its change-history entries, exactly as its single write records them (null for an update that changed nothing). */
+  changes?: Array<ChangeDraft | null>;
   /** Set by an insert whose row lost to a unique key: an upsert then updates the record that holds it. */
   keyTaken?: boolean;
 }
@@ -48,10 +50,17 @@ export interface UpsertKey<C> {
   match(m: EntityManager, values: string[]): Promise<Map<string, string>>;
 }
 
+/** What a write records besides the item's own events and entries: those of the records it changes on the way (unlinked contacts, detached work). */
+export interface BatchRecording {
+  events: BatchEvent[];
+  changes: ChangeDraft[];
+}
+
 /**
  * The set-based writes of one object, each a handful of statements whatever the number of items, all in
- * the caller's transaction. They return an outcome for every item they were given, with its events, and
- * append no events themselves: the runner records all of a batch's events with one insert, in item order.
+ * the caller's transaction. They return an outcome for every item they were given, with its events and
+ * change entries, and record nothing themselves: the runner records all of a batch's events and entries
+ * with one insert, in item order.
  */
 export interface BatchWriter<C extends object, U extends object, V> {
   /** As a 404 names a record. */
@@ -124,7 +133,7 @@ function result<V>(outcome: ItemOutcome<V>): BatchItemResult<V> {
 /**
  * Runs a batch write (docs/batch.md): checks every item against the single write's rules, refuses a batch
  * that names a record twice, then applies the valid items with the object's set-based writer in one
- * transaction and records their events with one outbox insert, in item order. Without all_or_none a bad
+ * transaction and records their events and change entries with one outbox insert, in item order. Without all_or_none a bad
  * item only fails itself; with it, any failure rolls everything back and answers with every failing item.
  */
 @Injectable()
@@ -195,7 +204,8 @@ export class BatchRunner {
 
           const failures = outcomes.filter((o) => o.error);
           if (dto.all_or_none && failures.length) throw allOrNoneFailure(failures, dto.items.length);
-          await this.outbox.appendMany(m, outcomes.flatMap((o) => (o.error ? [] : (o.events ?? []))));
+          const applied = outcomes.filter((o) => !o.error);
+          await this.outbox.record(m, { events: applied.flatMap((o) => o.events ?? []), changes: applied.flatMap((o) => o.changes ?? []) });
           const reply = { data: outcomes.map(result) };
           // Recorded with the change, so a retry after a crash right after the commit gets this answer back.
           await recordReplyWithin(m, reply);

@@ -1,0 +1,87 @@
+import { DomainError } from '@crm/common';
+import { ChangeSliceRequest, ListChangesQuery, Ops, RecordChangesQuery, RequestContext } from '@crm/contracts';
+import { RpcCaller } from '@crm/messaging';
+import { ChangeLog, Handles } from '@crm/runtime';
+import { Controller } from '@nestjs/common';
+import { Payload } from '@nestjs/microservices';
+import { DataSource } from 'typeorm';
+
+/** Objects whose records this service keeps, with the table each lives in. */
+const TABLES = { contacts: 'contacts', companies: 'companies', users: 'users', activities: 'activities', tasks: 'tasks' } as const;
+type KeptObject = keyof typeof TABLES;
+/** Objects the deals service keeps; their history is its slice of the log. */
+const DEALS_OBJECTS = new Set(['deals', 'pipelines']);
+const DEALS_PREFIXES = ['deal_', 'pipe_'];
+
+/**
+ * Change histories (docs/changes.md): one record's, for the objects kept here, and GET /changes across
+ * every object, merging this service's entries with the deals service's.
+ */
+@Controller()
+export class ChangesController {
+  constructor(
+    private readonly log: ChangeLog,
+    private readonly dataSource: DataSource,
+    private readonly rpc: RpcCaller,
+  ) {}
+
+  @Handles(Ops.changes.list)
+  async list(@Payload('ctx') ctx: RequestContext, @Payload('query') query: ListChangesQuery) {
+    await this.assertKnownObject(query.object);
+    const local = (request: ChangeSliceRequest) => this.log.slice(request);
+    const deals = (request: ChangeSliceRequest) => this.rpc.call(Ops.changes.dealsSlice, ctx, { body: request });
+    return this.log.page(query, this.partsFor(query, local, deals));
+  }
+
+  @Handles(Ops.contacts.changes)
+  contact(@Payload('params') { id }: { id: string }, @Payload('query') query: RecordChangesQuery) {
+    return this.forRecord('contacts', id, query, 'contact');
+  }
+
+  @Handles(Ops.companies.changes)
+  company(@Payload('params') { id }: { id: string }, @Payload('query') query: RecordChangesQuery) {
+    return this.forRecord('companies', id, query, 'company');
+  }
+
+  @Handles(Ops.users.changes)
+  user(@Payload('params') { id }: { id: string }, @Payload('query') query: RecordChangesQuery) {
+    return this.forRecord('users', id, query, 'user');
+  }
+
+  @Handles(Ops.activities.changes)
+  activity(@Payload('params') { id }: { id: string }, @Payload('query') query: RecordChangesQuery) {
+    return this.forRecord('activities', id, query, 'activity');
+  }
+
+  @Handles(Ops.tasks.changes)
+  task(@Payload('params') { id }: { id: string }, @Payload('query') query: RecordChangesQuery) {
+    return this.forRecord('tasks', id, query, 'task');
+  }
+
+  @Handles(Ops.objects.recordChanges)
+  record(@Payload('params') { slug, id }: { slug: string; id: string }, @Payload('query') query: RecordChangesQuery) {
+    return this.log.forRecord(slug, id, query, () => this.exists(`SELECT 1 FROM object_records r JOIN object_types t ON t.id = r.object_type_id WHERE r.id = $1 AND t.slug = $2`, [id, slug]), 'record');
+  }
+
+  private forRecord(object: KeptObject, id: string, query: RecordChangesQuery, noun: string) {
+    return this.log.forRecord(object, id, query, () => this.exists(`SELECT 1 FROM ${TABLES[object]} WHERE id = $1`, [id]), noun);
+  }
+
+  private async exists(sql: string, params: unknown[]): Promise<boolean> {
+    return (await this.dataSource.query(sql, params)).length > 0;
+  }
+
+  /** Only the service that keeps the named object, or the named record, is asked. */
+  private partsFor<P>(query: ListChangesQuery, local: P, deals: P): P[] {
+    if (query.object) return DEALS_OBJECTS.has(query.object) ? [deals] : [local];
+    if (query.record_id) return DEALS_PREFIXES.some((p) => query.record_id!.startsWith(p)) ? [deals] : [local];
+    return [local, deals];
+  }
+
+  /** A built-in object, or a custom object defined here (archived ones keep their history). */
+  private async assertKnownObject(object: string | undefined): Promise<void> {
+    if (object === undefined || object in TABLES || DEALS_OBJECTS.has(object)) return;
+    if (await this.exists(`SELECT 1 FROM object_types WHERE slug = $1`, [object])) return;
+    throw DomainError.invalid('object', `object '${object}' is not an object of this CRM: use contacts, companies, deals, pipelines, activities, tasks, users or a custom object's slug`, 'unknown_object');
+  }
+}

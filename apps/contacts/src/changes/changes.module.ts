@@ -1,0 +1,7 @@
+import { ChangeHistoryModule } from '@crm/runtime';
+import { Module } from '@nestjs/common';
+import { CONTACTS_SETTINGS } from '../contacts.settings';
+import { ChangesController } from './changes.controller';
+
+@Module({ imports: [ChangeHistoryModule.register(CONTACTS_SETTINGS)], controllers: [ChangesController] })
+export class ChangesModule {}

@@ -1,0 +1,7 @@
+import { ChangeHistoryModule } from '@crm/runtime';
+import { Module } from '@nestjs/common';
+import { DEALS_SETTINGS } from '../deals.settings';
+import { ChangesController } from './changes.controller';
+
+@Module({ imports: [ChangeHistoryModule.register(DEALS_SETTINGS)], controllers: [ChangesController] })
+export class ChangesModule {}

@@ -1,0 +1,85 @@
+import { Env, intVar, Logger } from '@crm/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { LOGGER } from '../service-app';
+import { PeriodicTask } from '../periodic-task';
+
+export const CHANGE_SETTINGS = Symbol('CHANGE_SETTINGS');
+
+export interface ChangeSettings {
+  /** Entries older than this many days are deleted; 0 keeps them all. */
+  changesRetentionDays: number;
+  /** Most entries one DELETE removes, each in its own short transaction. */
+  changesRetentionBatchSize: number;
+  changesRetentionIntervalMs: number;
+}
+
+export function loadChangeSettings(env: Env): ChangeSettings {
+  return {
+    changesRetentionDays: intVar(env, 'CHANGES_RETENTION_DAYS', 0, { min: 0, max: 36_500 }),
+    changesRetentionBatchSize: intVar(env, 'CHANGES_RETENTION_BATCH_SIZE', 1000, { min: 1, max: 100_000 }),
+    changesRetentionIntervalMs: intVar(env, 'CHANGES_RETENTION_INTERVAL_MS', 3_600_000, { min: 100, max: 86_400_000 }),
+  };
+}
+
+/**
+ * Deletes change entries older than CHANGES_RETENTION_DAYS, oldest first, at most
+ * CHANGES_RETENTION_BATCH_SIZE per transaction so a large backlog never holds long locks; a
+ * transaction-scoped advisory lock lets one replica delete at a time.
+ */
+@Injectable()
+export class ChangeRetentionJob implements OnApplicationBootstrap, OnApplicationShutdown {
+  /** Totals since start: how tests, and anyone debugging, see that sweeps ran. */
+  readonly totals = { sweeps: 0, removed: 0, batches: 0, largestBatch: 0 };
+  private readonly task: PeriodicTask;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(CHANGE_SETTINGS) private readonly settings: ChangeSettings,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.task = new PeriodicTask(
+      settings.changesRetentionIntervalMs,
+      async () => {
+        const removed = await this.sweep();
+        this.totals.sweeps += 1;
+        if (removed) this.logger.info({ removed }, 'deleted change history past the retention period');
+      },
+      (err) => this.logger.warn({ err: err.message }, 'change history retention sweep failed; retrying next interval'),
+    );
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.settings.changesRetentionDays) this.task.start();
+  }
+
+  onApplicationShutdown(): Promise<void> {
+    return this.task.stop();
+  }
+
+  /** One sweep: batches until nothing old is left. Answers how many entries it deleted. */
+  async sweep(): Promise<number> {
+    const { changesRetentionDays: days, changesRetentionBatchSize: batch } = this.settings;
+    let total = 0;
+    while (days > 0 && !this.task.stopping) {
+      const removed = await this.dataSource.transaction(async (m) => {
+        const [{ locked }] = (await m.query(`SELECT pg_try_advisory_xact_lock(hashtext('crm:changes:retention')) AS locked`)) as { locked: boolean }[];
+        if (!locked) return 0;
+        // Ids are ULIDs, so the oldest entries come first on the primary key and the scan stops early.
+        const [, count] = (await m.query(
+          `DELETE FROM changes WHERE id IN (
+             SELECT id FROM changes WHERE occurred_at < now() - make_interval(days => $1) ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+          [days, batch],
+        )) as [unknown[], number];
+        return count;
+      });
+      if (!removed) break;
+      total += removed;
+      this.totals.removed += removed;
+      this.totals.batches += 1;
+      this.totals.largestBatch = Math.max(this.totals.largestBatch, removed);
+      if (removed < batch) break;
+    }
+    return total;
+  }
+}
