@@ -50,7 +50,11 @@ describe('the limiter on bad keys', () => {
     });
 
     it('keeps a key in use working from the same address while bad keys are throttled', async () => {
-      expect((await stack.api.get('/contacts', { key: randomKey() })).status).toBe(429);
+      // The bucket refills a token a second, so after a slow moment it may let one bad key through again:
+      // spend until this address is throttled, then use the good key at once.
+      const statuses: number[] = [];
+      while (statuses.length < 20 && statuses[statuses.length - 1] !== 429) statuses.push((await stack.api.get('/contacts', { key: randomKey() })).status);
+      expect(statuses[statuses.length - 1]).toBe(429);
       expect((await stack.api.get('/apikeys')).status).toBe(200);
     });
   });
