@@ -1,18 +1,7 @@
 import { randomUUID } from 'crypto';
 import { Client } from 'pg';
 import { ApiClient, ApiResponse, eventually } from '../support/api-client';
-import {
-  freePort,
-  NatsServer,
-  PostgresServer,
-  RedisServer,
-  ServiceProcess,
-  spawnService,
-  startNatsServer,
-  startPostgresServer,
-  startRedisServer,
-} from '../support/processes';
-import { randomKey, testEnv } from '../support/stack';
+import { FaultStack, startFaultStack, STACK_PROCESSES } from '../support/fault-stack';
 
 /**
  * An all_or_none batch of 200 contact creates, sent with an Idempotency-Key, while the contacts service
@@ -35,8 +24,6 @@ import { randomKey, testEnv } from '../support/stack';
  *   reply may or may not have reached the gateway;
  * plus rounds killed right after sending (0 to 150 ms, for variety only; nothing asserted depends on it).
  */
-const PROCESSES = ['contacts', 'deals', 'events', 'webhooks', 'gateway'] as const;
-type ProcessName = (typeof PROCESSES)[number];
 const ITEMS = 200;
 const RETRY_DEADLINE_MS = 60_000;
 const SIGNAL_TIMEOUT_MS = 15_000;
@@ -57,48 +44,24 @@ interface Round {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('fault: contacts killed during an all_or_none batch with an Idempotency-Key', () => {
-  let pg: PostgresServer;
-  let nats: NatsServer;
-  let redis: RedisServer;
+  let stack: FaultStack;
   /** The test's own sessions on the stack's database: one to read, one to hold the locks that pause the batch. */
   let db: Client;
   let holder: Client;
-  const processes = {} as Record<ProcessName, ServiceProcess>;
-  const namespace = `f${randomUUID().replace(/-/g, '').slice(0, 11)}`;
-  const apiKey = randomKey();
-  let env: ReturnType<typeof testEnv>;
-  let gatewayPort: number;
-  let api: ApiClient;
   const rounds: Round[] = [];
-
-  const start = async (name: ProcessName) => {
-    processes[name] = await spawnService(name, env, name === 'gateway' ? { port: gatewayPort } : {});
-  };
+  let api: ApiClient;
 
   beforeAll(async () => {
-    [pg, nats, redis] = await Promise.all([startPostgresServer(), startNatsServer(), startRedisServer()]);
-    gatewayPort = await freePort();
-    env = testEnv(namespace, {
-      DATABASE_URL: pg.url(`crm_${namespace}`),
-      NATS_URL: nats.url,
-      REDIS_URL: redis.url,
-      CRM_BOOTSTRAP_API_KEY: apiKey,
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      RATE_LIMIT_BURST: '1000000',
-      LOG_LEVEL: 'warn',
-    });
-    // The first process creates the database; the others then only add their schemas.
-    for (const name of PROCESSES) await start(name);
-    api = new ApiClient(`http://127.0.0.1:${gatewayPort}`, apiKey);
-    db = new Client({ connectionString: env.DATABASE_URL });
-    holder = new Client({ connectionString: env.DATABASE_URL });
+    stack = await startFaultStack();
+    api = stack.api;
+    db = new Client({ connectionString: stack.env.DATABASE_URL });
+    holder = new Client({ connectionString: stack.env.DATABASE_URL });
     await Promise.all([db.connect(), holder.connect()]);
   }, 180_000);
 
   afterAll(async () => {
     await Promise.all([db?.end().catch(() => undefined), holder?.end().catch(() => undefined)]);
-    await Promise.all(Object.values(processes).map((p) => p.stop()));
-    await Promise.all([pg?.destroy(), nats?.destroy(), redis?.stop()]);
+    await stack?.stop();
     if (rounds.length) process.stdout.write(`batch fault rounds:\n${rounds.map((r) => `  ${JSON.stringify(r)}`).join('\n')}\n`);
   }, 120_000);
 
@@ -221,7 +184,7 @@ describe('fault: contacts killed during an all_or_none batch with an Idempotency
     );
     try {
       const pid = await pause.reached();
-      await processes.contacts.kill9();
+      await stack.processes.contacts.kill9();
       // The dead process's session, paused mid-statement, is ended as PostgreSQL would end it on noticing
       // the lost client; nothing it had not sent may complete once the lock is let go.
       if (pid !== undefined) await db.query('SELECT pg_terminate_backend($1)', [pid]);
@@ -230,7 +193,7 @@ describe('fault: contacts killed during an all_or_none batch with an Idempotency
     }
 
     // 2. Restart contacts; the batch is stored whole or not at all.
-    const [firstAnswer] = await Promise.all([first, start('contacts')]);
+    const [firstAnswer] = await Promise.all([first, stack.start('contacts')]);
     const afterKill = await stored(emails);
     const storedAfterKill = [...afterKill.values()].reduce((sum, r) => sum + r.n, 0);
     expect({ point, storedAfterKill: [0, ITEMS].includes(storedAfterKill) ? 'none or all' : storedAfterKill }).toEqual({ point, storedAfterKill: 'none or all' });
@@ -295,6 +258,6 @@ describe('fault: contacts killed during an all_or_none batch with an Idempotency
     }
     // Nothing created twice, and every process still up.
     for (const { point, emails } of batches) expect({ point, stored: [...(await stored(emails)).values()].filter((r) => r.n !== 1) }).toEqual({ point, stored: [] });
-    for (const name of PROCESSES) expect({ name, exitCode: processes[name].child.exitCode }).toEqual({ name, exitCode: null });
+    for (const name of STACK_PROCESSES) expect({ name, exitCode: stack.processes[name].child.exitCode }).toEqual({ name, exitCode: null });
   }, 240_000);
 });

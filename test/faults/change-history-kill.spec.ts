@@ -1,8 +1,7 @@
 import { randomUUID } from 'crypto';
 import { Client } from 'pg';
 import { ApiClient, eventually } from '../support/api-client';
-import { freePort, NatsServer, PostgresServer, RedisServer, ServiceProcess, spawnService, startNatsServer, startPostgresServer, startRedisServer } from '../support/processes';
-import { randomKey, testEnv } from '../support/stack';
+import { FaultStack, startFaultStack, STACK_PROCESSES } from '../support/fault-stack';
 
 /**
  * A change and its history entry are written in one transaction (docs/changes.md), so SIGKILL at any
@@ -18,8 +17,6 @@ import { randomKey, testEnv } from '../support/stack';
  *   recorded, every acknowledged PATCH has its entry, and the event log holds exactly one update event per
  *   update entry.
  */
-const PROCESSES = ['contacts', 'deals', 'events', 'webhooks', 'gateway'] as const;
-type ProcessName = (typeof PROCESSES)[number];
 const SIGNAL_TIMEOUT_MS = 15_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -33,45 +30,22 @@ interface Entry {
 }
 
 describe('fault: SIGKILL while writes record their change history', () => {
-  let pg: PostgresServer;
-  let nats: NatsServer;
-  let redis: RedisServer;
+  let stack: FaultStack;
   let db: Client;
   let holder: Client;
-  const processes = {} as Record<ProcessName, ServiceProcess>;
-  const namespace = `f${randomUUID().replace(/-/g, '').slice(0, 11)}`;
-  const apiKey = randomKey();
-  let env: ReturnType<typeof testEnv>;
-  let gatewayPort: number;
   let api: ApiClient;
 
-  const start = async (name: ProcessName) => {
-    processes[name] = await spawnService(name, env, name === 'gateway' ? { port: gatewayPort } : {});
-  };
-
   beforeAll(async () => {
-    [pg, nats, redis] = await Promise.all([startPostgresServer(), startNatsServer(), startRedisServer()]);
-    gatewayPort = await freePort();
-    env = testEnv(namespace, {
-      DATABASE_URL: pg.url(`crm_${namespace}`),
-      NATS_URL: nats.url,
-      REDIS_URL: redis.url,
-      CRM_BOOTSTRAP_API_KEY: apiKey,
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      RATE_LIMIT_BURST: '1000000',
-      LOG_LEVEL: 'warn',
-    });
-    for (const name of PROCESSES) await start(name);
-    api = new ApiClient(`http://127.0.0.1:${gatewayPort}`, apiKey);
-    db = new Client({ connectionString: env.DATABASE_URL });
-    holder = new Client({ connectionString: env.DATABASE_URL });
+    stack = await startFaultStack();
+    api = stack.api;
+    db = new Client({ connectionString: stack.env.DATABASE_URL });
+    holder = new Client({ connectionString: stack.env.DATABASE_URL });
     await Promise.all([db.connect(), holder.connect()]);
   }, 180_000);
 
   afterAll(async () => {
     await Promise.all([db?.end().catch(() => undefined), holder?.end().catch(() => undefined)]);
-    await Promise.all(Object.values(processes).map((p) => p.stop()));
-    await Promise.all([pg?.destroy(), nats?.destroy(), redis?.stop()]);
+    await stack?.stop();
   }, 120_000);
 
   const entriesOf = async (schema: 'contacts' | 'deals', recordId: string): Promise<Entry[]> =>
@@ -108,12 +82,12 @@ describe('fault: SIGKILL while writes record their change history', () => {
       // The PATCH's row update is done but uncommitted: its transaction has an id.
       const { rows } = await db.query<{ xid: string | null }>(`SELECT backend_xid::text AS xid FROM pg_stat_activity WHERE pid = $1`, [pid]);
       expect(rows[0]?.xid).toBeTruthy();
-      await processes.contacts.kill9();
+      await stack.processes.contacts.kill9();
       await db.query('SELECT pg_terminate_backend($1)', [pid]);
     } finally {
       await holder.query('ROLLBACK');
     }
-    await Promise.all([patch, start('contacts')]);
+    await Promise.all([patch, stack.start('contacts')]);
     await untilAnswered(() => api.get(`/contacts/${contact.id}`));
 
     expect((await api.get(`/contacts/${contact.id}`)).body.data.title).toBe('Before');
@@ -134,8 +108,8 @@ describe('fault: SIGKILL while writes record their change history', () => {
     const contact = (await api.post('/contacts', { email: `k2.${randomUUID().slice(0, 8)}@example.com`, title: 'Before' })).body.data;
     const patch = api.patch(`/contacts/${contact.id}`, { title: 'Kept' }, { headers: { 'X-Request-Id': 'kill-after-commit' } }).catch((err: Error) => err);
     await eventually(async () => ((await entriesOf('contacts', contact.id)).some((e) => e.request_id === 'kill-after-commit') ? true : undefined), SIGNAL_TIMEOUT_MS, 1);
-    await processes.contacts.kill9();
-    await Promise.all([patch, start('contacts')]);
+    await stack.processes.contacts.kill9();
+    await Promise.all([patch, stack.start('contacts')]);
     await untilAnswered(() => api.get(`/contacts/${contact.id}`));
 
     expect((await api.get(`/contacts/${contact.id}`)).body.data.title).toBe('Kept');
@@ -175,8 +149,8 @@ describe('fault: SIGKILL while writes record their change history', () => {
     for (const victim of ['contacts', 'deals'] as const) {
       const target = written + 40;
       await eventually(async () => (written >= target ? true : undefined), 60_000, 5);
-      await processes[victim].kill9();
-      await start(victim);
+      await stack.processes[victim].kill9();
+      await stack.start(victim);
     }
     const target = written + 40;
     await eventually(async () => (written >= target ? true : undefined), 60_000, 5);
@@ -218,6 +192,6 @@ describe('fault: SIGKILL while writes record their change history', () => {
     );
     expect(logged.length).toBe(wanted.size);
     for (const event of logged) expect(event.data.contact_id ?? event.data.deal_id).toBe(wanted.get(event.request_id));
-    for (const name of PROCESSES) expect({ name, exitCode: processes[name].child.exitCode }).toEqual({ name, exitCode: null });
+    for (const name of STACK_PROCESSES) expect({ name, exitCode: stack.processes[name].child.exitCode }).toEqual({ name, exitCode: null });
   }, 240_000);
 });

@@ -2,3 +2,4 @@ export * from './api-client';
 export * from './processes';
 export * from './stack';
 export * from './webhooks-receiver';
+export * from './fault-stack';
