@@ -204,7 +204,8 @@ describe('Deals', () => {
       const listed = await stack.api.get(`/contacts/${contact.body.data.id}/deals`);
       expect(listed.status).toBe(200);
       expect(listed.body.data.map((d: { id: string }) => d.id)).toEqual([deal.id]);
-      expect(Object.keys(listed.body.data[0]).sort()).toEqual(['created_at', 'currency', 'id', 'name', 'pipeline_id', 'stage_id', 'status', 'updated_at', 'value']);
+      expect(Object.keys(listed.body.data[0]).sort()).toEqual(['association', 'created_at', 'currency', 'id', 'name', 'pipeline_id', 'stage_id', 'status', 'updated_at', 'value']);
+      expect(listed.body.data[0].association).toEqual({ role: null, is_primary: true });
 
       const badPatch = await stack.api.patch(`/deals/${deal.id}`, { contact_id: 'cont_00000000000000000000000000' });
       expect(badPatch.status).toBe(400);

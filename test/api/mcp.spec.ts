@@ -15,6 +15,10 @@ const READ_TOOLS = [
   'get_deal_history',
   'get_record',
   'list_changes',
+  'list_company_contacts',
+  'list_contact_companies',
+  'list_contact_deals',
+  'list_deal_contacts',
   'list_deals',
   'list_events',
   'list_pipelines',
@@ -27,7 +31,25 @@ const READ_TOOLS = [
   'query_users',
   'search_contacts',
 ];
-const WRITE_TOOLS = ['create_contact', 'create_deal', 'create_record', 'merge_contacts', 'move_deal_stage', 'update_contact', 'update_deal', 'update_record', 'upsert_companies', 'upsert_contacts'];
+const WRITE_TOOLS = [
+  'add_contact_company',
+  'add_deal_contact',
+  'create_contact',
+  'create_deal',
+  'create_record',
+  'merge_contacts',
+  'move_deal_stage',
+  'remove_contact_company',
+  'remove_deal_contact',
+  'set_association_labels',
+  'update_contact',
+  'update_contact_company',
+  'update_deal',
+  'update_deal_contact',
+  'update_record',
+  'upsert_companies',
+  'upsert_contacts',
+];
 
 async function connect(stack: TestStack, headers: Record<string, string>): Promise<Client> {
   const client = new Client({ name: 'crm-test', version: '1.0.0' });

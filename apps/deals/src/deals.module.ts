@@ -2,6 +2,8 @@ import { BatchRunner, builtInCustomFieldsProviders } from '@crm/runtime';
 import { Module } from '@nestjs/common';
 import { CustomFieldsController } from './custom-fields/custom-fields.controller';
 import { DealsFieldReferences } from './custom-fields/deals-field-references';
+import { DealContacts } from './deal-contacts/deal-contacts';
+import { DealContactsController } from './deal-contacts/deal-contacts.controller';
 import { DealEventsConsumer } from './activity/deal-events.consumer';
 import { ContactsDirectory } from './deals/contacts-directory';
 import { DealStageMover } from './deals/deal-stage-mover';
@@ -17,10 +19,11 @@ import { PipelinesService } from './pipelines/pipelines.service';
 import { StaleDealsJob } from './stale/stale-deals.job';
 
 @Module({
-  controllers: [DealsController, PipelinesController, DealsInternalController, CustomFieldsController],
+  controllers: [DealsController, DealContactsController, PipelinesController, DealsInternalController, CustomFieldsController],
   providers: [
     ...builtInCustomFieldsProviders('deals', DealsFieldReferences),
     ContactsDirectory,
+    DealContacts,
     DealStageMover,
     DealsService,
     DealsQuery,

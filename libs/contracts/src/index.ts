@@ -17,3 +17,4 @@ export * from './operations';
 export * from './query/record-query.dto';
 export * from './batch/batch';
 export * from './changes/changes';
+export * from './associations/associations';

@@ -14,3 +14,5 @@ export * from './changes/change-log';
 export * from './changes/change-retention.job';
 export * from './changes/change-history.module';
 export * from './periodic-task';
+export * from './associations/association-store';
+export * from './associations/associations.migration';

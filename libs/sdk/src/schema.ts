@@ -219,7 +219,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List a contact's deals */
+        /** List every deal a contact is associated with, primary or not, with the association's role */
         get: operations["contacts_deals"];
         put?: never;
         post?: never;
@@ -261,6 +261,42 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/contacts/{id}/companies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a contact's companies with their roles */
+        get: operations["contacts_companies"];
+        put?: never;
+        /** Associate a company with a contact, with an optional role */
+        post: operations["contacts_addCompany"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts/{id}/companies/{company_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a company association from a contact */
+        delete: operations["contacts_removeCompany"];
+        options?: never;
+        head?: never;
+        /** Change a company association's role, or make it primary */
+        patch: operations["contacts_updateCompany"];
         trace?: never;
     };
     "/companies": {
@@ -343,6 +379,23 @@ export interface paths {
         };
         /** List the changes of a company, oldest first: who changed which fields, from what, through which channel */
         get: operations["companies_changes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/{id}/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a company's associated contacts with their roles */
+        get: operations["companies_contacts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -755,6 +808,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/deals/{id}/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a deal's contacts with their roles */
+        get: operations["deals_contacts"];
+        put?: never;
+        /** Associate a contact with a deal, with an optional role */
+        post: operations["deals_addContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/deals/{id}/contacts/{contact_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a contact association from a deal */
+        delete: operations["deals_removeContact"];
+        options?: never;
+        head?: never;
+        /** Change a contact association's role, or make it primary */
+        patch: operations["deals_updateContact"];
+        trace?: never;
+    };
     "/deals/{id}/activities": {
         parameters: {
             query?: never;
@@ -1032,6 +1121,23 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/schema/associations/{type}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Set the role labels of an association type */
+        patch: operations["schema_updateAssociation"];
         trace?: never;
     };
     "/capture": {
@@ -1351,7 +1457,11 @@ export interface components {
             /** Format: date-time */
             occurred_at: string;
         };
-        DealSummary: {
+        AssociationOfItem: {
+            role: string | null;
+            is_primary: boolean;
+        };
+        ContactDealItem: {
             id: string;
             name: string;
             pipeline_id: string;
@@ -1364,6 +1474,7 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            association: components["schemas"]["AssociationOfItem"];
         };
         ActivitySummaryView: {
             id: string;
@@ -1389,6 +1500,23 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        ContactCompanyView: {
+            contact_id: string;
+            company_id: string;
+            role: string | null;
+            is_primary: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ContactCompanyItem: {
+            contact_id: string;
+            company_id: string;
+            role: string | null;
+            is_primary: boolean;
+            /** Format: date-time */
+            created_at: string;
+            company: components["schemas"]["RelatedSummary"];
+        };
         CompanyView: {
             id: string;
             name: string;
@@ -1404,6 +1532,15 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        CompanyContactItem: {
+            contact_id: string;
+            company_id: string;
+            role: string | null;
+            is_primary: boolean;
+            /** Format: date-time */
+            created_at: string;
+            contact: components["schemas"]["RelatedSummary"];
         };
         UserView: {
             id: string;
@@ -1583,6 +1720,23 @@ export interface components {
             changed_by: string;
             changed_by_key_id: string | null;
         };
+        DealContactView: {
+            deal_id: string;
+            contact_id: string;
+            role: string | null;
+            is_primary: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        DealContactItem: {
+            deal_id: string;
+            contact_id: string;
+            role: string | null;
+            is_primary: boolean;
+            /** Format: date-time */
+            created_at: string;
+            contact: components["schemas"]["RelatedSummary"];
+        };
         StageView: {
             id: string;
             name: string;
@@ -1611,7 +1765,7 @@ export interface components {
         EventView: {
             id: string;
             /** @enum {string} */
-            type: "contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted";
+            type: "contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted";
             /** Format: date-time */
             occurred_at: string;
             /** @description Who made the change: the API key, its team member, or the system. Null on events logged before events carried it. */
@@ -1713,8 +1867,21 @@ export interface components {
             /** Format: date-time */
             updated_at?: string;
         };
+        AssociationTypeView: {
+            /** @enum {string} */
+            type: "deal_contacts" | "contact_companies";
+            /** @example deals */
+            from: string;
+            /** @example contacts */
+            to: string;
+            /** @description The roles allowed; empty means any role of up to 64 characters. */
+            labels: string[];
+            /** Format: date-time */
+            updated_at: string;
+        };
         SchemaView: {
             objects: components["schemas"]["ObjectSchemaView"][];
+            associations: components["schemas"]["AssociationTypeView"][];
         };
         CaptureView: {
             contact_id: string;
@@ -1823,6 +1990,15 @@ export interface components {
             custom_fields?: {
                 [key: string]: unknown;
             } | null;
+        };
+        AddContactCompanyDto: {
+            company_id: string;
+            role?: string | null;
+            is_primary?: boolean;
+        };
+        UpdateAssociationDto: {
+            role?: string | null;
+            is_primary?: boolean;
         };
         CreateCompanyDto: {
             name: string;
@@ -1984,6 +2160,11 @@ export interface components {
         MoveDealStageDto: {
             stage_id: string;
         };
+        AddDealContactDto: {
+            contact_id: string;
+            role?: string | null;
+            is_primary?: boolean;
+        };
         CreatePipelineDto: {
             name: string;
             is_default?: boolean | null;
@@ -2020,7 +2201,7 @@ export interface components {
             name: string;
             url: string;
             secret?: string;
-            event_types?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted")[] | null;
+            event_types?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted")[] | null;
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -2029,7 +2210,7 @@ export interface components {
             name?: string;
             url?: string;
             secret?: string;
-            event_types?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted")[];
+            event_types?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted")[];
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
             metadata?: {
@@ -2038,6 +2219,9 @@ export interface components {
         };
         ReplayWebhookDto: {
             event_id: string;
+        };
+        UpdateAssociationTypeDto: {
+            labels: string[];
         };
         CaptureContactDto: {
             /** Format: email */
@@ -3065,7 +3249,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: components["schemas"]["DealSummary"][];
+                        data: components["schemas"]["ContactDealItem"][];
                         has_more: boolean;
                         /** @description Opaque; send it as `cursor` for the next page. */
                         next_cursor?: string;
@@ -3160,6 +3344,229 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    contacts_companies: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ContactCompanyItem"][];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    contacts_addCompany: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddContactCompanyDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ContactCompanyView"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description No such contact, or no company with that company_id (`not_found`, details name the field). */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            /** @description The company is already associated with the contact (`conflict`). */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    contacts_removeCompany: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+                company_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description No such contact, or the company is not associated with it (`not_found`). */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    contacts_updateCompany: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+                company_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAssociationDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ContactCompanyView"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description No such contact, or the company is not associated with it (`not_found`). */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             501: components["responses"]["Error501"];
@@ -3542,6 +3949,47 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorView"];
                 };
             };
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    companies_contacts: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CompanyContactItem"][];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             501: components["responses"]["Error501"];
@@ -5230,6 +5678,229 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    deals_contacts: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DealContactItem"][];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    deals_addContact: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddDealContactDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DealContactView"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description No such deal, or no contact with that contact_id (`not_found`, details name the field). */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            /** @description The contact is already associated with the deal (`conflict`). */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    deals_removeContact: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+                contact_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description No such deal, or the contact is not associated with it (`not_found`). */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    deals_updateContact: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+                contact_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAssociationDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DealContactView"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description No such deal, or the contact is not associated with it (`not_found`). */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
     deals_activities: {
         parameters: {
             query?: {
@@ -6211,6 +6882,65 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    schema_updateAssociation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                type: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAssociationTypeDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AssociationTypeView"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description No association type of that name (`not_found`). */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             501: components["responses"]["Error501"];

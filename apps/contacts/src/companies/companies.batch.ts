@@ -3,6 +3,7 @@ import { CompanyCreatedData, CompanyDeletedData, CompanyUpdatedData, CompanyView
 import { updatedChange } from '@crm/messaging';
 import { BatchRecording, BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
+import { ContactCompanies } from '../contact-companies/contact-companies';
 import { RecordBatchWriter, RecordTable } from '../shared/record-batch';
 import { DealDirectory } from '../shared/references';
 import { NOW_MS } from '../shared/sql';
@@ -11,7 +12,7 @@ import { presentCompany } from './company.presenter';
 import { COMPANY_FIELDS, companyDomainTaken } from './companies.service';
 
 /** Companies as a batch writes them: the rules of POST and PATCH /companies, matched on domain for upserts. */
-export const companiesTable: RecordTable<Company, CreateCompanyDto, UpdateCompanyDto, CompanyView, CompanyView> = {
+export const companiesTable = (contactCompanies: ContactCompanies): RecordTable<Company, CreateCompanyDto, UpdateCompanyDto, CompanyView, CompanyView> => ({
   entity: Company,
   table: 'companies',
   noun: 'company',
@@ -29,7 +30,10 @@ export const companiesTable: RecordTable<Company, CreateCompanyDto, UpdateCompan
   changeView: presentCompany,
   presentCreated: async (_m, rows) => rows.map(presentCompany),
   presentUpdated: async (_m, rows) => rows.map(presentCompany),
-  /** Contacts of a deleted company stay without it, each with its contact.updated and change entry, as DELETE /companies/:id does. */
+  /**
+   * Contacts of a deleted company stay without it, each with its contact.updated and change entry, and
+   * every association with it goes, as DELETE /companies/:id does.
+   */
   beforeRemove: async (m, rows) => {
     const unlinked = returnedRows<{ id: string; was: string }>(
       await m.query(
@@ -47,13 +51,18 @@ export const companiesTable: RecordTable<Company, CreateCompanyDto, UpdateCompan
       recording.changes.push(updatedChange('contacts', id, changes)!);
       recordings.set(was, recording);
     }
+    for (const row of rows) {
+      const removed = await contactCompanies.removeForTargets(m, [row.id]);
+      const recording = recordings.get(row.id) ?? { events: [], changes: [] };
+      recordings.set(row.id, { events: [...removed.events, ...recording.events], changes: [...removed.changes, ...recording.changes] });
+    }
     return recordings;
   },
-};
+});
 
 @Injectable()
 export class CompaniesBatchWriter extends RecordBatchWriter<Company, CreateCompanyDto, UpdateCompanyDto, CompanyView, CompanyView> {
-  constructor(customFields: BuiltInCustomFieldsService, deals: DealDirectory) {
-    super(companiesTable, customFields, deals);
+  constructor(customFields: BuiltInCustomFieldsService, deals: DealDirectory, contactCompanies: ContactCompanies) {
+    super(companiesTable(contactCompanies), customFields, deals);
   }
 }

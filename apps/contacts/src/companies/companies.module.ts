@@ -1,9 +1,10 @@
 import { Module } from '@nestjs/common';
+import { ContactCompaniesModule } from '../contact-companies/contact-companies.module';
 import { DealDirectory } from '../shared/references';
 import { CompaniesBatchWriter } from './companies.batch';
 import { ObjectsModule } from '../objects/objects.module';
 import { CompaniesController } from './companies.controller';
 import { CompaniesService } from './companies.service';
 
-@Module({ imports: [ObjectsModule], controllers: [CompaniesController], providers: [CompaniesService, CompaniesBatchWriter, DealDirectory], exports: [CompaniesService] })
+@Module({ imports: [ObjectsModule, ContactCompaniesModule], controllers: [CompaniesController], providers: [CompaniesService, CompaniesBatchWriter, DealDirectory], exports: [CompaniesService] })
 export class CompaniesModule {}

@@ -19,6 +19,7 @@ import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity
 import { BUILT_IN_RECORD_FIELDS } from '../shared/record-columns';
 import { NOW_MS } from '../shared/sql';
 import { likePattern } from '../shared/field-changes';
+import { ContactCompanies } from '../contact-companies/contact-companies';
 import { Company } from './company.entity';
 import { presentCompany } from './company.presenter';
 
@@ -41,6 +42,7 @@ export class CompaniesService {
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
     private readonly customFields: BuiltInCustomFieldsService,
+    private readonly contactCompanies: ContactCompanies,
   ) {}
 
   /** `within` runs the write in a savepoint of that transaction (an import batch) instead of its own transaction. */
@@ -105,7 +107,7 @@ export class CompaniesService {
     }
   }
 
-  /** Contacts of a deleted company keep existing without it; deals unlink it when they see company.deleted. */
+  /** Contacts of a deleted company keep existing without it, and lose their association with it; deals unlink it when they see company.deleted. */
   async remove(id: string): Promise<void> {
     if (!isId(id, IdPrefix.Company)) throw DomainError.notFound('company', id);
     await this.dataSource.transaction(async (m) => {
@@ -115,13 +117,15 @@ export class CompaniesService {
         await m.query(`UPDATE contacts SET company_id = NULL, updated_at = ${NOW_MS} WHERE company_id = $1 RETURNING id`, [id]),
       );
       const unlinking = { changed: ['company_id'], previous: { company_id: id }, current: { company_id: null } };
+      const associations = await this.contactCompanies.removeForTargets(m, [id]);
       await m.delete(Company, { id });
       await this.outbox.record(m, {
         events: [
+          ...associations.events,
           ...unlinked.map((contact) => ({ type: EventType.ContactUpdated, data: { contact_id: contact.id, ...unlinking } satisfies ContactUpdatedData })),
           { type: EventType.CompanyDeleted, data: { company_id: id } satisfies CompanyDeletedData },
         ],
-        changes: [...unlinked.map((contact) => updatedChange('contacts', contact.id, unlinking)), deletedChange('companies', id, presentCompany(company))],
+        changes: [...associations.changes, ...unlinked.map((contact) => updatedChange('contacts', contact.id, unlinking)), deletedChange('companies', id, presentCompany(company))],
       });
     });
   }

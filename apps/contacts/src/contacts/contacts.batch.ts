@@ -4,6 +4,7 @@ import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Company } from '../companies/company.entity';
+import { ContactCompanies } from '../contact-companies/contact-companies';
 import { RecordBatchWriter, RecordTable } from '../shared/record-batch';
 import { DealDirectory } from '../shared/references';
 import { User } from '../users/user.entity';
@@ -21,7 +22,7 @@ export async function rowsById<T extends { id: string }>(m: EntityManager, entit
 }
 
 /** Contacts as a batch writes them: the rules of POST and PATCH /contacts, matched on email for upserts. */
-export function contactsTable(links: WorkLinks): RecordTable<Contact, CreateContactDto, UpdateContactDto, ContactView, ContactSummaryView> {
+export function contactsTable(links: WorkLinks, companies: ContactCompanies): RecordTable<Contact, CreateContactDto, UpdateContactDto, ContactView, ContactSummaryView> {
   return {
     entity: Contact,
     table: 'contacts',
@@ -51,13 +52,23 @@ export function contactsTable(links: WorkLinks): RecordTable<Contact, CreateCont
       const [companies, owners] = await Promise.all([rowsById(m, Company, rows.map((r) => r.companyId)), rowsById(m, User, rows.map((r) => r.ownerId))]);
       return rows.map((r) => presentContact(r, r.companyId ? (companies.get(r.companyId) ?? null) : null, r.ownerId ? (owners.get(r.ownerId) ?? null) : null));
     },
-    beforeRemove: (m, rows) => links.detachAll(m, 'contact_id', rows.map((r) => r.id)),
+    afterWrite: async (m, written) =>
+      companies.byOwner(await companies.followPrimary(m, written.map(({ before, after }) => ({ owner: after.id, from: before?.companyId ?? null, to: after.companyId })))),
+    beforeRemove: async (m, rows) => {
+      const detached = await links.detachAll(m, 'contact_id', rows.map((r) => r.id));
+      const associations = companies.byOwner(await companies.removeForOwners(m, rows.map((r) => r.id)));
+      for (const [id, removed] of associations) {
+        const recording = detached.get(id) ?? { events: [], changes: [] };
+        detached.set(id, { events: [...recording.events, ...removed.events], changes: [...recording.changes, ...removed.changes] });
+      }
+      return detached;
+    },
   };
 }
 
 @Injectable()
 export class ContactsBatchWriter extends RecordBatchWriter<Contact, CreateContactDto, UpdateContactDto, ContactView, ContactSummaryView> {
-  constructor(links: WorkLinks, customFields: BuiltInCustomFieldsService, deals: DealDirectory) {
-    super(contactsTable(links), customFields, deals);
+  constructor(links: WorkLinks, customFields: BuiltInCustomFieldsService, deals: DealDirectory, companies: ContactCompanies) {
+    super(contactsTable(links, companies), customFields, deals);
   }
 }

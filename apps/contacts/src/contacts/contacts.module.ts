@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ContactCompaniesModule } from '../contact-companies/contact-companies.module';
 import { DealDirectory } from '../shared/references';
 import { ContactsBatchWriter } from './contacts.batch';
 import { ObjectsModule } from '../objects/objects.module';
@@ -9,7 +10,7 @@ import { ContactsController } from './contacts.controller';
 import { ContactsService } from './contacts.service';
 
 @Module({
-  imports: [ObjectsModule, WorkLinksModule],
+  imports: [ObjectsModule, WorkLinksModule, ContactCompaniesModule],
   controllers: [ContactsController, ContactsDirectoryController],
   providers: [ContactsService, ContactsDirectoryService, ContactsBatchWriter, DealDirectory],
   exports: [ContactsService],

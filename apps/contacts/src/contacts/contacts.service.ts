@@ -1,11 +1,12 @@
 import { canonicalJson, diffFields, DomainError, FieldSpec, fieldSpecs, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, SortablePageQuery, transactionOf, updateReturning } from '@crm/common';
-import { ContactCreatedData, ContactDeletedData, ContactSummaryView, ContactUpdatedData, ContactsLimits, CreateContactDto, DealSummary, EventType, ListContactsQuery, ListDealsForContactRequest, MergeContactsDto, Ops, ReassignContactReply, ReassignContactRequest, RequestContext, UpdateContactDto } from '@crm/contracts';
+import { ContactCreatedData, ContactDealItem, ContactDeletedData, ContactSummaryView, ContactUpdatedData, ContactsLimits, CreateContactDto, EventType, ListContactsQuery, ListDealsForContactRequest, MergeContactsDto, Ops, ReassignContactReply, ReassignContactRequest, RequestContext, UpdateContactDto } from '@crm/contracts';
 import { createdChange, deletedChange, mergedAwayChange, mergedChange, OutboxService, RpcCaller, updatedChange } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Company } from '../companies/company.entity';
+import { ContactCompanies } from '../contact-companies/contact-companies';
 import { likePattern } from '../shared/field-changes';
 import { BUILT_IN_RECORD_FIELDS } from '../shared/record-columns';
 import { requireCompany, requireUser } from '../shared/references';
@@ -101,6 +102,7 @@ export class ContactsService {
     private readonly rpc: RpcCaller,
     private readonly links: WorkLinks,
     private readonly customFields: BuiltInCustomFieldsService,
+    private readonly contactCompanies: ContactCompanies,
   ) {}
 
   /** `within` runs the write in a savepoint of that transaction (an import batch) instead of its own transaction. */
@@ -121,9 +123,10 @@ export class ContactsService {
           metadata: dto.metadata ?? {},
           customFields,
         } as QueryDeepPartialEntity<Contact>);
+        const company = await this.contactCompanies.followPrimary(m, [{ owner: id, from: null, to: contact.companyId }]);
         await this.outbox.record(m, {
-          events: [{ type: EventType.ContactCreated, data: { contact_id: id, email: contact.email } satisfies ContactCreatedData }],
-          changes: [createdChange('contacts', id, presentContact(contact, null, null))],
+          events: [{ type: EventType.ContactCreated, data: { contact_id: id, email: contact.email } satisfies ContactCreatedData }, ...company.events],
+          changes: [createdChange('contacts', id, presentContact(contact, null, null)), ...company.changes],
         });
         return contact;
       });
@@ -175,9 +178,10 @@ export class ContactsService {
         if (set.companyId) await requireCompany(m, set.companyId);
         if (set.ownerId) await requireUser(m, set.ownerId);
         const updated = await updateReturning(m, Contact, id, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Contact>);
+        const company = await this.contactCompanies.followPrimary(m, [{ owner: id, from: contact.companyId, to: updated.companyId }]);
         await this.outbox.record(m, {
-          events: [{ type: EventType.ContactUpdated, data: { contact_id: id, ...changes } satisfies ContactUpdatedData }],
-          changes: [updatedChange('contacts', id, changes)],
+          events: [{ type: EventType.ContactUpdated, data: { contact_id: id, ...changes } satisfies ContactUpdatedData }, ...company.events],
+          changes: [updatedChange('contacts', id, changes), ...company.changes],
         });
         return { contact: updated, ...(await this.relatedOf(m, updated)) };
       });
@@ -196,10 +200,11 @@ export class ContactsService {
     await this.dataSource.transaction(async (m) => {
       const contact = await this.find(m, id, true);
       await this.links.detach(m, 'contact_id', id);
+      const companies = await this.contactCompanies.removeForOwners(m, [id]);
       await m.delete(Contact, { id });
       await this.outbox.record(m, {
-        events: [{ type: EventType.ContactDeleted, data: { contact_id: id } satisfies ContactDeletedData }],
-        changes: [deletedChange('contacts', id, presentContact(contact, null, null))],
+        events: [...companies.events, { type: EventType.ContactDeleted, data: { contact_id: id } satisfies ContactDeletedData }],
+        changes: [...companies.changes, deletedChange('contacts', id, presentContact(contact, null, null))],
       });
     });
   }
@@ -243,6 +248,7 @@ export class ContactsService {
 
       await this.links.move(m, loser.id, winner.id);
       const { set, changes } = diffFields(winner, this.fillFromLoser(winner, loser), CONTACT_FIELDS);
+      const companies = await this.contactCompanies.moveOwner(m, loser.id, winner.id, set.companyId ?? winner.companyId);
       await m.delete(Contact, { id: loser.id });
       if (changes.changed.length) await m.update(Contact, { id: winner.id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Contact>);
       // The winner's entry is `merged` even when the merge filled nothing: it names the loser.
@@ -250,8 +256,9 @@ export class ContactsService {
         events: [
           { type: EventType.ContactDeleted, data: { contact_id: loser.id, merged_into: winner.id } satisfies ContactDeletedData },
           ...(changes.changed.length ? [{ type: EventType.ContactUpdated, data: { contact_id: winner.id, ...changes } satisfies ContactUpdatedData }] : []),
+          ...companies.events,
         ],
-        changes: [mergedAwayChange('contacts', loser.id, winner.id, presentContact(loser, null, null)), mergedChange('contacts', winner.id, loser.id, changes)],
+        changes: [mergedAwayChange('contacts', loser.id, winner.id, presentContact(loser, null, null)), mergedChange('contacts', winner.id, loser.id, changes), ...companies.changes],
       });
       const merged = await m.findOneByOrFail(Contact, { id: winner.id });
       return { contact: merged, ...(await this.relatedOf(m, merged)) };
@@ -267,7 +274,7 @@ export class ContactsService {
   }
 
   /** GET /contacts/:id/deals: the contact must exist here; its deals are listed by the deals service. */
-  async listDeals(ctx: RequestContext, id: string, query: SortablePageQuery): Promise<Page<DealSummary>> {
+  async listDeals(ctx: RequestContext, id: string, query: SortablePageQuery): Promise<Page<ContactDealItem>> {
     await this.find(this.dataSource.manager, id);
     const body: ListDealsForContactRequest = { contact_id: id, cursor: query.cursor, limit: query.limit, sort: query.sort };
     return this.rpc.call(Ops.dealsInternal.listForContact, ctx, { body });

@@ -1,3 +1,4 @@
+import { CreateContactCompanies1764700000100 } from './migrations/1764700000100-create-contact-companies';
 import { CreateChanges1764600000000, CreateDeadEvents1763900000000, AddOutboxTraceContext1764200000000, CreateOutbox1763800000000, CreateRequestOutcomes1763900000200 } from '@crm/messaging';
 import { Activity } from '../activities/activity.entity';
 import { Company } from '../companies/company.entity';
@@ -33,4 +34,5 @@ export const contactsMigrations = [
   CreateImports1764300000200,
   IndexCustomFieldValues1764500000000,
   CreateChanges1764600000000,
+  CreateContactCompanies1764700000100,
 ];

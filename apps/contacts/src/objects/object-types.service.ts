@@ -1,3 +1,4 @@
+import { ContactCompanies } from '../contact-companies/contact-companies';
 import { diffFields, DomainError, ErrorCode, fieldSpecs, IdPrefix, isUniqueViolation, keysetPage, newId, Page } from '@crm/common';
 import { BUILT_IN_OBJECTS, BuiltInCustomFieldsState, CUSTOM_FIELD_OWNERS, CreateObjectTypeDto, EventType, FieldDefinitionDto, ListObjectTypesQuery, NO_CUSTOM_FIELDS, ObjectSchemaView, ObjectTypeEventData, Ops, RESERVED_SLUGS, RequestContext, SchemaLimits, SchemaView, UpdateFieldDefinitionDto, UpdateObjectTypeDto, builtInObject, normaliseDefinition, presentBuiltInObject } from '@crm/contracts';
 import { OutboxService, RpcCaller } from '@crm/messaging';
@@ -24,6 +25,7 @@ export class ObjectTypesService {
     private readonly builtInFields: BuiltInCustomFieldsService,
     private readonly references: ContactsFieldReferences,
     private readonly rpc: RpcCaller,
+    private readonly contactCompanies: ContactCompanies,
   ) {}
 
   /**
@@ -41,7 +43,8 @@ export class ObjectTypesService {
       }),
     ]);
     const states = { ...remote.objects, ...local.states };
-    return { objects: [...BUILT_IN_OBJECTS.map((object) => presentBuiltInObject(object, states[object.slug] ?? NO_CUSTOM_FIELDS)), ...local.custom] };
+    const associations = [await this.contactCompanies.describe(), ...(remote.associations ?? [])].sort((a, b) => a.type.localeCompare(b.type));
+    return { objects: [...BUILT_IN_OBJECTS.map((object) => presentBuiltInObject(object, states[object.slug] ?? NO_CUSTOM_FIELDS)), ...local.custom], associations };
   }
 
   async create(dto: CreateObjectTypeDto): Promise<ObjectSchemaView> {

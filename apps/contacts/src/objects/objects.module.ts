@@ -1,5 +1,6 @@
 import { BatchRunner, builtInCustomFieldsProviders, BuiltInCustomFieldsService } from '@crm/runtime';
 import { Module } from '@nestjs/common';
+import { ContactCompaniesModule } from '../contact-companies/contact-companies.module';
 import { ContactsFieldReferences } from './contacts-field-references';
 import { ObjectRecordsService } from './object-records.service';
 import { ObjectTypesService } from './object-types.service';
@@ -10,8 +11,9 @@ import { ObjectRecordsController, ObjectTypesController } from './objects.contro
  * exported here, and run their batch writes with its BatchRunner.
  */
 @Module({
+  imports: [ContactCompaniesModule],
   controllers: [ObjectTypesController, ObjectRecordsController],
   providers: [...builtInCustomFieldsProviders('contacts', ContactsFieldReferences), ObjectTypesService, ObjectRecordsService, BatchRunner],
-  exports: [BuiltInCustomFieldsService, ObjectTypesService, BatchRunner],
+  exports: [BuiltInCustomFieldsService, ObjectTypesService, BatchRunner, ContactCompaniesModule],
 })
 export class ObjectsModule {}

@@ -58,6 +58,8 @@ export interface RecordTable<E extends Row, C extends object, U extends object, 
   /** Answers of the single create (`S`) and update (`V`), for many rows at once. */
   presentCreated(m: EntityManager, rows: E[]): Promise<S[]>;
   presentUpdated(m: EntityManager, rows: E[]): Promise<V[]>;
+  /** What writing these rows does to other records (a contact's primary company association), as events and change entries by row id; `before` is null for a created row. */
+  afterWrite?(m: EntityManager, written: Array<{ before: E | null; after: E }>): Promise<Map<string, BatchRecording>>;
   /** What removing these rows does first (unlinking the records that name them), as events and change entries by row id, in order. */
   beforeRemove?(m: EntityManager, rows: E[]): Promise<Map<string, BatchRecording>>;
 }
@@ -112,15 +114,17 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
     const inserted = new Map((await insertRows(m, spec.entity, rows, { ignoreConflicts: spec.unique !== undefined })).map((row) => [row.id, row]));
     const stored = pending.filter((p) => inserted.has(p.id));
     const views = await spec.presentCreated(m, stored.map((p) => inserted.get(p.id)!));
+    const followed = spec.afterWrite ? await spec.afterWrite(m, stored.map((p) => ({ before: null, after: inserted.get(p.id)! }))) : new Map<string, BatchRecording>();
     stored.forEach((p, i) => {
       const row = inserted.get(p.id)!;
+      const after = followed.get(row.id);
       outcomes.set(p.item.index, {
         index: p.item.index,
         status: 201,
         data: views[i],
         warnings: p.warnings,
-        events: [spec.created(row)],
-        changes: [createdChange(spec.object, row.id, spec.changeView(row))],
+        events: [spec.created(row), ...(after?.events ?? [])],
+        changes: [createdChange(spec.object, row.id, spec.changeView(row)), ...(after?.changes ?? [])],
       });
     });
     const lost = pending.filter((p) => !inserted.has(p.id));
@@ -187,10 +191,14 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
     const answered = diffs.filter((d) => !outcomes.has(d.item.index));
     const rows = answered.map((d) => updated.get(d.row.id) ?? d.row);
     const views = await spec.presentUpdated(m, rows);
+    const followed = spec.afterWrite
+      ? await spec.afterWrite(m, answered.filter((d) => updated.has(d.row.id)).map((d) => ({ before: d.row, after: updated.get(d.row.id)! })))
+      : new Map<string, BatchRecording>();
     answered.forEach((d, i) => {
       const written = updated.has(d.row.id);
-      const events = written ? [spec.updated(rows[i], d.changes)] : [];
-      const changes = written ? [updatedChange(spec.object, d.row.id, d.changes)] : [];
+      const after = followed.get(d.row.id);
+      const events = written ? [spec.updated(rows[i], d.changes), ...(after?.events ?? [])] : [];
+      const changes = written ? [updatedChange(spec.object, d.row.id, d.changes), ...(after?.changes ?? [])] : [];
       outcomes.set(d.item.index, { index: d.item.index, status: 200, data: views[i], warnings: d.warnings, events, changes });
     });
     return items.map((item) => outcomes.get(item.index)!);

@@ -2,11 +2,15 @@ import { FieldDefinitionDto, Ops, UpdateFieldDefinitionDto, UpdateObjectTypeDto 
 import { BuiltInCustomFieldsService, Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
+import { DealContacts } from '../deal-contacts/deal-contacts';
 
 /** `/objects/deals` and `/objects/pipelines`: the custom fields of this service's objects, as the contacts service answers for the others (Ops.objects). */
 @Controller()
 export class CustomFieldsController {
-  constructor(private readonly fields: BuiltInCustomFieldsService) {}
+  constructor(
+    private readonly fields: BuiltInCustomFieldsService,
+    private readonly dealContacts: DealContacts,
+  ) {}
 
   @Handles(Ops.dealsSchema.get)
   async get(@Payload('params') { slug }: { slug: string }) {
@@ -33,9 +37,10 @@ export class CustomFieldsController {
     return { data: await this.fields.removeField(slug, name) };
   }
 
-  /** For GET /schema, which the contacts service assembles. */
+  /** For GET /schema, which the contacts service assembles: custom fields and the association types kept here. */
   @Handles(Ops.dealsSchema.describe)
   async describe() {
-    return { objects: await this.fields.states() };
+    const [objects, dealContacts] = await Promise.all([this.fields.states(), this.dealContacts.describe()]);
+    return { objects, associations: [dealContacts] };
   }
 }

@@ -16,6 +16,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Pipeline } from '../pipelines/pipeline.entity';
 import { Stage } from '../pipelines/stage.entity';
+import { DealContacts } from '../deal-contacts/deal-contacts';
 import { ContactsDirectory } from './contacts-directory';
 import { dealChanges, dealCreatedChange, dealDeletedChange, dealUpdatedChange } from './deal-changes';
 import { actorOf, SERVICE_USER_ID, statusAfterEntering, statusEvent } from './deal-stage-mover';
@@ -49,6 +50,7 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
   constructor(
     private readonly directory: ContactsDirectory,
     private readonly customFields: BuiltInCustomFieldsService,
+    private readonly dealContacts: DealContacts,
   ) {}
 
   async insert(m: EntityManager, ctx: RequestContext, items: CreateItem<CreateDealDto>[]): Promise<ItemOutcome<DealView>[]> {
@@ -73,11 +75,13 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
     const props = deals.length ? Object.keys(deals[0].deal) : [];
     await insertRows(m, Deal, deals.map((d) => columnValues(m, Deal, d.deal, props)));
     await this.history(m, ctx, deals.map((d) => ({ deal: d.deal, from: null })), now);
+    const contacts = this.dealContacts.byOwner(await this.dealContacts.followPrimary(m, deals.map((d) => ({ owner: d.deal.id, from: null, to: d.deal.contactId }))));
     for (const { index, deal, warnings } of deals) {
       const events: BatchEvent[] = [{ type: EventType.DealCreated, data: dealCreatedData(deal) }];
       const closed = statusEvent(deal, null);
       if (closed) events.push(closed);
-      outcomes.set(index, { index, status: 201, data: presentDeal(deal, now), warnings, events, changes: [dealCreatedChange(deal)] });
+      const contact = contacts.get(deal.id);
+      outcomes.set(index, { index, status: 201, data: presentDeal(deal, now), warnings, events: [...events, ...(contact?.events ?? [])], changes: [dealCreatedChange(deal), ...(contact?.changes ?? [])] });
     }
     return items.map((item) => outcomes.get(item.index)!);
   }
@@ -137,10 +141,21 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
     const props = ['id', 'name', 'contactId', 'companyId', 'value', 'currency', 'ownerId', 'source', 'lossReason', 'expectedClose', 'metadata', 'customFields', 'status', 'pipelineId', 'stageId', 'stageEnteredAt', 'updatedAt'];
     await updateRows(m, Deal, written.map((w) => columnValues(m, Deal, w.deal, props)));
     await this.history(m, ctx, written.filter((w) => w.from !== null).map((w) => ({ deal: w.deal, from: w.from })), now);
+    const contacts = this.dealContacts.byOwner(
+      await this.dealContacts.followPrimary(m, written.map((w) => ({ owner: w.deal.id, from: found.get(w.deal.id)!.contactId, to: w.deal.contactId }))),
+    );
     const views = await this.full(m, ctx, [...written, ...unchanged].map((w) => w.deal), now);
     for (const w of written) {
       const warnings = custom[present.findIndex((p) => p.index === w.index)].warnings;
-      outcomes.set(w.index, { index: w.index, status: 200, data: views.get(w.deal.id), warnings, events: w.events, changes: [dealUpdatedChange(w.deal.id, w.changes)] });
+      const contact = contacts.get(w.deal.id);
+      outcomes.set(w.index, {
+        index: w.index,
+        status: 200,
+        data: views.get(w.deal.id),
+        warnings,
+        events: [...w.events, ...(contact?.events ?? [])],
+        changes: [dealUpdatedChange(w.deal.id, w.changes), ...(contact?.changes ?? [])],
+      });
     }
     for (const u of unchanged) outcomes.set(u.index, { index: u.index, status: 200, data: views.get(u.deal.id) });
     return items.map((item) => outcomes.get(item.index)!);
@@ -150,11 +165,18 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
     if (!items.length) return [];
     // Read before the delete, for the last values their history keeps.
     const found = new Map((await lockRows(m, Deal, items.filter((i) => isId(i.id, IdPrefix.Deal)).map((i) => i.id))).map((d) => [d.id, d]));
+    const contacts = this.dealContacts.byOwner(await this.dealContacts.removeForOwners(m, [...found.keys()]));
     if (found.size) await m.query(`DELETE FROM deals WHERE id = ANY($1::text[])`, [[...found.keys()]]);
     return items.map((item) => {
       const deal = found.get(item.id);
       if (!deal) return { index: item.index, error: DomainError.notFound('deal', item.id) };
-      return { index: item.index, status: 204, events: [{ type: EventType.DealDeleted, data: { deal_id: item.id } satisfies DealDeletedData }], changes: [dealDeletedChange(deal)] };
+      const contact = contacts.get(item.id);
+      return {
+        index: item.index,
+        status: 204,
+        events: [...(contact?.events ?? []), { type: EventType.DealDeleted, data: { deal_id: item.id } satisfies DealDeletedData }],
+        changes: [...(contact?.changes ?? []), dealDeletedChange(deal)],
+      };
     });
   }
 

@@ -20,6 +20,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { Pipeline } from '../pipelines/pipeline.entity';
 import { Stage } from '../pipelines/stage.entity';
+import { DealContacts } from '../deal-contacts/deal-contacts';
 import { ContactsDirectory } from './contacts-directory';
 import { dealChanges, dealCreatedChange, dealDeletedChange, dealUpdatedChange } from './deal-changes';
 import { actorOf, DealStageMover } from './deal-stage-mover';
@@ -98,6 +99,7 @@ export class DealsService {
     private readonly mover: DealStageMover,
     private readonly directory: ContactsDirectory,
     private readonly customFields: BuiltInCustomFieldsService,
+    private readonly dealContacts: DealContacts,
   ) {}
 
   /** `within` runs the write in a savepoint of that transaction (an import batch) instead of its own transaction. */
@@ -110,7 +112,8 @@ export class DealsService {
       const row = newDeal(id, dto, stage, (await this.customFields.values(m, ctx, 'deals', id, dto.custom_fields))!, now);
       await m.insert(Deal, row);
       await this.mover.recordPlacement(m, row, actorOf(ctx));
-      await this.outbox.record(m, { events: [{ type: EventType.DealCreated, data: dealCreatedData(row) }], changes: [dealCreatedChange(row)] });
+      const contact = await this.dealContacts.followPrimary(m, [{ owner: id, from: null, to: row.contactId }]);
+      await this.outbox.record(m, { events: [{ type: EventType.DealCreated, data: dealCreatedData(row) }, ...contact.events], changes: [dealCreatedChange(row), ...contact.changes] });
       await this.mover.announceStatus(m, row, null);
       return row;
     }, within);
@@ -169,9 +172,10 @@ export class DealsService {
         status: deal.status,
         updatedAt: now,
       });
+      const contact = await this.dealContacts.followPrimary(m, [{ owner: id, from: before.contactId, to: deal.contactId }]);
       await this.outbox.record(m, {
-        events: [{ type: EventType.DealUpdated, data: { deal_id: id, ...changes } satisfies DealUpdatedData }],
-        changes: [dealUpdatedChange(id, changes)],
+        events: [{ type: EventType.DealUpdated, data: { deal_id: id, ...changes } satisfies DealUpdatedData }, ...contact.events],
+        changes: [dealUpdatedChange(id, changes), ...contact.changes],
       });
       return deal;
     });
@@ -181,8 +185,12 @@ export class DealsService {
   async remove(id: string): Promise<void> {
     await this.write(async (m) => {
       const deal = await this.find(m, id, true);
+      const contacts = await this.dealContacts.removeForOwners(m, [id]);
       await m.delete(Deal, { id });
-      await this.outbox.record(m, { events: [{ type: EventType.DealDeleted, data: { deal_id: id } satisfies DealDeletedData }], changes: [dealDeletedChange(deal)] });
+      await this.outbox.record(m, {
+        events: [...contacts.events, { type: EventType.DealDeleted, data: { deal_id: id } satisfies DealDeletedData }],
+        changes: [...contacts.changes, dealDeletedChange(deal)],
+      });
     });
   }
 

@@ -1,8 +1,9 @@
 import { ChangeSet, keysetPage, Page } from '@crm/common';
-import { DealSummary, DealUpdatedData, EventType, ListDealsForContactRequest, ReassignContactReply, ResolveDealsReply } from '@crm/contracts';
+import { AssociationOfItem, ContactDealItem, DealUpdatedData, EventType, ListDealsForContactRequest, ReassignContactReply, ResolveDealsReply } from '@crm/contracts';
 import { OutboxService, updatedChange } from '@crm/messaging';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { DealContacts } from '../deal-contacts/deal-contacts';
 import { Deal } from '../deals/deal.entity';
 import { presentDealSummary } from '../deals/deal.presenter';
 import { DEALS_SETTINGS, DealsSettings } from '../deals.settings';
@@ -14,18 +15,31 @@ export class ContactLinksService {
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
     @Inject(DEALS_SETTINGS) private readonly settings: DealsSettings,
+    private readonly dealContacts: DealContacts,
   ) {}
 
-  async listForContact(body: ListDealsForContactRequest): Promise<Page<DealSummary>> {
+  /** Every deal the contact is associated with, primary or not, with the association's role. */
+  async listForContact(body: ListDealsForContactRequest): Promise<Page<ContactDealItem>> {
     const { qb, read } = keysetPage(this.dataSource.getRepository(Deal), 'd', `contacts/${body.contact_id}/deals`, body);
-    qb.andWhere('d.contact_id = :contactId', { contactId: body.contact_id });
-    return read(presentDealSummary);
+    qb.innerJoin('deal_contacts', 'dc', 'dc.deal_id = d.id AND dc.contact_id = :contactId', { contactId: body.contact_id });
+    const associations = new Map<string, AssociationOfItem>();
+    return read(
+      (deal) => ({ ...presentDealSummary(deal), association: associations.get(deal.id) ?? { role: null, is_primary: false } }),
+      async (deals) => {
+        if (!deals.length) return;
+        const rows = (await this.dataSource.query(`SELECT deal_id, role, is_primary FROM deal_contacts WHERE contact_id = $1 AND deal_id = ANY($2::text[])`, [
+          body.contact_id,
+          deals.map((d) => d.id),
+        ])) as Array<{ deal_id: string; role: string | null; is_primary: boolean }>;
+        for (const row of rows) associations.set(row.deal_id, { role: row.role, is_primary: row.is_primary });
+      },
+    );
   }
 
   /** Idempotent: a retried merge finds nothing left to move and emits nothing. */
   async reassignContact(from: string, to: string): Promise<ReassignContactReply> {
     if (from === to) return { moved: 0 };
-    const moved = await this.relink(`contact_id`, from, to);
+    const moved = await this.dataSource.transaction((m) => this.relinkContactIn(m, from, to));
     return { moved };
   }
 
@@ -39,11 +53,14 @@ export class ContactLinksService {
   }
 
   relinkContact(m: EntityManager, from: string, to: string): Promise<number> {
-    return from === to ? Promise.resolve(0) : this.relinkIn(m, 'contact_id', from, to);
+    return from === to ? Promise.resolve(0) : this.relinkContactIn(m, from, to);
   }
 
-  unlinkContact(m: EntityManager, contactId: string): Promise<number> {
-    return this.relinkIn(m, 'contact_id', contactId, null);
+  /** A deleted contact leaves every deal: its associations go, and it stops being any deal's contact_id. */
+  async unlinkContact(m: EntityManager, contactId: string): Promise<number> {
+    const moved = await this.relinkIn(m, 'contact_id', contactId, null);
+    await this.outbox.record(m, await this.dealContacts.removeForTargets(m, [contactId]));
+    return moved;
   }
 
   unlinkCompany(m: EntityManager, companyId: string): Promise<number> {
@@ -65,8 +82,11 @@ export class ContactLinksService {
     );
   }
 
-  private async relink(column: 'contact_id' | 'company_id', from: string, to: string | null): Promise<number> {
-    return this.dataSource.transaction((m) => this.relinkIn(m, column, from, to));
+  /** A merged contact's deals follow it to the winner: their contact_id, and every association it had, without duplicates. */
+  private async relinkContactIn(m: EntityManager, from: string, to: string): Promise<number> {
+    const moved = await this.relinkIn(m, 'contact_id', from, to);
+    await this.outbox.record(m, await this.dealContacts.moveTarget(m, from, to));
+    return moved;
   }
 
   private async relinkIn(m: EntityManager, column: 'contact_id' | 'company_id', from: string, to: string | null): Promise<number> {

@@ -1,4 +1,4 @@
-import { PickType } from '@nestjs/swagger';
+import { ApiProperty, PickType } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsDefined, IsString, MaxLength } from 'class-validator';
 import { Rules } from '../dto-helpers';
 import { SortablePageQuery } from '../paging';
@@ -7,6 +7,20 @@ import { DealView } from './deal.dto';
 
 /** The deal subset GET /contacts/:id/deals lists. */
 export class DealSummary extends PickType(DealView, ['id', 'name', 'pipeline_id', 'stage_id', 'value', 'currency', 'status', 'created_at', 'updated_at'] as const) {}
+
+/** How an item of GET /contacts/:id/deals is associated with the contact (docs/associations.md). */
+export class AssociationOfItem {
+  @ApiProperty({ type: String, nullable: true })
+  role!: string | null;
+  @ApiProperty({ type: Boolean })
+  is_primary!: boolean;
+}
+
+/** An item of GET /contacts/:id/deals: every deal the contact is associated with, primary or not. */
+export class ContactDealItem extends DealSummary {
+  @ApiProperty({ type: () => AssociationOfItem })
+  association!: AssociationOfItem;
+}
 
 /*
  * Ids in the internal requests are checked for their length, not their shape: they come from records the

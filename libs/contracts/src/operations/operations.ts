@@ -1,4 +1,4 @@
-import { SortablePageQuery } from '../paging';
+import { PageQuery, SortablePageQuery } from '../paging';
 import {
   ActivitySummaryView,
   ActivityView,
@@ -33,6 +33,7 @@ import {
   StageInputDto,
   CreateDealDto,
   CreatePipelineDto,
+  ContactDealItem,
   DealSummary,
   DealView,
   DeleteWithMoveQuery,
@@ -69,6 +70,18 @@ import { RpcServiceName } from '../subjects';
 import { CreateWebhookDto, DeliveryView, ListDeliveriesQuery, ListWebhooksQuery, PingResultView, ReplayWebhookDto, UpdateWebhookDto, WebhookView } from '../webhooks';
 import { QueryFieldsReply, QueryFieldsRequest, RecordQueryDto, RemoteMatchReply, RemoteMatchRequest, RemoteValuesReply, RemoteValuesRequest } from '../query/record-query.dto';
 import { BatchLimits, BatchWriteDto } from '../batch/batch';
+import {
+  AddContactCompanyDto,
+  AddDealContactDto,
+  AssociationTypeView,
+  CompanyContactItem,
+  ContactCompanyItem,
+  ContactCompanyView,
+  DealContactItem,
+  DealContactView,
+  UpdateAssociationDto,
+  UpdateAssociationTypeDto,
+} from '../associations/associations';
 import { ChangeSlice, ChangeSliceRequest, ChangeView, ListChangesQuery, RecordChangesQuery } from '../changes/changes';
 import { batchResults, internal, McpExposure, noContent, Operation, page, PageOf, projectedPage, resource, ResourceOf, route } from './operation';
 
@@ -139,6 +152,102 @@ const changesRoute = <Path extends string>(name: string, path: Path, one: string
 
 /** The part of GET /changes one service answers: its own entries after an id, oldest first. */
 const changeSlice = (service: 'deals') => internal<ChangeSliceRequest, ChangeSlice>({ name: `${service}.changes.slice`, idempotent: true });
+
+/**
+ * The four routes of one association type (docs/associations.md): add, list, change and remove the
+ * `target`s of an `owner`, each also an MCP tool.
+ */
+const associationRoutes = <V, I, B, OwnerPath extends string, Param extends string>(spec: {
+  name: string;
+  owner: OwnerPath;
+  param: Param;
+  nouns: { owner: string; target: string; targets: string; field: string };
+  body: abstract new (...args: never[]) => B;
+  view: abstract new (...args: never[]) => V;
+  item: abstract new (...args: never[]) => I;
+  tools: { add: string; list: string; update: string; remove: string };
+  roles: string;
+}) => {
+  const { owner, target, targets, field } = spec.nouns;
+  const one = `${spec.owner}/${targets}` as const;
+  const each = `${spec.owner}/${targets}/:${spec.param}` as `${OwnerPath}/${string}/:${Param}`;
+  const notAssociated = { 404: `No such ${owner}, or the ${target} is not associated with it (\`not_found\`).` };
+  return {
+    add: route({
+      name: `${spec.name}.add`,
+      method: 'POST',
+      path: one,
+      summary: `Associate a ${target} with a ${owner}, with an optional role`,
+      access: 'write',
+      body: spec.body,
+      reply: resource(spec.view),
+      errors: {
+        404: `No such ${owner}, or no ${target} with that ${field} (\`not_found\`, details name the field).`,
+        409: `The ${target} is already associated with the ${owner} (\`conflict\`).`,
+      },
+      mcp: {
+        tool: spec.tools.add,
+        title: `Associate a ${target} with a ${owner}`,
+        description: `Adds a ${target} to a ${owner} with an optional role such as ${spec.roles} (one of the labels GET /schema lists, when it lists any). is_primary: true makes it the ${owner}'s ${field}. Emits ${owner}.${target}_added.`,
+      },
+    }),
+    list: route({
+      name: `${spec.name}.list`,
+      method: 'GET',
+      path: one,
+      summary: `List a ${owner}'s ${targets} with their roles`,
+      access: 'read',
+      query: PageQuery,
+      reply: page(spec.item),
+      mcp: { tool: spec.tools.list, title: `A ${owner}'s ${targets}`, description: `Every ${target} associated with the ${owner}, its role and whether it is the primary one, with cursor pagination.` },
+    }),
+    update: route({
+      name: `${spec.name}.update`,
+      method: 'PATCH',
+      path: each,
+      summary: `Change a ${target} association's role, or make it primary`,
+      access: 'write',
+      body: UpdateAssociationDto,
+      reply: resource(spec.view),
+      errors: notAssociated,
+      mcp: { tool: spec.tools.update, title: `Change a ${owner}'s ${target} association`, description: `Sets the role (null clears it) or is_primary. Emits ${owner}.${target}_updated when something changed.` },
+    }),
+    remove: route({
+      name: `${spec.name}.remove`,
+      method: 'DELETE',
+      path: each,
+      summary: `Remove a ${target} association from a ${owner}`,
+      access: 'write',
+      reply: noContent,
+      errors: notAssociated,
+      mcp: { tool: spec.tools.remove, title: `Remove a ${target} from a ${owner}`, description: `Removes the association; removing the primary one clears the ${owner}'s ${field}. Emits ${owner}.${target}_removed.` },
+    }),
+  };
+};
+
+const contactCompanies = associationRoutes({
+  name: 'contacts.contact_companies',
+  owner: '/contacts/:id',
+  param: 'company_id',
+  nouns: { owner: 'contact', target: 'company', targets: 'companies', field: 'company_id' },
+  body: AddContactCompanyDto,
+  view: ContactCompanyView,
+  item: ContactCompanyItem,
+  tools: { add: 'add_contact_company', list: 'list_contact_companies', update: 'update_contact_company', remove: 'remove_contact_company' },
+  roles: 'employee or advisor',
+});
+
+const dealContacts = associationRoutes({
+  name: 'deals.deal_contacts',
+  owner: '/deals/:id',
+  param: 'contact_id',
+  nouns: { owner: 'deal', target: 'contact', targets: 'contacts', field: 'contact_id' },
+  body: AddDealContactDto,
+  view: DealContactView,
+  item: DealContactItem,
+  tools: { add: 'add_deal_contact', list: 'list_deal_contacts', update: 'update_deal_contact', remove: 'remove_deal_contact' },
+  roles: 'champion or decision_maker',
+});
 
 /** An agent's list clean-up: upserts on the object's unique key, answered item by item. */
 const upsertTool = (tool: string, many: string, key: string): McpExposure => ({
@@ -220,10 +329,11 @@ const contacts = {
     name: 'contacts.contacts.deals',
     method: 'GET',
     path: '/contacts/:id/deals',
-    summary: "List a contact's deals",
+    summary: "List every deal a contact is associated with, primary or not, with the association's role",
     access: 'read',
     query: SortablePageQuery,
-    reply: page(DealSummary),
+    reply: page(ContactDealItem),
+    mcp: { tool: 'list_contact_deals', title: "A contact's deals", description: 'Every deal the contact is associated with (as primary contact or not), each with its role and is_primary, with cursor pagination.' },
   }),
   activities: route({
     name: 'contacts.contacts.activities',
@@ -243,6 +353,10 @@ const contacts = {
     query: SortablePageQuery,
     reply: page(TaskSummaryView),
   }),
+  addCompany: contactCompanies.add,
+  companies: contactCompanies.list,
+  updateCompany: contactCompanies.update,
+  removeCompany: contactCompanies.remove,
 };
 
 const companies = {
@@ -254,6 +368,16 @@ const companies = {
   update: route({ name: 'contacts.companies.update', method: 'PATCH', path: '/companies/:id', summary: 'Update a company', access: 'write', body: UpdateCompanyDto, reply: resource(CompanyView, { warnings: true }) }),
   remove: route({ name: 'contacts.companies.delete', method: 'DELETE', path: '/companies/:id', summary: 'Delete a company', access: 'write', reply: noContent }),
   changes: changesRoute('contacts.companies.changes', '/companies/:id/changes', 'a company'),
+  contacts: route({
+    name: 'contacts.companies.contacts',
+    method: 'GET',
+    path: '/companies/:id/contacts',
+    summary: "List a company's associated contacts with their roles",
+    access: 'read',
+    query: PageQuery,
+    reply: page(CompanyContactItem),
+    mcp: { tool: 'list_company_contacts', title: "A company's contacts", description: 'Every contact associated with the company, primary or not, with the role, with cursor pagination.' },
+  }),
 };
 
 const users = {
@@ -405,6 +529,10 @@ const deals = {
     reply: page(StageHistoryView),
     mcp: { tool: 'get_deal_history', title: 'Stage history of a deal', description: 'Every stage change of a deal, oldest first, with cursor pagination.' },
   }),
+  addContact: dealContacts.add,
+  contacts: dealContacts.list,
+  updateContact: dealContacts.update,
+  removeContact: dealContacts.remove,
   /** Activities and tasks are kept by the contacts service. */
   activities: route({
     name: 'contacts.deals.activities',
@@ -594,7 +722,23 @@ const schema = {
     mcp: {
       tool: 'describe_schema',
       title: 'Describe the CRM schema',
-      description: 'Every built-in and custom object with its field definitions (types, options, required fields, enforcement level).',
+      description: 'Every built-in and custom object with its field definitions (types, options, required fields, enforcement level), and the association types with their role labels.',
+    },
+  }),
+  updateAssociation: route({
+    name: 'contacts.schema.update_association',
+    method: 'PATCH',
+    path: '/schema/associations/:type',
+    summary: 'Set the role labels of an association type',
+    access: 'write',
+    body: UpdateAssociationTypeDto,
+    reply: resource(AssociationTypeView),
+    errors: { 404: 'No association type of that name (`not_found`).' },
+    routeBy: ({ type }) => (type === 'deal_contacts' ? dealsSchema.updateAssociation : undefined),
+    mcp: {
+      tool: 'set_association_labels',
+      title: 'Set the roles an association may have',
+      description: 'Replaces the labels of deal_contacts or contact_companies; roles written afterwards must be one of them. An empty list allows any role.',
     },
   }),
 };
@@ -623,7 +767,8 @@ const dealsSchema = {
   addField: internal<FieldDefinitionDto, { data: ObjectSchemaView }>({ name: 'deals.schema.add_field', body: FieldDefinitionDto }),
   updateField: internal<UpdateFieldDefinitionDto, { data: ObjectSchemaView }>({ name: 'deals.schema.update_field', body: UpdateFieldDefinitionDto, idempotent: true }),
   removeField: internal<null, { data: ObjectSchemaView }>({ name: 'deals.schema.remove_field', idempotent: true }),
-  describe: internal<Record<string, never>, { objects: Record<string, BuiltInCustomFieldsState> }>({ name: 'deals.schema.describe', idempotent: true }),
+  describe: internal<Record<string, never>, { objects: Record<string, BuiltInCustomFieldsState>; associations: AssociationTypeView[] }>({ name: 'deals.schema.describe', idempotent: true }),
+  updateAssociation: internal<UpdateAssociationTypeDto, { data: AssociationTypeView }>({ name: 'deals.schema.update_association', body: UpdateAssociationTypeDto, idempotent: true }),
 };
 
 /** `/objects/:slug…` schema routes go to the service that keeps the object's fields. */
@@ -752,7 +897,7 @@ const contactsInternal = {
 
 const dealsInternal = {
   /** Deals of one contact, for GET /contacts/:id/deals. */
-  listForContact: internal<ListDealsForContactRequest, PageOf<DealSummary>>({ name: 'deals.internal.list_for_contact', body: ListDealsForContactRequest, idempotent: true }),
+  listForContact: internal<ListDealsForContactRequest, PageOf<ContactDealItem>>({ name: 'deals.internal.list_for_contact', body: ListDealsForContactRequest, idempotent: true }),
   /** Moves every deal of one contact to another (contact merge). */
   reassignContact: internal<ReassignContactRequest, ReassignContactReply>({ name: 'deals.internal.reassign_contact', body: ReassignContactRequest, idempotent: true }),
   /** Which of the given deal ids exist, with their names. */

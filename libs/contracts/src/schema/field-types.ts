@@ -1,3 +1,4 @@
+import { AssociationTypeView } from '../associations/associations';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 /** The twelve value types a field definition may have (GET /schema, custom fields). */
 export const FIELD_TYPES = [
@@ -142,6 +143,9 @@ export class ObjectSchemaView {
 export class SchemaView {
   @ApiProperty({ type: () => [ObjectSchemaView] })
   objects!: ObjectSchemaView[];
+  /** The association types (docs/associations.md) with their role labels. */
+  @ApiProperty({ type: () => [AssociationTypeView] })
+  associations!: AssociationTypeView[];
 }
 
 /** A record of a custom object. */

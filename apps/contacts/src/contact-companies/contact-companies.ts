@@ -1,0 +1,25 @@
+import { IdPrefix } from '@crm/common';
+import { ContactCompanyView, ContactUpdatedData, EventType } from '@crm/contracts';
+import { OutboxService } from '@crm/messaging';
+import { AssociationStore } from '@crm/runtime';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+
+/** The companies of each contact (docs/associations.md); the contact's company_id names the primary one. */
+@Injectable()
+export class ContactCompanies extends AssociationStore<ContactCompanyView> {
+  constructor(dataSource: DataSource, outbox: OutboxService) {
+    super(
+      {
+        type: 'contact_companies',
+        table: 'contact_companies',
+        owner: { table: 'contacts', column: 'contact_id', noun: 'contact', prefix: IdPrefix.Contact, object: 'contacts' },
+        target: { column: 'company_id', noun: 'company', prefix: IdPrefix.Company, field: 'company_id', path: 'companies' },
+        events: { added: EventType.ContactCompanyAdded, updated: EventType.ContactCompanyUpdated, removed: EventType.ContactCompanyRemoved },
+        ownerUpdated: (contactId, changes) => ({ type: EventType.ContactUpdated, data: { contact_id: contactId, ...changes } satisfies ContactUpdatedData }),
+      },
+      dataSource,
+      outbox,
+    );
+  }
+}
