@@ -1,8 +1,11 @@
 import { startStack, TestStack } from '../support/stack';
 
 const EVENTS = 10_000;
-/** Writing 10k events through the API takes about 40 s on two busy cores; allow for a slower machine. */
-const BUDGET_MS = 300_000;
+/**
+ * Writing 10k events through the API takes 40 s to 5 minutes on two shared cores. The poller stops on
+ * its signal (every event seen); this is only the safety net for a stack that stops delivering.
+ */
+const BUDGET_MS = 900_000;
 
 /**
  * The polling rule of the spec, followed literally by a client while events are being written:
@@ -28,13 +31,19 @@ describe('a cursor poller during concurrent writes', () => {
       }
     };
     let writing = true;
-    const writers = Promise.all(Array.from({ length: 12 }, writer)).finally(() => (writing = false));
+    let failed = false;
+    const writers = Promise.all(Array.from({ length: 12 }, writer))
+      .catch((err) => {
+        failed = true;
+        throw err;
+      })
+      .finally(() => (writing = false));
 
     const seen: string[] = [];
     let cursor: string | undefined;
     let polls = 0;
-    const deadline = Date.now() + BUDGET_MS - 30_000;
-    while (Date.now() < deadline) {
+    // Polls until it has seen every event written (or a writer failed): a signal, not a time.
+    while (!failed) {
       const res = await stack.api.get(`/events?type=api_key.created&limit=200${cursor ? `&cursor=${cursor}` : ''}`);
       expect(res.status).toBe(200);
       polls++;
