@@ -53,11 +53,10 @@ describe('DurableEventConsumer', () => {
       handle: async (events) => void batches.push(events),
     });
     consumer.start();
-    const deadline = Date.now() + 20_000;
+    // Waits for the server to report every message acknowledged; the jest timeout is only the safety net.
     for (;;) {
       const now = await state();
       if (now.delivered === 345 && now.unacknowledged === 0) break;
-      if (Date.now() > deadline) throw new Error(`not all acknowledged: ${JSON.stringify(await state())}`);
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(await state()).toEqual({ pending: 0, unacknowledged: 0, delivered: 345 });

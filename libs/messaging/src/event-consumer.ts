@@ -1,8 +1,9 @@
 import { Logger } from '@crm/common';
 import { DomainEvent, eventStreamName, eventSubject } from '@crm/contracts';
-import { AckPolicy, ConsumerConfig, DeliverPolicy, JsMsg, NatsConnection, nanos } from 'nats';
+import { AckPolicy, ConsumerConfig, ConsumerMessages, DeliverPolicy, JsMsg, NatsConnection, nanos } from 'nats';
 import { handleOrPark, retryUntilDone, RetryPolicy, StoppedWhileRetrying } from './dead-events/bounded-handling';
 import { ensureEventStream } from './jetstream';
+import { messageBatches } from './message-batches';
 import { decodeJson } from './nats';
 
 export interface DurableConsumerOptions {
@@ -25,13 +26,14 @@ export interface DurableConsumerOptions {
   retry?: RetryPolicy;
   logger: Logger;
   batchSize?: number;
-  /** How long one fetch waits for messages before returning an empty batch. */
-  fetchExpiresMs?: number;
+  /** A partial batch is handled once no message has arrived for this long. */
+  lingerMs?: number;
 }
 
 /**
- * Pulls a durable JetStream consumer in batches and acknowledges a batch only after `handle`
- * resolved, i.e. after the caller committed. A failing batch is retried in place, event by event with
+ * Reads a durable JetStream consumer in batches (the server pushes messages as they are published;
+ * see `messageBatches`) and acknowledges a batch only after `handle` resolved, i.e. after the caller
+ * committed. A failing batch is retried in place, event by event with
  * backoff, before anything newer is fetched, so events are handled in stream order even across
  * failures; an event that fails `retry.maxAttempts` times is parked and the rest go on.
  */
@@ -39,12 +41,16 @@ export class DurableEventConsumer {
   private running = false;
   private loop?: Promise<void>;
   private wake?: () => void;
+  private active?: ConsumerMessages;
+  private stopSignal!: Promise<void>;
+  private signalStop!: () => void;
 
   constructor(private readonly options: DurableConsumerOptions) {}
 
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopSignal = new Promise((resolve) => (this.signalStop = resolve));
     this.loop = this.run();
   }
 
@@ -57,7 +63,9 @@ export class DurableEventConsumer {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.signalStop?.();
     this.wake?.();
+    this.active?.stop();
     await this.loop;
   }
 
@@ -123,7 +131,8 @@ export class DurableEventConsumer {
   private async run(): Promise<void> {
     const { nc, namespace, durable, logger } = this.options;
     const batchSize = this.options.batchSize ?? 256;
-    const expires = this.options.fetchExpiresMs ?? 1000;
+    const linger = this.options.lingerMs ?? 5;
+    const wanted = this.options.types?.length ? new Set(this.options.types) : undefined;
     let ready = false;
     let backoff = 100;
     while (this.running) {
@@ -133,22 +142,25 @@ export class DurableEventConsumer {
           ready = true;
         }
         const consumer = await nc.jetstream().consumers.get(eventStreamName(namespace), durable);
-        const fetched = await consumer.fetch({ max_messages: batchSize, expires });
-        const messages: JsMsg[] = [];
-        for await (const m of fetched) messages.push(m);
-        if (!messages.length) continue;
-        const wanted = this.options.types?.length ? new Set(this.options.types) : undefined;
-        const events = messages.map((m) => decodeJson<DomainEvent>(m.data)).filter((e) => !wanted || wanted.has(e.type));
-        // A batch of only other types (filtered here, see `types`) has nothing to handle: no transaction.
-        if (events.length) await this.handleBatch(events, messages);
-        backoff = 100;
-        await acknowledge(messages);
+        // Messages buffered here while a batch is retried for longer than ack_wait are delivered again
+        // later: a duplicate after newer events, which idempotent handlers take.
+        this.active = await consumer.consume({ max_messages: batchSize, expires: 5000 });
+        for await (const messages of messageBatches(this.active, batchSize, linger, this.stopSignal)) {
+          const events = messages.map((m) => decodeJson<DomainEvent>(m.data)).filter((e) => !wanted || wanted.has(e.type));
+          // A batch of only other types (filtered here, see `types`) has nothing to handle: no transaction.
+          if (events.length) await this.handleBatch(events, messages);
+          backoff = 100;
+          await acknowledge(messages);
+        }
       } catch (err) {
         if (!this.running) return;
         ready = false;
         logger.warn({ err: (err as Error).message, durable }, 'event consumer lost JetStream; retrying');
         await this.sleep(backoff);
         backoff = Math.min(backoff * 2, 5000);
+      } finally {
+        this.active?.stop();
+        this.active = undefined;
       }
     }
   }

@@ -1,9 +1,10 @@
 import { contextFrom, Logger, SpanKind, traceparentOf, tracerFor } from '@crm/common';
 import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import { DomainEvent, eventStreamName } from '@crm/contracts';
-import { ConsumerMessages, DeliverPolicy, JsMsg, NatsConnection } from 'nats';
+import { ConsumerMessages, DeliverPolicy, NatsConnection } from 'nats';
 import { handleOrPark, RetryPolicy } from './dead-events/bounded-handling';
 import { ensureEventStream } from './jetstream';
+import { messageBatches } from './message-batches';
 import { decodeJson } from './nats';
 
 export interface SequencedEvent {
@@ -159,28 +160,8 @@ export class EventStreamReader {
     });
     const messages = await consumer.consume({ max_messages: batchSize, expires: 5000 });
     this.active = messages;
-    const iterator = messages[Symbol.asyncIterator]();
-    let next = iterator.next();
-    let batch: SequencedEvent[] = [];
-    while (this.running) {
-      const outcome = await Promise.race<IteratorResult<JsMsg> | typeof IDLE | typeof STOP>([
-        next,
-        this.stopSignal,
-        ...(batch.length ? [this.sleep(linger)] : []),
-      ]);
-      if (outcome === STOP) return;
-      if (outcome === IDLE) {
-        await this.handle(batch);
-        batch = [];
-        continue;
-      }
-      if (outcome.done) throw new Error('the ordered consumer closed');
-      batch.push({ seq: outcome.value.seq, event: decodeJson<DomainEvent>(outcome.value.data), traceparent: outcome.value.headers?.get('traceparent') || undefined });
-      next = iterator.next();
-      if (batch.length >= batchSize) {
-        await this.handle(batch);
-        batch = [];
-      }
+    for await (const batch of messageBatches(messages, batchSize, linger, this.stopSignal)) {
+      await this.handle(batch.map((m) => ({ seq: m.seq, event: decodeJson<DomainEvent>(m.data), traceparent: m.headers?.get('traceparent') || undefined })));
     }
   }
 }

@@ -1,0 +1,43 @@
+import { JsMsg } from 'nats';
+
+/** The consumer's iterator ended although nobody stopped the reader (consumer gone, broker restart). */
+export class ConsumerClosed extends Error {
+  constructor() {
+    super('the JetStream consumer closed');
+  }
+}
+
+const STOP = Symbol('stop');
+const IDLE = Symbol('idle');
+
+/**
+ * Groups what a `consume()` iterator delivers into batches: a batch is handed on as soon as it is full,
+ * or once no message has arrived for `lingerMs`. Messages are pushed by the server as they are
+ * published, so a lone event waits only the linger, never a pull request's expiry; under load the
+ * batches fill while the previous one is handled. Ends when `stopped` resolves.
+ */
+export async function* messageBatches(messages: AsyncIterable<JsMsg>, batchSize: number, lingerMs: number, stopped: Promise<unknown>): AsyncGenerator<JsMsg[]> {
+  const stop = stopped.then((): typeof STOP => STOP);
+  const iterator = messages[Symbol.asyncIterator]();
+  let next = iterator.next();
+  let batch: JsMsg[] = [];
+  for (;;) {
+    let timer: NodeJS.Timeout | undefined;
+    const idle = batch.length ? new Promise<typeof IDLE>((resolve) => (timer = setTimeout(() => resolve(IDLE), lingerMs))) : undefined;
+    const outcome = await Promise.race<IteratorResult<JsMsg> | typeof IDLE | typeof STOP>(idle ? [next, stop, idle] : [next, stop]);
+    clearTimeout(timer);
+    if (outcome === STOP) return;
+    if (outcome === IDLE) {
+      yield batch;
+      batch = [];
+      continue;
+    }
+    if (outcome.done) throw new ConsumerClosed();
+    batch.push(outcome.value);
+    next = iterator.next();
+    if (batch.length >= batchSize) {
+      yield batch;
+      batch = [];
+    }
+  }
+}
