@@ -96,7 +96,7 @@ describe('the AsyncAPI document of the events on NATS', () => {
         'deal.deleted', 'deal.stage_changed', 'deal.won', 'deal.lost', 'activity.created', 'activity.updated', 'activity.deleted', 'task.created', 'task.updated',
         'task.deleted', 'pipeline.created', 'pipeline.updated', 'pipeline.deleted', 'object_type.created', 'object_record.created', 'object_record.updated', 'object_record.deleted',
         'api_key.created', 'api_key.revoked'];
-      await eventually(async () => (expected.every((type) => received.some((r) => r.event.type === type)) ? true : undefined), 20_000);
+      await eventually(async () => (expected.every((type) => received.some((r) => r.event.type === type)) ? true : undefined));
 
       const document = JSON.parse(committed()) as AsyncApi;
       const ajv = new Ajv({ strict: false, allErrors: true });

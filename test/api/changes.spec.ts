@@ -226,7 +226,7 @@ describe('change history retention', () => {
       await db.end();
     }
     const job = stack.services.contacts!.app.get(ChangeRetentionJob);
-    await eventually(async () => ((await stack.api.get(`/changes?record_id=${old.id}`)).body.data.length === 0 ? true : undefined), 20_000);
+    await eventually(async () => ((await stack.api.get(`/changes?record_id=${old.id}`)).body.data.length === 0 ? true : undefined));
     expect(job.totals.largestBatch).toBeLessThanOrEqual(2);
     expect(job.totals.removed).toBeGreaterThanOrEqual(5);
     expect((await stack.api.get(`/contacts/${recent.id}/changes`)).body.data).toHaveLength(1);

@@ -46,7 +46,7 @@ describe('Stale deals trigger', () => {
    */
   async function sweptPast(): Promise<void> {
     const sentinel = (await stack.api.post('/deals', { name: 'Sentinel', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id })).body.data;
-    await eventually(async () => (staleFor(sentinel.id).length ? true : undefined), 15_000);
+    await eventually(async () => (staleFor(sentinel.id).length ? true : undefined));
   }
 
   async function publishActivity(dealId: string, occurredAt: Date): Promise<void> {

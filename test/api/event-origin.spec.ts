@@ -35,7 +35,7 @@ describe('the origin of events: actor, via and request_id', () => {
 
   /** Waits for the logged event of `type` whose data matches, and returns it as GET /events shows it. */
   async function logged(type: string, matches: (data: any) => boolean): Promise<any> {
-    return eventually(async () => (await stack.api.listAll(`/events?type=${type}`)).find((e) => matches(e.data)), 15_000);
+    return eventually(async () => (await stack.api.listAll(`/events?type=${type}`)).find((e) => matches(e.data)));
   }
 
   it('shows the calling key, the api channel and the client request id in GET /events and in webhook bodies', async () => {
@@ -50,7 +50,7 @@ describe('the origin of events: actor, via and request_id', () => {
     expect(Object.keys(event)).toEqual(ENVELOPE);
     expect(event).toMatchObject({ actor: { type: 'api_key', id: keyId }, via: 'api', request_id: requestId, data: { contact_id: contactId, email } });
 
-    const delivery = await eventually(async () => hook.received('contact.created').find((r) => r.json.data.contact_id === contactId), 15_000);
+    const delivery = await eventually(async () => hook.received('contact.created').find((r) => r.json.data.contact_id === contactId));
     expect(Object.keys(delivery.json)).toEqual(ENVELOPE);
     expect(delivery.json).toEqual(event);
   });

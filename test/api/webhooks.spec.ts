@@ -286,7 +286,7 @@ describe('Webhooks', () => {
       await emitEvent();
       await emitEvent();
       // Subscriptions left by earlier tests may be disabled meanwhile; find the notice about this one.
-      const notice = await eventually(async () => watcher.received('webhook.disabled').find((q) => q.json.data.webhook_id === sub.id), 30_000);
+      const notice = await eventually(async () => watcher.received('webhook.disabled').find((q) => q.json.data.webhook_id === sub.id));
       expect(notice.json.data).toMatchObject({ webhook_id: sub.id, failure_count: 2, reason: expect.stringContaining('503') });
 
       const disabled = await subscription(sub.id);

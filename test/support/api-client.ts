@@ -80,8 +80,11 @@ export class ApiClient {
   }
 }
 
-/** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000, intervalMs = 50): Promise<T> {
+/**
+ * Polls `probe` until it returns a value other than undefined. `timeoutMs` is a safety net just inside
+ * the jest timeout, not an expected speed: a loaded machine can take many times longer than a quiet one.
+ */
+export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 50_000, intervalMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {

@@ -36,7 +36,7 @@ describe('dead events', () => {
     for (const e of events) await nc.jetstream().publish(eventSubject(namespace, e.type), encodeJson(e), { msgID: e.id });
   };
   const until = async (check: () => boolean | Promise<boolean>, what: string) => {
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 50_000; // a safety net inside the jest timeout, not an expected speed
     while (!(await check())) {
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
       await new Promise((r) => setTimeout(r, 20));

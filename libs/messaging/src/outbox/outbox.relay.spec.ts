@@ -79,7 +79,7 @@ describe('outbox relay', () => {
 
     const jsm = await connections[0].jetstreamManager();
     const stream = eventStreamName(namespace);
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 50_000; // a safety net inside the jest timeout, not an expected speed
     // Published, and then removed from the outbox in the relay's own commit, which may come a moment later.
     const outboxRows = async () => (await dataSource.query(`SELECT count(*)::int AS left FROM outbox`))[0].left as number;
     while ((await jsm.streams.info(stream)).state.messages < expected.length || (await outboxRows()) > 0) {

@@ -200,7 +200,8 @@ describe('CrmNatsServer.drain', () => {
   });
 });
 
-async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+/** `timeoutMs` is a safety net inside the jest timeout, not an expected speed. */
+async function waitFor(condition: () => boolean, timeoutMs = 50_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
