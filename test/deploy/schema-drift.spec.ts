@@ -50,6 +50,13 @@ async function snapshot(ds: DataSource, schema: string): Promise<string> {
     [schema],
   );
   for (const c of constraints) lines.push(`constraint ${c.table_name}.${c.conname} ${c.def}`);
+  // Functions by signature and a hash of their body: a function changed outside a migration is drift too.
+  const functions = await ds.query(
+    `SELECT p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ') returns ' || pg_get_function_result(p.oid) || ' body ' || md5(p.prosrc) AS def
+       FROM pg_proc p WHERE p.pronamespace = $1::regnamespace`,
+    [schema],
+  );
+  for (const f of functions) lines.push(`function ${f.def}`);
   return `${lines.sort().join('\n')}\n`;
 }
 

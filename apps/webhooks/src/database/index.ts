@@ -9,6 +9,7 @@ import { encryptSigningSecrets } from './migrations/1764100000000-encrypt-signin
 import { AddPreviousSecret1764100000100 } from './migrations/1764100000100-add-previous-secret';
 import { IndexDeliveriesCreatedAt1764100000200 } from './migrations/1764100000200-index-deliveries-created-at';
 import { AddEventTraceContext1764200000100 } from './migrations/1764200000100-add-event-trace-context';
+import { AddDeliveryFunctions1764800000000 } from './migrations/1764800000000-add-delivery-functions';
 
 export const webhooksEntities = [Subscription, Delivery, WebhookEvent];
 
@@ -25,5 +26,6 @@ export function webhooksMigrations(keyring: SecretKeyring): Function[] {
     IndexDeliveriesCreatedAt1764100000200,
     AddOutboxTraceContext1764200000000,
     AddEventTraceContext1764200000100,
+    AddDeliveryFunctions1764800000000,
   ];
 }

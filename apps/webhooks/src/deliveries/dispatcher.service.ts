@@ -29,10 +29,8 @@ interface PreparedAttempt {
 
 const tracer = tracerFor('webhooks');
 
-/** A subscription whose lease this replica holds, locked until commit, with what an attempt needs. */
-const LOCKED_SUBSCRIPTION = `SELECT id, url, secret, previous_secret, coalesce(previous_secret_expires_at > now(), false) AS previous_valid,
-         status, event_types, bookmark, cursor_revision, retry_position, retry_count, failure_count,
-         (next_attempt_at IS NULL OR next_attempt_at <= now()) AS due
+/** A subscription whose lease this replica holds, locked until commit, with what recording a failure needs. */
+const LOCKED_SUBSCRIPTION = `SELECT id, status, cursor_revision, retry_count, failure_count
   FROM subscriptions WHERE id = $1 AND lease_token = $2 FOR UPDATE`;
 
 /**
@@ -46,20 +44,25 @@ async function relaxedCommit(m: EntityManager): Promise<void> {
   await m.query(`SET LOCAL synchronous_commit = off`);
 }
 
-interface SubscriptionRow {
-  id: string;
+/** What webhook_prepare_attempt answers: the leased subscription's address and secrets, and its next event. */
+interface AttemptRow {
   url: string;
   secret: string;
   previous_secret: string | null;
   previous_valid: boolean;
-  status: string;
-  event_types: string[] | null;
-  bookmark: string;
   cursor_revision: number;
-  retry_position: string | null;
+  position: number;
+  event_id: string;
+  body: string;
+  trace_context: string | null;
+}
+
+interface SubscriptionRow {
+  id: string;
+  status: string;
+  cursor_revision: number;
   retry_count: number;
   failure_count: number;
-  due: boolean;
 }
 
 /**
@@ -210,51 +213,37 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
   }
 
   /** Picks the next event for a subscription we hold the lease of, and records a pending attempt for it. */
-  private prepare(subscriptionId: string, token: string): Promise<PreparedAttempt | undefined> {
-    return this.dataSource.transaction(async (m) => {
-      await relaxedCommit(m);
-      const [sub]: SubscriptionRow[] = await m.query(LOCKED_SUBSCRIPTION, [subscriptionId, token]);
-      if (!sub || sub.status !== 'active' || !sub.due) return undefined;
-      // Opened before anything is recorded: a secret this replica cannot decrypt fails the turn loudly
-      // (logged with the key id) rather than sending a request no receiver could verify.
-      const secrets = this.secrets.signingSecrets(sub.id, sub.secret, sub.previous_secret, sub.previous_valid);
-      return this.prepareLocked(m, sub, token, secrets);
-    });
+  private async prepare(subscriptionId: string, token: string): Promise<PreparedAttempt | undefined> {
+    const deliveryId = newId(IdPrefix.Delivery);
+    const [{ attempt }]: { attempt: AttemptRow | null }[] = await this.dataSource.query(`SELECT webhook_prepare_attempt($1, $2, $3, $4) AS attempt`, [
+      subscriptionId,
+      token,
+      deliveryId,
+      LEASE_MS,
+    ]);
+    if (!attempt) return undefined;
+    // A secret this replica cannot decrypt fails the turn loudly (logged with the key id) rather than sending
+    // a request no receiver could verify; the attempt it recorded was never made, so it goes.
+    try {
+      return this.attemptOf(subscriptionId, token, deliveryId, attempt, this.secrets.signingSecrets(subscriptionId, attempt.secret, attempt.previous_secret, attempt.previous_valid));
+    } catch (err) {
+      await this.dataSource.query(`DELETE FROM deliveries WHERE id = $1`, [deliveryId]);
+      throw err;
+    }
   }
 
-  /** The rest of prepare() for a subscription row locked in `m`'s transaction. */
-  private async prepareLocked(m: EntityManager, sub: SubscriptionRow, token: string, secrets: string[]): Promise<PreparedAttempt | undefined> {
-    const [event]: { position: string; id: string; body: string; trace_context: string | null }[] = await m.query(
-      `SELECT position, id, body, trace_context FROM webhook_events
-       WHERE position > $1 AND ($2::text[] IS NULL OR type = ANY ($2::text[]))
-       ORDER BY position LIMIT 1`,
-      [sub.bookmark, sub.event_types],
-    );
-    if (!event) return undefined;
-    const sameEvent = sub.retry_position !== null && Number(sub.retry_position) === Number(event.position);
-    await m.query(
-      `UPDATE subscriptions SET retry_position = $2, retry_count = $3, lease_expires_at = now() + make_interval(secs => $4::float8 / 1000)
-       WHERE id = $1`,
-      [sub.id, event.position, sameEvent ? sub.retry_count : 0, LEASE_MS],
-    );
-    // Numbered after the event's earlier attempts, in the same statement.
-    const deliveryId = newId(IdPrefix.Delivery);
-    await m.query(
-      `INSERT INTO deliveries (id, subscription_id, event_id, attempt, status)
-       SELECT $1, $2, $3, coalesce(max(attempt), 0) + 1, 'pending' FROM deliveries WHERE subscription_id = $2 AND event_id = $3`,
-      [deliveryId, sub.id, event.id],
-    );
+  private attemptOf(subscriptionId: string, token: string, deliveryId: string, row: AttemptRow, secrets: string[]): PreparedAttempt {
     return {
-      subscriptionId: sub.id,
+      subscriptionId,
       leaseToken: token,
-      cursorRevision: sub.cursor_revision,
-      url: sub.url,
+      cursorRevision: row.cursor_revision,
+      url: row.url,
       secrets,
       deliveryId,
-      eventId: event.id,
-      eventPosition: Number(event.position),
-      body: event.body,
-      traceContext: event.trace_context,
+      eventId: row.event_id,
+      eventPosition: Number(row.position),
+      body: row.body,
+      traceContext: row.trace_context,
     };
   }
 
@@ -287,11 +276,12 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
 
   /**
    * Records the answer and moves the subscription on. Answers whether to go on with its next event now,
-   * and, after a success when `prepareNext` is set, that event's attempt, prepared in the same transaction
-   * (one commit per delivered event instead of two). Nothing moves when the lease was lost or the cursor was
-   * replayed while the request was in flight.
+   * and, after a success when `prepareNext` is set, that event's attempt, prepared in the same transaction.
+   * Nothing moves when the lease was lost or the cursor was replayed while the request was in flight. A
+   * failure schedules the retry, or gives the event up (and may disable the subscription).
    */
   private async complete(attempt: PreparedAttempt, result: SendResult, prepareNext: boolean): Promise<{ goOn: boolean; next?: PreparedAttempt }> {
+    if (result.ok) return this.completeSuccess(attempt, result, prepareNext);
     let disabled: WebhookDisabledData | undefined;
     const outcome = await this.dataSource.transaction(async (m): Promise<{ goOn: boolean; next?: PreparedAttempt }> => {
       await relaxedCommit(m);
@@ -299,21 +289,6 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
       const [sub]: SubscriptionRow[] = await m.query(LOCKED_SUBSCRIPTION, [attempt.subscriptionId, attempt.leaseToken]);
       if (!sub) return { goOn: false };
       if (sub.cursor_revision !== attempt.cursorRevision) return { goOn: true };
-      if (result.ok) {
-        await m.query(
-          `UPDATE subscriptions SET bookmark = $2, retry_position = NULL, retry_count = 0, next_attempt_at = NULL,
-                  failure_count = 0, last_delivered_at = now()
-           WHERE id = $1`,
-          [sub.id, attempt.eventPosition],
-        );
-        if (!prepareNext || sub.status !== 'active') return { goOn: true };
-        // A secret that cannot be opened is left to prepare(), which fails the turn loudly; the answer
-        // just recorded must commit either way.
-        const secrets = this.openSecrets(sub);
-        if (!secrets) return { goOn: true };
-        const moved = { ...sub, bookmark: String(attempt.eventPosition), retry_position: null, retry_count: 0, failure_count: 0, due: true };
-        return { goOn: true, next: await this.prepareLocked(m, moved, attempt.leaseToken, secrets) };
-      }
       const failedAttempts = sub.retry_count + 1;
       const next = afterFailure(failedAttempts, this.settings.retryScheduleMs, this.settings.retryJitter);
       if (next.kind === 'retry') {
@@ -348,11 +323,21 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
     return outcome;
   }
 
-  private openSecrets(sub: SubscriptionRow): string[] | undefined {
+  /** The hot path: the success recorded and the next attempt prepared in one call (see the migration that adds it). */
+  private async completeSuccess(attempt: PreparedAttempt, result: SendResult, prepareNext: boolean): Promise<{ goOn: boolean; next?: PreparedAttempt }> {
+    const nextId = prepareNext ? newId(IdPrefix.Delivery) : null;
+    const [{ outcome }]: { outcome: { go_on: boolean; next?: AttemptRow | null } }[] = await this.dataSource.query(
+      `SELECT webhook_record_success($1, $2, $3, $4, $5, $6, $7, $8, $9) AS outcome`,
+      [attempt.deliveryId, attempt.subscriptionId, attempt.leaseToken, attempt.cursorRevision, attempt.eventPosition, result.httpStatus, result.durationMs, nextId, LEASE_MS],
+    );
+    if (!outcome.next || !nextId) return { goOn: outcome.go_on };
+    const row = outcome.next;
     try {
-      return this.secrets.signingSecrets(sub.id, sub.secret, sub.previous_secret, sub.previous_valid);
+      return { goOn: true, next: this.attemptOf(attempt.subscriptionId, attempt.leaseToken, nextId, row, this.secrets.signingSecrets(attempt.subscriptionId, row.secret, row.previous_secret, row.previous_valid)) };
     } catch {
-      return undefined;
+      // Left to prepare(), which fails the turn loudly; the answer just recorded stands.
+      await this.dataSource.query(`DELETE FROM deliveries WHERE id = $1`, [nextId]);
+      return { goOn: true };
     }
   }
 }
