@@ -1,8 +1,9 @@
 import 'reflect-metadata';
 import { createLogger } from '@crm/common';
 import { CRM_RPC, CrmNatsServer, RpcClientsModule } from '@crm/messaging';
-import { Controller, Get, Inject, Module, Param } from '@nestjs/common';
+import { Controller, Get, Inject, INestApplication, Module, Param, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ClientProxy, MessagePattern, Payload } from '@nestjs/microservices';
 import { ChildProcess, spawn } from 'child_process';
 import { randomBytes } from 'crypto';
@@ -14,7 +15,7 @@ import { cpuMs, CONNECTIONS, DURATION_S, load, machine, Row, runBenchmark } from
  * What the required pieces cost before any of our code or SQL runs: the same contact-sized JSON answer
  * from memory, served by (1) a bare Node `http` server, (2) a NestJS app on Express, (3) a NestJS
  * gateway that asks a NestJS microservice for it over NATS with our ClientProxy and server, as the
- * stack's gateway and services do. Each runs in processes of its own; the load alternates between them
+ * stack's gateway and services do, and (2) and (3) again on NestJS's Fastify adapter. Each runs in processes of its own; the load alternates between them
  * in rounds. `npm run bench:floor`. The ratio of (3) to (1) is the ceiling for any stack ÷ bare ratio of
  * a request that crosses the gateway, before logging, keys, rate limits and the database are added.
  */
@@ -71,19 +72,23 @@ class AnsweringController {
   }
 }
 
+function httpApp(module: Type<unknown>, fastify: boolean): Promise<INestApplication> {
+  return fastify ? NestFactory.create<NestFastifyApplication>(module, new FastifyAdapter(), { logger: false }) : NestFactory.create(module, { logger: false });
+}
+
 /** One server of the comparison, in this process. */
 async function serve(kind: string, port: number, namespace: string): Promise<void> {
   if (kind === 'bare') {
     const body = JSON.stringify(CONTACT);
     createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body)).listen(port, '127.0.0.1');
-  } else if (kind === 'nest') {
+  } else if (kind === 'nest' || kind === 'nest-fastify') {
     @Module({ controllers: [FromMemoryController] })
     class AppModule {}
-    await (await NestFactory.create(AppModule, { logger: false })).listen(port, '127.0.0.1');
-  } else if (kind === 'nest-gateway') {
+    await (await httpApp(AppModule, kind === 'nest-fastify')).listen(port, '127.0.0.1');
+  } else if (kind === 'nest-gateway' || kind === 'nest-gateway-fastify') {
     @Module({ imports: [RpcClientsModule.forRoot({ servers: NATS_URL, name: 'floor-gateway', namespace, timeoutMs: 5000 })], controllers: [ForwardingController] })
     class GatewayModule {}
-    const app = await NestFactory.create(GatewayModule, { logger: false });
+    const app = await httpApp(GatewayModule, kind === 'nest-gateway-fastify');
     await app.get<ClientProxy>(CRM_RPC).connect();
     await app.listen(port, '127.0.0.1');
   } else if (kind === 'nest-service') {
@@ -105,19 +110,22 @@ function start(kind: string, port: number, namespace: string): Promise<ChildProc
 
 async function main(): Promise<void> {
   const namespace = `floor${randomBytes(4).toString('hex')}`;
-  const base = 4700 + Math.floor(Math.random() * 200) * 3;
+  const base = 4700 + Math.floor(Math.random() * 200) * 5;
   const children: ChildProcess[] = [];
   const setups = [
     { name: 'bare Node http', port: base, kinds: ['bare'] },
     { name: 'NestJS on Express', port: base + 1, kinds: ['nest'] },
     { name: 'NestJS gateway → NATS → NestJS service', port: base + 2, kinds: ['nest-service', 'nest-gateway'] },
+    { name: 'NestJS on Fastify', port: base + 3, kinds: ['nest-fastify'] },
+    { name: 'NestJS gateway on Fastify → NATS → NestJS service', port: base + 4, kinds: ['nest-service', 'nest-gateway-fastify'] },
   ];
   const results = new Map<string, Array<Row & { cpu: number }>>();
   try {
     const processes = new Map<string, ChildProcess[]>();
     for (const setup of setups) {
       const started: ChildProcess[] = [];
-      for (const kind of setup.kinds) started.push(await start(kind, setup.port, namespace));
+      // A namespace per setup: each gateway's requests reach its own service, whose CPU is counted with it.
+      for (const kind of setup.kinds) started.push(await start(kind, setup.port, `${namespace}${setups.indexOf(setup)}`));
       children.push(...started);
       processes.set(setup.name, started);
     }
