@@ -15,7 +15,7 @@ describe('one trace from the HTTP request to the webhook receiver', () => {
   let stack: TestStack;
   let receiver: Receiver;
   beforeAll(async () => {
-    stopTracing = installTracing(new SimpleSpanProcessor(exporter), 'crm-test');
+    stopTracing = await installTracing(new SimpleSpanProcessor(exporter), 'crm-test');
     stack = await startStack({ env: { WEBHOOKS_ALLOW_INSECURE: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_DISPATCH_INTERVAL_MS: '50' } });
     receiver = await Receiver.start();
   });

@@ -2,10 +2,9 @@ import { createLogger, DatabaseSpec, Env, loadBaseConfig, migrateDatabase, openD
 import { connectNats, CRM_RPC, CrmNatsClient } from '@crm/messaging';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { createAsyncApiDocument } from './openapi/asyncapi-document';
+import { SwaggerModule } from '@nestjs/swagger';
+import type { OpenAPIObject } from '@nestjs/swagger';
 import { AsyncApiDocument } from './openapi/asyncapi.controller';
-import { createOpenApiDocument } from './openapi/openapi-document';
 import { OpenApiDocument } from './openapi/openapi.controller';
 import type { Express } from 'express';
 import { Logger as NestLogger } from 'nestjs-pino';
@@ -46,9 +45,6 @@ export function migrateGateway(env: Env = process.env): Promise<string[]> {
 export async function startGateway(env: Env = process.env): Promise<RunningGateway> {
   const config = loadGatewayConfig(env);
   const logger = createLogger('gateway', config.logLevel);
-  // Built before anything is opened or logged: its preview app silences Nest's global logger, which
-  // app.useLogger below sets again.
-  const events = await createAsyncApiDocument();
   const database = gatewayDatabase(config);
   const dataSource = await openDatabase(database);
   const nc = await connectNats(config.natsUrl, 'crm-gateway').catch(async (err) => {
@@ -80,10 +76,12 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
   express.disable('x-powered-by');
   express.set('trust proxy', config.trustedProxies.length ? config.trustedProxies : false);
 
-  const document = createOpenApiDocument(app);
-  app.get(OpenApiDocument).set(document);
-  app.get(AsyncApiDocument).set(events);
-  SwaggerModule.setup('docs', app, document, { raw: false, customSiteTitle: 'CRM API reference' });
+  // Memory: both documents, and the generators only they use, are built on the first request for them.
+  const openApi = app.get(OpenApiDocument);
+  openApi.buildWith(async () => (await import('./openapi/openapi-document')).createOpenApiDocument(app));
+  app.get(AsyncApiDocument).buildWith(async () => (await import('./openapi/asyncapi-document')).createAsyncApiDocument(app));
+  // The reference UI embeds the same document: the placeholder is never served, each request gets the built one.
+  SwaggerModule.setup('docs', app, () => ({}) as OpenAPIObject, { raw: false, customSiteTitle: 'CRM API reference', patchDocumentOnRequest: () => openApi.get() });
 
   answerUnparsableRequests(app.getHttpServer());
   const httpDrain = new HttpDrain(app.getHttpServer());
@@ -124,11 +122,13 @@ export async function describeApiOffline(): Promise<OpenAPIObject> {
   const deps = { config, logger: createLogger('openapi', 'silent'), database: gatewayDatabase(config), dataSource: offline, nc: offline, redis: offline };
   const app = await NestFactory.create(GatewayModule.register(deps), { preview: true, logger: false, abortOnError: false });
   try {
-    return createOpenApiDocument(app);
+    return (await import('./openapi/openapi-document')).createOpenApiDocument(app);
   } finally {
     await app.close();
   }
 }
 
 /** The AsyncAPI document of the domain events on NATS (docs/asyncapi.json, served at /asyncapi.json), built the same way. */
-export { createAsyncApiDocument as describeEventsOffline } from './openapi/asyncapi-document';
+export async function describeEventsOffline(): Promise<Record<string, unknown>> {
+  return (await import('./openapi/asyncapi-document')).createAsyncApiDocument();
+}

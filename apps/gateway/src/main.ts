@@ -7,7 +7,7 @@ if (isMigrateCommand()) runMigrate('gateway', () => migrateGateway());
 else {
   runMain('gateway', async () => {
     // Before anything else, so every span of start-up and after is exported (when an OTLP endpoint is set).
-    const stopTracing = startTracing('gateway', process.env);
+    const stopTracing = await startTracing('gateway', process.env);
     const gateway = await startGateway();
     process.stdout.write(`CRM API listening on ${gateway.url}\n`);
     onShutdownSignal(async () => {

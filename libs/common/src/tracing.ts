@@ -1,22 +1,27 @@
 import { Attributes, Context, context, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace, Tracer } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { BasicTracerProvider, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Env } from './config';
 
 export { SpanKind };
 
 let installed: BasicTracerProvider | undefined;
+let installing = false;
 
 /**
  * Makes this process record spans through `processor`, propagate W3C `traceparent`, and keep the active
  * span across awaits. Until something installs it, every span below is OpenTelemetry's no-op and costs
  * next to nothing. Returns a function that flushes and stops it.
  */
-export function installTracing(processor: SpanProcessor, serviceName = 'crm'): () => Promise<void> {
-  if (installed) throw new Error('tracing is already installed in this process');
+export async function installTracing(processor: SpanProcessor, serviceName = 'crm'): Promise<() => Promise<void>> {
+  if (installed || installing) throw new Error('tracing is already installed in this process');
+  installing = true;
+  // Memory: the tracing SDK (about 90 modules) is loaded only by a process that records spans.
+  const [{ AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }, { resourceFromAttributes }, { BasicTracerProvider }] = await Promise.all([
+    import('@opentelemetry/context-async-hooks'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-base'),
+  ]).finally(() => (installing = false));
   const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': serviceName }), spanProcessors: [processor] });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
@@ -36,8 +41,10 @@ export function installTracing(processor: SpanProcessor, serviceName = 'crm'): (
  * (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, read by the exporter itself, as are
  * OTEL_EXPORTER_OTLP_HEADERS), off otherwise. OTEL_SERVICE_NAME overrides the name.
  */
-export function startTracing(service: string, env: Env): (() => Promise<void>) | undefined {
+export async function startTracing(service: string, env: Env): Promise<(() => Promise<void>) | undefined> {
   if (!env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return undefined;
+  // Memory: the OTLP exporter (about 125 modules with the metrics SDK under it) only when tracing is on.
+  const [{ OTLPTraceExporter }, { BatchSpanProcessor }] = await Promise.all([import('@opentelemetry/exporter-trace-otlp-http'), import('@opentelemetry/sdk-trace-base')]);
   return installTracing(new BatchSpanProcessor(new OTLPTraceExporter()), env.OTEL_SERVICE_NAME || `crm-${service}`);
 }
 

@@ -13,7 +13,7 @@ export function runServiceMain(name: string, define: () => ServiceDefinition): v
   }
   runMain(name, async () => {
     // Before anything else, so every span of start-up and after is exported (when an OTLP endpoint is set).
-    const stopTracing = startTracing(name, process.env);
+    const stopTracing = await startTracing(name, process.env);
     const service = await startService(define(), process.env);
     onShutdownSignal(async () => {
       await service.close();

@@ -1,5 +1,4 @@
 import { ImportFormat, ImportLimits, ImportRowInput } from '@crm/contracts';
-import { parse } from 'csv-parse';
 import { createInterface } from 'readline';
 import { pipeline, Readable, Transform, TransformCallback } from 'stream';
 import { inputProblems } from '../http/input-limits';
@@ -35,6 +34,8 @@ function checkedRow(line: number, values: Record<string, unknown>): ImportRowInp
 }
 
 async function* csvRows(input: Readable): AsyncGenerator<ImportRowInput> {
+  // Memory: the CSV parser loads with the first CSV upload, not at start-up.
+  const { parse } = await import('csv-parse');
   const parser = parse({ bom: true, skip_empty_lines: true, relax_column_count: true, max_record_size: ImportLimits.rowBytes, info: true });
   // pipeline, unlike pipe, hands a failure of the input (the size limit, a dropped connection) to the parser.
   pipeline(input, parser, () => undefined);

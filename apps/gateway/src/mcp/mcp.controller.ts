@@ -1,5 +1,4 @@
 import { Controller, Post, Req, Res } from '@nestjs/common';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Response } from 'express';
 import { GatewayRequest } from '../http/request-context';
 import { McpService } from './mcp.service';
@@ -19,7 +18,9 @@ export class McpController {
   @Scopes('any-key')
   @ApiMcp()
   async handle(@Req() req: GatewayRequest, @Res() res: Response): Promise<void> {
-    const server = this.mcp.serverFor(req);
+    const server = await this.mcp.serverFor(req);
+    // Memory: the MCP SDK's HTTP transport (and the Hono server adapter under it) loads on the first /mcp request.
+    const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();

@@ -2,14 +2,33 @@ import { DomainError, ErrorCode, Logger } from '@crm/common';
 import { Ops, scopeGrants } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { Inject, Injectable } from '@nestjs/common';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, CallToolResult, ListToolsRequestSchema, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolRequestSchema, CallToolResult, ListToolsRequestSchema, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { contextOf, GatewayRequest, Principal } from '../http/request-context';
 import { LOGGER } from '../tokens';
-import { TOOLS, ToolSpec } from './mcp-tools';
+import type { ToolSpec } from './mcp-tools';
 import { QUERY_TOOL_PREFIX, QueryObject, queryObjectOf, queryObjects, queryInputSchema, queryRequest, queryToolDescription } from './query-tools';
 
 const SERVER_INFO = { name: 'crm', version: '0.1.0' };
+
+/**
+ * What serving MCP takes: the SDK's server and request schemas, and the tool table (with the JSON Schema
+ * generator behind its input schemas). Memory: loaded on the first /mcp request, not at start-up, as the
+ * SDK, zod and ajv are some 250 modules a gateway that no agent calls never needs.
+ */
+interface McpRuntime {
+  Server: typeof Server;
+  ListToolsRequestSchema: typeof ListToolsRequestSchema;
+  CallToolRequestSchema: typeof CallToolRequestSchema;
+  TOOLS: readonly ToolSpec[];
+}
+let runtime: Promise<McpRuntime> | undefined;
+function mcpRuntime(): Promise<McpRuntime> {
+  runtime ??= Promise.all([import('@modelcontextprotocol/sdk/server/index.js'), import('@modelcontextprotocol/sdk/types.js'), import('./mcp-tools')]).then(
+    ([{ Server }, { ListToolsRequestSchema, CallToolRequestSchema }, { TOOLS }]) => ({ Server, ListToolsRequestSchema, CallToolRequestSchema, TOOLS }),
+  );
+  return runtime;
+}
 
 /** The same rule as the tool's HTTP route: a tool a key could not call is not offered to it. */
 function visibleTo(principal: Principal, tool: ToolSpec): boolean {
@@ -28,20 +47,21 @@ export class McpService {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  serverFor(req: GatewayRequest): Server {
+  async serverFor(req: GatewayRequest): Promise<Server> {
+    const { Server, ListToolsRequestSchema, CallToolRequestSchema, TOOLS } = await mcpRuntime();
     const principal = req.principal!;
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: {} },
       instructions:
         'A go-to-market CRM: contacts, deals in pipelines, custom objects and an ordered event log. Call describe_schema first to learn the fields.',
     });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await this.describeTools(req, principal) }));
-    server.setRequestHandler(CallToolRequestSchema, async (call) => this.callTool(req, principal, call.params.name, call.params.arguments ?? {}));
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await this.describeTools(req, principal, TOOLS) }));
+    server.setRequestHandler(CallToolRequestSchema, async (call) => this.callTool(req, principal, TOOLS, call.params.name, call.params.arguments ?? {}));
     return server;
   }
 
-  private async describeTools(req: GatewayRequest, principal: Principal): Promise<Tool[]> {
-    const tools = TOOLS.filter((tool) => visibleTo(principal, tool));
+  private async describeTools(req: GatewayRequest, principal: Principal, table: readonly ToolSpec[]): Promise<Tool[]> {
+    const tools = table.filter((tool) => visibleTo(principal, tool));
     const reads = scopeGrants(principal.scope, 'read');
     const objects = reads || tools.some((tool) => tool.takesObject) ? await this.customObjects(req) : [];
     const queries = reads ? await this.queryTools(req, objects) : [];
@@ -98,8 +118,8 @@ export class McpService {
     }
   }
 
-  private async callTool(req: GatewayRequest, principal: Principal, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
-    const tool = TOOLS.find((candidate) => candidate.name === name);
+  private async callTool(req: GatewayRequest, principal: Principal, table: readonly ToolSpec[], name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+    const tool = table.find((candidate) => candidate.name === name);
     const queried = tool ? undefined : queryObjectOf(name);
     if (queried) return this.callQuery(req, principal, queried, name, args);
     if (!tool) return failure({ code: ErrorCode.NotFound, message: `No tool named '${name}'.` });

@@ -1,5 +1,5 @@
 import { CHANGE_VIAS, ChangeActorView, EVENT_CATALOG, EventType } from '@crm/contracts';
-import { Module } from '@nestjs/common';
+import { INestApplication, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DocumentBuilder, getSchemaPath, SwaggerModule } from '@nestjs/swagger';
 import { API_VERSION, toOpenApi31 } from './openapi-document';
@@ -13,16 +13,18 @@ const camel = (type: string) => type.replace(/[._](\w)/g, (_, c: string) => c.to
  * The AsyncAPI 3.0 document of the domain events on NATS: one channel per event type
  * (`<namespace>.events.<type>`), each message the JSON envelope with that type's `data`. The payload
  * schemas come from the same classes the services write (EVENT_CATALOG), through @nestjs/swagger.
+ * A running gateway passes its own app, whose routes are left out (only the empty EventSchemasModule
+ * is scanned); offline, an empty preview app is made for it (which silences Nest's global logger).
  */
-export async function createAsyncApiDocument(): Promise<Record<string, unknown>> {
+export async function createAsyncApiDocument(running?: INestApplication): Promise<Record<string, unknown>> {
   const models = [ChangeActorView, ...new Set(Object.values(EVENT_CATALOG).flatMap((e) => (e.data ? [e.data] : [])))];
-  const app = await NestFactory.create(EventSchemasModule, { preview: true, logger: false, abortOnError: false });
+  const app = running ?? (await NestFactory.create(EventSchemasModule, { preview: true, logger: false, abortOnError: false }));
   let schemas: Record<string, Record<string, unknown>>;
   try {
-    const holder = SwaggerModule.createDocument(app, new DocumentBuilder().build(), { extraModels: models });
+    const holder = SwaggerModule.createDocument(app, new DocumentBuilder().build(), { extraModels: models, include: [EventSchemasModule] });
     schemas = toOpenApi31(holder.components?.schemas ?? {}) as Record<string, Record<string, unknown>>;
   } finally {
-    await app.close();
+    if (!running) await app.close();
   }
   // Payloads name every field they carry; a consumer may rely on that.
   for (const schema of Object.values(schemas)) if (schema.type === 'object' && schema.additionalProperties === undefined) schema.additionalProperties = false;

@@ -1,19 +1,13 @@
 import { Controller, Get, Injectable } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Scopes } from '../http/scopes';
+import { BuiltOnFirstUse } from './built-on-first-use';
 
-/** The document built at start-up from the event catalogue (see createAsyncApiDocument). */
+/** The document of the event catalogue (see createAsyncApiDocument). */
 @Injectable()
-export class AsyncApiDocument {
-  private document?: Record<string, unknown>;
-
-  set(document: Record<string, unknown>): void {
-    this.document = document;
-  }
-
-  get(): Record<string, unknown> {
-    if (!this.document) throw new Error('The AsyncAPI document is built when the gateway starts');
-    return this.document;
+export class AsyncApiDocument extends BuiltOnFirstUse<Record<string, unknown>> {
+  constructor() {
+    super('AsyncAPI');
   }
 }
 
@@ -28,7 +22,7 @@ export class AsyncApiController {
 
   @Get()
   @Scopes('public')
-  get(): Record<string, unknown> {
+  get(): Promise<Record<string, unknown>> {
     return this.document.get();
   }
 }

@@ -1,19 +1,14 @@
 import { Controller, Get, Injectable } from '@nestjs/common';
-import { ApiExcludeController, OpenAPIObject } from '@nestjs/swagger';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { OpenAPIObject } from '@nestjs/swagger';
 import { Scopes } from '../http/scopes';
+import { BuiltOnFirstUse } from './built-on-first-use';
 
-/** The document built at start-up from this gateway's own routes (see createOpenApiDocument). */
+/** The document of this gateway's own routes (see createOpenApiDocument). */
 @Injectable()
-export class OpenApiDocument {
-  private document?: OpenAPIObject;
-
-  set(document: OpenAPIObject): void {
-    this.document = document;
-  }
-
-  get(): OpenAPIObject {
-    if (!this.document) throw new Error('The OpenAPI document is built when the gateway starts');
-    return this.document;
+export class OpenApiDocument extends BuiltOnFirstUse<OpenAPIObject> {
+  constructor() {
+    super('OpenAPI');
   }
 }
 
@@ -25,7 +20,7 @@ export class OpenApiController {
 
   @Get()
   @Scopes('public')
-  get(): OpenAPIObject {
+  get(): Promise<OpenAPIObject> {
     return this.document.get();
   }
 }
