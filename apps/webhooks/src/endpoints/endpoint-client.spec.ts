@@ -61,6 +61,28 @@ describe('endpoint client', () => {
     expect(hits).toBe(0);
   });
 
+  it('keeps the connection open for the next delivery to the same endpoint', async () => {
+    const { url, connections, close } = await countingServer(() => 'answer');
+    try {
+      for (let i = 0; i < 3; i++) expect(await postJson(url, '{}', {}, allowed)).toMatchObject({ ok: true, httpStatus: 200 });
+      expect(connections()).toBe(1);
+    } finally {
+      await close();
+    }
+  });
+
+  it('sends again on a new connection when the endpoint dropped the kept one as the request went out', async () => {
+    // Every second request on a connection is dropped unanswered: what an endpoint closing an idle connection looks like.
+    const { url, connections, close } = await countingServer((requestOnConnection) => (requestOnConnection === 2 ? 'drop' : 'answer'));
+    try {
+      expect(await postJson(url, '{}', {}, allowed)).toMatchObject({ ok: true });
+      expect(await postJson(url, '{}', {}, allowed)).toMatchObject({ ok: true, httpStatus: 200, error: null });
+      expect(connections()).toBe(2);
+    } finally {
+      await close();
+    }
+  });
+
   it('reports a refused connection', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
@@ -69,3 +91,26 @@ describe('endpoint client', () => {
     expect(await postJson(`http://127.0.0.1:${closedPort}/`, '{}', {}, allowed)).toMatchObject({ ok: false, httpStatus: null, error: 'connection refused' });
   });
 });
+
+/** An endpoint that counts its connections and answers, or drops, each request by its place on its connection. */
+async function countingServer(decide: (requestOnConnection: number) => 'answer' | 'drop') {
+  let connections = 0;
+  const perSocket = new WeakMap<object, number>();
+  const server = createServer((req, res) => {
+    const n = (perSocket.get(req.socket) ?? 0) + 1;
+    perSocket.set(req.socket, n);
+    req.resume();
+    if (decide(n) === 'drop') req.socket.destroy();
+    else res.writeHead(200).end('ok');
+  });
+  server.on('connection', () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/in`,
+    connections: () => connections,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}

@@ -1,6 +1,6 @@
 import { LookupAddress, lookup as dnsLookup } from 'dns';
-import { request as httpRequest, IncomingMessage, RequestOptions } from 'http';
-import { request as httpsRequest } from 'https';
+import { Agent as HttpAgent, ClientRequest, request as httpRequest, IncomingMessage, RequestOptions } from 'http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'https';
 import { isIP, LookupFunction } from 'net';
 import { bareHost, isPublicAddress } from './address-policy';
 
@@ -63,6 +63,23 @@ function describe(err: NodeJS.ErrnoException, timeoutMs: number): string {
 }
 
 /**
+ * Connections are kept open between deliveries: a subscription's events go out one after another to the
+ * same endpoint, and a new connection (with a TLS handshake for https) per event cost more than the
+ * request. An idle connection is closed after FREE_SOCKET_MS, or sooner when the endpoint's Keep-Alive
+ * header says it closes sooner (Node's agent reads the hint).
+ */
+const FREE_SOCKET_MS = 4000;
+const agents = {
+  http: new HttpAgent({ keepAlive: true, timeout: FREE_SOCKET_MS }),
+  https: new HttpsAgent({ keepAlive: true, timeout: FREE_SOCKET_MS }),
+};
+
+/** An endpoint may close an idle connection just as a request is written to it: that request never reached it. */
+function lostOnReusedConnection(req: ClientRequest, err: NodeJS.ErrnoException): boolean {
+  return req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.message === 'socket hang up');
+}
+
+/**
  * POSTs a body and reports what happened; never throws. Redirects are not followed (a 3xx is a
  * failure): following one would let an endpoint point deliveries at an address nobody checked.
  */
@@ -97,24 +114,31 @@ export function postJson(target: string, body: string, headers: Record<string, s
     const requestOptions: RequestOptions = {
       method: 'POST',
       headers: { ...headers, 'content-length': String(payload.length) },
-      agent: false,
+      agent: url.protocol === 'https:' ? agents.https : agents.http,
       ...(options.allowPrivate ? {} : { lookup: publicOnlyLookup() }),
     };
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = send(url, requestOptions, (res: IncomingMessage) => {
-      const status = res.statusCode ?? 0;
-      const ok = status >= 200 && status < 300;
-      // The answer's body is not kept; read it so the exchange completes, up to a bound.
-      let received = 0;
-      res.on('data', (chunk: Buffer) => {
-        received += chunk.length;
-        if (received > 64 * 1024) res.destroy();
+    let req: ClientRequest;
+    const attempt = () => {
+      req = send(url, requestOptions, (res: IncomingMessage) => {
+        const status = res.statusCode ?? 0;
+        const ok = status >= 200 && status < 300;
+        // The answer's body is not kept; read it so the exchange completes, up to a bound.
+        let received = 0;
+        res.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (received > 64 * 1024) res.destroy();
+        });
+        const done = () => finish({ ok, httpStatus: status, error: ok ? null : `endpoint answered HTTP ${status}` });
+        res.on('end', done);
+        res.on('close', done);
+        res.on('error', done);
       });
-      const done = () => finish({ ok, httpStatus: status, error: ok ? null : `endpoint answered HTTP ${status}` });
-      res.on('end', done);
-      res.on('close', done);
-      res.on('error', done);
-    });
+      const sent = req;
+      // Sent again on another connection: the failed one is destroyed, so this ends with the pool.
+      sent.on('error', (err: NodeJS.ErrnoException) => (!settled && lostOnReusedConnection(sent, err) ? attempt() : fail(err)));
+      sent.end(payload);
+    };
     timer = setTimeout(() => {
       const err: NodeJS.ErrnoException = new Error('timeout');
       err.code = 'ETIMEDOUT_DELIVERY';
@@ -125,11 +149,10 @@ export function postJson(target: string, body: string, headers: Record<string, s
       const err: NodeJS.ErrnoException = new Error('aborted');
       err.code = 'ABORT_ERR';
       fail(err);
-      req.destroy();
+      req?.destroy();
     }
     if (options.signal?.aborted) return onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    req.on('error', fail);
-    req.end(payload);
+    attempt();
   });
 }
