@@ -156,7 +156,13 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
     );
     const claimed = returnedRows<{ id: string }>(result);
     for (const { id } of claimed) {
-      if (this.inFlight.has(id)) continue;
+      if (this.inFlight.has(id)) {
+        // Claimed just after its last turn released it, before that turn finished here. Kept, the claim
+        // would hold the subscription until its lease expired; given back, the ending turn's kick claims
+        // it again.
+        await this.release(id, token);
+        continue;
+      }
       this.held.set(id, token);
       const turn = this.turn(id, token)
         .catch((err: Error) => this.logger.error({ err: err.message, webhook_id: id }, 'webhook delivery turn failed'))
@@ -206,10 +212,14 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
         attempt = next ?? (this.stopped ? undefined : await this.prepare(subscriptionId, token));
       }
     } finally {
-      await this.dataSource
-        .query(`UPDATE subscriptions SET lease_token = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_token = $2`, [subscriptionId, token])
-        .catch(() => undefined);
+      await this.release(subscriptionId, token);
     }
+  }
+
+  private async release(subscriptionId: string, token: string): Promise<void> {
+    await this.dataSource
+      .query(`UPDATE subscriptions SET lease_token = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_token = $2`, [subscriptionId, token])
+      .catch(() => undefined);
   }
 
   /** Picks the next event for a subscription we hold the lease of, and records a pending attempt for it. */
