@@ -100,70 +100,14 @@ export function keysetPage<E extends ObjectLiteral & { id: string }>(
   const size = pageSize(query);
   const qb = repository.createQueryBuilder(alias).orderBy(`${alias}.id`, 'ASC').limit(size + 1);
   if (after) qb.andWhere(`${alias}.id > :after`, { after });
-  const unfiltered = qb.expressionMap.wheres.length;
   return {
     qb,
     read: async (present, prepare) => {
-      // Only a list's own filters can hide its matches from the primary key walk; a join (one row per
-      // match) could repeat an id, which filteredRows's count of matches does not expect.
-      const filtered = qb.expressionMap.wheres.length > unfiltered && !qb.expressionMap.joinAttributes.length;
-      const rows = filtered ? await filteredRows(repository, alias, qb, after, size) : await qb.getMany();
+      const rows = await qb.getMany();
       if (prepare) await prepare(rows);
       return toPage(list, rows, size, (row) => row.id, present);
     },
   };
-}
-
-/** How many ids past the cursor the first try of a filtered page reads (`filteredRows`). */
-export const KEYSET_NEAR_ROWS = 5_000;
-/** The most matches a filtered page reads through the filter's own index before it leaves the plan to PostgreSQL. */
-export const KEYSET_MATCH_CAP = 20_000;
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Plan Rows': number;
-  Plans?: PlanNode[];
-}
-
-const findNode = (node: PlanNode, test: (node: PlanNode) => boolean): PlanNode | undefined => (test(node) ? node : node.Plans?.map((child) => findNode(child, test)).find(Boolean));
-
-/**
- * The rows `qb` (a filtered page: `ORDER BY id LIMIT size + 1`) reads, without trusting the planner's
- * guess of where its matches lie. Unless an index of the filter serves the page (then it runs as planned),
- * PostgreSQL walks the primary key expecting a page of matches soon; when matches are rare (a 2-row
- * `min_value`) or all far along the key (a recent `icp_scored_after`, one week a year ago), that walk reads
- * most of the table. Such a page is instead, each step one statement exact at its snapshot:
- * 1. the page among the next KEYSET_NEAR_ROWS ids: a full page there is the answer (filters most rows match);
- * 2. when the planner expects at most KEYSET_MATCH_CAP matches: every match, read in a CTE with no order or
- *    limit to tempt it back to the primary key (so through the filter's own index), then sorted; the
- *    answer unless the cap was reached (the estimate is asked first: reading up to the cap only to fall
- *    back would cost more than it saves);
- * 3. otherwise the plain query, as planned: matches are many and none is near, or the estimate was wrong.
- */
-async function filteredRows<E extends ObjectLiteral>(repository: Repository<E>, alias: string, qb: SelectQueryBuilder<E>, after: string | undefined, size: number): Promise<E[]> {
-  const [sql, parameters] = qb.getQueryAndParameters();
-  const [{ 'QUERY PLAN': plan }] = (await repository.manager.query(`EXPLAIN (FORMAT JSON) ${sql}`, parameters)) as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>;
-  // Every table's primary key is `<table> (id) PRIMARY KEY`, so PostgreSQL names its index `<table>_pkey`.
-  const walk = findNode(plan[0].Plan, (node) => node['Node Type'] === 'Index Scan' && node['Index Name'] === `${repository.metadata.tableName}_pkey`);
-  if (!walk) return qb.getMany();
-  const id = `${alias}.id`;
-  const near = repository.createQueryBuilder('keyset_near').select('keyset_near.id').orderBy('keyset_near.id', 'ASC').offset(KEYSET_NEAR_ROWS - 1).limit(1);
-  if (after) near.where('keyset_near.id > :after', { after });
-  // Within KEYSET_NEAR_ROWS of the last id there is no bound and this finds nothing; the next step reads the few rows left.
-  const rows = await qb.clone().andWhere(`${id} <= (${near.getQuery()})`, near.getParameters()).getMany();
-  if (rows.length > size) return rows;
-  if (walk['Plan Rows'] <= KEYSET_MATCH_CAP) {
-    const matches = qb.clone().select(id, 'id').orderBy().limit(KEYSET_MATCH_CAP + 1);
-    const { entities, raw } = await qb
-      .clone()
-      .addCommonTableExpression(matches, 'keyset_matches', { materialized: true })
-      .andWhere(`${id} IN (SELECT id FROM keyset_matches ORDER BY id LIMIT ${size + 1})`)
-      .addSelect('(SELECT count(*) FROM keyset_matches)', 'keyset_matched')
-      .getRawAndEntities();
-    if (!raw.length || Number((raw[0] as { keyset_matched: string }).keyset_matched) <= KEYSET_MATCH_CAP) return entities;
-  }
-  return qb.getMany();
 }
 
 interface SortedCursor {
