@@ -231,18 +231,22 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
       deliveryId,
       LEASE_MS,
     ]);
-    if (!attempt) return undefined;
-    // A secret this replica cannot decrypt fails the turn loudly (logged with the key id) rather than sending
-    // a request no receiver could verify; the attempt it recorded was never made, so it goes.
+    return attempt ? this.openAttempt(subscriptionId, token, deliveryId, attempt) : undefined;
+  }
+
+  /**
+   * The attempt as it will be sent, its secrets opened. A secret this replica cannot decrypt fails loudly
+   * (logged with the key id) rather than sending a request no receiver could verify; the pending attempt
+   * recorded for it was never made, so it is withdrawn first.
+   */
+  private async openAttempt(subscriptionId: string, token: string, deliveryId: string, row: AttemptRow): Promise<PreparedAttempt> {
+    let secrets: string[];
     try {
-      return this.attemptOf(subscriptionId, token, deliveryId, attempt, this.secrets.signingSecrets(subscriptionId, attempt.secret, attempt.previous_secret, attempt.previous_valid));
+      secrets = this.secrets.signingSecrets(subscriptionId, row.secret, row.previous_secret, row.previous_valid);
     } catch (err) {
       await this.dataSource.query(`DELETE FROM deliveries WHERE id = $1`, [deliveryId]);
       throw err;
     }
-  }
-
-  private attemptOf(subscriptionId: string, token: string, deliveryId: string, row: AttemptRow, secrets: string[]): PreparedAttempt {
     return {
       subscriptionId,
       leaseToken: token,
@@ -341,12 +345,10 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
       [attempt.deliveryId, attempt.subscriptionId, attempt.leaseToken, attempt.cursorRevision, attempt.eventPosition, result.httpStatus, result.durationMs, nextId, LEASE_MS],
     );
     if (!outcome.next || !nextId) return { goOn: outcome.go_on };
-    const row = outcome.next;
     try {
-      return { goOn: true, next: this.attemptOf(attempt.subscriptionId, attempt.leaseToken, nextId, row, this.secrets.signingSecrets(attempt.subscriptionId, row.secret, row.previous_secret, row.previous_valid)) };
+      return { goOn: true, next: await this.openAttempt(attempt.subscriptionId, attempt.leaseToken, nextId, outcome.next) };
     } catch {
       // Left to prepare(), which fails the turn loudly; the answer just recorded stands.
-      await this.dataSource.query(`DELETE FROM deliveries WHERE id = $1`, [nextId]);
       return { goOn: true };
     }
   }
