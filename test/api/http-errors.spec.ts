@@ -1,6 +1,7 @@
 import { CrmNatsClient } from '@crm/messaging';
 import { connect, NatsConnection } from 'nats';
 import { firstValueFrom } from 'rxjs';
+import { gzipSync } from 'zlib';
 import { startStack, TestStack } from '../support/stack';
 
 describe('HTTP edge cases at the gateway', () => {
@@ -42,6 +43,21 @@ describe('HTTP edge cases at the gateway', () => {
       const res = await stack.api.post('/apikeys', undefined, { rawBody: raw });
       expect({ raw, status: res.status }).toEqual({ raw, status: 400 });
     }
+  });
+
+  it('refuses with 415 a body in another charset, a compressed body, and an upload type outside POST /imports', async () => {
+    const body = JSON.stringify({ name: 'x', scope: 'read' });
+    const latin1 = await stack.api.post('/apikeys', undefined, { rawBody: body, headers: { 'Content-Type': 'application/json; charset=latin1' } });
+    const gzipped = await stack.api.post('/apikeys', undefined, { rawBody: gzipSync(body), headers: { 'Content-Encoding': 'gzip' } });
+    const csv = await stack.api.post('/apikeys', undefined, { rawBody: 'name,scope\nx,read\n', headers: { 'Content-Type': 'text/csv' } });
+    for (const res of [latin1, gzipped, csv]) expect([res.status, res.body.error.code]).toEqual([415, 'unsupported_media_type']);
+    expect(gzipped.body.error.message).toContain('Content-Encoding');
+    const utf8 = await stack.api.post('/apikeys', undefined, { rawBody: body, headers: { 'Content-Type': 'application/json; charset=UTF-8' } });
+    expect(utf8.status).toBe(201);
+  });
+
+  it('routes a path whatever its letter case and with a trailing slash', async () => {
+    expect((await stack.api.get('/APIKeys/')).status).toBe(200);
   });
 
   it('answers unknown routes with 404 and known paths with the wrong method with 405 and Allow', async () => {

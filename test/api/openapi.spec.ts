@@ -35,6 +35,10 @@ describe('the published contract and the typed SDK', () => {
     const init = await fetch(`${stack.api.baseUrl}/docs/swagger-ui-init.js`);
     expect(init.status).toBe(200);
     expect(await init.text()).toContain('/contacts/{id}');
+    // The UI's own files, served from the swagger-ui-dist package.
+    const bundle = await fetch(`${stack.api.baseUrl}/docs/swagger-ui-bundle.js`);
+    expect([bundle.status, bundle.headers.get('content-type')]).toEqual([200, expect.stringContaining('javascript')]);
+    expect((await bundle.text()).length).toBeGreaterThan(100_000);
   });
 
   it('queries through the SDK helpers, typed by path, page after page', async () => {

@@ -1,23 +1,25 @@
 import { createLogger, DatabaseSpec, Env, loadBaseConfig, migrateDatabase, openDatabase, StartupError } from '@crm/common';
 import { connectNats, CRM_RPC, CrmNatsClient } from '@crm/messaging';
-import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { AsyncApiDocument } from './openapi/asyncapi.controller';
 import { OpenApiDocument } from './openapi/openapi.controller';
-import type { Express } from 'express';
 import { Logger as NestLogger } from 'nestjs-pino';
 import { ApiKeysService } from './apikeys/api-keys.service';
 import { GatewayConfig, loadGatewayConfig } from './config';
 import { GATEWAY_SCHEMA, gatewayEntities, gatewayMigrations } from './database';
 import { GatewayModule } from './gateway.module';
 import { HttpDrain } from './http/http-drain';
-import { answerUnparsableRequests } from './http/oversized-request';
+import { answerClientError } from './http/oversized-request';
+import { installPipeline } from './http/pipeline';
+import { BODY_LIMIT_BYTES } from './http/request-body';
+import { requestIdOf } from './http/request-log';
 import { connectRedis } from './redis';
 
 export interface RunningGateway {
-  app: INestApplication;
+  app: NestFastifyApplication;
   config: GatewayConfig;
   url: string;
   close(): Promise<void>;
@@ -41,6 +43,21 @@ export function migrateGateway(env: Env = process.env): Promise<string[]> {
   return migrateDatabase({ ...gatewayDatabase(loadBaseConfig(env)), poolSize: 2 });
 }
 
+/**
+ * The gateway's Fastify: routing as Express did it (paths case-insensitive, a trailing slash ignored,
+ * ids of any length), the client's address through TRUSTED_PROXIES only, request ids of our own, and
+ * malformed HTTP answered in the API's error shape.
+ */
+function gatewayAdapter(config: GatewayConfig): FastifyAdapter {
+  return new FastifyAdapter({
+    trustProxy: config.trustedProxies.length ? config.trustedProxies : false,
+    genReqId: requestIdOf,
+    bodyLimit: BODY_LIMIT_BYTES,
+    clientErrorHandler: answerClientError,
+    routerOptions: { caseSensitive: false, ignoreTrailingSlash: true, maxParamLength: 1024 },
+  });
+}
+
 /** Starts the HTTP gateway: request ids and logs, key check, rate limit, body parsing, then routes. */
 export async function startGateway(env: Env = process.env): Promise<RunningGateway> {
   const config = loadGatewayConfig(env);
@@ -57,7 +74,7 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
     throw err;
   });
 
-  const app = await NestFactory.create(GatewayModule.register({ config, logger, database, dataSource, nc, redis }), {
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register({ config, logger, database, dataSource, nc, redis }), gatewayAdapter(config), {
     bodyParser: false,
     bufferLogs: true,
     abortOnError: false,
@@ -72,9 +89,6 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
       await dataSource.destroy();
       throw new StartupError(`NATS at ${config.natsUrl} is unreachable: ${err.message}`);
     });
-  const express = app.getHttpAdapter().getInstance() as Express;
-  express.disable('x-powered-by');
-  express.set('trust proxy', config.trustedProxies.length ? config.trustedProxies : false);
 
   // Memory: both documents, and the generators only they use, are built on the first request for them.
   const openApi = app.get(OpenApiDocument);
@@ -83,9 +97,8 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
   // The reference UI embeds the same document: the placeholder is never served, each request gets the built one.
   SwaggerModule.setup('docs', app, () => ({}) as OpenAPIObject, { raw: false, customSiteTitle: 'CRM API reference', patchDocumentOnRequest: () => openApi.get() });
 
-  answerUnparsableRequests(app.getHttpServer());
   const httpDrain = new HttpDrain(app.getHttpServer());
-  app.use(httpDrain.middleware);
+  installPipeline(app, httpDrain);
 
   if (config.bootstrapApiKey) await app.get(ApiKeysService).ensureBootstrapKey(config.bootstrapApiKey);
   await app.listen(config.port, config.host);
@@ -120,7 +133,7 @@ export async function describeApiOffline(): Promise<OpenAPIObject> {
   const config = loadGatewayConfig({});
   const offline = null as never;
   const deps = { config, logger: createLogger('openapi', 'silent'), database: gatewayDatabase(config), dataSource: offline, nc: offline, redis: offline };
-  const app = await NestFactory.create(GatewayModule.register(deps), { preview: true, logger: false, abortOnError: false });
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(deps), gatewayAdapter(config), { preview: true, logger: false, abortOnError: false });
   try {
     return (await import('./openapi/openapi-document')).createOpenApiDocument(app);
   } finally {

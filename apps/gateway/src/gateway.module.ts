@@ -1,7 +1,7 @@
 import { DatabaseSpec, dataSourceOptions, Logger } from '@crm/common';
 import { ServiceName } from '@crm/contracts';
 import { MessagingModule, RpcClientsModule } from '@crm/messaging';
-import { DynamicModule, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
@@ -11,20 +11,19 @@ import { DataSource } from 'typeorm';
 import { ApiKeysModule } from './apikeys/api-keys.module';
 import { GATEWAY_CONFIG, GatewayConfig } from './config';
 import { HealthModule } from './health/health.module';
-import { AccessMiddleware } from './http/access.middleware';
+import { AccessHook } from './http/access.hook';
 import { ApiExceptionFilter } from './http/api-exception.filter';
-import { jsonBody } from './http/json-body';
 import { requestLogParams } from './http/request-log';
 import { RouteIndex } from './http/route-index';
 import { ScopesGuard } from './http/scopes';
-import { TracingMiddleware } from './http/tracing.middleware';
-import { IdempotencyMiddleware } from './idempotency/idempotency.middleware';
+import { TracingHook } from './http/tracing.hook';
+import { IdempotencyHook } from './idempotency/idempotency.hook';
 import { ImportsModule } from './imports/imports.module';
 import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
-import { RequestMetricsMiddleware } from './metrics/request-metrics.middleware';
+import { RequestMetricsHook } from './metrics/request-metrics.hook';
 import { ApiDocsModule } from './openapi/api-docs.module';
-import { BatchCostMiddleware } from './rate-limit/batch-cost.middleware';
+import { BatchCostHook } from './rate-limit/batch-cost.hook';
 import { RateLimiterService, REDIS } from './rate-limit/rate-limiter.service';
 import { ResourcesModule } from './routes/resources.module';
 import { LOGGER } from './tokens';
@@ -40,26 +39,14 @@ export interface GatewayDeps {
 
 /**
  * The gateway's settings and connections, which every feature module shares as the services' root modules
- * share theirs. A module of its own rather than the root made global: Nest runs a global module's
- * middleware first, and the request log must run before the key check.
+ * share theirs.
  */
 @Module({})
 class GatewaySettingsModule {}
 
 @Module({})
-export class GatewayModule implements NestModule {
-  /**
-   * Every request, matched or not, in this order after the request log (LoggerModule's middleware runs
-   * first): its trace span, timing, key check and rate limit, body parsing and input limits, the rest of a batch's cost, Idempotency-Key. Routes,
-   * the scopes guard and the exception filter come after.
-   */
-  configure(consumer: MiddlewareConsumer): void {
-    consumer
-      .apply(TracingMiddleware, RequestMetricsMiddleware, AccessMiddleware, jsonBody(), BatchCostMiddleware, IdempotencyMiddleware)
-      .forRoutes({ path: '{*splat}', method: RequestMethod.ALL });
-  }
-
-  /** The HTTP pipeline (middleware, the scopes guard, the error filter); the feature modules hold the routes. */
+export class GatewayModule {
+  /** The HTTP pipeline (its hooks, see installPipeline; the scopes guard; the error filter); the feature modules hold the routes. */
   static register(deps: GatewayDeps): DynamicModule {
     const { config, logger, database, dataSource, nc, redis } = deps;
     return {
@@ -101,6 +88,11 @@ export class GatewayModule implements NestModule {
         { provide: APP_GUARD, useClass: ScopesGuard },
         RateLimiterService,
         RouteIndex,
+        TracingHook,
+        AccessHook,
+        BatchCostHook,
+        IdempotencyHook,
+        RequestMetricsHook,
       ],
     };
   }

@@ -31,7 +31,7 @@ const MAX_REMEMBERED_KEYS = 10_000;
  * on every request. Each replica also remembers when it last verified each key:
  * - while the database is unreachable, a key verified within API_KEY_OUTAGE_GRACE_SECONDS is still
  *   accepted with the scope it had (any other key gets 503);
- * - the access middleware spends a request of a key verified within the last day from the key's own
+ * - the access hook spends a request of a key verified within the last day from the key's own
  *   bucket before looking it up, and of any other key from the client address's bucket, so guessing
  *   keys is throttled before it costs a query.
  */

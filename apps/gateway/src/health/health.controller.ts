@@ -4,7 +4,7 @@ import { NATS_CONNECTION, RpcCaller } from '@crm/messaging';
 import { DependencyHealth, withTimeout } from '@crm/runtime';
 import { Controller, Get, HttpException, Inject, Res } from '@nestjs/common';
 import { HealthCheckService, HealthIndicatorFunction, HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import Redis from 'ioredis';
 import { NatsConnection } from 'nats';
 import { TimeoutError } from 'rxjs';
@@ -48,7 +48,7 @@ export class HealthController {
   @Get('ready')
   @Scopes('public')
   @ApiHealth('Readiness: the database and NATS answer (Redis reported, not required)')
-  async ready(@Res() res: Response): Promise<void> {
+  async ready(@Res() res: FastifyReply): Promise<void> {
     const timeout = this.config.healthTimeoutMs;
     const redis = await this.redisUp(timeout);
     // Redis is listed in `details` with its real state but left out of the verdict.
@@ -62,7 +62,7 @@ export class HealthController {
   @Get()
   @Scopes('public')
   @ApiHealth('Every dependency and service')
-  async check(@Res() res: Response): Promise<void> {
+  async check(@Res() res: FastifyReply): Promise<void> {
     const timeout = this.config.healthTimeoutMs;
     await this.respond(res, [
       () => this.dependencies.database(this.dataSource, timeout),
@@ -72,18 +72,18 @@ export class HealthController {
     ]);
   }
 
-  private async respond(res: Response, checks: HealthIndicatorFunction[], reportOnly?: HealthIndicatorResult): Promise<void> {
+  private async respond(res: FastifyReply, checks: HealthIndicatorFunction[], reportOnly?: HealthIndicatorResult): Promise<void> {
     try {
       const result = await this.health.check(checks);
-      res.status(200).json({ ...result, details: { ...result.details, ...reportOnly } });
+      res.status(200).send({ ...result, details: { ...result.details, ...reportOnly } });
     } catch (err) {
       if (err instanceof HttpException) {
         const body = err.getResponse() as { details?: HealthIndicatorResult };
-        res.status(err.getStatus()).json({ ...body, details: { ...body.details, ...reportOnly } });
+        res.status(err.getStatus()).send({ ...body, details: { ...body.details, ...reportOnly } });
         return;
       }
       this.logger.error({ err }, 'health check failed');
-      res.status(503).json({ status: 'error' });
+      res.status(503).send({ status: 'error' });
     }
   }
 

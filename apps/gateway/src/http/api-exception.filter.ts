@@ -1,15 +1,20 @@
 import { databaseUnavailable, DomainError, ErrorCode, isDatabaseUnavailable, Logger } from '@crm/common';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, NotFoundException } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { LOGGER } from '../tokens';
 import { codeForStatus } from './error-status';
-import { GatewayRequest } from './request-context';
+import { GatewayRequest, pathOf } from './request-context';
+import { bodyErrorOf } from './request-body';
 import { RouteIndex } from './route-index';
 import { scopeGrants } from '@crm/contracts';
 import { accessForMethod, scopeForbidden } from './scopes';
 import { writeError } from './write-error';
 
-/** Renders every failure in the spec's error shape; nothing else reaches the client. */
+/**
+ * Renders every failure in the spec's error shape; nothing else reaches the client. Nest hands it what a
+ * route throws and, through Fastify's error handler, what failed before one ran (reading the body,
+ * which Nest passes on as an HttpException with Fastify's status).
+ */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
   constructor(
@@ -17,31 +22,33 @@ export class ApiExceptionFilter implements ExceptionFilter {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  catch(exception: unknown, host: ArgumentsHost): void {
+  catch(exception: unknown, host: ArgumentsHost): FastifyReply {
     const http = host.switchToHttp();
-    const res = http.getResponse<Response>();
+    const res = http.getResponse<FastifyReply>();
     const req = http.getRequest<GatewayRequest>();
 
     if (exception instanceof DomainError) return writeError(res, exception.toBody());
+    const path = pathOf(req);
 
     if (exception instanceof NotFoundException) {
       // Nest raises this only when no route matched. A key is not told about routes its scope could not
       // call by method anyway: it gets the 403 a route would give.
       if (req.principal && !scopeGrants(req.principal.scope, accessForMethod(req.method))) return writeError(res, scopeForbidden(req).toBody());
-      const allowed = this.routes.allowedMethods(req.path);
+      const allowed = this.routes.allowedMethods(path);
       if (allowed.length) {
         return writeError(
           res,
-          { code: ErrorCode.MethodNotAllowed, message: `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}.` },
+          { code: ErrorCode.MethodNotAllowed, message: `${req.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}.` },
           { Allow: allowed.join(', ') },
         );
       }
-      return writeError(res, { code: ErrorCode.NotFound, message: `No route ${req.method} ${req.path}.` });
+      return writeError(res, { code: ErrorCode.NotFound, message: `No route ${req.method} ${path}.` });
     }
 
     if (exception instanceof HttpException) {
+      // Nest turns what Fastify raised reading a body into one of these too.
       const status = exception.getStatus();
-      return writeError(res, { code: codeForStatus(status), message: exception.message });
+      return writeError(res, bodyErrorOf(status, req) ?? { code: codeForStatus(status), message: exception.message });
     }
 
     if (isDatabaseUnavailable(exception)) {
@@ -49,6 +56,6 @@ export class ApiExceptionFilter implements ExceptionFilter {
       return writeError(res, databaseUnavailable().toBody());
     }
     this.logger.error({ err: exception, request_id: req.id }, 'unhandled error');
-    writeError(res, { code: ErrorCode.Internal, message: 'An internal error occurred.' });
+    return writeError(res, { code: ErrorCode.Internal, message: 'An internal error occurred.' });
   }
 }

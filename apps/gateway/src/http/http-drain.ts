@@ -1,5 +1,5 @@
-import type { NextFunction, Request, Response } from 'express';
-import type { Server } from 'http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Server, ServerResponse } from 'http';
 import { Server as NetServer, Socket } from 'net';
 
 /** A connection with no request for this long during a drain is closed; a busy client is never idle that long. */
@@ -24,7 +24,7 @@ interface Connection {
 export class HttpDrain {
   private draining = false;
   private readonly connections = new Map<Socket, Connection>();
-  private readonly pending = new Set<Response>();
+  private readonly pending = new Set<ServerResponse>();
 
   constructor(private readonly server: Server) {
     server.on('connection', (socket: Socket) => {
@@ -33,13 +33,14 @@ export class HttpDrain {
     });
   }
 
-  /** Express middleware, mounted first: tracks requests in progress and marks their responses once draining. */
-  readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
-    const connection = this.connections.get(req.socket);
+  /** An `onRequest` hook, added first: tracks requests in progress and marks their responses once draining. */
+  readonly onRequest = (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    const res = reply.raw;
+    const connection = this.connections.get(req.raw.socket);
     if (connection) connection.busy++;
     this.pending.add(res);
     let ended = false;
-    const done = () => {
+    const finished = () => {
       if (ended) return;
       ended = true;
       this.pending.delete(res);
@@ -48,10 +49,10 @@ export class HttpDrain {
         connection.idleSince = Date.now();
       }
     };
-    res.once('finish', done);
-    res.once('close', done);
+    res.once('finish', finished);
+    res.once('close', finished);
     if (this.draining) res.setHeader('Connection', 'close');
-    next();
+    done();
   };
 
   /** Resolves when every connection has closed, or after `graceMs` with the rest cut. Returns how many were cut. */

@@ -1,6 +1,7 @@
 import type { ApiScope, ChangeVia, RequestContext } from '@crm/contracts';
 import type { Context } from '@opentelemetry/api';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'http';
 
 /** The API key a request was authenticated with. */
 export interface Principal {
@@ -10,19 +11,31 @@ export interface Principal {
   userId?: string;
 }
 
-export interface GatewayRequest extends Request {
-  id: string;
+export interface GatewayRequest extends FastifyRequest {
   principal?: Principal;
   /** Set when the request carries an Idempotency-Key; passed to the service as `ctx.idempotency_ref`. */
   idempotencyRef?: string;
-  /** The request's server span, parent of the hop to the owning service (see TracingMiddleware). */
+  /** The request's server span, parent of the hop to the owning service (see TracingHook). */
   traceContext?: Context;
+}
+
+/** Sets the request's key, on the raw request too: the request log reads that one when the response is done. */
+export function authenticate(req: GatewayRequest, principal: Principal): void {
+  req.principal = principal;
+  (req.raw as IncomingMessage & { principal?: Principal }).principal = principal;
+}
+
+/** The request's path, without its query string. */
+export function pathOf(req: FastifyRequest): string {
+  const url = req.url;
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
 }
 
 /** `via` is the channel the request came through: `api`, or `mcp` for an agent's tool call. */
 export function contextOf(req: GatewayRequest, via: ChangeVia = 'api'): RequestContext {
   return {
-    request_id: String(req.id),
+    request_id: req.id,
     key_id: req.principal?.keyId,
     scope: req.principal?.scope,
     user_id: req.principal?.userId,

@@ -3,9 +3,15 @@ import { RequestMethod } from '@nestjs/common';
 import { randomUUID } from 'crypto';
 import type { IncomingMessage, ServerResponse } from 'http';
 import type { Params } from 'nestjs-pino';
-import { GatewayRequest } from './request-context';
+import { Principal } from './request-context';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Fastify's `genReqId`: the client's X-Request-Id when well formed, else a new one. */
+export function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
 
 /**
  * The gateway's request log through nestjs-pino: one line per request with its id (the client's
@@ -14,7 +20,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * serialised: no headers, so no credentials, and less work per request.
  */
 function withKeyId(req: IncomingMessage, line: object): object {
-  const keyId = (req as GatewayRequest).principal?.keyId;
+  const keyId = (req as IncomingMessage & { principal?: Principal }).principal?.keyId;
   return keyId === undefined ? line : { ...line, key_id: keyId };
 }
 
@@ -24,14 +30,9 @@ export function requestLogParams(logger: Logger): Params {
       logger,
       wrapSerializers: false,
       serializers: {
-        req: (req: IncomingMessage & { id?: unknown }) => ({ id: req.id, method: req.method, url: req.url }),
+        // originalUrl: the middleware layer strips the matched path from `url`.
+        req: (req: IncomingMessage & { id?: unknown; originalUrl?: string }) => ({ id: req.id, method: req.method, url: req.originalUrl ?? req.url }),
         res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
-      },
-      genReqId: (req, res) => {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
       },
       // The key is known only once the access check has run, so it goes on the finished line itself
       // rather than through customProps, which would build two extra child loggers for every request.

@@ -1,7 +1,7 @@
 import { DynamicModule, RequestMethod, Type } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { GatewayDeps, GatewayModule } from '../gateway.module';
-import { PUBLIC_PATHS } from './access.middleware';
+import { PUBLIC_PATHS } from './access.hook';
 import { accessForMethod, RouteAccess, SCOPES_METADATA, scopeGrants } from './scopes';
 
 interface Route {
@@ -51,7 +51,7 @@ describe('route scopes', () => {
     expect(routes.filter((r) => r.access === undefined).map((r) => r.route)).toEqual([]);
   });
 
-  it('opens exactly the paths the access middleware lets through without a key', () => {
+  it('opens exactly the paths the access hook lets through without a key', () => {
     const open = routes.filter((r) => r.access === 'public').map((r) => r.route.split(' ')[1]);
     expect(new Set(open)).toEqual(PUBLIC_PATHS);
   });

@@ -2,7 +2,7 @@ import { DomainError, ErrorCode } from '@crm/common';
 import { Access, scopeGrants } from '@crm/contracts';
 import { CanActivate, CustomDecorator, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { GatewayRequest } from './request-context';
+import { GatewayRequest, pathOf } from './request-context';
 
 /** What a route needs from the caller's key: the same access levels as the operation table's. */
 export type RouteAccess = Access;
@@ -20,11 +20,11 @@ export function accessForMethod(method: string): RouteAccess {
 }
 
 export function scopeForbidden(req: GatewayRequest): DomainError {
-  return new DomainError(ErrorCode.Forbidden, `This key's scope (${req.principal?.scope}) does not allow ${req.method} ${req.path}.`);
+  return new DomainError(ErrorCode.Forbidden, `This key's scope (${req.principal?.scope}) does not allow ${req.method} ${pathOf(req)}.`);
 }
 
 /**
- * Checks the caller's key scope against the route's @Scopes. The access middleware runs before it:
+ * Checks the caller's key scope against the route's @Scopes. The access hook runs before it:
  * it authenticates the key and spends from the rate limit, so a forbidden request is still counted.
  * A route without @Scopes is refused (and the route-metadata test fails), never left open.
  */

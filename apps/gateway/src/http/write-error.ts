@@ -1,11 +1,11 @@
 import { ErrorBody } from '@crm/common';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { httpStatusOf } from '@crm/contracts';
 
-/** Writes `{error: {code, message, details?}}` with the status its code maps to. */
-export function writeError(res: Response, error: ErrorBody, headers: Record<string, string> = {}): void {
-  if (res.headersSent) return;
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  if (httpStatusOf(error.code) === 503 && !res.getHeader('Retry-After')) res.setHeader('Retry-After', '1');
-  res.status(httpStatusOf(error.code)).json({ error });
+/** Sends `{error: {code, message, details?}}` with the status its code maps to; a hook returns the reply it answers with. */
+export function writeError(reply: FastifyReply, error: ErrorBody, headers: Record<string, string> = {}): FastifyReply {
+  if (reply.sent) return reply;
+  const status = httpStatusOf(error.code);
+  if (status === 503 && !reply.hasHeader('Retry-After')) reply.header('Retry-After', '1');
+  return reply.code(status).headers(headers).send({ error });
 }

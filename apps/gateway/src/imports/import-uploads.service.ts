@@ -27,8 +27,8 @@ export class ImportUploads {
     const created = await this.rpc.call(Ops.imports.create, ctx, { query: req.query as unknown as CreateImportQuery, body: { format } }, trace);
     const id = created.data.id;
     try {
-      for await (const rows of uploadChunks(req, format)) await this.rpc.call(Ops.importSteps.appendRows, ctx, { params: { id }, body: { rows } }, trace);
-      if (!req.complete) throw new UploadError('The upload was cut off before its end.');
+      for await (const rows of uploadChunks(req.raw, format)) await this.rpc.call(Ops.importSteps.appendRows, ctx, { params: { id }, body: { rows } }, trace);
+      if (!req.raw.complete) throw new UploadError('The upload was cut off before its end.');
     } catch (err) {
       const reason = err instanceof UploadError ? err.message : 'The upload could not be staged.';
       await this.rpc.call(Ops.importSteps.fail, ctx, { params: { id }, body: { reason } }, trace).catch(() => undefined);

@@ -1,5 +1,5 @@
 import { Controller, Post, Req, Res } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { GatewayRequest } from '../http/request-context';
 import { McpService } from './mcp.service';
 import { Scopes } from '../http/scopes';
@@ -7,7 +7,7 @@ import { ApiMcp } from '../openapi/api-docs.decorators';
 
 /**
  * POST /mcp: Model Context Protocol over Streamable HTTP, stateless. Each request is authenticated and
- * rate limited like any other (it passes the same access middleware), then answered by a server built
+ * rate limited like any other (it passes the same access hook), then answered by a server built
  * for the caller's key, with JSON responses rather than an event stream.
  */
 @Controller('mcp')
@@ -17,16 +17,19 @@ export class McpController {
   @Post()
   @Scopes('any-key')
   @ApiMcp()
-  async handle(@Req() req: GatewayRequest, @Res() res: Response): Promise<void> {
+  async handle(@Req() req: GatewayRequest, @Res() reply: FastifyReply): Promise<void> {
     const server = await this.mcp.serverFor(req);
     // Memory: the MCP SDK's HTTP transport (and the Hono server adapter under it) loads on the first /mcp request.
     const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
+    // The transport writes the raw response itself: the headers set so far (rate limit) go with it.
+    reply.hijack();
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
+    reply.raw.on('close', () => {
       void transport.close();
       void server.close();
     });
     await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    await transport.handleRequest(req.raw, reply.raw, req.body);
   }
 }

@@ -1,7 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
-import { PUBLIC_PATHS } from '../http/access.middleware';
+import { PUBLIC_PATHS } from '../http/access.hook';
 import { BODY_EXTENSION, QUERY_EXTENSION } from './api-docs.decorators';
 import { ErrorView } from './error.view';
 import { QUERY_EXPRESSION_SCHEMAS } from '@crm/contracts';

@@ -1,6 +1,6 @@
 import { Logger } from '@crm/common';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import Redis from 'ioredis';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
@@ -20,10 +20,10 @@ export interface RateDecision {
 }
 
 /** The X-RateLimit-* headers of a decision: the bucket after this request. */
-export function setRateLimitHeaders(res: Response, decision: RateDecision): void {
-  res.setHeader('X-RateLimit-Limit', String(decision.limit));
-  res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
-  res.setHeader('X-RateLimit-Reset', String(decision.resetAt));
+export function setRateLimitHeaders(reply: FastifyReply, decision: RateDecision): void {
+  reply.header('X-RateLimit-Limit', String(decision.limit));
+  reply.header('X-RateLimit-Remaining', String(decision.remaining));
+  reply.header('X-RateLimit-Reset', String(decision.resetAt));
 }
 
 type BucketReply = [number, number, number, number, number];

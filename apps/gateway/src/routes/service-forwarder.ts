@@ -14,7 +14,7 @@ export class ServiceForwarder {
   constructor(private readonly rpc: RpcCaller) {}
 
   to<O extends AnyOperation>(op: O, req: GatewayRequest): Promise<ReplyOf<O>> {
-    const params = { ...req.params } as Record<string, string>;
+    const params = { ...(req.params as Record<string, string>) };
     const target = op.routeBy?.(params) ?? op;
     return this.rpc.call(target, contextOf(req), { params, query: { ...(req.query as Record<string, unknown>) }, body: req.body ?? null }, { trace: req.traceContext });
   }

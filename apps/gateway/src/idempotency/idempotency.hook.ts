@@ -1,7 +1,8 @@
 import { ErrorCode, Logger } from '@crm/common';
-import { Inject, Injectable, NestMiddleware, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { createHash } from 'crypto';
-import type { NextFunction, Response } from 'express';
+import type { FastifyReply } from 'fastify';
+import type { ServerResponse } from 'http';
 import { DataSource } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { GatewayRequest } from '../http/request-context';
@@ -33,7 +34,7 @@ interface StoredRequest {
  * and gets the recorded reply instead of applying the change twice.
  */
 @Injectable()
-export class IdempotencyMiddleware implements NestMiddleware, OnModuleInit, OnModuleDestroy {
+export class IdempotencyHook implements OnModuleInit, OnModuleDestroy {
   private purgeTimer?: NodeJS.Timeout;
 
   constructor(
@@ -50,40 +51,43 @@ export class IdempotencyMiddleware implements NestMiddleware, OnModuleInit, OnMo
     clearInterval(this.purgeTimer);
   }
 
-  async use(req: GatewayRequest, res: Response, next: NextFunction): Promise<void> {
+  /** A `preHandler` hook, after the key check, the body's parsing and the batch cost. */
+  async preHandler(req: GatewayRequest, reply: FastifyReply): Promise<unknown> {
     const key = req.headers['idempotency-key'];
-    if (key === undefined || !WRITE_METHODS.has(req.method) || !req.principal) return next();
+    if (key === undefined || !WRITE_METHODS.has(req.method) || !req.principal) return;
     if (typeof key !== 'string' || !KEY_SHAPE.test(key)) {
-      return writeError(res, {
+      return writeError(reply, {
         code: ErrorCode.ValidationFailed,
         message: 'Idempotency-Key must be 1 to 255 visible ASCII characters.',
         details: [{ field: 'Idempotency-Key', code: 'invalid_value', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters' }],
       });
     }
     const apiKeyId = req.principal.keyId;
-    const hash = createHash('sha256').update(`${req.method} ${req.originalUrl}\n${JSON.stringify(req.body ?? null)}`).digest('hex');
+    // An upload's body is a stream the route has yet to read: its key covers the method and URL.
+    const body = req.body === req.raw ? null : (req.body ?? null);
+    const hash = createHash('sha256').update(`${req.method} ${req.url}\n${JSON.stringify(body)}`).digest('hex');
     try {
       const claimedAt = await this.claim(apiKeyId, key, hash);
       if (claimedAt) {
         // The claim's time is part of the reference: a key reused after the retention period is a new request.
         req.idempotencyRef = createHash('sha256').update(`${apiKeyId}\n${key}\n${claimedAt}`).digest('hex');
-        this.recordResponse(apiKeyId, key, res);
-        return next();
+        this.recordResponse(apiKeyId, key, reply);
+        return;
       }
       const stored = await this.find(apiKeyId, key);
-      if (!stored) return writeError(res, IN_PROGRESS);
+      if (!stored) return writeError(reply, IN_PROGRESS);
       if (stored.request_hash !== hash) {
-        return writeError(res, {
+        return writeError(reply, {
           code: ErrorCode.IdempotencyKeyReused,
           message: 'This Idempotency-Key was used with a different request (method, path or body); use a new key for a new request.',
         });
       }
-      if (stored.response_status !== null) return this.replay(res, stored);
+      if (stored.response_status !== null) return this.replay(reply, stored);
       // Still running, or its gateway died a moment ago and the claim has not lapsed yet.
-      return writeError(res, IN_PROGRESS);
+      return writeError(reply, IN_PROGRESS);
     } catch (err) {
       this.logger.error({ err, request_id: req.id }, 'idempotency store failed');
-      return writeError(res, { code: ErrorCode.ServiceUnavailable, message: 'Idempotency keys cannot be checked right now; try again shortly.' });
+      return writeError(reply, { code: ErrorCode.ServiceUnavailable, message: 'Idempotency keys cannot be checked right now; try again shortly.' });
     }
   }
 
@@ -120,32 +124,34 @@ export class IdempotencyMiddleware implements NestMiddleware, OnModuleInit, OnMo
     return rows[0];
   }
 
-  private replay(res: Response, stored: StoredRequest): void {
-    res.setHeader('Idempotent-Replayed', 'true');
-    if (stored.response_type) res.setHeader('Content-Type', stored.response_type);
-    res.status(stored.response_status!).end(stored.response_body ?? undefined);
+  private replay(reply: FastifyReply, stored: StoredRequest): FastifyReply {
+    reply.header('Idempotent-Replayed', 'true');
+    if (stored.response_type) reply.type(stored.response_type);
+    return reply.code(stored.response_status!).send(stored.response_body || undefined);
   }
 
   /**
-   * Keeps what the route writes and stores it once the response is complete. A 503 is not stored: the
+   * Keeps what is written to the connection, whoever writes it (Fastify's reply, or the MCP transport,
+   * which takes the raw response), and stores it once the response is complete. A 503 is not stored: the
    * service was away or did not answer in time (and may still apply the change), so the claim lapses at
    * once and the same request may be sent again; the service applies it at most once.
    */
-  private recordResponse(apiKeyId: string, key: string, res: Response): void {
+  private recordResponse(apiKeyId: string, key: string, reply: FastifyReply): void {
+    const res = reply.raw;
     const chunks: Buffer[] = [];
     const keep = (chunk: unknown) => {
       if (typeof chunk === 'string' || chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk));
     };
     const write = res.write.bind(res) as (...args: unknown[]) => boolean;
-    const end = res.end.bind(res) as (...args: unknown[]) => Response;
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
     res.write = ((chunk: unknown, ...rest: unknown[]) => {
       keep(chunk);
       return write(chunk, ...rest);
-    }) as Response['write'];
+    }) as ServerResponse['write'];
     res.end = ((chunk?: unknown, ...rest: unknown[]) => {
       keep(chunk);
       return end(chunk, ...rest);
-    }) as Response['end'];
+    }) as ServerResponse['end'];
     res.once('finish', () => {
       const stored =
         res.statusCode === 503
@@ -153,7 +159,7 @@ export class IdempotencyMiddleware implements NestMiddleware, OnModuleInit, OnMo
           : this.dataSource.query(
               `UPDATE idempotency_keys SET response_status = $3, response_type = $4, response_body = $5, locked_until = NULL
                 WHERE api_key_id = $1 AND idempotency_key = $2`,
-              [apiKeyId, key, res.statusCode, res.getHeader('Content-Type') ?? null, Buffer.concat(chunks).toString('utf8')],
+              [apiKeyId, key, res.statusCode, reply.getHeader('Content-Type') ?? res.getHeader('Content-Type') ?? null, Buffer.concat(chunks).toString('utf8')],
             );
       stored.catch((err: Error) => this.logger.error({ err }, 'could not store an idempotent response'));
     });

@@ -1,7 +1,7 @@
 import { ErrorCode, Logger } from '@crm/common';
-import { Inject, Injectable, NestMiddleware } from '@nestjs/common';
-import type { NextFunction, Response } from 'express';
-import { isBatchWrite } from '../http/json-body';
+import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { isBatchWrite } from '../http/request-body';
 import { GatewayRequest } from '../http/request-context';
 import { writeError } from '../http/write-error';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
@@ -15,33 +15,34 @@ import { RateLimiterService, setRateLimitHeaders } from './rate-limiter.service'
  * first token back: like any refused request, it costs nothing.
  */
 @Injectable()
-export class BatchCostMiddleware implements NestMiddleware {
+export class BatchCostHook {
   constructor(
     private readonly limiter: RateLimiterService,
     private readonly metrics: GatewayMetrics,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  async use(req: GatewayRequest, res: Response, next: NextFunction): Promise<void> {
+  /** A `preHandler` hook: the body is parsed by now. */
+  async preHandler(req: GatewayRequest, reply: FastifyReply): Promise<unknown> {
     const items = (req.body as { items?: unknown } | undefined)?.items;
-    if (!req.principal || !isBatchWrite(req) || !Array.isArray(items) || items.length < 2) return next();
+    if (!req.principal || !isBatchWrite(req) || !Array.isArray(items) || items.length < 2) return;
     const bucket = `key:${req.principal.keyId}`;
     const extra = Math.min(items.length, this.limiter.capacity) - 1;
     try {
       const decision = await this.limiter.take(bucket, extra);
-      setRateLimitHeaders(res, decision);
-      if (decision.allowed) return next();
+      setRateLimitHeaders(reply, decision);
+      if (decision.allowed) return;
       await this.limiter.refund(bucket);
       this.metrics.rateLimited.inc();
       const s = decision.retryAfterSeconds;
       return writeError(
-        res,
+        reply,
         { code: ErrorCode.RateLimitExceeded, message: `Rate limit exceeded: a batch of ${items.length} items costs ${extra + 1} requests; retry in ${s} second${s === 1 ? '' : 's'}.` },
         { 'Retry-After': String(s) },
       );
     } catch (err) {
       this.logger.error({ err, request_id: req.id }, 'batch rate limit failed unexpectedly');
-      writeError(res, { code: ErrorCode.Internal, message: 'An internal error occurred.' });
+      return writeError(reply, { code: ErrorCode.Internal, message: 'An internal error occurred.' });
     }
   }
 }

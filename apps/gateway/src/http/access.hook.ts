@@ -1,11 +1,11 @@
 import { DomainError, ErrorCode, Logger } from '@crm/common';
-import { Inject, Injectable, NestMiddleware } from '@nestjs/common';
-import type { NextFunction, Response } from 'express';
+import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { ApiKeyVerifier, AuthResult } from '../apikeys/api-key.verifier';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { RateLimiterService, setRateLimitHeaders } from '../rate-limit/rate-limiter.service';
 import { LOGGER } from '../tokens';
-import { GatewayRequest } from './request-context';
+import { authenticate, GatewayRequest, pathOf } from './request-context';
 import { writeError } from './write-error';
 
 /** Paths open without a key: probes, metrics scrapers, and the descriptions of the API and of its events. */
@@ -17,10 +17,10 @@ const isReferenceUi = (path: string) => path === '/docs' || path.startsWith('/do
 const MCP_PATH = '/mcp';
 
 /** The key: `X-Api-Key`, or on the MCP endpoint, where clients are built to send it so, `Authorization: Bearer`. */
-function presentedKey(req: GatewayRequest): string | undefined {
+function presentedKey(req: GatewayRequest, path: string): string | undefined {
   const header = req.headers['x-api-key'];
   const key = Array.isArray(header) ? header[0] : header;
-  if (key !== undefined || req.path !== MCP_PATH) return key;
+  if (key !== undefined || path !== MCP_PATH) return key;
   const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
   return bearer?.[1];
 }
@@ -34,7 +34,7 @@ function presentedKey(req: GatewayRequest): string | undefined {
  * scope against the route's @Scopes after this.
  */
 @Injectable()
-export class AccessMiddleware implements NestMiddleware {
+export class AccessHook {
   constructor(
     private readonly keys: ApiKeyVerifier,
     private readonly limiter: RateLimiterService,
@@ -42,10 +42,12 @@ export class AccessMiddleware implements NestMiddleware {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  async use(req: GatewayRequest, res: Response, next: NextFunction): Promise<void> {
-    if (PUBLIC_PATHS.has(req.path) || isReferenceUi(req.path)) return next();
+  /** An `onRequest` hook: it answers refused requests itself, before their bodies are read. */
+  async onRequest(req: GatewayRequest, reply: FastifyReply): Promise<unknown> {
+    const path = pathOf(req);
+    if (PUBLIC_PATHS.has(path) || isReferenceUi(path)) return;
     try {
-      const presented = this.keys.parse(presentedKey(req));
+      const presented = this.keys.parse(presentedKey(req, path));
       const known = presented.ok ? this.keys.known(presented.hash) : undefined;
       let decision = await this.limiter.take(known ? `key:${known.keyId}` : `ip:${req.ip}`);
       let auth: AuthResult = presented.ok ? { ok: false, message: 'Invalid API key.' } : presented;
@@ -57,23 +59,22 @@ export class AccessMiddleware implements NestMiddleware {
           decision = await this.limiter.take(`key:${auth.principal.keyId}`);
         }
       }
-      setRateLimitHeaders(res, decision);
+      setRateLimitHeaders(reply, decision);
       if (!decision.allowed) {
         this.metrics.rateLimited.inc();
         const s = decision.retryAfterSeconds;
         return writeError(
-          res,
+          reply,
           { code: ErrorCode.RateLimitExceeded, message: `Rate limit exceeded; retry in ${s} second${s === 1 ? '' : 's'}.` },
           { 'Retry-After': String(s) },
         );
       }
-      if (!auth.ok) return writeError(res, { code: ErrorCode.Unauthorized, message: auth.message });
-      req.principal = auth.principal;
-      next();
+      if (!auth.ok) return writeError(reply, { code: ErrorCode.Unauthorized, message: auth.message });
+      authenticate(req, auth.principal);
     } catch (err) {
-      if (err instanceof DomainError) return writeError(res, err.toBody());
+      if (err instanceof DomainError) return writeError(reply, err.toBody());
       this.logger.error({ err, request_id: req.id }, 'authentication failed unexpectedly');
-      writeError(res, { code: ErrorCode.Internal, message: 'An internal error occurred.' });
+      return writeError(reply, { code: ErrorCode.Internal, message: 'An internal error occurred.' });
     }
   }
 }
