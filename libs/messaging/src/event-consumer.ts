@@ -3,7 +3,7 @@ import { DomainEvent, eventStreamName, eventSubject } from '@crm/contracts';
 import { AckPolicy, ConsumerConfig, ConsumerMessages, DeliverPolicy, JsMsg, NatsConnection, nanos } from 'nats';
 import { handleOrPark, retryUntilDone, RetryPolicy, StoppedWhileRetrying } from './dead-events/bounded-handling';
 import { ensureEventStream } from './jetstream';
-import { messageBatches } from './message-batches';
+import { messageBatches, sleepUnlessStopped } from './message-batches';
 import { decodeJson } from './nats';
 
 export interface DurableConsumerOptions {
@@ -40,7 +40,6 @@ export interface DurableConsumerOptions {
 export class DurableEventConsumer {
   private running = false;
   private loop?: Promise<void>;
-  private wake?: () => void;
   private active?: ConsumerMessages;
   private stopSignal!: Promise<void>;
   private signalStop!: () => void;
@@ -64,26 +63,14 @@ export class DurableEventConsumer {
   async stop(): Promise<void> {
     this.running = false;
     this.signalStop?.();
-    this.wake?.();
     this.active?.stop();
     await this.loop;
-  }
-
-  private async sleep(ms: number): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
   }
 
   /** Keeps the batch's messages from being redelivered while it is retried; resolves false once stopping. */
   private async pause(ms: number, messages: JsMsg[]): Promise<boolean> {
     for (const m of messages) m.working();
-    if (this.running) await this.sleep(ms);
-    return this.running;
+    return (await sleepUnlessStopped(ms, this.stopSignal)) && this.running;
   }
 
   private async handleBatch(events: DomainEvent[], messages: JsMsg[]): Promise<void> {
@@ -156,7 +143,7 @@ export class DurableEventConsumer {
         if (!this.running) return;
         ready = false;
         logger.warn({ err: (err as Error).message, durable }, 'event consumer lost JetStream; retrying');
-        await this.sleep(backoff);
+        await sleepUnlessStopped(backoff, this.stopSignal);
         backoff = Math.min(backoff * 2, 5000);
       } finally {
         this.active?.stop();

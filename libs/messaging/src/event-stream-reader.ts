@@ -4,7 +4,7 @@ import { DomainEvent, eventStreamName } from '@crm/contracts';
 import { ConsumerMessages, DeliverPolicy, NatsConnection } from 'nats';
 import { handleOrPark, RetryPolicy } from './dead-events/bounded-handling';
 import { ensureEventStream } from './jetstream';
-import { messageBatches } from './message-batches';
+import { messageBatches, sleepUnlessStopped } from './message-batches';
 import { decodeJson } from './nats';
 
 export interface SequencedEvent {
@@ -52,9 +52,6 @@ export async function streamLag(nc: NatsConnection, namespace: string, checkpoin
   return Math.max(0, state.last_seq - checkpoint);
 }
 
-const IDLE = Symbol('idle');
-const STOP = Symbol('stop');
-
 /**
  * Reads the event stream in strict order from a checkpoint the owner keeps in its own database, with
  * an ordered JetStream consumer. Progress lives with the data it produced, so a crash at any point
@@ -67,7 +64,7 @@ export class EventStreamReader {
   private running = false;
   private loop?: Promise<void>;
   private active?: ConsumerMessages;
-  private stopSignal!: Promise<typeof STOP>;
+  private stopSignal!: Promise<void>;
   private signalStop!: () => void;
 
   constructor(private readonly options: EventStreamReaderOptions) {}
@@ -80,7 +77,7 @@ export class EventStreamReader {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.stopSignal = new Promise((resolve) => (this.signalStop = () => resolve(STOP)));
+    this.stopSignal = new Promise((resolve) => (this.signalStop = resolve));
     this.loop = this.run();
     void this.restartOnReconnect();
   }
@@ -104,10 +101,6 @@ export class EventStreamReader {
     }
   }
 
-  private sleep(ms: number): Promise<typeof IDLE> {
-    return new Promise((resolve) => setTimeout(() => resolve(IDLE), ms));
-  }
-
   private async run(): Promise<void> {
     const { logger, name } = this.options;
     let backoff = 100;
@@ -118,7 +111,7 @@ export class EventStreamReader {
       } catch (err) {
         if (!this.running) break;
         logger.warn({ err: (err as Error).message, reader: name }, 'event reader failed; resuming from the checkpoint');
-        await Promise.race([this.sleep(backoff), this.stopSignal]);
+        await sleepUnlessStopped(backoff, this.stopSignal);
         backoff = Math.min(backoff * 2, 5000);
       } finally {
         this.active?.stop();
@@ -130,7 +123,7 @@ export class EventStreamReader {
   private async handle(batch: SequencedEvent[]): Promise<void> {
     const { handle, park, retry, logger, name } = this.options;
     if (!park || !retry) return handle(batch);
-    const pause = async (ms: number) => (await Promise.race([this.sleep(ms), this.stopSignal])) === IDLE && this.running;
+    const pause = async (ms: number) => (await sleepUnlessStopped(ms, this.stopSignal)) && this.running;
     const warn = (err: unknown, attempt: number) => logger.warn({ err: (err as Error).message, reader: name, attempt }, 'event reader could not handle events; retrying');
     // A park that fails (its database is down) fails the read: it restarts from the checkpoint.
     // One consumer span per traced event, under the relay's publish span, open while the batch is handled.

@@ -41,3 +41,12 @@ export async function* messageBatches(messages: AsyncIterable<JsMsg>, batchSize:
     }
   }
 }
+
+/** Waits `ms`, or less when `stopped` resolves first; answers whether the wait ran its course. */
+export async function sleepUnlessStopped(ms: number, stopped: Promise<unknown>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const slept = new Promise<typeof IDLE>((resolve) => (timer = setTimeout(() => resolve(IDLE), ms)));
+  const outcome = await Promise.race([slept, stopped.then((): typeof STOP => STOP)]);
+  clearTimeout(timer);
+  return outcome === IDLE;
+}
