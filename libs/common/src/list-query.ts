@@ -3,6 +3,17 @@ import { DomainError, ErrorCode } from '@crm/contracts';
 import { decodeCursor, encodeCursor, Page, pageSize, toPage } from './pagination';
 import { validationFailed } from './validation';
 
+/**
+ * What a list tells keysetPage about its filters. `rangeFiltered`: a filter is a range of an indexed
+ * column (a date window, a minimum value), whose matches can all lie far along the id order, so the page
+ * is read as filteredRows says when PostgreSQL would walk the primary key for it. Lists filtered only by
+ * equality or by text search leave it off: there the walk finds a page soon, or the matches are too many
+ * for the filter's own index to fetch cheaply (a short search pattern reads the whole table).
+ */
+export interface KeysetOptions {
+  rangeFiltered?: boolean;
+}
+
 /** One page of a list served oldest first by its text primary key `id`, or in the order `sort` asks for. */
 export interface KeysetPage<E extends ObjectLiteral> {
   /** Rows after the cursor in the page's order, one more than the page holds; a list narrows it with andWhere. */
@@ -94,20 +105,74 @@ export function keysetPage<E extends ObjectLiteral & { id: string }>(
   alias: string,
   list: string,
   query: { cursor?: string; limit?: number; sort?: string },
+  options: KeysetOptions = {},
 ): KeysetPage<E> {
   if (query.sort) return sortedPage(repository, alias, list, query as typeof query & { sort: string });
   const after = decodeCursor<string>(list, query.cursor, 'string');
   const size = pageSize(query);
   const qb = repository.createQueryBuilder(alias).orderBy(`${alias}.id`, 'ASC').limit(size + 1);
   if (after) qb.andWhere(`${alias}.id > :after`, { after });
+  const unfiltered = qb.expressionMap.wheres.length;
   return {
     qb,
     read: async (present, prepare) => {
-      const rows = await qb.getMany();
+      // A join (one row per match) could repeat an id, which filteredRows's count of matches does not expect.
+      const checked = options.rangeFiltered && qb.expressionMap.wheres.length > unfiltered && !qb.expressionMap.joinAttributes.length;
+      const rows = checked ? await filteredRows(repository, alias, qb, after, size) : await qb.getMany();
       if (prepare) await prepare(rows);
       return toPage(list, rows, size, (row) => row.id, present);
     },
   };
+}
+
+/** How many ids past the cursor the first try of a filtered page reads (`filteredRows`). */
+export const KEYSET_NEAR_ROWS = 5_000;
+/** The most matches a filtered page reads through the filter's own index before it leaves the plan to PostgreSQL. */
+export const KEYSET_MATCH_CAP = 20_000;
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  'Plan Rows': number;
+  Plans?: PlanNode[];
+}
+
+const findNode = (node: PlanNode, test: (node: PlanNode) => boolean): PlanNode | undefined => (test(node) ? node : node.Plans?.map((child) => findNode(child, test)).find(Boolean));
+
+/**
+ * The rows `qb` (a filtered page: `ORDER BY id LIMIT size + 1`) reads, without trusting the planner's
+ * guess of where its matches lie. Unless an index of the filter serves the page (then it runs as planned),
+ * PostgreSQL walks the primary key expecting a page of matches soon; when matches are rare (a 2-row
+ * `min_value`) or all far along the key (a recent `icp_scored_after`, one week a year ago), that walk reads
+ * most of the table. When the planner expects more than KEYSET_MATCH_CAP matches, they are dense enough
+ * for the walk to find a page soon, and the plain query runs as planned. Otherwise the page is, each step
+ * one statement exact at its snapshot:
+ * 1. the page among the next KEYSET_NEAR_ROWS ids: a full page there is the answer;
+ * 2. every match, read in a CTE with no order or limit to tempt it back to the primary key (so through
+ *    the filter's own index), then sorted; the answer unless the cap was reached;
+ * 3. the plain query, when the estimate was wrong.
+ */
+async function filteredRows<E extends ObjectLiteral>(repository: Repository<E>, alias: string, qb: SelectQueryBuilder<E>, after: string | undefined, size: number): Promise<E[]> {
+  const [sql, parameters] = qb.getQueryAndParameters();
+  const [{ 'QUERY PLAN': plan }] = (await repository.manager.query(`EXPLAIN (FORMAT JSON) ${sql}`, parameters)) as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>;
+  // Every table's primary key is `<table> (id) PRIMARY KEY`, so PostgreSQL names its index `<table>_pkey`.
+  const walk = findNode(plan[0].Plan, (node) => node['Node Type'] === 'Index Scan' && node['Index Name'] === `${repository.metadata.tableName}_pkey`);
+  if (!walk || walk['Plan Rows'] > KEYSET_MATCH_CAP) return qb.getMany();
+  const id = `${alias}.id`;
+  const near = repository.createQueryBuilder('keyset_near').select('keyset_near.id').orderBy('keyset_near.id', 'ASC').offset(KEYSET_NEAR_ROWS - 1).limit(1);
+  if (after) near.where('keyset_near.id > :after', { after });
+  // Within KEYSET_NEAR_ROWS of the last id there is no bound and this finds nothing; the next step reads the few rows left.
+  const rows = await qb.clone().andWhere(`${id} <= (${near.getQuery()})`, near.getParameters()).getMany();
+  if (rows.length > size) return rows;
+  const matches = qb.clone().select(id, 'id').orderBy().limit(KEYSET_MATCH_CAP + 1);
+  const { entities, raw } = await qb
+    .clone()
+    .addCommonTableExpression(matches, 'keyset_matches', { materialized: true })
+    .andWhere(`${id} IN (SELECT id FROM keyset_matches ORDER BY id LIMIT ${size + 1})`)
+    .addSelect('(SELECT count(*) FROM keyset_matches)', 'keyset_matched')
+    .getRawAndEntities();
+  if (!raw.length || Number((raw[0] as { keyset_matched: string }).keyset_matched) <= KEYSET_MATCH_CAP) return entities;
+  return qb.getMany();
 }
 
 interface SortedCursor {

@@ -1,8 +1,6 @@
-import { randomBytes } from 'crypto';
-import { Client } from 'pg';
 import { Column, DataSource, Entity, MigrationInterface, PrimaryColumn, QueryRunner } from 'typeorm';
-import { DEFAULT_DATABASE_URL } from './config';
 import { openDatabase } from './database';
+import { throwawayDatabase } from './throwaway-database.spec-support';
 import { findById, insertReturning, updateReturning } from './rows';
 
 const cents = { to: (v: number | null) => v, from: (v: string | null) => (v === null ? null : Math.round(Number(v) * 100)) };
@@ -52,21 +50,16 @@ class CreateWidgets1000000000000 implements MigrationInterface {
 
 /** The hot-path row helpers give exactly the entities TypeORM's own find gives, against real PostgreSQL. */
 describe('row helpers', () => {
-  const namespace = `t${process.env.CRM_TEST_RUN ?? ''}${randomBytes(5).toString('hex')}`;
-  const url = new URL(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL);
-  url.pathname = `/crm_${namespace}`;
+  const database = throwawayDatabase();
   let dataSource: DataSource;
 
   beforeAll(async () => {
-    dataSource = await openDatabase({ url: url.toString(), schema: 'widgets', entities: [Widget], migrations: [CreateWidgets1000000000000], poolSize: 3 });
+    dataSource = await openDatabase({ url: database.url, schema: 'widgets', entities: [Widget], migrations: [CreateWidgets1000000000000], poolSize: 3 });
   });
 
   afterAll(async () => {
     await dataSource?.destroy();
-    const admin = new Client({ connectionString: url.toString().replace(/\/crm_[^/]+$/, '/postgres') });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS "crm_${namespace}" WITH (FORCE)`);
-    await admin.end();
+    await database.drop();
   });
 
   it('insertReturning returns the stored row, defaults included, as findOne reads it', async () => {

@@ -136,7 +136,8 @@ export class ContactsService {
   }
 
   async list(query: ListContactsQuery): Promise<Page<ContactSummaryView>> {
-    const { qb, read } = keysetPage(this.dataSource.getRepository(Contact), 'c', LIST, query);
+    const rangeFiltered = [query.icp_score_min, query.icp_score_max, query.icp_scored_after, query.icp_scored_before, query.created_after, query.created_before].some((v) => v !== undefined);
+    const { qb, read } = keysetPage(this.dataSource.getRepository(Contact), 'c', LIST, query, { rangeFiltered });
     if (query.stage) qb.andWhere('c.stage = :stage', { stage: query.stage });
     if (query.source) qb.andWhere('c.source = :source', { source: query.source });
     if (query.company_id) qb.andWhere('c.company_id = :companyId', { companyId: query.company_id });

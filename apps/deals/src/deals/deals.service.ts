@@ -121,13 +121,13 @@ export class DealsService {
   }
 
   async list(query: ListDealsQuery): Promise<Page<DealView>> {
-    return this.page('deals', query, (qb) => this.applyFilters(qb, query));
+    return this.page('deals', query, query);
   }
 
   async listForPipeline(pipelineId: string, query: PipelineDealsQuery): Promise<Page<DealView>> {
     const exists = isId(pipelineId, IdPrefix.Pipeline) && (await this.dataSource.getRepository(Pipeline).exists({ where: { id: pipelineId } }));
     if (!exists) throw DomainError.notFound('pipeline', pipelineId);
-    return this.page(`pipelines/${pipelineId}/deals`, query, (qb) => this.applyFilters(qb, { ...query, pipeline_id: pipelineId }));
+    return this.page(`pipelines/${pipelineId}/deals`, query, { ...query, pipeline_id: pipelineId });
   }
 
   async get(ctx: RequestContext, id: string): Promise<FullDealResponse> {
@@ -218,9 +218,10 @@ export class DealsService {
     return read(presentHistory);
   }
 
-  private async page(list: string, query: SortablePageQuery, filter: (qb: SelectQueryBuilder<Deal>) => void): Promise<Page<DealView>> {
-    const { qb, read } = keysetPage(this.dataSource.getRepository(Deal), 'd', list, query);
-    filter(qb);
+  private async page(list: string, query: SortablePageQuery, filters: ListDealsQuery): Promise<Page<DealView>> {
+    const rangeFiltered = [filters.min_value, filters.max_value, filters.created_after, filters.created_before, filters.days_since_activity_gt].some((v) => v !== undefined);
+    const { qb, read } = keysetPage(this.dataSource.getRepository(Deal), 'd', list, query, { rangeFiltered });
+    this.applyFilters(qb, filters);
     const now = new Date();
     return read((d) => presentDeal(d, now));
   }
