@@ -181,7 +181,7 @@ export function scanSources(files: SourceFile[], baseReaders: ReadonlyMap<string
   return { reads, readers, unresolved };
 }
 
-/** The .ts files of apps/ and libs/ that ship: no specs, no test folders. */
+/** The .ts files of apps/ and libs/ that ship: no specs or their support files, no test folders. */
 export function shippedSources(root: string): SourceFile[] {
   const out: SourceFile[] = [];
   const walk = (dir: string): void => {
@@ -190,7 +190,7 @@ export function shippedSources(root: string): SourceFile[] {
       if (entry.isDirectory()) {
         if (entry.name === 'test' || entry.name === 'node_modules') continue;
         walk(full);
-      } else if (entry.name.endsWith('.ts') && !/\.(spec|test)\.ts$/.test(entry.name) && !entry.name.endsWith('.d.ts')) {
+      } else if (entry.name.endsWith('.ts') && !/\.(spec|test|spec-support)\.ts$/.test(entry.name) && !entry.name.endsWith('.d.ts')) {
         out.push({ path: relative(root, full).split(sep).join('/'), text: readFileSync(full, 'utf8') });
       }
     }
