@@ -22,6 +22,11 @@ export function isBatchWrite(req: FastifyRequest): boolean {
   return req.method === 'POST' && BATCH_ROUTES.has(req.routeOptions.url ?? '');
 }
 
+/** The request's JSON body, or undefined: an import upload's body is the raw request, a stream its route reads. */
+export function jsonBodyOf(req: FastifyRequest): unknown {
+  return req.body === req.raw ? undefined : req.body;
+}
+
 const unsupported = (message: string) => new DomainError(ErrorCode.UnsupportedMediaType, message);
 
 /**
@@ -78,7 +83,7 @@ export function bodyErrorOf(status: number, req: FastifyRequest): ErrorBody | un
  * route, the batch cost or the idempotency check reads them.
  */
 export function checkInput(req: FastifyRequest, reply: FastifyReply, done: () => void): void {
-  const issues = inputProblems(req.raw === req.body ? undefined : req.body);
+  const issues = inputProblems(jsonBodyOf(req));
   if (issues.length === 0) issues.push(...inputProblems(req.query));
   if (!issues.length) return done();
   writeError(reply, { code: ErrorCode.ValidationFailed, message: issues.map((issue) => issue.message).join('; '), details: issues });

@@ -6,6 +6,7 @@ import type { ServerResponse } from 'http';
 import { DataSource } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { GatewayRequest } from '../http/request-context';
+import { jsonBodyOf } from '../http/request-body';
 import { writeError } from '../http/write-error';
 import { LOGGER } from '../tokens';
 
@@ -63,9 +64,8 @@ export class IdempotencyHook implements OnModuleInit, OnModuleDestroy {
       });
     }
     const apiKeyId = req.principal.keyId;
-    // An upload's body is a stream the route has yet to read: its key covers the method and URL.
-    const body = req.body === req.raw ? null : (req.body ?? null);
-    const hash = createHash('sha256').update(`${req.method} ${req.url}\n${JSON.stringify(body)}`).digest('hex');
+    // An upload's key covers its method and URL: its body is a stream the route has yet to read.
+    const hash = createHash('sha256').update(`${req.method} ${req.url}\n${JSON.stringify(jsonBodyOf(req) ?? null)}`).digest('hex');
     try {
       const claimedAt = await this.claim(apiKeyId, key, hash);
       if (claimedAt) {
