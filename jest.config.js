@@ -8,10 +8,7 @@ module.exports = {
   testMatch: ['**/*.spec.ts', '**/*.test.ts'],
   transform: {
     '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }],
-    // An ES module that Node 20 requires natively (/docs's static files need it) but Jest cannot: compiled to CommonJS for tests.
-    '/node_modules/@fastify/static/node_modules/content-disposition/.+\\.js$': ['@swc/jest', { swcrc: false, module: { type: 'commonjs' } }],
   },
-  transformIgnorePatterns: ['/node_modules/(?!(@fastify/static/node_modules/)?content-disposition/)'],
   moduleNameMapper: {
     '^@crm/common$': '<rootDir>/libs/common/src/index.ts',
     '^@crm/contracts$': '<rootDir>/libs/contracts/src/index.ts',
