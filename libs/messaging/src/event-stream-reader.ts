@@ -41,7 +41,7 @@ export interface EventStreamReaderOptions {
   retry?: RetryPolicy;
   logger: Logger;
   batchSize?: number;
-  /** A partial batch is handled once no message has arrived for this long. */
+  /** A partial batch is handled once no message has arrived for this long; 0: once none is waiting (see `messageBatches`). */
   lingerMs?: number;
 }
 

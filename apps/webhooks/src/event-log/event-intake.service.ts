@@ -81,6 +81,8 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
         handle: (batch) => this.store(batch),
         park: (item, error, attempts) => this.park(item, error, attempts),
         retry: this.deadEvents.policy,
+        // Every event waits for the intake before it can be delivered, so none waits for company.
+        lingerMs: 0,
       });
       this.consumer.start();
       this.logger.info('this replica now copies events for webhook delivery');
