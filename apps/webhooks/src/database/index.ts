@@ -10,6 +10,7 @@ import { AddPreviousSecret1764100000100 } from './migrations/1764100000100-add-p
 import { IndexDeliveriesCreatedAt1764100000200 } from './migrations/1764100000200-index-deliveries-created-at';
 import { AddEventTraceContext1764200000100 } from './migrations/1764200000100-add-event-trace-context';
 import { AddDeliveryFunctions1764800000000 } from './migrations/1764800000000-add-delivery-functions';
+import { AddIntakeAndClaimFunctions1764900000000 } from './migrations/1764900000000-add-intake-and-claim-functions';
 
 export const webhooksEntities = [Subscription, Delivery, WebhookEvent];
 
@@ -27,5 +28,6 @@ export function webhooksMigrations(keyring: SecretKeyring): Function[] {
     AddOutboxTraceContext1764200000000,
     AddEventTraceContext1764200000100,
     AddDeliveryFunctions1764800000000,
+    AddIntakeAndClaimFunctions1764900000000,
   ];
 }

@@ -57,6 +57,13 @@ interface AttemptRow {
   trace_context: string | null;
 }
 
+/** What webhook_claim answers for each subscription it leased: the id its first attempt was recorded under, and that attempt. */
+interface ClaimedSubscription {
+  id: string;
+  delivery: string;
+  attempt: AttemptRow | null;
+}
+
 interface SubscriptionRow {
   id: string;
   status: string;
@@ -134,37 +141,26 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
       });
   }
 
+  /**
+   * Leases due subscriptions and starts a turn for each with its first attempt, prepared in the same call
+   * (webhook_claim). This replica's own turns still under way are left out: a subscription released just
+   * now may be due again before its turn has finished here.
+   */
   private async claimAndStart(): Promise<void> {
     const free = this.settings.maxConcurrency - this.inFlight.size;
     if (free <= 0) return;
     const token = randomUUID();
-    const result: unknown[] = await this.dataSource.query(
-      `WITH due AS (
-         SELECT s.id FROM subscriptions s
-         WHERE s.status = 'active'
-           AND (s.lease_expires_at IS NULL OR s.lease_expires_at < now())
-           AND (s.next_attempt_at IS NULL OR s.next_attempt_at <= now())
-           AND EXISTS (SELECT 1 FROM webhook_events e
-                       WHERE e.position > s.bookmark AND (s.event_types IS NULL OR e.type = ANY (s.event_types)))
-         ORDER BY s.next_attempt_at NULLS FIRST, s.id
-         LIMIT $1
-         FOR UPDATE OF s SKIP LOCKED)
-       UPDATE subscriptions s SET lease_token = $2, lease_expires_at = now() + make_interval(secs => $3::float8 / 1000)
-       FROM due WHERE s.id = due.id
-       RETURNING s.id`,
-      [free, token, LEASE_MS],
-    );
-    const claimed = returnedRows<{ id: string }>(result);
-    for (const { id } of claimed) {
-      if (this.inFlight.has(id)) {
-        // Claimed just after its last turn released it, before that turn finished here. Kept, the claim
-        // would hold the subscription until its lease expired; given back, the ending turn's kick claims
-        // it again.
-        await this.release(id, token);
-        continue;
-      }
+    const deliveryIds = Array.from({ length: free }, () => newId(IdPrefix.Delivery));
+    const [{ claimed }]: { claimed: ClaimedSubscription[] }[] = await this.dataSource.query(`SELECT webhook_claim($1, $2, $3, $4, $5) AS claimed`, [
+      free,
+      token,
+      deliveryIds,
+      [...this.inFlight.keys()],
+      LEASE_MS,
+    ]);
+    for (const { id, delivery, attempt } of claimed) {
       this.held.set(id, token);
-      const turn = this.turn(id, token)
+      const turn = this.turn(id, token, attempt ? { deliveryId: delivery, row: attempt } : undefined)
         .catch((err: Error) => this.logger.error({ err: err.message, webhook_id: id }, 'webhook delivery turn failed'))
         .finally(() => {
           this.held.delete(id);
@@ -188,16 +184,15 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
   }
 
   /** Sends one claimed subscription its due events in order, until it is caught up, failing, or has had its share. */
-  private async turn(subscriptionId: string, token: string): Promise<void> {
+  private async turn(subscriptionId: string, token: string, first?: { deliveryId: string; row: AttemptRow }): Promise<void> {
     try {
-      // Attempts left pending hold the lease of a replica that stopped before recording an answer. Within
-      // a turn every attempt is recorded before the next is prepared, so this is needed once per turn.
-      await this.dataSource.query(
-        `UPDATE deliveries SET status = 'failed', error = 'interrupted before an answer was recorded; the event will be sent again'
-         WHERE subscription_id = $1 AND status = 'pending' AND EXISTS (SELECT 1 FROM subscriptions WHERE id = $1 AND lease_token = $2)`,
-        [subscriptionId, token],
-      );
-      let attempt = this.stopped ? undefined : await this.prepare(subscriptionId, token);
+      if (!first) return;
+      let attempt: PreparedAttempt | undefined = await this.openAttempt(subscriptionId, token, first.deliveryId, first.row);
+      if (this.stopped) {
+        // Prepared by the claim but never made: withdrawn rather than left for the next owner to mark failed.
+        await this.dataSource.query(`DELETE FROM deliveries WHERE id = $1`, [first.deliveryId]);
+        return;
+      }
       for (let sent = 1; attempt; sent++) {
         const result = await this.send(attempt);
         this.metrics.record(result);

@@ -107,20 +107,20 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
     await client?.end().catch(() => undefined);
   }
 
-  /** Skips what the checkpoint says is copied already, and is idempotent on event id besides. */
+  /**
+   * Skips what the checkpoint says is copied already, and is idempotent on event id besides: one call to
+   * webhook_take_in, which holds the insert lock so positions become visible in increasing order (a
+   * dispatcher reading `position > bookmark` can never skip a row that commits later with a smaller one).
+   */
   async store(batch: SequencedEvent[]): Promise<void> {
     if (!batch.length) return;
-    await this.dataSource.transaction(async (m) => {
-      // Serialises inserts so positions become visible in increasing order: a dispatcher reading
-      // `position > bookmark` can never skip a row that commits later with a smaller position.
-      await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [INSERT_LOCK]);
-      const [{ seq }] = await m.query(`SELECT stream_seq::text AS seq FROM intake_checkpoint`);
-      const events = batch.filter((b) => b.seq > Number(seq)).map((b) => ({ ...b.event, traceparent: b.traceparent }));
-      if (!events.length) return;
-      await this.insert(m, events);
-      await m.query(`UPDATE intake_checkpoint SET stream_seq = $1`, [batch[batch.length - 1].seq]);
-    });
-    this.signal.kick();
+    const events = batch.map((b) => ({ ...b.event, traceparent: b.traceparent }));
+    const [{ added }]: { added: number }[] = await this.dataSource.query(`SELECT webhook_take_in($1, $2, $3, $4, $5, $6) AS added`, [
+      INSERT_LOCK,
+      batch.map((b) => b.seq),
+      ...this.columns(events),
+    ]);
+    if (added) this.signal.kick();
   }
 
   /** Parks an event intake could not copy and moves the checkpoint past it, in one transaction. */
@@ -148,12 +148,12 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
       `INSERT INTO webhook_events (id, type, body, trace_context)
        SELECT e.id, e.type, e.body, e.trace FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS e(id, type, body, trace, n)
        ORDER BY e.n ON CONFLICT (id) DO NOTHING`,
-      [
-        events.map((e) => e.id),
-        events.map((e) => e.type),
-        events.map((e) => JSON.stringify(webhookBody(e))),
-        events.map((e) => e.traceparent ?? null),
-      ],
+      this.columns(events),
     );
+  }
+
+  /** The events as the columns webhook_events stores: ids, types, webhook bodies, trace contexts. */
+  private columns(events: Array<DomainEvent & { traceparent?: string }>): [string[], string[], string[], Array<string | null>] {
+    return [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => JSON.stringify(webhookBody(e))), events.map((e) => e.traceparent ?? null)];
   }
 }
