@@ -1,4 +1,4 @@
-import { contextFrom, IdPrefix, inSpan, Logger, newId, returnedRows, SpanKind, traceparentOf, tracerFor } from '@crm/common';
+import { contextFrom, IdPrefix, inSpan, Logger, newId, SpanKind, traceparentOf, tracerFor } from '@crm/common';
 import { EventType, WebhookDisabledData } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { LOGGER } from '@crm/runtime';

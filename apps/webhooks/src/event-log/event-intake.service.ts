@@ -115,12 +115,12 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
   async store(batch: SequencedEvent[]): Promise<void> {
     if (!batch.length) return;
     const events = batch.map((b) => ({ ...b.event, traceparent: b.traceparent }));
-    const [{ added }]: { added: number }[] = await this.dataSource.query(`SELECT webhook_take_in($1, $2, $3, $4, $5, $6) AS added`, [
+    const [{ claimable }]: { claimable: boolean }[] = await this.dataSource.query(`SELECT webhook_take_in($1, $2, $3, $4, $5, $6) AS claimable`, [
       INSERT_LOCK,
       batch.map((b) => b.seq),
       ...this.columns(events),
     ]);
-    if (added) this.signal.kick();
+    if (claimable) this.signal.kick();
   }
 
   /** Parks an event intake could not copy and moves the checkpoint past it, in one transaction. */

@@ -8,7 +8,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * skipping those at or below the intake checkpoint and any id already there, and moves the checkpoint
  * to the batch's last stream sequence. It holds the insert lock (`p_lock`, a transaction advisory lock
  * the intake's other writers take too) until its commit, so positions become visible in increasing
- * order. Answers how many events it added.
+ * order. Answers whether it added an event an active subscription may want: only then is a claim worth
+ * making, so a deployment without subscriptions makes none.
  *
  * webhook_claim: leases up to `p_limit` due subscriptions (active, not leased, not waiting for a retry,
  * with an event after their bookmark), skipping those in `p_busy` (this replica's own turns still under
@@ -23,7 +24,7 @@ export class AddIntakeAndClaimFunctions1764900000000 implements MigrationInterfa
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
       CREATE FUNCTION webhook_take_in(p_lock text, p_seqs bigint[], p_ids text[], p_types text[], p_bodies text[], p_traces text[])
-      RETURNS integer LANGUAGE plpgsql AS $fn$
+      RETURNS boolean LANGUAGE plpgsql AS $fn$
       DECLARE
         copied_through bigint;
         added integer;
@@ -38,7 +39,9 @@ export class AddIntakeAndClaimFunctions1764900000000 implements MigrationInterfa
         ON CONFLICT (id) DO NOTHING;
         GET DIAGNOSTICS added = ROW_COUNT;
         UPDATE intake_checkpoint SET stream_seq = p_seqs[cardinality(p_seqs)] WHERE stream_seq < p_seqs[cardinality(p_seqs)];
-        RETURN added;
+        RETURN added > 0 AND EXISTS (
+          SELECT 1 FROM subscriptions s
+          WHERE s.status = 'active' AND (s.event_types IS NULL OR s.event_types && p_types));
       END
       $fn$`);
     await q.query(`
