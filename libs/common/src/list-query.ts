@@ -1,6 +1,6 @@
 import { ObjectLiteral, Repository, SelectQueryBuilder } from 'typeorm';
 import { DomainError, ErrorCode } from '@crm/contracts';
-import { decodeCursor, encodeCursor, Page, pageSize, toPage } from './pagination';
+import { decodeCursor, Page, pageSize, toPage } from './pagination';
 import { validationFailed } from './validation';
 
 /**

@@ -1,5 +1,5 @@
 import { canonicalJson, diffFields, DomainError, FieldSpec, fieldSpecs, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, SortablePageQuery, transactionOf, updateReturning } from '@crm/common';
-import { ContactCreatedData, ContactDealItem, ContactDeletedData, ContactSummaryView, ContactUpdatedData, ContactsLimits, CreateContactDto, EventType, ListContactsQuery, ListDealsForContactRequest, MergeContactsDto, Ops, ReassignContactReply, ReassignContactRequest, RequestContext, UpdateContactDto } from '@crm/contracts';
+import { ContactCreatedData, ContactDealItem, ContactDeletedData, ContactSummaryView, ContactUpdatedData, ContactsLimits, CreateContactDto, EventType, ListContactsQuery, ListDealsForContactRequest, MergeContactsDto, Ops, ReassignContactRequest, RequestContext, UpdateContactDto } from '@crm/contracts';
 import { createdChange, deletedChange, mergedAwayChange, mergedChange, OutboxService, RpcCaller, updatedChange } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';

@@ -1,5 +1,5 @@
 import { DomainError, ErrorCode } from '@crm/common';
-import { Ops, REFERENCEABLE_BUILT_INS, RequestContext, ResolveDealsReply, ResolveDealsRequest, ValidationWarning } from '@crm/contracts';
+import { Ops, REFERENCEABLE_BUILT_INS, RequestContext, ResolveDealsRequest, ValidationWarning } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { CustomFieldReferences, enforceFieldValues, EnforcementInput, EnforcementTarget } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';

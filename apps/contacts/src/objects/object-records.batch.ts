@@ -60,7 +60,7 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
   readonly noun: string;
 
   constructor(
-    private readonly slug: string,
+    slug: string,
     private readonly writableType: (m: EntityManager) => Promise<ObjectType>,
     /** The type without a lock, outside the batch's transaction (its unique fields, for an upsert's key). */
     private readonly readableType: (m: EntityManager) => Promise<ObjectType>,

@@ -1,6 +1,6 @@
 import { ContactCompanies } from '../contact-companies/contact-companies';
 import { diffFields, DomainError, ErrorCode, fieldSpecs, IdPrefix, isUniqueViolation, keysetPage, newId, Page } from '@crm/common';
-import { BUILT_IN_OBJECTS, BuiltInCustomFieldsState, CUSTOM_FIELD_OWNERS, CreateObjectTypeDto, EventType, FieldDefinitionDto, ListObjectTypesQuery, NO_CUSTOM_FIELDS, ObjectSchemaView, ObjectTypeEventData, Ops, RESERVED_SLUGS, RequestContext, SchemaLimits, SchemaView, UpdateFieldDefinitionDto, UpdateObjectTypeDto, builtInObject, normaliseDefinition, presentBuiltInObject } from '@crm/contracts';
+import { BUILT_IN_OBJECTS, BuiltInCustomFieldsState, CreateObjectTypeDto, EventType, FieldDefinitionDto, ListObjectTypesQuery, NO_CUSTOM_FIELDS, ObjectSchemaView, ObjectTypeEventData, Ops, RESERVED_SLUGS, RequestContext, SchemaLimits, SchemaView, UpdateFieldDefinitionDto, UpdateObjectTypeDto, builtInObject, normaliseDefinition, presentBuiltInObject } from '@crm/contracts';
 import { OutboxService, RpcCaller } from '@crm/messaging';
 import { appendDefinition, BuiltInCustomFieldsService, checkDefinitions, definitionNamed, editedDefinitions, moveStoredValues } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';

@@ -1,5 +1,5 @@
 import { DomainError } from '@crm/common';
-import { Ops, RequestContext, ResolveDealsReply, ResolveDealsRequest } from '@crm/contracts';
+import { Ops, RequestContext, ResolveDealsRequest } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';

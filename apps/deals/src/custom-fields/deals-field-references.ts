@@ -1,4 +1,4 @@
-import { Ops, RequestContext, ResolveContactsReply, ResolveContactsRequest } from '@crm/contracts';
+import { Ops, RequestContext, ResolveContactsRequest } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { CustomFieldReferences } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';

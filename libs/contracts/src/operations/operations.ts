@@ -34,7 +34,6 @@ import {
   CreateDealDto,
   CreatePipelineDto,
   ContactDealItem,
-  DealSummary,
   DealView,
   DeleteWithMoveQuery,
   FullDealView,
