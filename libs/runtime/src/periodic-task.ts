@@ -1,7 +1,13 @@
+export interface PeriodicTaskOptions {
+  /** `after-interval`: the first run waits a whole interval (housekeeping nothing needs at start-up). */
+  firstRun?: 'now' | 'after-interval';
+}
+
 /**
- * Runs `work` now and then every `intervalMs`, never two at once: a run still going when the next is
- * due is not doubled. `stop` waits for the run in progress, so shutdown never closes the database
- * under it. A failed run is reported to `failed` and retried at the next interval.
+ * Runs `work` now (or after the first interval) and then every `intervalMs`, never two at once: a run
+ * still going when the next is due is not doubled. `stop` waits for the run in progress, so shutdown
+ * never closes the database under it. A failed run is reported to `failed` and retried at the next
+ * interval. The timer alone never keeps a process alive.
  */
 export class PeriodicTask {
   private timer?: NodeJS.Timeout;
@@ -12,6 +18,7 @@ export class PeriodicTask {
     private readonly intervalMs: number,
     private readonly work: () => Promise<void>,
     private readonly failed: (err: Error) => void,
+    private readonly options: PeriodicTaskOptions = {},
   ) {}
 
   /** True once stop() was called: long runs check it between their steps. */
@@ -20,8 +27,8 @@ export class PeriodicTask {
   }
 
   start(): void {
-    this.timer = setInterval(() => this.tick(), this.intervalMs);
-    this.tick();
+    this.timer = setInterval(() => this.tick(), this.intervalMs).unref();
+    if (this.options.firstRun !== 'after-interval') this.tick();
   }
 
   async stop(): Promise<void> {

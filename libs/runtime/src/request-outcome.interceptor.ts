@@ -5,6 +5,7 @@ import { CallHandler, ExecutionContext, NestInterceptor, OnModuleDestroy, OnModu
 import { randomUUID } from 'crypto';
 import { from, lastValueFrom, Observable } from 'rxjs';
 import { DataSource } from 'typeorm';
+import { PeriodicTask } from './periodic-task';
 
 /** The gateway sends a hex SHA-256 digest; anything else is not ours and is ignored. */
 const REF_SHAPE = /^[0-9a-f]{64}$/;
@@ -25,20 +26,24 @@ interface StoredOutcome {
  * here and finds the result.
  */
 export class RequestOutcomeInterceptor implements NestInterceptor, OnModuleInit, OnModuleDestroy {
-  private purgeTimer?: NodeJS.Timeout;
+  private readonly purges: PeriodicTask;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly config: ServiceConfig,
     private readonly logger: Logger,
-  ) {}
-
-  onModuleInit(): void {
-    this.purgeTimer = setInterval(() => void this.purge(), PURGE_EVERY_MS).unref();
+  ) {
+    this.purges = new PeriodicTask(PURGE_EVERY_MS, () => this.purge(), (err) => this.logger.warn({ err: err.message }, 'could not purge expired request outcomes'), {
+      firstRun: 'after-interval',
+    });
   }
 
-  onModuleDestroy(): void {
-    clearInterval(this.purgeTimer);
+  onModuleInit(): void {
+    this.purges.start();
+  }
+
+  onModuleDestroy(): Promise<void> {
+    return this.purges.stop();
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -119,8 +124,6 @@ export class RequestOutcomeInterceptor implements NestInterceptor, OnModuleInit,
   }
 
   private async purge(): Promise<void> {
-    await this.dataSource
-      .query(`DELETE FROM request_outcomes WHERE created_at < now() - make_interval(hours => $1)`, [this.config.idempotencyTtlHours])
-      .catch((err: Error) => this.logger.warn({ err: err.message }, 'could not purge expired request outcomes'));
+    await this.dataSource.query(`DELETE FROM request_outcomes WHERE created_at < now() - make_interval(hours => $1)`, [this.config.idempotencyTtlHours]);
   }
 }

@@ -3,6 +3,7 @@ import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { createHash } from 'crypto';
 import type { FastifyReply } from 'fastify';
 import type { ServerResponse } from 'http';
+import { PeriodicTask } from '@crm/runtime';
 import { DataSource } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { GatewayRequest } from '../http/request-context';
@@ -36,20 +37,24 @@ interface StoredRequest {
  */
 @Injectable()
 export class IdempotencyHook implements OnModuleInit, OnModuleDestroy {
-  private purgeTimer?: NodeJS.Timeout;
+  private readonly purges: PeriodicTask;
 
   constructor(
     private readonly dataSource: DataSource,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
-
-  onModuleInit(): void {
-    this.purgeTimer = setInterval(() => void this.purge(), PURGE_EVERY_MS).unref();
+  ) {
+    this.purges = new PeriodicTask(PURGE_EVERY_MS, () => this.purge(), (err) => this.logger.warn({ err: err.message }, 'could not purge expired idempotency keys'), {
+      firstRun: 'after-interval',
+    });
   }
 
-  onModuleDestroy(): void {
-    clearInterval(this.purgeTimer);
+  onModuleInit(): void {
+    this.purges.start();
+  }
+
+  onModuleDestroy(): Promise<void> {
+    return this.purges.stop();
   }
 
   /** A `preHandler` hook, after the key check, the body's parsing and the batch cost. */
@@ -166,8 +171,6 @@ export class IdempotencyHook implements OnModuleInit, OnModuleDestroy {
   }
 
   private async purge(): Promise<void> {
-    await this.dataSource
-      .query(`DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1)`, [this.config.idempotencyTtlHours])
-      .catch((err: Error) => this.logger.warn({ err: err.message }, 'could not purge expired idempotency keys'));
+    await this.dataSource.query(`DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1)`, [this.config.idempotencyTtlHours]);
   }
 }
