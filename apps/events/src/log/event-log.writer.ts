@@ -14,7 +14,8 @@ import { DataSource, EntityManager } from 'typeorm';
  * are skipped.
  */
 const CONSUMER = 'event-log';
-const WRITER_LOCK = `SELECT pg_advisory_xact_lock(hashtext('crm:event-log'))`;
+const WRITER_LOCK_KEY = 'crm:event-log';
+const WRITER_LOCK = `SELECT pg_advisory_xact_lock(hashtext('${WRITER_LOCK_KEY}'))`;
 
 @Injectable()
 export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -65,27 +66,13 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
     return Number(seq);
   }
 
+  /** One call of event_log_append (see its migration): lock, skip what the log holds, append, checkpoint. */
   async append(batch: SequencedEvent[]): Promise<void> {
-    await this.dataSource.transaction(async (m) => {
-      // Held to commit: positions are drawn and become visible in the same order.
-      await m.query(WRITER_LOCK);
-      const checkpoint = await this.checkpoint(m);
-      const unseen = batch.filter((b) => b.seq > checkpoint);
-      if (!unseen.length) return;
-      // A relay may publish an event twice (after a crash between publish and delete, past the
-      // stream's duplicate window); the id decides.
-      const known: { id: string }[] = await m.query(`SELECT id FROM events WHERE id = ANY($1::text[])`, [unseen.map((b) => b.event.id)]);
-      const seen = new Set(known.map((k) => k.id));
-      const fresh: DomainEvent[] = [];
-      for (const { event } of unseen) {
-        if (seen.has(event.id)) continue;
-        seen.add(event.id);
-        fresh.push(event);
-      }
-      await this.insert(m, fresh);
-      await m.query(`UPDATE log_checkpoint SET stream_seq = $1`, [unseen[unseen.length - 1].seq]);
-      return fresh.length;
-    }).then((count) => this.appended.inc(count ?? 0));
+    const [{ appended }]: Array<{ appended: number }> = await this.dataSource.query(
+      `SELECT event_log_append($1, $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::jsonb[], $7::text[], $8::text[], $9::jsonb[]) AS appended`,
+      [WRITER_LOCK_KEY, batch.map((b) => String(b.seq)), ...columnsOf(batch.map((b) => b.event))],
+    );
+    this.appended.inc(appended);
   }
 
   /** Parks an event the log could not take and moves the checkpoint past it, in one transaction. */
@@ -114,17 +101,21 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
     await m.query(
       `INSERT INTO events (position, id, type, occurred_at, actor, via, request_id, data)
        SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[], $5::jsonb[], $6::text[], $7::text[], $8::jsonb[])`,
-      [
-        positions.map(String),
-        fresh.map((e) => e.id),
-        fresh.map((e) => e.type),
-        fresh.map((e) => e.occurred_at),
-        // An event published before producers stamped an origin (still in the stream, or parked) has none.
-        fresh.map((e) => (e.actor ? JSON.stringify(e.actor) : null)),
-        fresh.map((e) => e.via ?? null),
-        fresh.map((e) => e.request_id ?? null),
-        fresh.map((e) => JSON.stringify(e.data ?? {})),
-      ],
+      [positions.map(String), ...columnsOf(fresh)],
     );
   }
+}
+
+/** The log's columns of each event, as the arrays the statements unnest. */
+function columnsOf(events: DomainEvent[]): unknown[][] {
+  return [
+    events.map((e) => e.id),
+    events.map((e) => e.type),
+    events.map((e) => e.occurred_at),
+    // An event published before producers stamped an origin (still in the stream, or parked) has none.
+    events.map((e) => (e.actor ? JSON.stringify(e.actor) : null)),
+    events.map((e) => e.via ?? null),
+    events.map((e) => e.request_id ?? null),
+    events.map((e) => JSON.stringify(e.data ?? {})),
+  ];
 }
