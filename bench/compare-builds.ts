@@ -11,10 +11,13 @@ import { BenchStack, CONNECTIONS, createContactsLoad, load, machine, Row, runBen
  * in the machine's load hits both alike. `npm run bench:compare -- <git ref>` (default HEAD~1).
  * Throughput moves with whatever else the machine runs; CPU time per request (summed over the five
  * processes, from /proc) moves much less, so it is the column to compare on a shared machine.
+ * BENCH_ROUNDS, BENCH_ROUND_S and BENCH_SCENARIOS choose how much of it runs.
  */
 const ROOT = join(__dirname, '..', '..');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 10);
+/** `BENCH_SCENARIOS='GET /contacts/:id,POST /contacts'` runs those alone (the writes fill the lists and the log the reads page through). */
+const ONLY = process.env.BENCH_SCENARIOS?.split(',').map((name) => name.trim());
 
 function git(...args: string[]): string {
   return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
@@ -64,12 +67,16 @@ async function main(): Promise<void> {
       const pipeline: { id: string; stages: Array<{ id: string }> } = await stack.post('/pipelines', { name: 'Bench', stages: [{ name: 'Open', type: 'open' }, { name: 'Won', type: 'won' }] });
       deals[name] = (await stack.post('/deals', { name: 'Bench deal', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, value: 1 })).id;
     }
-    const scenarios: Array<{ name: string; run: (name: string, stack: BenchStack) => Promise<Row> }> = [
+    type Scenario = { name: string; run: (name: string, stack: BenchStack) => Promise<Row> };
+    const scenarios = ([
       { name: 'GET /contacts/:id', run: (name, s) => load('GET /contacts/:id', `${s.api}/contacts/${probes[name]}`, s.key, {}, '', ROUND_S) },
       { name: 'POST /contacts', run: (_name, s) => load('POST /contacts', `${s.api}/contacts`, s.key, createContactsLoad(), '', ROUND_S) },
       // Every request a new value, so each one is a real change (a same-value PATCH writes nothing).
       { name: 'PATCH /deals/:id', run: (name, s) => load('PATCH /deals/:id', `${s.api}/deals/${deals[name]}`, s.key, patchDealLoad(), '', ROUND_S) },
-    ];
+      // Large replies, after the writes above have filled the log: what the gateway does per byte shows here.
+      { name: 'GET /contacts?limit=50', run: (_name, s) => load('GET /contacts?limit=50', `${s.api}/contacts?limit=50`, s.key, {}, '', ROUND_S) },
+      { name: 'GET /events?limit=200', run: (_name, s) => load('GET /events?limit=200', `${s.api}/events?limit=200`, s.key, {}, '', ROUND_S) },
+    ] satisfies Scenario[]).filter((scenario) => !ONLY || ONLY.includes(scenario.name));
     const names = Object.keys(stacks);
     for (let round = 0; round < ROUNDS; round++) {
       for (const scenario of scenarios) {

@@ -1,3 +1,4 @@
+import { RawJson } from '@crm/messaging';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { RequestMetricsHook } from '../metrics/request-metrics.hook';
 import { IdempotencyHook } from '../idempotency/idempotency.hook';
@@ -16,6 +17,7 @@ import { TracingHook } from './tracing.hook';
  * - preValidation: the body and query against InputLimits;
  * - preHandler: the rest of a batch's cost, then Idempotency-Key;
  * - then Nest: the scopes guard, the route, the exception filter; onResponse: the request metrics.
+ * A forwarded route's answer is the service's JSON, unparsed (RawJson), and goes out as it arrived.
  * Added before the routes are, so every route and the not-found handler have them.
  */
 export function installPipeline(app: NestFastifyApplication, drain: HttpDrain): void {
@@ -38,4 +40,11 @@ export function installPipeline(app: NestFastifyApplication, drain: HttpDrain): 
   fastify.addHook('preHandler', (req, reply) => batchCost.preHandler(req, reply));
   fastify.addHook('preHandler', (req, reply) => idempotency.preHandler(req, reply));
   fastify.addHook('onResponse', (req, reply, done) => metrics.onResponse(req, reply, done));
+  // Fastify writes a Buffer from a serializer as it writes a string; its type admits only the string.
+  fastify.setReplySerializer(sendsRawJson as (payload: unknown) => string);
+}
+
+/** Fastify's serialisation of a JSON answer (it sets the content type), except that RawJson is already JSON. */
+export function sendsRawJson(payload: unknown): string | Buffer {
+  return payload instanceof RawJson ? payload.bytes : JSON.stringify(payload);
 }

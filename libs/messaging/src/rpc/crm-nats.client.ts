@@ -1,9 +1,10 @@
 import { DomainError, ErrorCode, traceparentOf } from '@crm/common';
 import { rpcSubject } from '@crm/contracts';
-import { ClientNats, NatsOptions, ReadPacket, WritePacket } from '@nestjs/microservices';
+import { ClientNats, NatsOptions, PacketId, ReadPacket, WritePacket } from '@nestjs/microservices';
 import { createInbox, headers as natsHeaders, ErrorCode as NatsErrorCode, Msg, MsgHdrs, NatsConnection, NatsError, Subscription } from 'nats';
 import { CompressingSerializer, InflatingResponseDeserializer } from './compressed-messages';
-import { catchError, Observable, throwError } from 'rxjs';
+import { readSplitReply, splitReplyId } from './split-replies';
+import { catchError, defer, mergeMap, Observable, throwError } from 'rxjs';
 import { serviceUnavailable, toDomainError } from './rpc-errors';
 
 /** The active span's `traceparent`, when tracing is on, so the answering service continues the trace. */
@@ -65,22 +66,49 @@ export class CrmNatsClient extends ClientNats {
   }
 
   override send<TResult = unknown, TInput = unknown>(pattern: string, data: TInput): Observable<TResult> {
+    return this.asDomainErrors(pattern, super.send<TResult, TInput>(pattern, data));
+  }
+
+  /**
+   * `send`, for a caller that hands the reply on unchanged: a successful reply in the split layout
+   * arrives as RawJson, unparsed. Anything else (an error, an older service's reply) arrives as `send` gives it.
+   */
+  sendPassingThrough(pattern: string, data: object): Observable<unknown> {
+    // Nest's send, with the reply read raw.
+    const reply = defer(() => this.connect()).pipe(
+      mergeMap(() => new Observable((observer) => this.publishReading({ pattern, data }, this.createObserver(observer), true))),
+    );
+    return this.asDomainErrors(pattern, reply);
+  }
+
+  private asDomainErrors<T>(pattern: string, reply: Observable<T>): Observable<T> {
     const service = pattern.split('.')[0];
-    return super.send<TResult, TInput>(pattern, data).pipe(catchError((err: unknown) => throwError(() => this.failure(err, service))));
+    return reply.pipe(catchError((err: unknown) => throwError(() => this.failure(err, service))));
   }
 
   protected override normalizePattern(pattern: string): string {
     return rpcSubject(this.namespace, super.normalizePattern(pattern));
   }
 
+  /** Every request reads its reply in the split layout, and says so in its id; a service of an older build answers in Nest's envelope. */
+  protected override assignPacketId(packet: ReadPacket): ReadPacket & PacketId {
+    const assigned = super.assignPacketId(packet);
+    assigned.id = splitReplyId(assigned.id);
+    return assigned;
+  }
+
   protected override publish(partialPacket: ReadPacket, callback: (packet: WritePacket) => unknown): () => void {
+    return this.publishReading(partialPacket, callback, false);
+  }
+
+  private publishReading(partialPacket: ReadPacket, callback: (packet: WritePacket) => unknown, raw: boolean): () => void {
     let token: string | undefined;
     let replies: ReplyInbox | undefined;
     try {
       const packet = this.assignPacketId(partialPacket);
       const { data, headers } = this.serializer.serialize(packet) as { data: Uint8Array; headers?: MsgHdrs };
       replies = this.replyInbox();
-      token = replies.expect(this.createSubscriptionHandler(packet, callback), (err) => callback({ err, isDisposed: true }), this.timeoutMs);
+      token = replies.expect((_err, msg) => this.answer(packet, msg, raw, callback), (err) => callback({ err, isDisposed: true }), this.timeoutMs);
       this.natsClient!.publish(this.normalizePattern(packet.pattern), data, { reply: replies.subject(token), headers: withTraceparent(this.mergeHeaders(headers)) });
     } catch (err) {
       if (token) replies?.forget(token);
@@ -89,6 +117,18 @@ export class CrmNatsClient extends ClientNats {
     return () => {
       if (token) replies?.forget(token);
     };
+  }
+
+  /** A reply in the split layout is read here (its subject's token names the request); one in Nest's envelope as Nest reads it. */
+  private answer(packet: ReadPacket & PacketId, msg: Msg, raw: boolean, callback: (packet: WritePacket) => unknown): unknown {
+    let split: ReturnType<typeof readSplitReply>;
+    try {
+      split = readSplitReply(msg.data, raw);
+    } catch (err) {
+      return callback({ err, isDisposed: true });
+    }
+    if (!split) return this.createSubscriptionHandler(packet, callback)(undefined, msg);
+    return callback({ response: split.response, isDisposed: true });
   }
 
   override async close(): Promise<void> {

@@ -3,6 +3,7 @@ import { CompressingSerializer, InflatingRequestDeserializer } from './compresse
 import { rpcQueueGroup, rpcServiceWildcard, RpcServiceName } from '@crm/contracts';
 import { NatsOptions, ServerNats } from '@nestjs/microservices';
 import { ErrorCode as NatsErrorCode, Msg, NatsConnection, NatsError, Subscription } from 'nats';
+import { splitReply, wantsSplitReply } from './split-replies';
 
 export interface CrmNatsServerOptions {
   servers: string;
@@ -24,6 +25,8 @@ const TOO_LARGE = { code: ErrorCode.Internal, message: 'The response is too larg
  *   reply rather than passing as a missing service;
  * - messages over 64 KiB travel gzip-compressed (compressed-messages.ts), and a reply still over the
  *   broker's payload limit is replaced by an error instead of being lost;
+ * - a successful reply to a caller that asks for it travels in the split layout (split-replies.ts): the
+ *   response's JSON alone, without Nest's envelope;
  * - close() drains: it stops taking requests, lets the ones in flight answer, then disconnects. The
  *   service closes its database only after that.
  */
@@ -65,8 +68,15 @@ export class CrmNatsServer extends ServerNats {
 
   override getPublisher(natsMsg: Msg, id: string, ctx: Parameters<ServerNats['getPublisher']>[2]) {
     const publish = super.getPublisher(natsMsg, id, ctx);
+    const split = natsMsg.reply !== undefined && wantsSplitReply(id);
     return (packet: Packet) => {
       try {
+        // A handler's one answer arrives as a single packet that is also the last (see Nest's Server.send).
+        if (split && packet.err === undefined && packet.isDisposed && 'response' in packet) {
+          const data = splitReply(packet.response);
+          this.onProcessingEndHook?.(this.transportId!, ctx);
+          return natsMsg.respond(data);
+        }
         return publish(packet);
       } catch (err) {
         if ((err as NatsError).code !== NatsErrorCode.MaxPayloadExceeded) throw err;

@@ -8,6 +8,9 @@ import { firstValueFrom } from 'rxjs';
 import { CrmNatsClient } from './crm-nats.client';
 import { CrmNatsServer } from './crm-nats.server';
 import { RpcErrorFilter } from './rpc-errors';
+import { RawJson } from './split-replies';
+import { connect, headers as natsHeaders, JSONCodec, NatsConnection } from 'nats';
+import { rpcSubject } from '@crm/contracts';
 
 /** 3 MiB that gzip cannot bring under the broker's 1 MiB limit (messages over 64 KiB travel compressed). */
 const incompressible = () => randomBytes(2304 * 1024).toString('base64');
@@ -42,6 +45,17 @@ function replicaController(replica: string) {
     @MessagePattern('probe.things.huge')
     huge() {
       return incompressible();
+    }
+
+    /** Over 64 KiB of JSON that compresses well: a page of records. */
+    @MessagePattern('probe.things.page')
+    page() {
+      return { data: Array.from({ length: 2000 }, (_, i) => ({ id: `rec_${i}`, name: `Record ${i}`, tags: ['a', 'b'], note: 'é ✓' })), has_more: false };
+    }
+
+    @MessagePattern('probe.things.nothing')
+    nothing() {
+      return undefined;
     }
 
     @MessagePattern('probe.things.slow')
@@ -172,6 +186,72 @@ describe('CrmNatsServer and CrmNatsClient over NATS', () => {
       code: 'internal_error',
       message: 'The response is too large; ask for a smaller page.',
     });
+  });
+});
+
+describe('split replies', () => {
+  const ns = namespace();
+  let replica: { app: INestMicroservice; server: CrmNatsServer };
+  let caller: CrmNatsClient;
+  let nc: NatsConnection;
+  const pass = (c: CrmNatsClient, pattern: string, body: object = {}) => firstValueFrom(c.sendPassingThrough(pattern, body), { defaultValue: undefined });
+
+  beforeAll(async () => {
+    replica = await startReplica(ns, 'a');
+    caller = client(ns, 5000);
+    nc = await connect({ servers: DEFAULT_NATS_URL });
+  });
+  afterAll(async () => {
+    await caller.close();
+    await nc.close();
+    await replica.app.close();
+  });
+
+  it("hands a caller that passes the reply on the service's JSON unparsed, the same JSON `send` parses, small or compressed", async () => {
+    for (const [pattern, body] of [['probe.things.echo', { i: 1, text: 'é ✓' }], ['probe.things.page', {}]] as const) {
+      const raw = await pass(caller, pattern, body);
+      expect(raw).toBeInstanceOf(RawJson);
+      const parsed = await ask(caller, pattern, body);
+      expect((raw as RawJson).bytes.toString('utf8')).toBe(JSON.stringify(parsed));
+    }
+    expect(JSON.stringify(await ask(caller, 'probe.things.page')).length).toBeGreaterThan(64 * 1024);
+    // No reply value: both complete without one, as RpcCaller reads it (a 204 at the gateway).
+    await expect(pass(caller, 'probe.things.nothing')).resolves.toBeUndefined();
+    await expect(firstValueFrom(caller.send('probe.things.nothing', {}), { defaultValue: undefined })).resolves.toBeUndefined();
+  });
+
+  it('still carries errors as domain errors to a caller that passes the reply on', async () => {
+    const failure = await pass(caller, 'probe.things.conflict').catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(DomainError);
+    expect((failure as DomainError).code).toBe('conflict');
+  });
+
+  it("answers a caller of an older build, which does not ask for the split layout, in Nest's envelope", async () => {
+    const codec = JSONCodec<{ id: string; response: unknown; isDisposed: boolean }>();
+    const reply = await nc.request(rpcSubject(ns, 'probe.things.echo'), JSONCodec().encode({ pattern: 'probe.things.echo', data: { old: true }, id: 'legacy-1' }), { timeout: 5000 });
+    expect(codec.decode(reply.data)).toEqual({ id: 'legacy-1', response: { replica: 'a', body: { old: true } }, isDisposed: true });
+  });
+
+  it("reads a service of an older build, which answers in Nest's envelope, also when the caller passes the reply on", async () => {
+    const older = namespace();
+    const codec = JSONCodec<{ id: string; data: unknown }>();
+    const subscription = nc.subscribe(rpcSubject(older, 'probe.things.echo'), {
+      callback: (_err, msg) => {
+        const { id, data } = codec.decode(msg.data);
+        const h = natsHeaders();
+        h.set('X-Older-Build', 'yes');
+        msg.respond(JSONCodec().encode({ id, response: { older: data }, isDisposed: true }), { headers: h });
+      },
+    });
+    await nc.flush();
+    const olderCaller = client(older, 5000);
+    try {
+      await expect(pass(olderCaller, 'probe.things.echo', { n: 1 })).resolves.toEqual({ older: { n: 1 } });
+      await expect(ask(olderCaller, 'probe.things.echo', { n: 2 })).resolves.toEqual({ older: { n: 2 } });
+    } finally {
+      subscription.unsubscribe();
+      await olderCaller.close();
+    }
   });
 });
 

@@ -4,3 +4,4 @@ export * from './rpc-clients.module';
 export * from './rpc-errors';
 export * from './rpc-caller';
 export * from './compressed-messages';
+export * from './split-replies';

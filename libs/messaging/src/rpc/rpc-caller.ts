@@ -4,7 +4,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
 import type { Context } from '@opentelemetry/api';
 import { firstValueFrom, timeout } from 'rxjs';
-import { CRM_RPC } from './crm-nats.client';
+import { CRM_RPC, CrmNatsClient } from './crm-nats.client';
+import { RawJson } from './split-replies';
 import { changeOriginScope } from '../changes/change-origin';
 
 const tracer = tracerFor('rpc');
@@ -38,6 +39,18 @@ export class RpcCaller {
   constructor(@Inject(CRM_RPC) private readonly client: ClientProxy) {}
 
   call<O extends AnyOperation>(op: O, ctx: RequestContext, input: CallInput<O> = {}, options: CallOptions = {}): Promise<ReplyOf<O>> {
+    return this.ask(op, ctx, input, options, false) as Promise<ReplyOf<O>>;
+  }
+
+  /**
+   * `call`, for a caller that hands the reply on unchanged (the gateway's forwarded routes): a successful
+   * reply arrives as RawJson, the service's JSON unparsed, where the transport allows (CrmNatsClient).
+   */
+  pass<O extends AnyOperation>(op: O, ctx: RequestContext, input: CallInput<O> = {}, options: CallOptions = {}): Promise<ReplyOf<O> | RawJson> {
+    return this.ask(op, ctx, input, options, true) as Promise<ReplyOf<O> | RawJson>;
+  }
+
+  private ask<O extends AnyOperation>(op: O, ctx: RequestContext, input: CallInput<O>, options: CallOptions, passing: boolean): Promise<unknown> {
     // A call made while handling a batch, an import or a merge carries that channel on to the next service.
     const via = changeOriginScope.getStore()?.via ?? ctx.via;
     const request: RpcRequest = {
@@ -47,8 +60,8 @@ export class RpcCaller {
       body: input.body ?? null,
     };
     return inSpan(tracer, `rpc ${op.name}`, { kind: SpanKind.CLIENT, parent: options.trace }, () => {
-      const reply = this.client.send<ReplyOf<O>>(op.name, request);
-      return firstValueFrom(options.timeoutMs ? reply.pipe(timeout(options.timeoutMs)) : reply, { defaultValue: undefined as ReplyOf<O> });
+      const reply = passing && this.client instanceof CrmNatsClient ? this.client.sendPassingThrough(op.name, request) : this.client.send<unknown>(op.name, request);
+      return firstValueFrom(options.timeoutMs ? reply.pipe(timeout(options.timeoutMs)) : reply, { defaultValue: undefined });
     });
   }
 }
