@@ -1,7 +1,7 @@
 import { readFileSync } from 'fs';
 import { cpus } from 'os';
 import { Client } from 'pg';
-import { alphanumeric, BenchStack, cpuMs, percentile } from './bench-stack';
+import { alphanumeric, BenchStack, percentile, settledCpuMs } from './bench-stack';
 
 /** Items per batch request: the most one batch may hold (BatchLimits.items). */
 export const BATCH_SIZE = 200;
@@ -132,29 +132,16 @@ export async function batchWrites(stack: BenchStack): Promise<BatchResult> {
   const idleMsPerS = ((stack.cpuMs() - idleFrom) * 1000) / IDLE_SAMPLE_MS;
   const quietMs = Math.max(SETTLE_IDLE_CPU_MS, (1.5 * idleMsPerS * SETTLE_WINDOW_MS) / 1000);
 
-  /** Stack CPU by process once the stack has gone quiet: no more than `quietMs` in a SETTLE_WINDOW_MS window. */
-  const settledCpuMs = async (): Promise<{ cpu: Record<string, number>; at: number; waitedMs: number }> => {
-    const started = performance.now();
-    const read = () => Object.fromEntries(Object.entries(stack.children).map(([app, child]) => [app, cpuMs(child.pid!)]));
-    const sum = (cpu: Record<string, number>) => Object.values(cpu).reduce((a, b) => a + b, 0);
-    let last = read();
-    for (;;) {
-      await new Promise((r) => setTimeout(r, SETTLE_WINDOW_MS));
-      const now = read();
-      const at = performance.now();
-      if (sum(now) - sum(last) <= quietMs || at - started > SETTLE_MAX_MS) return { cpu: now, at, waitedMs: at - started - SETTLE_WINDOW_MS };
-      last = now;
-    }
-  };
+  const settled = () => settledCpuMs(stack, { quietMs, windowMs: SETTLE_WINDOW_MS, maxMs: SETTLE_MAX_MS });
 
   const rows: BatchRow[] = [];
   const measure = async (scenario: string, records: number, tasks: Array<() => Promise<void>>, concurrency: number, note: string) => {
-    const { cpu: before, at: from } = await settledCpuMs();
+    const { cpu: before, at: from } = await settled();
     const busyBefore = machineBusyMs();
     const { ms, seconds } = await run(tasks, concurrency);
     const busy = machineBusyMs() - busyBefore;
     const stackBusy = stack.cpuMs() - Object.values(before).reduce((a, b) => a + b, 0);
-    const after = await settledCpuMs();
+    const after = await settled();
     const pctOfMachine = (cpu: number) => Math.round((cpu * 100) / (seconds * 1000 * cpus().length));
     const idleMs = (idleMsPerS * (after.at - from)) / 1000;
     const perRecord = Object.fromEntries(Object.keys(before).map((app) => [app, (after.cpu[app] - before[app]) / records]));

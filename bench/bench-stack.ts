@@ -67,6 +67,32 @@ export function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
 }
 
+export interface QuietOptions {
+  /** The stack counts as quiet when all its processes together use at most this much CPU in one window. */
+  quietMs?: number;
+  windowMs?: number;
+  /** Gives up waiting after this long. */
+  maxMs?: number;
+}
+
+/**
+ * CPU by process once the stack has gone quiet, so the work a load leaves behind (outbox relay, event log,
+ * consumers) is counted with it and not with whatever is measured next.
+ */
+export async function settledCpuMs(stack: BenchStack, { quietMs = 20, windowMs = 250, maxMs = 20_000 }: QuietOptions = {}): Promise<{ cpu: Record<string, number>; at: number; waitedMs: number }> {
+  const started = performance.now();
+  const read = () => Object.fromEntries(Object.entries(stack.children).map(([app, child]) => [app, cpuMs(child.pid!)]));
+  const sum = (cpu: Record<string, number>) => Object.values(cpu).reduce((a, b) => a + b, 0);
+  let last = read();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, windowMs));
+    const now = read();
+    const at = performance.now();
+    if (sum(now) - sum(last) <= quietMs || at - started > maxMs) return { cpu: now, at, waitedMs: at - started - windowMs };
+    last = now;
+  }
+}
+
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

@@ -3,14 +3,15 @@ import { execFileSync } from 'child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { BenchStack, CONNECTIONS, createContactsLoad, load, machine, Row, runBenchmark, startBenchStack } from './bench-stack';
+import { BenchStack, CONNECTIONS, createContactsLoad, load, machine, Row, runBenchmark, settledCpuMs, startBenchStack } from './bench-stack';
 
 /**
  * Compares this build with an earlier commit on the hot request paths, in one run on one machine:
  * both stacks run side by side and each scenario alternates between them for several rounds, so drift
  * in the machine's load hits both alike. `npm run bench:compare -- <git ref>` (default HEAD~1).
  * Throughput moves with whatever else the machine runs; CPU time per request (summed over the five
- * processes, from /proc) moves much less, so it is the column to compare on a shared machine.
+ * processes, from /proc, from before the load until the stack has gone quiet after it) moves much less, so it
+ * is the column to compare on a shared machine.
  * BENCH_ROUNDS, BENCH_ROUND_S and BENCH_SCENARIOS choose how much of it runs.
  */
 const ROOT = join(__dirname, '..', '..');
@@ -44,6 +45,10 @@ function buildRef(ref: string): { dir: string; commit: string; remove(): void } 
 function patchDealLoad(): Partial<autocannon.Options> {
   let n = 0;
   return { method: 'PATCH', requests: [{ method: 'PATCH', setupRequest: (req) => ({ ...req, body: JSON.stringify({ value: ++n, name: `Bench deal ${n}` }) }) }] };
+}
+
+function sum(values: number[]): number {
+  return values.reduce((a, b) => a + b, 0);
 }
 
 function median(values: number[]): number {
@@ -83,9 +88,14 @@ async function main(): Promise<void> {
         // Alternate who goes first so neither build always runs on a warmer database.
         const order = round % 2 === 0 ? names : [...names].reverse();
         for (const name of order) {
+          // Neither stack may still be working off an earlier load, and this load's own aftermath (relay,
+          // event log, consumers) is counted with it: without that the build measured first in a round paid
+          // for the other's last writes.
+          await Promise.all(Object.values(stacks).map((stack) => settledCpuMs(stack)));
           const cpuBefore = stacks[name].cpuMs();
           const row = await scenario.run(name, stacks[name]);
-          const cpuUsPerRequest = Math.round(((stacks[name].cpuMs() - cpuBefore) * 1000) / Math.max(1, row.total));
+          const cpuAfter = sum(Object.values((await settledCpuMs(stacks[name])).cpu));
+          const cpuUsPerRequest = Math.round(((cpuAfter - cpuBefore) * 1000) / Math.max(1, row.total));
           ((results[scenario.name] ??= {})[name] ??= []).push({ ...row, cpuUsPerRequest });
           process.stderr.write(
             `round ${round + 1} ${scenario.name} ${name}: ${row.requests_per_s} req/s p50 ${row.p50_ms} ms, ${cpuUsPerRequest} µs CPU/request (${row.errors} errors)\n`,
