@@ -1,6 +1,7 @@
 export * from './health.indicators';
 export * from './service-app';
-export * from './request-outcome.interceptor';
+export * from './request-outcome.step';
+export * from './service-request.interceptor';
 export * from './rpc-health.controller';
 export * from './service-main';
 export * from './custom-fields';
@@ -9,7 +10,7 @@ export * from './handles';
 export * from './query/record-query';
 export * from './query/remote-queries';
 export * from './batch/batch-runner';
-export * from './changes/change-origin.interceptor';
+export * from './changes/change-origin.step';
 export * from './changes/change-log';
 export * from './changes/change-retention.job';
 export * from './changes/change-history.module';

@@ -9,10 +9,11 @@ import { NatsConnection } from 'nats';
 import { LoggerModule, Logger as NestLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { DependencyHealth } from './health.indicators';
-import { RequestOutcomeInterceptor } from './request-outcome.interceptor';
-import { ChangeOriginInterceptor } from './changes/change-origin.interceptor';
-import { RpcMetricsInterceptor } from './rpc-metrics.interceptor';
-import { RpcTracingInterceptor } from './rpc-tracing.interceptor';
+import { RequestOutcomes } from './request-outcome.step';
+import { ChangeOrigin } from './changes/change-origin.step';
+import { RpcMetrics } from './rpc-metrics.step';
+import { RpcTracing } from './rpc-tracing.step';
+import { ServiceRequestInterceptor } from './service-request.interceptor';
 import { rpcHealthController } from './rpc-health.controller';
 
 export const SERVICE_CONFIG = Symbol('SERVICE_CONFIG');
@@ -149,10 +150,14 @@ export async function startService(definition: ServiceDefinition, env: Record<st
     controllers: [ServiceHealthController, ServiceMetricsController, rpcHealthController(definition.service)],
     providers: [
       DependencyHealth,
-      { provide: APP_INTERCEPTOR, useValue: new RpcTracingInterceptor(definition.service, config.namespace) },
-      { provide: APP_INTERCEPTOR, useFactory: (m: MessagingMetrics) => new RpcMetricsInterceptor(m, config.namespace), inject: [MessagingMetrics] },
-      { provide: APP_INTERCEPTOR, useFactory: (ds: DataSource) => new RequestOutcomeInterceptor(ds, config, logger), inject: [DataSource] },
-      { provide: APP_INTERCEPTOR, useValue: new ChangeOriginInterceptor() },
+      // A provider of its own, so its purge starts and stops with the module.
+      { provide: RequestOutcomes, useFactory: (ds: DataSource) => new RequestOutcomes(ds, config, logger), inject: [DataSource] },
+      {
+        provide: APP_INTERCEPTOR,
+        useFactory: (metrics: MessagingMetrics, outcomes: RequestOutcomes) =>
+          new ServiceRequestInterceptor(config.namespace, [new RpcTracing(definition.service), new RpcMetrics(metrics), outcomes, new ChangeOrigin()]),
+        inject: [MessagingMetrics, RequestOutcomes],
+      },
       { provide: SERVICE_CONFIG, useValue: config },
       { provide: LOGGER, useValue: logger },
       ...(definition.settings ? [{ provide: definition.settings.token, useValue: settings }] : []),

@@ -32,7 +32,7 @@ interface StoredRequest {
  *
  * A gateway can die after the service committed and before the response was stored. The service side
  * covers that: the request carries `idempotency_ref`, the service records the change and its reply under
- * it (RequestOutcomeInterceptor), and once the dead gateway's claim has lapsed a retry is forwarded again
+ * it (RequestOutcomes), and once the dead gateway's claim has lapsed a retry is forwarded again
  * and gets the recorded reply instead of applying the change twice.
  */
 @Injectable()

@@ -2,7 +2,7 @@ import { ChangeOrigin, ChangeVia, RequestContext } from '@crm/contracts';
 import { AsyncLocalStorage } from 'async_hooks';
 
 /**
- * The origin of the work in progress: set around every request a service handles (ChangeOriginInterceptor),
+ * The origin of the work in progress: set around every request a service handles (the ChangeOrigin step),
  * around an import's rows and a background job's run. Every event and change entry recorded inside it
  * carries it, so no write path passes it along by hand.
  */

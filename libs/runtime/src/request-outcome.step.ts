@@ -1,11 +1,10 @@
 import { DomainError, ErrorCode, Logger, ServiceConfig } from '@crm/common';
-import type { RpcRequest } from '@crm/contracts';
 import { OutcomeAlreadyRecorded, requestOutcomeScope } from '@crm/messaging';
-import { CallHandler, ExecutionContext, NestInterceptor, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'crypto';
-import { from, lastValueFrom, Observable } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { PeriodicTask } from './periodic-task';
+import { RequestStep, ServiceRequest } from './service-request.interceptor';
 
 /** The gateway sends a hex SHA-256 digest; anything else is not ours and is ignored. */
 const REF_SHAPE = /^[0-9a-f]{64}$/;
@@ -25,7 +24,7 @@ interface StoredOutcome {
  * that reply instead of running again. This covers the gateway dying after the commit: its retry lands
  * here and finds the result.
  */
-export class RequestOutcomeInterceptor implements NestInterceptor, OnModuleInit, OnModuleDestroy {
+export class RequestOutcomes implements RequestStep, OnModuleInit, OnModuleDestroy {
   private readonly purges: PeriodicTask;
 
   constructor(
@@ -46,21 +45,20 @@ export class RequestOutcomeInterceptor implements NestInterceptor, OnModuleInit,
     return this.purges.stop();
   }
 
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (context.getType() !== 'rpc') return next.handle();
-    const ref = (context.switchToRpc().getData() as Partial<RpcRequest> | undefined)?.ctx?.idempotency_ref;
-    if (typeof ref !== 'string' || !REF_SHAPE.test(ref)) return next.handle();
-    return from(this.handleOnce(ref, next));
+  around({ payload }: ServiceRequest, next: () => Promise<unknown>): Promise<unknown> {
+    const ref = payload?.ctx?.idempotency_ref;
+    if (typeof ref !== 'string' || !REF_SHAPE.test(ref)) return next();
+    return this.handleOnce(ref, next);
   }
 
-  private async handleOnce(ref: string, next: CallHandler): Promise<unknown> {
+  private async handleOnce(ref: string, next: () => Promise<unknown>): Promise<unknown> {
     const earlier = await this.settled(ref);
     if (earlier) return this.replay(earlier);
     const attempt = randomUUID();
     let reply: unknown;
     try {
-      // handle() is called inside the scope so the handler, and the transaction it opens, see it.
-      reply = await requestOutcomeScope.run({ ref, attempt }, () => lastValueFrom(next.handle(), { defaultValue: undefined }));
+      // The handler runs inside the scope, so it and the transaction it opens see it.
+      reply = await requestOutcomeScope.run({ ref, attempt }, next);
     } catch (err) {
       if (!(err instanceof OutcomeAlreadyRecorded)) throw err;
       const winner = await this.settled(ref);
