@@ -40,11 +40,10 @@ export function installPipeline(app: NestFastifyApplication, drain: HttpDrain): 
   fastify.addHook('preHandler', (req, reply) => batchCost.preHandler(req, reply));
   fastify.addHook('preHandler', (req, reply) => idempotency.preHandler(req, reply));
   fastify.addHook('onResponse', (req, reply, done) => metrics.onResponse(req, reply, done));
-  // Fastify writes a Buffer from a serializer as it writes a string; its type admits only the string.
-  fastify.setReplySerializer(sendsRawJson as (payload: unknown) => string);
+  fastify.setReplySerializer(sendsRawJson);
 }
 
 /** Fastify's serialisation of a JSON answer (it sets the content type), except that RawJson is already JSON. */
-export function sendsRawJson(payload: unknown): string | Buffer {
-  return payload instanceof RawJson ? payload.bytes : JSON.stringify(payload);
+export function sendsRawJson(payload: unknown): string {
+  return payload instanceof RawJson ? payload.json : JSON.stringify(payload);
 }
