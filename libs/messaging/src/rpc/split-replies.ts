@@ -1,5 +1,4 @@
-import { gunzipSync, gzipSync } from 'zlib';
-import { COMPRESS_ABOVE_BYTES } from './compressed-messages';
+import { compressed, inflated } from './compressed-messages';
 
 /**
  * A reply kept as the JSON the service sent, for a caller that hands it on unchanged: the gateway's
@@ -9,9 +8,8 @@ import { COMPRESS_ABOVE_BYTES } from './compressed-messages';
  */
 export class RawJson {
   /**
-   * A string rather than the message's bytes: V8 collects a string with the young generation, while a
-   * Buffer's memory outside the heap is freed only when a collection finds its handle, which held up to
-   * 60 MiB more resident in the gateway under a load of event pages (docs/benchmarks.md).
+   * A string rather than the message's bytes, so the reply lives in V8's heap, where the collector
+   * accounts for it; a Buffer's memory outside the heap is freed only when a collection finds its handle.
    */
   constructor(readonly json: string) {}
 }
@@ -24,7 +22,6 @@ export class RawJson {
 const SPLIT_ID_PREFIX = 's.';
 /** First byte of a reply in the split layout. JSON never starts with it, Nest's envelope is JSON, gzip starts with 0x1f. */
 const SPLIT_MARK = 0x00;
-const GZIP = [0x1f, 0x8b];
 
 export function splitReplyId(id: string): string {
   return SPLIT_ID_PREFIX + id;
@@ -45,8 +42,7 @@ export function splitReply(response: unknown): Uint8Array {
   const framed = Buffer.allocUnsafe(Buffer.byteLength(json) + 1);
   framed[0] = SPLIT_MARK;
   framed.write(json, 1);
-  // Level 1, as for every message: a few milliseconds for a megabyte, most of the slower levels' gain.
-  return framed.length > COMPRESS_ABOVE_BYTES ? gzipSync(framed, { level: 1 }) : framed;
+  return compressed(framed);
 }
 
 /**
@@ -54,8 +50,7 @@ export function splitReply(response: unknown): Uint8Array {
  * reply in Nest's envelope (an error, or a service of an older build), which the caller reads as Nest does.
  */
 export function readSplitReply(data: Uint8Array, raw: boolean): { response: unknown } | undefined {
-  const gzipped = data.length > 1 && data[0] === GZIP[0] && data[1] === GZIP[1];
-  const body = gzipped ? gunzipSync(data) : data;
+  const body = inflated(data);
   if (body.length === 0 || body[0] !== SPLIT_MARK) return undefined;
   if (body.length === 1) return { response: undefined };
   const json = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8', 1);
