@@ -20,6 +20,17 @@ describe('Batch writes', () => {
     }, 30_000);
   }
 
+  /**
+   * Every event of these types about these records, once the log has caught up with the writes made so far:
+   * a marker contact created now is logged after them (the contacts service publishes in commit order), so
+   * an extra event those writes caused would be in the log by the time the marker's is.
+   */
+  async function allEventsOf(types: string[], idField: string, ids: Set<string>) {
+    const marker = (await stack.api.post('/contacts', { email: `marker-${tag()}@batch.example` })).body.data;
+    await eventsOf(['contact.created'], 'contact_id', new Set([marker.id]), 1);
+    return eventsOf(types, idField, ids, 0);
+  }
+
   it('creates contacts, answering each item as POST /contacts would, with one event per item in item order', async () => {
     const t = tag();
     const items = [0, 1, 2].map((i) => ({ email: `b${i}-${t}@batch.example`, first_name: `B${i}` }));
@@ -33,7 +44,7 @@ describe('Batch writes', () => {
     const single = (await stack.api.post('/contacts', { email: `single-${t}@batch.example` })).body.data;
     expect(Object.keys(res.body.data[0].data).sort()).toEqual(Object.keys(single).sort());
     const ids = res.body.data.map((r: { data: { id: string } }) => r.data.id);
-    const events = await eventsOf(['contact.created'], 'contact_id', new Set(ids), 3);
+    const events = await allEventsOf(['contact.created'], 'contact_id', new Set(ids));
     expect(events.map((e) => e.data)).toEqual(ids.map((id: string, i: number) => ({ contact_id: id, email: items[i].email })));
   });
 
@@ -90,7 +101,7 @@ describe('Batch writes', () => {
     expect(updated.body.data[2].error.code).toBe('not_found');
     expect(updated.body.data[4].error.details[0]).toMatchObject({ field: 'id', code: 'required' });
 
-    const events = await eventsOf(['contact.updated'], 'contact_id', new Set([a, b, c]), 1);
+    const events = await allEventsOf(['contact.updated'], 'contact_id', new Set([a, b, c]));
     expect(events.map((e) => e.data)).toEqual([
       { contact_id: a, changed: ['first_name', 'title', 'company_id'], previous: { first_name: 'Old', title: 'CTO', company_id: null }, current: { first_name: 'New', title: null, company_id: company.id } },
     ]);
@@ -100,7 +111,7 @@ describe('Batch writes', () => {
     expect(removed.body.data[0]).toEqual({ index: 0, status: 204 });
     expect((await stack.api.get(`/contacts/${a}`)).status).toBe(404);
     expect((await stack.api.get(`/contacts/${b}`)).status).toBe(200);
-    expect((await eventsOf(['contact.deleted'], 'contact_id', new Set([a]), 1)).length).toBe(1);
+    expect((await allEventsOf(['contact.deleted'], 'contact_id', new Set([a, b]))).map((e) => e.data)).toEqual([{ contact_id: a }]);
   });
 
   it('upserts contacts on email, whatever its case: matched items change only the fields they give, the rest are created', async () => {
@@ -120,7 +131,7 @@ describe('Batch writes', () => {
     const again = await stack.api.post('/contacts/batch', { operation: 'upsert', items: [{ email: `new-${t}@batch.example`, first_name: 'Grace' }] });
     expect(statuses(again)).toEqual([200]);
     const ids = new Set([existing.id, res.body.data[1].data.id]);
-    const events = await eventsOf(['contact.created', 'contact.updated'], 'contact_id', ids, 3);
+    const events = await allEventsOf(['contact.created', 'contact.updated'], 'contact_id', ids);
     expect(events.map((e) => [e.type, e.data.contact_id])).toEqual([
       ['contact.created', existing.id],
       ['contact.updated', existing.id],
