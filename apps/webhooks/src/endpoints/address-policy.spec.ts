@@ -28,8 +28,17 @@ describe('address policy', () => {
   });
 
   it('refuses local and private targets unless allowed', () => {
-    for (const url of ['https://127.0.0.1/x', 'https://[::1]/x', 'https://localhost/x', 'https://localhost./x', 'https://db.internal/x', 'https://169.254.169.254/latest']) {
-      expect(urlProblem(url, strict)).toBeDefined();
+    const address = 'url must not point to a private, loopback or link-local address';
+    const name = 'url must not point to a local host name';
+    for (const [url, problem] of [
+      ['https://127.0.0.1/x', address],
+      ['https://[::1]/x', address],
+      ['https://localhost/x', name],
+      ['https://localhost./x', name],
+      ['https://db.internal/x', name],
+      ['https://169.254.169.254/latest', address],
+    ]) {
+      expect({ url, problem: urlProblem(url, strict) }).toEqual({ url, problem });
       expect(urlProblem(url, { ...strict, allowPrivate: true })).toBeUndefined();
     }
   });
