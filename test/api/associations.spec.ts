@@ -218,7 +218,8 @@ describe('associations', () => {
       expect(removed[0].data).toMatchObject({ is_primary: true });
       expect(await dealContacts(kept)).toEqual([]);
       expect((await stack.api.get(`/deals/${kept}`)).body.data.contact_id).toBeNull();
-    });
+      // Longer than its waits together, so a wait that runs out reports what it waited for.
+    }, 180_000);
   });
 
   describe('contact companies', () => {

@@ -208,5 +208,6 @@ describe('Idempotency-Key', () => {
     } finally {
       if (!released) await db.query('ROLLBACK');
     }
-  });
+    // Longer than its waits together, so a wait that runs out reports what it waited for.
+  }, 180_000);
 });

@@ -3,7 +3,8 @@ import { eventually } from '../support/api-client';
 import { startStack, TestStack } from '../support/stack';
 import { ReceivedRequest, Receiver, verify } from '../support/webhooks-receiver';
 
-const OVERLAP_SECONDS = 6;
+/** Long enough for a delivery and a ping after the PATCH on a machine many times slower than a quiet one. */
+const OVERLAP_SECONDS = 20;
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 /**
@@ -56,7 +57,6 @@ describe('Webhook signing secret rotation', () => {
 
     // During the overlap: two `v1,` signatures, current first; a receiver with either secret accepts.
     const during = await deliverOne();
-    expect(Date.now() - patchedAt).toBeLessThan(OVERLAP_SECONDS * 1000);
     expect(signatures(during)).toEqual([expect.stringMatching(/^v1,[A-Za-z0-9+/]+=*$/), expect.stringMatching(/^v1,[A-Za-z0-9+/]+=*$/)]);
     expect(verify(newSecretValue, during)).toEqual(during.json);
     expect(verify(oldSecret, during)).toEqual(during.json);
@@ -72,14 +72,14 @@ describe('Webhook signing secret rotation', () => {
     const after = await eventually(async () => {
       const request = await deliverOne();
       return signatures(request).length === 1 ? request : undefined;
-    }, OVERLAP_SECONDS * 1000 + 15_000, 200);
+    }, OVERLAP_SECONDS * 1000 + 60_000, 200);
     expect(after.receivedAt - patchedAt).toBeGreaterThanOrEqual(OVERLAP_SECONDS * 1000 - 50);
     expect(verify(newSecretValue, after)).toEqual(after.json);
     expect(() => verify(oldSecret, after)).toThrow();
     // Every request before that one carried both signatures.
     const since = receiver.received('api_key.created').filter((r) => r.receivedAt >= during.receivedAt && r !== after);
     for (const request of since) expect(signatures(request)).toHaveLength(2);
-  });
+  }, OVERLAP_SECONDS * 1000 + 120_000);
 
   it('changes nothing when PATCH sends the secret already in use', async () => {
     const secret = newSecret();

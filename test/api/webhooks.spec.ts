@@ -7,7 +7,8 @@ const FAST = {
   WEBHOOKS_ALLOW_PRIVATE: 'true',
   WEBHOOKS_RETRY_SCHEDULE_MS: '150,300',
   WEBHOOKS_DISPATCH_INTERVAL_MS: '100',
-  WEBHOOKS_TIMEOUT_MS: '3000',
+  // The longest allowed: an endpoint that never answers stays pending through a test's checks on a slow machine.
+  WEBHOOKS_TIMEOUT_MS: '60000',
   WEBHOOKS_DISABLE_AFTER_FAILED_EVENTS: '2',
 };
 
@@ -358,12 +359,11 @@ describe('Webhooks', () => {
       const keyIds = [await emitEvent(), await emitEvent(), await emitEvent()];
       await healthy.waitFor(3);
       expect(healthy.requests.map((q) => q.json.data.key_id)).toEqual(keyIds);
-      // The stuck endpoint is still on the first event: it never answered, so nothing later was sent to it.
-      expect(new Set(stuck.requests.map((q) => q.json.data.key_id))).toEqual(new Set([keyIds[0]]));
+      // The stuck endpoint is still on its first attempt at the first event: it never answered, so nothing
+      // later was sent to it.
+      expect(stuck.requests.map((q) => q.json.data.key_id)).toEqual([keyIds[0]]);
       const log = await deliveries(slow.id);
-      expect(new Set(log.map((d) => d.event_id))).toEqual(new Set([stuck.requests[0].json.id]));
-      expect(log.some((d) => d.status === 'success')).toBe(false);
-      expect(await deliveries(slow.id, '?status=pending')).toEqual([expect.objectContaining({ attempt: log.length })]);
+      expect(log).toEqual([expect.objectContaining({ event_id: stuck.requests[0].json.id, attempt: 1, status: 'pending' })]);
       await stack.api.patch(`/webhooks/${slow.id}`, { status: 'paused' });
     });
   });
