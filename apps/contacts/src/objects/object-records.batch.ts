@@ -1,7 +1,7 @@
 import { canonicalJson, ChangeSet, DomainError, IdPrefix, insertRows, isId, lockRows, newId, updateRows, validationFailed } from '@crm/common';
 import { CustomFieldDefinition, EventType, ObjectRecordEventData, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning } from '@crm/contracts';
 import { ChangeDraft, createdChange, deletedChange } from '@crm/messaging';
-import { BatchEvent, BatchWriter, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey, withoutNulls } from '@crm/runtime';
+import { BatchEvent, BatchWriter, CreateItem, DeleteItem, ItemOutcome, lockUniqueFields, UpdateItem, UpsertKey, withoutNulls } from '@crm/runtime';
 import { EntityManager } from 'typeorm';
 import { NOW_MS } from '../shared/sql';
 import { ContactsFieldReferences } from './contacts-field-references';
@@ -159,6 +159,11 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
       },
       match: async (tx, values) => {
         if (!values.length) return new Map();
+        // Locked until commit as a single write locks them (the object, then every unique field in order, so
+        // neither waits on the other): a concurrent upsert of the same new value then matches the record this
+        // one creates instead of failing its unique check, whatever the object's enforcement level.
+        await this.writableType(tx);
+        await lockUniqueFields(tx, type.slug, unique);
         const expression = def.type === 'email' ? `to_jsonb(lower("values"->>$2))` : `"values"->$2`;
         const rows: Array<{ id: string; value: unknown }> = await tx.query(
           `SELECT id, "values"->$2 AS value FROM object_records WHERE object_type_id = $1 AND ${expression} = ANY($3::jsonb[])`,

@@ -74,11 +74,19 @@ async function missingReferences(references: ReferenceToCheck[], lookup: Referen
 }
 
 /**
+ * Takes, until the transaction ends, the locks that serialise the writers of these unique fields of an
+ * object. Several are taken in the order given; pass them in definition order, as the value checks take them.
+ */
+export async function lockUniqueFields(m: EntityManager, slug: string, names: readonly string[]): Promise<void> {
+  for (const name of names) await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`crm.unique.${slug}.${name}`]);
+}
+
+/**
  * Whether another record already holds `value` in a unique field. A transaction-scoped advisory lock per
  * object and field serialises the writers of that field, so two racing writes cannot both pass.
  */
 async function taken(m: EntityManager, slug: string, def: CustomFieldDefinition, value: unknown, store: ValueStore): Promise<boolean> {
-  await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`crm.unique.${slug}.${def.name}`]);
+  await lockUniqueFields(m, slug, [def.name]);
   const caseless = def.type === 'email';
   const compare = caseless ? `lower(${store.column}->>$1) = lower($2)` : `${store.column}->$1 = $2::jsonb`;
   const params: unknown[] = [def.name, caseless ? String(value) : JSON.stringify(value), store.recordId];
