@@ -42,7 +42,7 @@ describe('Concurrent batch upserts of one new key', () => {
       const { id } = await race('/contacts/batch', (i) => ({ email: i % 2 ? email.toUpperCase() : email, title: `Writer ${i}` }));
       expect(await holders('contacts', { email: { $in: [email, email.toUpperCase()] } })).toEqual([id]);
     }
-  }, 180_000);
+  }, 300_000);
 
   it('creates a company once and updates it from every other batch', async () => {
     for (let round = 0; round < ROUNDS; round++) {
@@ -50,7 +50,7 @@ describe('Concurrent batch upserts of one new key', () => {
       const { id } = await race('/companies/batch', (i) => ({ name: `Writer ${i}`, domain }));
       expect(await holders('companies', { domain })).toEqual([id]);
     }
-  }, 180_000);
+  }, 300_000);
 
   it('creates a custom object record once and updates it from every other batch', async () => {
     const slug = `race_${tag()}`;
@@ -68,5 +68,5 @@ describe('Concurrent batch upserts of one new key', () => {
       const { id } = await race(`/objects/${slug}/records/batch`, (i) => ({ values: { code, writer: `Writer ${i}` } }), 'code');
       expect(await holders(`objects/${slug}/records`, { 'values.code': code })).toEqual([id]);
     }
-  }, 180_000);
+  }, 300_000);
 });

@@ -56,7 +56,7 @@ describe("A contact's deletion and its company associations", () => {
     const events = await eventsOf(requestId);
     expect(events).toEqual(expect.arrayContaining([removed(contact, employer, null, true), removed(contact, board, 'board', false), { type: 'contact.deleted', data: { contact_id: contact } }]));
     expect(events).toHaveLength(3);
-  }, 120_000);
+  }, 300_000);
 
   it('removes them with a batch delete', async () => {
     const employer = await created('/companies', { name: 'Employer', domain: `employer-${tag()}.example` });
@@ -83,5 +83,5 @@ describe("A contact's deletion and its company associations", () => {
       ]),
     );
     expect(events).toHaveLength(6);
-  }, 120_000);
+  }, 300_000);
 });

@@ -67,7 +67,7 @@ describe('Events of a primary association moved with is_primary', () => {
     expect(ofRequest(events, promote)).toHaveLength(3);
     expect(ofRequest(events, demote)).toEqual(expect.arrayContaining([association(first, null, false), moved(first, null)]));
     expect(ofRequest(events, demote)).toHaveLength(2);
-  }, 120_000);
+  }, 300_000);
 
   it('on a contact: contact.updated names company_id, with contact.company_added and contact.company_updated', async () => {
     const employer = await created('/companies', { name: 'Employer', domain: `employer-${tag()}.example` });
@@ -107,5 +107,5 @@ describe('Events of a primary association moved with is_primary', () => {
     expect(ofRequest(events, promote)).toHaveLength(3);
     expect(ofRequest(events, demote)).toEqual(expect.arrayContaining([association(employer, null, false), moved(employer, null)]));
     expect(ofRequest(events, demote)).toHaveLength(2);
-  }, 120_000);
+  }, 300_000);
 });

@@ -35,8 +35,8 @@ describe('Webhook replay and event_types', () => {
     const revokedKey = await createKey();
     expect((await stack.api.delete(`/apikeys/${revokedKey}`)).status).toBe(204);
     const laterKey = await createKey();
-    const revoked = await receiver.waitForKey(revokedKey, 'api_key.revoked');
-    const later = await receiver.waitForKey(laterKey);
+    const revoked = await receiver.waitForKey(revokedKey, 'api_key.revoked', 120_000);
+    const later = await receiver.waitForKey(laterKey, undefined, 120_000);
 
     expect((await stack.api.patch(`/webhooks/${id}`, { event_types: ['api_key.created'] })).status).toBe(200);
     const delivered = receiver.requests.length;
@@ -45,11 +45,11 @@ describe('Webhook replay and event_types', () => {
 
     // A created event after the replay: every event the replay sends comes before it.
     const markerKey = await createKey();
-    const marker = await receiver.waitForKey(markerKey);
+    const marker = await receiver.waitForKey(markerKey, undefined, 120_000);
     const sinceReplay = receiver.requests.slice(delivered, receiver.requests.indexOf(marker) + 1);
     expect(sinceReplay.map((r) => [r.json.type, r.json.id])).toEqual([
       ['api_key.created', later.json.id],
       ['api_key.created', marker.json.id],
     ]);
-  });
+  }, 300_000);
 });

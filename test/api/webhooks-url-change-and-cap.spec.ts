@@ -34,20 +34,20 @@ describe('Webhook subscriptions', () => {
 
       const key = await stack.api.post('/apikeys', { name: 'event source', scope: 'read' });
       expect(key.status).toBe(201);
-      const [event] = await dead.waitFor(2);
+      const [event] = await dead.waitFor(2, undefined, 120_000);
       // Both attempts are recorded: the event now waits an hour for its third.
       await eventually(async () => {
         const log = await stack.api.listAll(`/webhooks/${id}/deliveries?status=failed`);
         return log.length === 2 ? true : undefined;
-      });
+      }, 120_000);
 
       expect((await stack.api.patch(`/webhooks/${id}`, { url: moved.url })).status).toBe(200);
-      const requests = await moved.waitFor(2);
+      const requests = await moved.waitFor(2, undefined, 120_000);
       expect(requests.map((r) => r.json.id)).toEqual([event.json.id, event.json.id]);
       const log = await eventually(async () => {
         const all = await stack.api.listAll<{ event_id: string; attempt: number; status: string }>(`/webhooks/${id}/deliveries`);
         return all.some((d) => d.status === 'success') ? all : undefined;
-      });
+      }, 120_000);
       expect(log.map((d) => [d.event_id, d.attempt, d.status])).toEqual([
         [event.json.id, 1, 'failed'],
         [event.json.id, 2, 'failed'],
@@ -56,7 +56,7 @@ describe('Webhook subscriptions', () => {
       ]);
       expect(dead.requests).toHaveLength(2);
       expect((await stack.api.get(`/webhooks/${id}`)).body.data).toMatchObject({ failure_count: 0, last_delivered_at: expect.any(String) });
-    }, 120_000);
+    }, 600_000);
   });
 
   describe('the subscription cap', () => {
@@ -86,6 +86,6 @@ describe('Webhook subscriptions', () => {
       expect((await stack.api.delete(`/webhooks/${first.id}`)).status).toBe(204);
       expect((await create(CAP + 101)).status).toBe(201);
       expect((await create(CAP + 102)).status).toBe(409);
-    }, 180_000);
+    }, 600_000);
   });
 });
