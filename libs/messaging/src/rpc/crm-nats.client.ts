@@ -2,7 +2,7 @@ import { DomainError, ErrorCode, traceparentOf } from '@crm/common';
 import { rpcSubject } from '@crm/contracts';
 import { ClientNats, NatsOptions, PacketId, ReadPacket, WritePacket } from '@nestjs/microservices';
 import { createInbox, headers as natsHeaders, ErrorCode as NatsErrorCode, Msg, MsgHdrs, NatsConnection, NatsError, Subscription } from 'nats';
-import { CompressingSerializer, InflatingResponseDeserializer } from './compressed-messages';
+import { CompressingSerializer, InflatedTooLarge, InflatingResponseDeserializer } from './compressed-messages';
 import { readSplitReply, splitReplyId } from './split-replies';
 import { catchError, defer, mergeMap, Observable, throwError } from 'rxjs';
 import { serviceUnavailable, toDomainError } from './rpc-errors';
@@ -33,7 +33,8 @@ export interface CrmNatsClientOptions {
  * NestJS's NATS client, adapted to our deployments: patterns are sent on `<namespace>.rpc.<pattern>`,
  * every request has a deadline, and every failure arrives as a DomainError, so callers only ever see
  * the callee's own error or a 503 `service_unavailable` (no responder, timeout, broker down), 413 for a
- * request over the broker's payload limit, or 501 for an operation the running service lacks.
+ * request over the broker's payload limit, 501 for an operation the running service lacks, or 500 for an
+ * answer that would inflate past the cap (compressed-messages.ts).
  *
  * Requests share one reply subscription (`<inbox>.*`, a token per request) instead of Nest's
  * subscribe-and-unsubscribe of an inbox per request. It is ours rather than nats.js's request(), which
@@ -148,6 +149,7 @@ export class CrmNatsClient extends ClientNats {
   }
 
   private failure(err: unknown, service: string): DomainError {
+    if (err instanceof InflatedTooLarge) return new DomainError(ErrorCode.Internal, `The ${service} service answered with a message larger than any valid answer.`);
     switch ((err as NatsError | undefined)?.code) {
       case NatsErrorCode.NoResponders:
         return serviceUnavailable(`The ${service} service is not available; try again shortly.`);

@@ -1,5 +1,5 @@
 import { ErrorCode, Logger } from '@crm/common';
-import { CompressingSerializer, InflatingRequestDeserializer } from './compressed-messages';
+import { CompressingSerializer, InflatedTooLarge, InflatingRequestDeserializer } from './compressed-messages';
 import { rpcQueueGroup, rpcServiceWildcard, RpcServiceName } from '@crm/contracts';
 import { NatsOptions, ServerNats } from '@nestjs/microservices';
 import { ErrorCode as NatsErrorCode, Msg, NatsConnection, NatsError, Subscription } from 'nats';
@@ -24,7 +24,8 @@ const TOO_LARGE = { code: ErrorCode.Internal, message: 'The response is too larg
  *   so replicas share the work and an operation this build lacks is answered 501 by Nest's "no handler"
  *   reply rather than passing as a missing service;
  * - messages over 64 KiB travel gzip-compressed (compressed-messages.ts), and a reply still over the
- *   broker's payload limit is replaced by an error instead of being lost;
+ *   broker's payload limit is replaced by an error instead of being lost; a request that would inflate
+ *   past the cap is answered 413 payload_too_large without being read;
  * - a successful reply to a caller that asks for it travels in the split layout (split-replies.ts): the
  *   response's JSON alone, without Nest's envelope;
  * - close() drains: it stops taking requests, lets the ones in flight answer, then disconnects. The
@@ -59,7 +60,8 @@ export class CrmNatsServer extends ServerNats {
         }
         if (msg.reply) this.inFlight.add(msg);
         this.handleMessage(msg.subject.slice(this.prefix.length), msg).catch((error: unknown) => {
-          this.settings.logger.error({ err: error, rpc: msg.subject }, 'rpc message could not be handled');
+          if (error instanceof InflatedTooLarge) this.refuseOversized(msg, error);
+          else this.settings.logger.error({ err: error, rpc: msg.subject }, 'rpc message could not be handled');
           this.finished(msg);
         });
       },
@@ -122,6 +124,18 @@ export class CrmNatsServer extends ServerNats {
   override async close(): Promise<void> {
     await this.drain();
     await super.close();
+  }
+
+  /**
+   * A request that would inflate past the cap is none a valid caller sends. It is answered with an error in
+   * our shape, without Nest's id (which is inside the refused bytes; the caller matches the reply by its
+   * subject), and logged without its payload.
+   */
+  private refuseOversized(msg: Msg, error: InflatedTooLarge): void {
+    this.settings.logger.warn({ rpc: msg.subject, bytes: msg.data.length }, 'refused an rpc request that inflates past the limit');
+    if (!msg.reply) return;
+    const { data } = this.serializer.serialize({ err: { code: ErrorCode.PayloadTooLarge, message: error.message }, isDisposed: true }) as { data: Uint8Array };
+    msg.respond(data);
   }
 
   private finished(msg: Msg): void {

@@ -10,6 +10,8 @@ import { CrmNatsServer } from './crm-nats.server';
 import { RpcErrorFilter } from './rpc-errors';
 import { RawJson } from './split-replies';
 import { connect, headers as natsHeaders, JSONCodec, NatsConnection } from 'nats';
+import { gzipSync } from 'zlib';
+import { INFLATED_MAX_BYTES } from './compressed-messages';
 import { rpcSubject } from '@crm/contracts';
 
 /** 3 MiB that gzip cannot bring under the broker's 1 MiB limit (messages over 64 KiB travel compressed). */
@@ -251,6 +253,60 @@ describe('split replies', () => {
     } finally {
       subscription.unsubscribe();
       await olderCaller.close();
+    }
+  });
+});
+
+describe('compressed messages past the inflation cap', () => {
+  const ns = namespace();
+  let replica: { app: INestMicroservice; server: CrmNatsServer };
+  let caller: CrmNatsClient;
+  let nc: NatsConnection;
+  /** A gzip bomb in the transport's layout: a few dozen KiB that inflate to twice the cap. */
+  const bomb = (head: string, tail: string) => gzipSync(Buffer.concat([Buffer.from(head), Buffer.alloc(2 * INFLATED_MAX_BYTES, 'a'), Buffer.from(tail)]), { level: 9 });
+
+  beforeAll(async () => {
+    replica = await startReplica(ns, 'a');
+    caller = client(ns, 30_000);
+    nc = await connect({ servers: DEFAULT_NATS_URL });
+  });
+  afterAll(async () => {
+    await caller.close();
+    await nc.close();
+    await replica.app.close();
+  });
+
+  it('answers a request that inflates past the cap with payload_too_large, logs it without the payload, and serves the next one', async () => {
+    const request = bomb('{"pattern":"probe.things.echo","id":"s.bomb","data":{"blob":"', '"}}');
+    expect(request.length).toBeLessThan(1024 * 1024);
+    const reply = await nc.request(rpcSubject(ns, 'probe.things.echo'), request, { timeout: 30_000 });
+    expect(JSONCodec().decode(reply.data)).toEqual({
+      err: { code: 'payload_too_large', message: `A compressed message may inflate to at most ${INFLATED_MAX_BYTES} bytes.` },
+      isDisposed: true,
+    });
+    const line = logs.find((l) => l.includes('refused an rpc request that inflates past the limit'));
+    expect(line).toBeDefined();
+    expect(line).not.toContain('aaaa');
+    await expect(ask(caller, 'probe.things.echo', { after: true })).resolves.toEqual({ replica: 'a', body: { after: true } });
+  });
+
+  it("fails a caller's request as internal_error when the answer inflates past the cap, and the caller goes on", async () => {
+    const rogue = namespace();
+    const subscription = nc.subscribe(rpcSubject(rogue, 'probe.things.echo'), {
+      // The split layout: its mark, then the response's JSON.
+      callback: (_err, msg) => msg.respond(bomb('\u0000"', '"')),
+    });
+    await nc.flush();
+    const rogueCaller = client(rogue, 30_000);
+    try {
+      await expect(ask(rogueCaller, 'probe.things.echo')).rejects.toMatchObject({
+        code: 'internal_error',
+        message: 'The probe service answered with a message larger than any valid answer.',
+      });
+      await expect(ask(caller, 'probe.things.echo', { still: true })).resolves.toEqual({ replica: 'a', body: { still: true } });
+    } finally {
+      subscription.unsubscribe();
+      await rogueCaller.close();
     }
   });
 });
