@@ -565,6 +565,8 @@ describe('k8s/monitoring (optional component)', () => {
   });
 });
 
+const NATS_PASSWORDS = Object.fromEntries(PROCESSES.map((p) => [`CRM_NATS_${p.toUpperCase()}_PASSWORD`, 'x']));
+
 // The real tools, not just our reading of the files: a manifest or compose file they reject fails here.
 // They must be installed (see README); a missing tool fails the test rather than skipping it.
 describe('validated by the real tools', () => {
@@ -579,12 +581,18 @@ describe('validated by the real tools', () => {
   });
 
   it('docker-compose (the 1.29 of Debian, so no Compose v2-only keys) accepts docker-compose.yml', () => {
-    const checked = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], { WEBHOOKS_SECRET_KEYS: 'k1:AAAA' });
+    const checked = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], { WEBHOOKS_SECRET_KEYS: 'k1:AAAA', ...NATS_PASSWORDS });
     expect({ error: checked.error?.message, status: checked.status, stderr: checked.stderr.trim() }).toEqual({ error: undefined, status: 0, stderr: '' });
   });
 
+  it('docker-compose refuses to start without a NATS password, naming it', () => {
+    const checked = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], { WEBHOOKS_SECRET_KEYS: 'k1:AAAA', ...NATS_PASSWORDS, CRM_NATS_DEALS_PASSWORD: '' });
+    expect(checked.status).not.toBe(0);
+    expect(checked.stderr).toContain('CRM_NATS_DEALS_PASSWORD');
+  });
+
   it('docker-compose refuses to start without the webhook secret key, naming it', () => {
-    const checked = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], { WEBHOOKS_SECRET_KEYS: '' });
+    const checked = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], { WEBHOOKS_SECRET_KEYS: '', ...NATS_PASSWORDS });
     expect(checked.status).not.toBe(0);
     expect(checked.stderr).toContain('WEBHOOKS_SECRET_KEYS');
   });

@@ -22,9 +22,19 @@ export interface FaultStack {
   stop(): Promise<void>;
 }
 
-export async function startFaultStack(extraEnv: Record<string, string> = {}): Promise<FaultStack> {
-  const [pg, nats, redis] = await Promise.all([startPostgresServer(), startNatsServer(), startRedisServer()]);
-  const namespace = `f${randomUUID().replace(/-/g, '').slice(0, 11)}`;
+/**
+ * `namespace` and `nats` let a test prepare the broker for the namespace (its users, say); `envOf` adds
+ * settings of one process only (its own NATS user).
+ */
+export interface FaultStackOptions {
+  namespace?: string;
+  nats?: NatsServer;
+  envOf?: (name: StackProcess) => Record<string, string>;
+}
+
+export async function startFaultStack(extraEnv: Record<string, string> = {}, options: FaultStackOptions = {}): Promise<FaultStack> {
+  const [pg, nats, redis] = await Promise.all([startPostgresServer(), options.nats ?? startNatsServer(), startRedisServer()]);
+  const namespace = options.namespace ?? faultNamespace();
   const apiKey = randomKey();
   const gatewayPort = await freePort();
   const env = testEnv(namespace, {
@@ -46,7 +56,7 @@ export async function startFaultStack(extraEnv: Record<string, string> = {}): Pr
     api: new ApiClient(`http://127.0.0.1:${gatewayPort}`, apiKey),
     processes,
     async start(name) {
-      processes[name] = await spawnService(name, env, name === 'gateway' ? { port: gatewayPort } : {});
+      processes[name] = await spawnService(name, { ...env, ...options.envOf?.(name) }, name === 'gateway' ? { port: gatewayPort } : {});
     },
     async stop() {
       await Promise.all(Object.values(processes).map((p) => p.stop()));
@@ -56,4 +66,8 @@ export async function startFaultStack(extraEnv: Record<string, string> = {}): Pr
   // The first process creates the database; the others then only add their schemas.
   for (const name of STACK_PROCESSES) await stack.start(name);
   return stack;
+}
+
+export function faultNamespace(): string {
+  return `f${randomUUID().replace(/-/g, '').slice(0, 11)}`;
 }

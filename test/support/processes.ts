@@ -1,5 +1,5 @@
 import { ChildProcess, execFile, spawn } from 'child_process';
-import { existsSync, mkdtempSync, rmSync } from 'fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { createServer, Socket } from 'net';
 import { tmpdir } from 'os';
 import { join } from 'path';
@@ -113,16 +113,22 @@ export interface NatsServer {
 /**
  * A private NATS server with JetStream on a free port, so a test can stop and restart the broker
  * without disturbing anything else on the machine. Its store survives restarts, like a real one.
+ * `config` is the text of a configuration file (e.g. an authorization block), `env` what it reads.
  */
-export async function startNatsServer(): Promise<NatsServer> {
+export async function startNatsServer(options: { config?: string; env?: Record<string, string> } = {}): Promise<NatsServer> {
   const binary = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
   const port = await freePort();
   const store = mkdtempSync(join(tmpdir(), 'crm-nats-'));
+  const configFile = join(store, 'server.conf');
+  if (options.config !== undefined) writeFileSync(configFile, options.config);
   let child: ChildProcess | undefined;
   const server: NatsServer = {
     url: `nats://127.0.0.1:${port}`,
     async start() {
-      child = spawn(binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store], { stdio: 'ignore' });
+      const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store, ...(options.config === undefined ? [] : ['-c', configFile])];
+      // stderr read and dropped: a server with a configuration file left to write to an ignored stderr exited at once here.
+      child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH, ...options.env } });
+      child.stderr!.resume();
       await eventually(async () => ((await portOpen(port)) ? true : undefined), 10_000, 50);
     },
     async stop() {

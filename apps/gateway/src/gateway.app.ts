@@ -1,5 +1,5 @@
 import { createLogger, DatabaseSpec, Env, loadBaseConfig, migrateDatabase, openDatabase, StartupError } from '@crm/common';
-import { connectNats, CRM_RPC, CrmNatsClient } from '@crm/messaging';
+import { connectNats, CRM_RPC, CrmNatsClient, natsUser } from '@crm/messaging';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
@@ -64,7 +64,7 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
   const logger = createLogger('gateway', config.logLevel);
   const database = gatewayDatabase(config);
   const dataSource = await openDatabase(database);
-  const nc = await connectNats(config.natsUrl, 'crm-gateway').catch(async (err) => {
+  const nc = await connectNats(config.natsUrl, 'crm-gateway', natsUser(config)).catch(async (err) => {
     await dataSource.destroy();
     throw err;
   });

@@ -1,6 +1,6 @@
 import { DatabaseSpec, dataSourceOptions, Logger } from '@crm/common';
 import { ServiceName } from '@crm/contracts';
-import { MessagingModule, RpcClientsModule } from '@crm/messaging';
+import { MessagingModule, natsUser, RpcClientsModule } from '@crm/messaging';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -74,7 +74,7 @@ export class GatewayModule {
           schema: database.schema,
           streamReplicas: config.jetstreamReplicas,
         }),
-        RpcClientsModule.forRoot({ servers: config.natsUrl, name: 'crm-gateway-client', namespace: config.namespace, timeoutMs: config.rpcTimeoutMs }),
+        RpcClientsModule.forRoot({ ...natsUser(config), servers: config.natsUrl, name: 'crm-gateway-client', namespace: config.namespace, timeoutMs: config.rpcTimeoutMs }),
         HealthModule,
         MetricsModule,
         ApiKeysModule,

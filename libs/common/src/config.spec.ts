@@ -56,6 +56,16 @@ describe('configuration from the environment', () => {
     expect((error as Error).message).toBe('U is not a valid URL');
   });
 
+  it('takes the NATS user and password together from NATS_USER and NATS_PASSWORD, never from NATS_URL, and never repeats them', () => {
+    expect(loadBaseConfig({})).not.toHaveProperty('natsUser');
+    expect(loadBaseConfig({ NATS_USER: 'crm-deals', NATS_PASSWORD: 's3cret' })).toMatchObject({ natsUser: 'crm-deals', natsPassword: 's3cret' });
+    expect(() => loadBaseConfig({ NATS_USER: 'crm-deals' })).toThrow('NATS_USER and NATS_PASSWORD must be set together');
+    expect(() => loadBaseConfig({ NATS_PASSWORD: 's3cret' })).toThrow('NATS_USER and NATS_PASSWORD must be set together');
+    const withCredentials = () => loadBaseConfig({ NATS_URL: 'nats://crm-deals:s3cret@nats:4222' });
+    expect(withCredentials).toThrow('NATS_URL must not carry a user or password; set NATS_USER and NATS_PASSWORD');
+    expect(withCredentials).not.toThrow(/s3cret/);
+  });
+
   it('checks the namespace shape and fills service defaults', () => {
     expect(() => loadBaseConfig({ CRM_NAMESPACE: 'Prod-1' })).toThrow(/CRM_NAMESPACE must be lowercase/);
     expect(loadServiceConfig({}, 3002)).toMatchObject({

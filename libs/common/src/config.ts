@@ -73,6 +73,9 @@ export function roleVar(env: Env, name: string): string | undefined {
 export interface BaseConfig {
   databaseUrl: string;
   natsUrl: string;
+  /** The process's own NATS user (docs/deployment.md, "NATS users"); unset, it connects without credentials. */
+  natsUser?: string;
+  natsPassword?: string;
   /** Prefix of every NATS subject, JetStream name and Redis key, so environments can share one broker. */
   namespace: string;
   logLevel: string;
@@ -107,6 +110,7 @@ export function loadBaseConfig(env: Env): BaseConfig {
   return {
     databaseUrl: urlVar(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres', 'postgresql']),
     natsUrl: urlVar(env, 'NATS_URL', DEFAULT_NATS_URL, ['nats', 'tls']),
+    ...natsCredentials(env),
     namespace,
     logLevel: enumVar(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     rpcTimeoutMs: intVar(env, 'RPC_TIMEOUT_MS', 5000, { min: 100, max: 60000 }),
@@ -117,6 +121,19 @@ export function loadBaseConfig(env: Env): BaseConfig {
     databaseAppRole: roleVar(env, 'DATABASE_APP_ROLE'),
     databasePoolSize: env.DATABASE_POOL_SIZE === undefined || env.DATABASE_POOL_SIZE === '' ? undefined : intVar(env, 'DATABASE_POOL_SIZE', 10, { min: 2, max: 200 }),
   };
+}
+
+/**
+ * NATS_USER and NATS_PASSWORD, both or neither. The NATS client ignores a user and password written into
+ * a URL and would connect without them, so NATS_URL carrying them is refused (without echoing it).
+ */
+function natsCredentials(env: Env): { natsUser?: string; natsPassword?: string } {
+  const url = new URL(stringVar(env, 'NATS_URL', DEFAULT_NATS_URL));
+  if (url.username || url.password) throw new ConfigError('NATS_URL must not carry a user or password; set NATS_USER and NATS_PASSWORD');
+  const natsUser = optionalVar(env, 'NATS_USER');
+  const natsPassword = optionalVar(env, 'NATS_PASSWORD');
+  if ((natsUser === undefined) !== (natsPassword === undefined)) throw new ConfigError('NATS_USER and NATS_PASSWORD must be set together');
+  return natsUser === undefined ? {} : { natsUser, natsPassword };
 }
 
 /** Settings of a NATS-only service: the base plus the port of its health endpoint for probes. */

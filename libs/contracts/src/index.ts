@@ -8,6 +8,7 @@ export * from './paging';
 export * from './related';
 export * from './rpc';
 export * from './subjects';
+export * from './nats-users';
 export * from './webhooks';
 export * from './schema';
 export * from './event-log/list-events.query';

@@ -38,6 +38,11 @@ export function eventSubjectWildcard(namespace: string): string {
   return `${namespace}.events.>`;
 }
 
+/** Tells every gateway replica at once that an API key was revoked (the CLI sends it too). */
+export function keyRevocationSubject(namespace: string): string {
+  return `${namespace}.gateway.apikeys.revoked`;
+}
+
 /** The JetStream stream holding every domain event, e.g. `CRM_EVENTS`. */
 export function eventStreamName(namespace: string): string {
   return `${namespace.toUpperCase()}_EVENTS`;

@@ -1,12 +1,23 @@
-import { StartupError } from '@crm/common';
+import { BaseConfig, StartupError } from '@crm/common';
 import { connect, NatsConnection } from 'nats';
 
 export const NATS_CONNECTION = Symbol('NATS_CONNECTION');
 
+/** A process's NATS user and password, as the client's connection options; empty without NATS_USER. */
+export interface NatsUser {
+  user?: string;
+  pass?: string;
+}
+
+export function natsUser(config: Pick<BaseConfig, 'natsUser' | 'natsPassword'>): NatsUser {
+  return config.natsUser === undefined ? {} : { user: config.natsUser, pass: config.natsPassword };
+}
+
 /** Connects once at start-up (failing with one clear line), then reconnects for ever while running. */
-export async function connectNats(url: string, name: string): Promise<NatsConnection> {
+export async function connectNats(url: string, name: string, user: NatsUser = {}): Promise<NatsConnection> {
   try {
     return await connect({
+      ...user,
       servers: url,
       name,
       timeout: 5000,

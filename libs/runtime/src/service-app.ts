@@ -1,6 +1,6 @@
 import { BaseConfig, createLogger, DatabaseSpec, dataSourceOptions, loadBaseConfig, loadServiceConfig, Logger, migrateDatabase, openDatabase, ServiceConfig } from '@crm/common';
 import { RpcServiceName } from '@crm/contracts';
-import { connectNats, CRM_RPC, DeadEvents, CrmNatsClient, RpcClientsModule, CrmNatsServer, MessagingMetrics, MessagingModule, NATS_CONNECTION, RpcErrorFilter } from '@crm/messaging';
+import { connectNats, natsUser, CRM_RPC, DeadEvents, CrmNatsClient, RpcClientsModule, CrmNatsServer, MessagingMetrics, MessagingModule, NATS_CONNECTION, RpcErrorFilter } from '@crm/messaging';
 import { Controller, DynamicModule, Get, Header, Inject, INestApplication, Module, ModuleMetadata, RequestMethod } from '@nestjs/common';
 import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
@@ -121,7 +121,7 @@ export async function startService(definition: ServiceDefinition, env: Record<st
   const dataSource = await openDatabase(spec);
   let nc: NatsConnection;
   try {
-    nc = await connectNats(config.natsUrl, `crm-${definition.service}`);
+    nc = await connectNats(config.natsUrl, `crm-${definition.service}`, natsUser(config));
   } catch (err) {
     await dataSource.destroy();
     throw err;
@@ -143,7 +143,7 @@ export async function startService(definition: ServiceDefinition, env: Record<st
         streamReplicas: config.jetstreamReplicas,
         eventRetry: { maxAttempts: config.eventMaxAttempts },
       }),
-      RpcClientsModule.forRoot({ servers: config.natsUrl, name: `crm-${definition.service}-client`, namespace: config.namespace, timeoutMs: config.rpcTimeoutMs }),
+      RpcClientsModule.forRoot({ ...natsUser(config), servers: config.natsUrl, name: `crm-${definition.service}-client`, namespace: config.namespace, timeoutMs: config.rpcTimeoutMs }),
       TerminusModule,
       ...(definition.imports ?? []),
     ],
@@ -168,7 +168,7 @@ export async function startService(definition: ServiceDefinition, env: Record<st
 
   const app = await NestFactory.create(root, { bufferLogs: true, abortOnError: false });
   app.useLogger(app.get(NestLogger));
-  const rpcServer = new CrmNatsServer({ servers: config.natsUrl, namespace: config.namespace, service: definition.service, logger });
+  const rpcServer = new CrmNatsServer({ ...natsUser(config), servers: config.natsUrl, namespace: config.namespace, service: definition.service, logger });
   // Registered before the microservice connects, which builds its handlers at once and inherits this config.
   app.useGlobalFilters(new RpcErrorFilter(logger, app.getHttpAdapter()));
   app.connectMicroservice({ strategy: rpcServer }, { inheritAppConfig: true });

@@ -1,5 +1,5 @@
 import { Logger } from '@crm/common';
-import { eventSubject, EventType } from '@crm/contracts';
+import { eventSubject, EventType, keyRevocationSubject } from '@crm/contracts';
 import { NATS_CONNECTION } from '@crm/messaging';
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { JSONCodec, NatsConnection, Subscription } from 'nats';
@@ -9,13 +9,9 @@ import { ApiKeyVerifier } from './api-key.verifier';
 
 const codec = JSONCodec<{ key_id?: unknown; data?: { key_id?: unknown } }>();
 
-function revocationSubject(namespace: string): string {
-  return `${namespace}.gateway.apikeys.revoked`;
-}
-
 /** Tells every running gateway that a key was revoked; resolves once the broker has the notice. */
 export async function publishKeyRevocation(nc: NatsConnection, namespace: string, keyId: string): Promise<void> {
-  nc.publish(revocationSubject(namespace), codec.encode({ key_id: keyId }));
+  nc.publish(keyRevocationSubject(namespace), codec.encode({ key_id: keyId }));
   await nc.flush();
 }
 
@@ -41,7 +37,7 @@ export class KeyRevocations implements OnModuleInit, OnModuleDestroy {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.namespace = config.namespace;
-    this.subject = revocationSubject(config.namespace);
+    this.subject = keyRevocationSubject(config.namespace);
     this.eventSubject = eventSubject(config.namespace, EventType.ApiKeyRevoked);
   }
 

@@ -4,6 +4,7 @@ import { ClientNats, NatsOptions, PacketId, ReadPacket, WritePacket } from '@nes
 import { createInbox, headers as natsHeaders, ErrorCode as NatsErrorCode, Msg, MsgHdrs, NatsConnection, NatsError, Subscription } from 'nats';
 import { CompressingSerializer, InflatedTooLarge, InflatingResponseDeserializer } from './compressed-messages';
 import { readSplitReply, splitReplyId } from './split-replies';
+import { NatsUser } from '../nats';
 import { catchError, defer, mergeMap, Observable, throwError } from 'rxjs';
 import { serviceUnavailable, toDomainError } from './rpc-errors';
 
@@ -19,7 +20,7 @@ function withTraceparent(given: MsgHdrs | undefined): MsgHdrs | undefined {
 /** Injection token of the ClientProxy every process uses to ask the services. */
 export const CRM_RPC = Symbol('CRM_RPC');
 
-export interface CrmNatsClientOptions {
+export interface CrmNatsClientOptions extends NatsUser {
   servers: string;
   /** Connection name shown by the NATS server, e.g. `crm-gateway`. */
   name: string;

@@ -4,8 +4,9 @@ import { rpcQueueGroup, rpcServiceWildcard, RpcServiceName } from '@crm/contract
 import { NatsOptions, ServerNats } from '@nestjs/microservices';
 import { ErrorCode as NatsErrorCode, Msg, NatsConnection, NatsError, Subscription } from 'nats';
 import { splitReply, wantsSplitReply } from './split-replies';
+import { NatsUser } from '../nats';
 
-export interface CrmNatsServerOptions {
+export interface CrmNatsServerOptions extends NatsUser {
   servers: string;
   namespace: string;
   service: RpcServiceName;
@@ -40,6 +41,8 @@ export class CrmNatsServer extends ServerNats {
   constructor(private readonly settings: CrmNatsServerOptions) {
     super({
       servers: settings.servers,
+      user: settings.user,
+      pass: settings.pass,
       name: `crm-${settings.service}`,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
@@ -134,8 +137,7 @@ export class CrmNatsServer extends ServerNats {
   private refuseOversized(msg: Msg, error: InflatedTooLarge): void {
     this.settings.logger.warn({ rpc: msg.subject, bytes: msg.data.length }, 'refused an rpc request that inflates past the limit');
     if (!msg.reply) return;
-    const { data } = this.serializer.serialize({ err: { code: ErrorCode.PayloadTooLarge, message: error.message }, isDisposed: true }) as { data: Uint8Array };
-    msg.respond(data);
+    msg.respond(Buffer.from(JSON.stringify({ err: { code: ErrorCode.PayloadTooLarge, message: error.message }, isDisposed: true })));
   }
 
   private finished(msg: Msg): void {
