@@ -16,6 +16,7 @@ import { CreateUsers1763900000100 } from './migrations/1763900000100-create-user
 import { CustomFieldsEverywhere1764300000000 } from './migrations/1764300000000-custom-fields-everywhere';
 import { CreateImports1764300000200 } from './migrations/1764300000200-create-imports';
 import { IndexCustomFieldValues1764500000000 } from './migrations/1764500000000-index-custom-field-values';
+import { IndexFoldedCustomFieldValues1765000000000 } from './migrations/1765000000000-index-folded-custom-field-values';
 import { Import, ImportRow } from '../imports/import.entity';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
@@ -35,4 +36,5 @@ export const contactsMigrations = [
   IndexCustomFieldValues1764500000000,
   CreateChanges1764600000000,
   CreateContactCompanies1764700000100,
+  IndexFoldedCustomFieldValues1765000000000,
 ];

@@ -1,7 +1,7 @@
 import { DomainError, ErrorCode } from '@crm/common';
 import { Ops, REFERENCEABLE_BUILT_INS, RequestContext, ResolveDealsRequest, ValidationWarning } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
-import { CustomFieldReferences, enforceFieldValues, EnforcementInput, EnforcementTarget } from '@crm/runtime';
+import { CustomFieldReferences, enforceFieldValues, enforceFieldValuesOfMany, EnforcementInput, EnforcementTarget } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 
@@ -44,6 +44,11 @@ export class ContactsFieldReferences extends CustomFieldReferences {
   /** Checks a custom object record's values at its object's enforcement level. */
   enforce(m: EntityManager, ctx: RequestContext, target: EnforcementTarget, input: EnforcementInput): Promise<ValidationWarning[]> {
     return enforceFieldValues(m, target, input, (t, ids) => this.existing(m, ctx, t, ids));
+  }
+
+  /** Checks the values of many records of one custom object (a batch): each one's warnings or error. */
+  enforceMany(m: EntityManager, ctx: RequestContext, target: EnforcementTarget, inputs: EnforcementInput[]): Promise<Array<ValidationWarning[] | DomainError>> {
+    return enforceFieldValuesOfMany(m, target, inputs, (t, ids) => this.existing(m, ctx, t, ids));
   }
 }
 

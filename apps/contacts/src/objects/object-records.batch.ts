@@ -51,8 +51,9 @@ export function valuesChange(slug: string, recordId: string, changes: ChangeSet)
 /**
  * Batch writes of one custom object's records (`/objects/:slug/records/batch`), with the rules of the
  * single record writes: the object is share-locked once, records are locked, inserted and updated with
- * one statement each, and values are checked at the object's enforcement level item by item (that check
- * reads the database only for unique and reference fields). Upserts match on the unique field named in `key`.
+ * one statement each, and values are checked at the object's enforcement level with the single write's
+ * rules (reading the database only for unique and reference fields, each unique field for all items with
+ * one statement). Upserts match on the unique field named in `key`.
  */
 export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDto, UpdateObjectRecordDto, ObjectRecordView> {
   readonly createBody = ObjectRecordInputDto;
@@ -74,14 +75,13 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
     const type = await this.writableType(m);
     const outcomes = new Map<number, ItemOutcome<ObjectRecordView>>();
     const rows: Array<{ item: CreateItem<ObjectRecordInputDto>; id: string; values: Record<string, unknown>; warnings: ValidationWarning[] }> = [];
-    const claimed = this.claims(type);
-    for (const item of items) {
-      const id = newId(IdPrefix.ObjectRecord);
-      const values = withoutNulls(item.body.values);
-      const checked = await this.check(m, ctx, type, id, item.body.values, values, false, claimed);
-      if (checked instanceof DomainError) outcomes.set(item.index, { index: item.index, error: checked });
-      else rows.push({ item, id, values, warnings: checked });
-    }
+    const writes = items.map((item) => ({ item, id: newId(IdPrefix.ObjectRecord), sent: item.body.values, values: withoutNulls(item.body.values) }));
+    const checked = await this.check(m, ctx, type, writes.map((w) => ({ recordId: w.id, sent: w.sent, stored: w.values })), false);
+    writes.forEach(({ item, id, values }, i) => {
+      const outcome = checked[i];
+      if (outcome instanceof DomainError) outcomes.set(item.index, { index: item.index, error: outcome });
+      else rows.push({ item, id, values, warnings: outcome });
+    });
     const inserted = await insertRows(m, ObjectRecord, rows.map((r) => ({ id: r.id, object_type_id: type.id, values: r.values })));
     const byId = new Map(inserted.map((row) => [row.id, row]));
     for (const r of rows) {
@@ -102,24 +102,23 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
     const outcomes = new Map<number, ItemOutcome<ObjectRecordView>>();
     const writes: Array<{ item: UpdateItem<UpdateObjectRecordDto>; record: ObjectRecord; values: Record<string, unknown>; changes: ChangeSet; warnings: ValidationWarning[] }> = [];
     const unchanged: Array<{ item: UpdateItem<UpdateObjectRecordDto>; record: ObjectRecord; warnings: ValidationWarning[] }> = [];
-    const claimed = this.claims(type);
-    for (const item of items) {
+    const present = items.flatMap((item) => {
       const record = found.get(item.id);
       if (!record) {
         outcomes.set(item.index, { index: item.index, error: DomainError.notFound(this.noun, item.id) });
-        continue;
+        return [];
       }
       const sent = item.body.values ?? {};
-      const values = withoutNulls({ ...record.values, ...sent });
-      const checked = await this.check(m, ctx, type, record.id, sent, values, true, claimed);
-      if (checked instanceof DomainError) {
-        outcomes.set(item.index, { index: item.index, error: checked });
-        continue;
-      }
+      return [{ item, record, sent, values: withoutNulls({ ...record.values, ...sent }) }];
+    });
+    const checked = await this.check(m, ctx, type, present.map((p) => ({ recordId: p.record.id, sent: p.sent, stored: p.values })), true);
+    present.forEach(({ item, record, sent, values }, i) => {
+      const outcome = checked[i];
+      if (outcome instanceof DomainError) return outcomes.set(item.index, { index: item.index, error: outcome });
       const changes = recordValueChanges(record.values, sent);
-      if (changes.changed.length) writes.push({ item, record, values, changes, warnings: checked });
-      else unchanged.push({ item, record, warnings: checked });
-    }
+      if (changes.changed.length) writes.push({ item, record, values, changes, warnings: outcome });
+      else unchanged.push({ item, record, warnings: outcome });
+    });
     const updated = new Map((await updateRows(m, ObjectRecord, writes.map((w) => ({ id: w.record.id, values: w.values })), { updated_at: NOW_MS })).map((r) => [r.id, r]));
     for (const w of writes) {
       const event = this.event(EventType.ObjectRecordUpdated, w.record.id, type, w.changes);
@@ -174,51 +173,42 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
     };
   }
 
-  /** Each unique field's values taken by earlier items of this batch. */
-  private claims(type: ObjectType): Map<string, Set<string>> {
-    return new Map(type.fields.filter((f) => f.unique).map((f) => [f.name, new Set<string>()]));
-  }
-
   /**
-   * The single write's checks of one item's values: its warnings, or the error it would have answered.
+   * The single write's checks of each item's values: its warnings, or the error it would have answered.
    * A unique value an earlier item of the batch takes counts as taken, since those rows are not written yet.
    */
   private async check(
     m: EntityManager,
     ctx: RequestContext,
     type: ObjectType,
-    recordId: string,
-    sent: Record<string, unknown>,
-    stored: Record<string, unknown>,
+    items: Array<{ recordId: string; sent: Record<string, unknown>; stored: Record<string, unknown> }>,
     partial: boolean,
-    claimed: Map<string, Set<string>>,
-  ): Promise<ValidationWarning[] | DomainError> {
-    let warnings: ValidationWarning[];
-    try {
-      warnings = await this.references.enforce(m, ctx, { slug: type.slug, level: type.enforcementLevel, fields: type.fields }, {
-        values: sent,
-        stored,
-        partial,
-        store: { table: 'object_records', column: '"values"', recordId, scope: { column: 'object_type_id', value: type.id } },
-        path: 'values',
-      });
-    } catch (err) {
-      if (err instanceof DomainError) return err;
-      throw err;
-    }
-    if (type.enforcementLevel === 'none') return warnings;
-    for (const def of type.fields.filter((f) => f.unique)) {
-      const value = sent[def.name];
-      if (value === undefined || value === null) continue;
-      const form = uniqueForm(def, value);
-      if (claimed.get(def.name)!.has(form)) {
-        const issue = { field: `values.${def.name}`, code: 'duplicate', message: `values.${def.name} ${JSON.stringify(value)} is already used by another record of this batch` };
-        if (type.enforcementLevel === 'hard') return validationFailed([issue]);
-        warnings.push(issue);
+  ): Promise<Array<ValidationWarning[] | DomainError>> {
+    const store = (recordId: string) => ({ table: 'object_records', column: '"values"', recordId, scope: { column: 'object_type_id', value: type.id } });
+    const target = { slug: type.slug, level: type.enforcementLevel, fields: type.fields };
+    const outcomes = await this.references.enforceMany(
+      m,
+      ctx,
+      target,
+      items.map((item) => ({ values: item.sent, stored: item.stored, partial, store: store(item.recordId), path: 'values' })),
+    );
+    if (type.enforcementLevel === 'none') return outcomes;
+    const claimed = new Map(type.fields.filter((f) => f.unique).map((f) => [f.name, new Set<string>()]));
+    return outcomes.map((warnings, i) => {
+      if (warnings instanceof DomainError) return warnings;
+      for (const def of type.fields.filter((f) => f.unique)) {
+        const value = items[i].sent[def.name];
+        if (value === undefined || value === null) continue;
+        const form = uniqueForm(def, value);
+        if (claimed.get(def.name)!.has(form)) {
+          const issue = { field: `values.${def.name}`, code: 'duplicate', message: `values.${def.name} ${JSON.stringify(value)} is already used by another record of this batch` };
+          if (type.enforcementLevel === 'hard') return validationFailed([issue]);
+          warnings.push(issue);
+        }
+        claimed.get(def.name)!.add(form);
       }
-      claimed.get(def.name)!.add(form);
-    }
-    return warnings;
+      return warnings;
+    });
   }
 
   private event(type: EventType, recordId: string, object: ObjectType, changes?: ChangeSet): BatchEvent {

@@ -10,6 +10,7 @@ import { CreateImportBatches1764300000300 } from './migrations/1764300000300-cre
 import { IndexDealsCreatedAtAndValue1764400000000 } from './migrations/1764400000000-index-deals-created-at-and-value';
 import { CreateDealContacts1764700000000 } from './migrations/1764700000000-create-deal-contacts';
 import { IndexDealCustomFields1764500000100 } from './migrations/1764500000100-index-deal-custom-fields';
+import { IndexFoldedDealCustomFields1765000000100 } from './migrations/1765000000100-index-folded-deal-custom-fields';
 
 export const dealsEntities = [Pipeline, Stage, Deal, StageHistory, BuiltInCustomFields];
-export const dealsMigrations = [CreateOutbox1763800000000, CreatePipelinesAndDeals1763800000400, CreateDeadEvents1763900000000, CreateRequestOutcomes1763900000200, AddOutboxTraceContext1764200000000, CustomFields1764300000100, CreateImportBatches1764300000300, IndexDealsCreatedAtAndValue1764400000000, IndexDealCustomFields1764500000100, CreateChanges1764600000000, CreateDealContacts1764700000000];
+export const dealsMigrations = [CreateOutbox1763800000000, CreatePipelinesAndDeals1763800000400, CreateDeadEvents1763900000000, CreateRequestOutcomes1763900000200, AddOutboxTraceContext1764200000000, CustomFields1764300000100, CreateImportBatches1764300000300, IndexDealsCreatedAtAndValue1764400000000, IndexDealCustomFields1764500000100, CreateChanges1764600000000, CreateDealContacts1764700000000, IndexFoldedDealCustomFields1765000000100];

@@ -25,7 +25,7 @@ import { Inject, Injectable, Provider, Type } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { BuiltInCustomFields } from './built-in-custom-fields.entity';
-import { enforceFieldValues, withoutNulls } from './field-enforcement';
+import { enforceFieldValues, enforceFieldValuesOfMany, EnforcementInput, withoutNulls } from './field-enforcement';
 import { appendDefinition, checkDefinitions, definitionNamed, editedDefinitions, moveStoredValues } from './field-definitions';
 import { reportSoftWarnings } from './soft-warnings';
 
@@ -129,24 +129,21 @@ export class BuiltInCustomFieldsService {
     const row = await findById(m, BuiltInCustomFields, slug, 'share');
     const target = { slug, level: row?.enforcementLevel ?? 'hard', fields: row?.fields ?? [] };
     const lookup = (t: string, ids: string[]) => this.references.existing(m, ctx, t, ids);
-    const results: Array<{ stored?: Record<string, unknown>; warnings: ValidationWarning[]; error?: DomainError }> = [];
-    for (const { recordId, sent, existing } of items) {
+    const results: Array<{ stored?: Record<string, unknown>; warnings: ValidationWarning[]; error?: DomainError }> = items.map(() => ({ warnings: [] }));
+    const checked: Array<{ at: number; input: EnforcementInput }> = [];
+    items.forEach(({ recordId, sent, existing }, at) => {
       const partial = existing !== undefined;
-      if (partial && sent === undefined) {
-        results.push({ warnings: [] });
-        continue;
-      }
+      if (partial && sent === undefined) return;
       const values = sent === null || sent === undefined ? Object.fromEntries(Object.keys(existing ?? {}).map((k) => [k, null])) : sent;
       const stored = withoutNulls({ ...(existing ?? {}), ...values });
-      const input = { values, stored, partial, store: { table: slug, column: 'custom_fields', recordId }, path: 'custom_fields' };
-      try {
-        // Without unique or reference fields this reads nothing: the checks are on the values alone.
-        results.push({ stored, warnings: await enforceFieldValues(m, target, input, lookup) });
-      } catch (err) {
-        if (!(err instanceof DomainError)) throw err;
-        results.push({ warnings: [], error: err });
-      }
-    }
+      checked.push({ at, input: { values, stored, partial, store: { table: slug, column: 'custom_fields', recordId }, path: 'custom_fields' } });
+    });
+    // Without unique or reference fields this reads nothing: the checks are on the values alone.
+    const outcomes = await enforceFieldValuesOfMany(m, target, checked.map((c) => c.input), lookup);
+    checked.forEach(({ at, input }, i) => {
+      const outcome = outcomes[i];
+      results[at] = outcome instanceof DomainError ? { warnings: [], error: outcome } : { stored: input.stored, warnings: outcome };
+    });
     return results;
   }
 
