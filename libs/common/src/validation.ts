@@ -10,6 +10,8 @@ function issueCode(constraint: string): string {
     case 'isDefined':
     case 'isNotEmpty':
       return 'required';
+    case 'reservedName':
+      return 'reserved';
     default:
       return 'invalid_value';
   }

@@ -80,7 +80,7 @@ export class ChangesController {
 
   /** A built-in object, or a custom object defined here (archived ones keep their history). */
   private async assertKnownObject(object: string | undefined): Promise<void> {
-    if (object === undefined || object in TABLES || DEALS_OBJECTS.has(object)) return;
+    if (object === undefined || Object.hasOwn(TABLES, object) || DEALS_OBJECTS.has(object)) return;
     if (await this.exists(`SELECT 1 FROM object_types WHERE slug = $1`, [object])) return;
     throw DomainError.invalid('object', `object '${object}' is not an object of this CRM: use contacts, companies, deals, pipelines, activities, tasks, users or a custom object's slug`, 'unknown_object');
   }

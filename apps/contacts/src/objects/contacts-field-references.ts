@@ -6,7 +6,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 
 /** Built-in objects whose records live in this service's tables. */
-const LOCAL_TABLES: Record<string, string> = { contacts: 'contacts', companies: 'companies', activities: 'activities', tasks: 'tasks' };
+const LOCAL_TABLES: ReadonlyMap<string, string> = new Map(['contacts', 'companies', 'activities', 'tasks'].map((t) => [t, t]));
 
 /**
  * What custom field values of this service's objects may refer to: its own built-in records and custom
@@ -30,7 +30,7 @@ export class ContactsFieldReferences extends CustomFieldReferences {
       const reply = await this.rpc.call(Ops.dealsInternal.resolve, ctx, { body });
       return new Set(reply.deals.map((d) => d.id));
     }
-    const table = LOCAL_TABLES[target];
+    const table = LOCAL_TABLES.get(target);
     const rows: { id: string }[] = table
       ? await m.query(`SELECT id FROM ${table} WHERE id = ANY($1) FOR KEY SHARE`, [ids])
       : await m.query(

@@ -120,7 +120,7 @@ export class QueryCatalogs {
       const target = def.reference_target;
       if (target === 'deals') {
         remotes[name] = { column: id, object: 'deals', via: 'deals' };
-      } else if (target in REFERENCE_TABLES) {
+      } else if (Object.hasOwn(REFERENCE_TABLES, target)) {
         const table = REFERENCE_TABLES[target as keyof typeof REFERENCE_TABLES];
         const metadata = m.connection.getMetadata(table.entity);
         joins[name] = { alias: joined, clause: `LEFT JOIN ${metadata.tablePath} ${joined} ON ${joined}.id = ${id}` };

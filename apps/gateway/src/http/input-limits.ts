@@ -1,10 +1,12 @@
 import { FieldIssue } from '@crm/common';
+import { INHERITED_NAMES } from '@crm/contracts';
 
 /**
  * Limits on the shape of any JSON body or query a client sends, checked at the gateway before anything
  * else reads it. They sit well above every field's own limit (the owning service checks those), and
  * exist so no input can exhaust a stack, a loop or a log line: a deeply nested body, a huge array, a
- * string with a NUL byte PostgreSQL cannot store, or a key that names an object's prototype.
+ * string with a NUL byte PostgreSQL cannot store, or a key named like a member every object inherits
+ * (`__proto__`, `constructor`, `toString`, …) or `prototype`.
  */
 export const InputLimits = {
   depth: 32,
@@ -13,7 +15,6 @@ export const InputLimits = {
   stringLength: 100_000,
 } as const;
 
-const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 /** NUL, and UTF-16 surrogates that are not part of a pair. */
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const MAX_ISSUES = 20;
@@ -58,7 +59,8 @@ export function inputProblems(value: unknown): FieldIssue[] {
     for (let i = keys.length - 1; i >= 0; i--) {
       const key = keys[i];
       const at = join(path, key);
-      if (FORBIDDEN_KEYS.has(key)) {
+      // The services' validation would silently drop such a key (or trip over it) rather than name it.
+      if (INHERITED_NAMES.has(key)) {
         issues.push({ field: at, code: 'unknown_field', message: `unknown field '${key}'` });
         continue;
       }

@@ -191,6 +191,12 @@ export const SchemaLimits = {
 } as const;
 
 export const SLUG_SHAPE = /^[a-z][a-z0-9_]{0,62}$/;
+/**
+ * Names every JavaScript object answers to (`constructor`, `toString`, `__proto__`, …, and `prototype`):
+ * a lookup by such a name in a plain object finds an inherited member, not an entry, so no input key,
+ * slug or field name may be one.
+ */
+export const INHERITED_NAMES: ReadonlySet<string> = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
 export const FIELD_NAME_SHAPE = /^[a-z][a-z0-9_]{0,62}$/;
 
 /** Data of object_type.created / object_type.updated; `object_type_id` is null for a built-in object gaining a field. */

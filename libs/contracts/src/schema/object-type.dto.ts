@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsDefined, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsDefined, IsObject, IsOptional, IsString, Length, Matches, ValidateBy, ValidateNested } from 'class-validator';
 import { IfPresent, IsOneOf, NonEmptyText, Rules } from '../dto-helpers';
 import { SortablePageQuery } from '../paging';
 import {
@@ -10,6 +10,7 @@ import {
   FIELD_NAME_SHAPE,
   FIELD_TYPES,
   FieldType,
+  INHERITED_NAMES,
   OBJECT_TYPE_STATUSES,
   ObjectTypeStatus,
   SchemaLimits,
@@ -19,6 +20,15 @@ import {
 const SLUG_MESSAGE = 'must start with a lowercase letter and hold only a-z, 0-9 and _ (at most 63 characters)';
 /** A slug, or a field name (`FIELD_NAME_SHAPE`). */
 const Slug = (shape = SLUG_SHAPE) => Rules(IsString({ message: '$property must be a string' }), Matches(shape, { message: `$property ${SLUG_MESSAGE}` }));
+/** The slug or name of something new: also not a name every JavaScript object has (answered `reserved`). */
+const NewName = (shape = SLUG_SHAPE) =>
+  Rules(
+    Slug(shape),
+    ValidateBy({
+      name: 'reservedName',
+      validator: { validate: (value) => typeof value !== 'string' || !INHERITED_NAMES.has(value), defaultMessage: (args) => `$property '${args?.value}' is a reserved name` },
+    }),
+  );
 
 class EnumValuesRule {
   @IsOptional()
@@ -45,7 +55,7 @@ export class ItemDefinitionDto extends EnumValuesRule {
 /** A custom field definition: the body of POST /objects/:slug/fields and each entry of `fields`. */
 export class FieldDefinitionDto extends EnumValuesRule {
   @IsDefined({ message: 'name is required' })
-  @Slug(FIELD_NAME_SHAPE)
+  @NewName(FIELD_NAME_SHAPE)
   name!: string;
 
   @IsOptional()
@@ -77,7 +87,7 @@ export class FieldDefinitionDto extends EnumValuesRule {
  */
 export class UpdateFieldDefinitionDto {
   @IfPresent()
-  @Slug(FIELD_NAME_SHAPE)
+  @NewName(FIELD_NAME_SHAPE)
   name?: string;
 
   @IfPresent()
@@ -91,7 +101,7 @@ export class CreateObjectTypeDto {
   name!: string;
 
   @IsDefined({ message: 'slug is required' })
-  @Slug()
+  @NewName()
   slug!: string;
 
   @IsOptional()
