@@ -21,6 +21,11 @@ export interface RequestContext {
    * rows. A batch, capture or merge operation names its own channel (docs/changes.md).
    */
   via?: ChangeVia;
+  /**
+   * How long the caller waits for the answer, in milliseconds from when it sent the request: the service
+   * spends no longer on it (docs/architecture.md). Relative rather than a moment, so clocks need not agree.
+   */
+  timeout_ms?: number;
 }
 
 /** What the gateway sends for one HTTP request: path parameters, query, body, caller. */

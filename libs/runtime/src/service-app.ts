@@ -11,6 +11,7 @@ import { DataSource } from 'typeorm';
 import { DependencyHealth } from './health.indicators';
 import { RequestOutcomes } from './request-outcome.step';
 import { ChangeOrigin } from './changes/change-origin.step';
+import { RequestDeadline } from './request-deadline.step';
 import { RpcMetrics } from './rpc-metrics.step';
 import { RpcTracing } from './rpc-tracing.step';
 import { ServiceRequestInterceptor } from './service-request.interceptor';
@@ -155,7 +156,7 @@ export async function startService(definition: ServiceDefinition, env: Record<st
       {
         provide: APP_INTERCEPTOR,
         useFactory: (metrics: MessagingMetrics, outcomes: RequestOutcomes) =>
-          new ServiceRequestInterceptor(config.namespace, [new RpcTracing(definition.service), new RpcMetrics(metrics), outcomes, new ChangeOrigin()]),
+          new ServiceRequestInterceptor(config.namespace, [new RequestDeadline(config.rpcTimeoutMs), new RpcTracing(definition.service), new RpcMetrics(metrics), outcomes, new ChangeOrigin()]),
         inject: [MessagingMetrics, RequestOutcomes],
       },
       { provide: SERVICE_CONFIG, useValue: config },

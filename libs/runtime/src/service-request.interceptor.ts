@@ -19,7 +19,7 @@ export interface RequestStep {
 
 /**
  * Runs the steps every request a service answers over NATS needs, outermost first, around its handler:
- * its trace span, its metrics, its at-most-once outcome, the origin its changes record. One interceptor
+ * its deadline, its trace span, its metrics, its at-most-once outcome, the origin its changes record. One interceptor
  * rather than one per concern: each of Nest's interceptor layers costs an rxjs pipeline and an
  * `AsyncResource.bind` per request, which a profile of the contacts service put at a tenth of its CPU
  * for a single-record read (docs/benchmarks.md). A step is a plain async function around the next.

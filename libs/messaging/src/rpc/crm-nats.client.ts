@@ -1,5 +1,5 @@
 import { DomainError, ErrorCode, traceparentOf } from '@crm/common';
-import { rpcSubject } from '@crm/contracts';
+import { rpcSubject, RpcRequest } from '@crm/contracts';
 import { ClientNats, NatsOptions, PacketId, ReadPacket, WritePacket } from '@nestjs/microservices';
 import { createInbox, headers as natsHeaders, ErrorCode as NatsErrorCode, Msg, MsgHdrs, NatsConnection, NatsError, Subscription } from 'nats';
 import { CompressingSerializer, InflatedTooLarge, InflatingResponseDeserializer } from './compressed-messages';
@@ -43,7 +43,8 @@ export interface CrmNatsClientOptions extends NatsUser {
  */
 export class CrmNatsClient extends ClientNats {
   private readonly namespace: string;
-  private readonly timeoutMs: number;
+  /** The longest any request waits (RPC_TIMEOUT_MS); one that names a shorter wait (`ctx.timeout_ms`) waits that long. */
+  readonly timeoutMs: number;
   private replies?: ReplyInbox;
 
   constructor({ namespace, timeoutMs, ...connection }: CrmNatsClientOptions) {
@@ -68,7 +69,7 @@ export class CrmNatsClient extends ClientNats {
   }
 
   override send<TResult = unknown, TInput = unknown>(pattern: string, data: TInput): Observable<TResult> {
-    return this.asDomainErrors(pattern, super.send<TResult, TInput>(pattern, data));
+    return this.asDomainErrors(pattern, this.waitFor(data), super.send<TResult, TInput>(pattern, data));
   }
 
   /**
@@ -80,12 +81,18 @@ export class CrmNatsClient extends ClientNats {
     const reply = defer(() => this.connect()).pipe(
       mergeMap(() => new Observable((observer) => this.publishReading({ pattern, data }, this.createObserver(observer), true))),
     );
-    return this.asDomainErrors(pattern, reply);
+    return this.asDomainErrors(pattern, this.waitFor(data), reply);
   }
 
-  private asDomainErrors<T>(pattern: string, reply: Observable<T>): Observable<T> {
+  private asDomainErrors<T>(pattern: string, waitMs: number, reply: Observable<T>): Observable<T> {
     const service = pattern.split('.')[0];
-    return reply.pipe(catchError((err: unknown) => throwError(() => this.failure(err, service))));
+    return reply.pipe(catchError((err: unknown) => throwError(() => this.failure(err, service, waitMs))));
+  }
+
+  /** How long a request waits for its answer: as long as it says its caller waits, never past RPC_TIMEOUT_MS. */
+  private waitFor(data: unknown): number {
+    const named = (data as Partial<RpcRequest> | undefined)?.ctx?.timeout_ms;
+    return typeof named === 'number' && named > 0 ? Math.min(named, this.timeoutMs) : this.timeoutMs;
   }
 
   protected override normalizePattern(pattern: string): string {
@@ -110,7 +117,7 @@ export class CrmNatsClient extends ClientNats {
       const packet = this.assignPacketId(partialPacket);
       const { data, headers } = this.serializer.serialize(packet) as { data: Uint8Array; headers?: MsgHdrs };
       replies = this.replyInbox();
-      token = replies.expect((_err, msg) => this.answer(packet, msg, raw, callback), (err) => callback({ err, isDisposed: true }), this.timeoutMs);
+      token = replies.expect((_err, msg) => this.answer(packet, msg, raw, callback), (err) => callback({ err, isDisposed: true }), this.waitFor(packet.data));
       this.natsClient!.publish(this.normalizePattern(packet.pattern), data, { reply: replies.subject(token), headers: withTraceparent(this.mergeHeaders(headers)) });
     } catch (err) {
       if (token) replies?.forget(token);
@@ -149,13 +156,13 @@ export class CrmNatsClient extends ClientNats {
     return this.replies;
   }
 
-  private failure(err: unknown, service: string): DomainError {
+  private failure(err: unknown, service: string, waitMs: number): DomainError {
     if (err instanceof InflatedTooLarge) return new DomainError(ErrorCode.Internal, `The ${service} service answered with a message larger than any valid answer.`);
     switch ((err as NatsError | undefined)?.code) {
       case NatsErrorCode.NoResponders:
         return serviceUnavailable(`The ${service} service is not available; try again shortly.`);
       case NatsErrorCode.Timeout:
-        return serviceUnavailable(`The ${service} service did not answer within ${this.timeoutMs} ms; try again shortly.`);
+        return serviceUnavailable(`The ${service} service did not answer within ${waitMs} ms; try again shortly.`);
       case NatsErrorCode.MaxPayloadExceeded:
         return new DomainError(ErrorCode.PayloadTooLarge, `Request exceeds the ${this.maxPayload} byte limit.`);
       default:

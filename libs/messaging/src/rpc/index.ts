@@ -5,3 +5,4 @@ export * from './rpc-errors';
 export * from './rpc-caller';
 export * from './compressed-messages';
 export * from './split-replies';
+export * from './request-deadline';

@@ -1,7 +1,8 @@
-import { apiNameOf, countWithinBudget, DomainError, Env, ErrorCode, FieldIssue, fitPage, hydrate, intVar, isQueryCanceled, keysetAfter, PAGE_BYTE_BUDGET, validationFailed } from '@crm/common';
+import { apiNameOf, countWithinBudget, DomainError, ErrorCode, FieldIssue, fitPage, hydrate, keysetAfter, PAGE_BYTE_BUDGET, validationFailed } from '@crm/common';
 import { CustomFieldDefinition, DEFAULT_PAGE_SIZE, Page, QUERY_OPERATORS, QueryFieldInfo, QueryLimits, QueryOperator, RecordQueryDto, RemoteLookup, RemoteValuesReply } from '@crm/contracts';
 import { createHash } from 'crypto';
 import { DataSource, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
+import { QueryBudget, QueryRunOptions } from './query-budget';
 
 /** `json` fields (metadata, all custom fields at once) can be returned but not filtered or sorted on. */
 export type QueryFieldType = 'string' | 'enum' | 'number' | 'boolean' | 'datetime' | 'json';
@@ -59,10 +60,10 @@ export interface RemoteRelation {
   via: 'contacts' | 'deals';
 }
 
-/** How a query reaches the services that keep the records of its remote relations. */
+/** How a query reaches the services that keep the records of its remote relations; `waitMs` is how long it waits for the answer. */
 export interface RemoteQueries {
-  match(relation: RemoteRelation, prefix: string, lookups: RemoteLookup[], within?: string[]): Promise<string[][]>;
-  values(relation: RemoteRelation, prefix: string, ids: string[], fields: Array<{ at: string; path: string }>): Promise<RemoteValuesReply>;
+  match(relation: RemoteRelation, prefix: string, lookups: RemoteLookup[], within: string[] | undefined, waitMs: number): Promise<string[][]>;
+  values(relation: RemoteRelation, prefix: string, ids: string[], fields: Array<{ at: string; path: string }>, waitMs: number): Promise<RemoteValuesReply>;
   fields(relation: RemoteRelation, prefix: string): Promise<QueryFieldInfo[]>;
 }
 
@@ -484,87 +485,20 @@ export function compileFilter(catalog: QueryCatalog, filter: unknown): { where: 
   return { where, params: q.params, joins: [...q.joins], lookups: q.lookups.map(({ relation, lookup }) => ({ relation, ...lookup })) };
 }
 
-type Rows = Array<Record<string, unknown>>;
-
 /** A WHERE condition within the catalog's scope. */
 function scoped(catalog: QueryCatalog, condition: string): string {
   return catalog.scope ? `(${catalog.scope}) AND (${condition})` : `(${condition})`;
-}
-
-/** One statement after another: a transaction's connection runs one at a time. */
-async function inTurn<T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = [];
-  for (const item of items) results.push(await work(item));
-  return results;
-}
-
-/**
- * Runs a query's statements in one transaction under its statement timeout; past it, a 400
- * `query_too_expensive` with a hint, so a query no index serves holds its connection no longer than that.
- */
-async function withBudget<T>(dataSource: DataSource, timeoutMs: number, work: (run: (sql: string, params: unknown[]) => Promise<Rows>) => Promise<T>): Promise<T> {
-  try {
-    return await dataSource.transaction(async (m) => {
-      await m.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
-      return work((sql, params) => m.query(sql, params));
-    });
-  } catch (err) {
-    if (isQueryCanceled(err)) {
-      throw new DomainError(
-        ErrorCode.QueryTooExpensive,
-        `The query ran past its ${timeoutMs} ms budget. Narrow it with a condition on an indexed field (id, a unique field, created_at, a foreign key) or a shorter range, or sort on one of those.`,
-      );
-    }
-    throw err;
-  }
-}
-
-/** The statement budget of a query: as configured, but always under the RPC deadline, so the client hears why. */
-export function queryBudgetMs(configuredMs: number, rpcTimeoutMs: number): number {
-  return Math.max(1, Math.min(configuredMs, rpcTimeoutMs - 500));
-}
-
-/** A service's settings for the queries it answers (docs/deployment.md). */
-export interface QuerySettings {
-  /**
-   * Longest a `POST /<object>/query` statement runs before it is answered `query_too_expensive`; kept under
-   * RPC_TIMEOUT_MS, so the client hears why rather than a 503.
-   */
-  queryTimeoutMs: number;
-  /** Most records one condition of another service's query may match here (`contact.email` on deals). */
-  queryRelatedIdsMax: number;
-}
-
-export function loadQuerySettings(env: Env): QuerySettings {
-  return {
-    queryTimeoutMs: intVar(env, 'QUERY_TIMEOUT_MS', 3000, { min: 10, max: 60000 }),
-    // One condition's ids travel in one answer between services, kept to half a megabyte: 15,000 ids fill it.
-    queryRelatedIdsMax: intVar(env, 'QUERY_RELATED_IDS_MAX', QueryLimits.relatedIds, { min: 1, max: 15_000 }),
-  };
-}
-
-/** How a service runs queries under its settings and its RPC deadline. */
-export function queryRunOptions(settings: QuerySettings, rpcTimeoutMs: number): QueryRunOptions {
-  return { timeoutMs: queryBudgetMs(settings.queryTimeoutMs, rpcTimeoutMs), relatedIdsMax: settings.queryRelatedIdsMax };
-}
-
-export interface QueryRunOptions {
-  /** Longest a query may run before it is answered `query_too_expensive`. */
-  timeoutMs: number;
-  /** Most records one remote condition may match (QueryLimits.relatedIds unless set). */
-  relatedIdsMax?: number;
-  /** Required when the catalog has remote relations. */
-  remote?: RemoteQueries;
 }
 
 /**
  * Runs `POST /<object>/query` over a catalog: validates the filter, sort and fields against it (every
  * problem in one `validation_failed`, naming its path), compiles them to one SQL statement whose values
  * are all bound parameters, and pages with a keyset cursor that carries the sort keys and is bound to the
- * query it came from. The statement runs under a timeout, so a query no index serves cannot hold a
- * connection or slow the others for long.
+ * query it came from. Its statements and the lookups other services answer for it share one budget
+ * (QueryBudget), so a query no index serves cannot hold a connection or slow the others for long.
  */
 export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatalog, query: RecordQueryDto, options: QueryRunOptions): Promise<Page<QueryItem>> {
+  const budget = new QueryBudget(options.timeoutMs);
   const q = new QueryBuilder(catalog);
   const where = query.filter === undefined ? 'TRUE' : q.filter(query.filter, 'filter', 1);
   const sort = (query.sort ?? []).map((key, i) => {
@@ -587,8 +521,8 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
   const issues = [...q.issues];
   if (q.lookups.length) {
     // Only when the local filter is valid: the candidates are found with it.
-    const within = issues.length ? new Map<string, string[]>() : await candidateReferences(dataSource, catalog, query.filter, q.lookups, options);
-    issues.push(...(await resolveLookups(q, catalog, within, options.remote)));
+    const within = issues.length ? new Map<string, string[]>() : await candidateReferences(dataSource, catalog, query.filter, q.lookups, options, budget);
+    issues.push(...(await resolveLookups(q, catalog, within, options.remote, budget)));
   }
   if (issues.length) throw validationFailed(issues);
   const remoteSelected = new Set(selected.flatMap((s) => (s.relation ? [s.relation] : [])));
@@ -619,7 +553,7 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
   const joins = [...q.joins].map((name) => catalog.joins[name].clause).join(' ');
   const sql = `SELECT ${columns.join(', ')} FROM ${catalog.table} ${a} ${joins} WHERE ${scoped(catalog, where)} AND (${after}) ORDER BY ${order.join(', ')} LIMIT ${size + 1}`;
 
-  const rows = await withBudget(dataSource, options.timeoutMs, (run) => run(sql, q.params));
+  const rows = await budget.run(dataSource, (run) => run(sql, q.params));
 
   let pageRows = rows.slice(0, size);
   const related = new Map<string, Record<string, Record<string, unknown>>>();
@@ -627,7 +561,7 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
     const ids = [...new Set(pageRows.map((row) => row[`~r_${relation}`]).filter((id): id is string => typeof id === 'string'))];
     const fields = selected.filter((s) => s.relation === relation).map(({ at, path }) => ({ at, path }));
     // Asked even for an empty page, so that a path the other service does not know is a 400 on every page.
-    const answer = await remoteOf(options.remote).values(catalog.remotes![relation], relation, ids, fields);
+    const answer = await budget.ask((waitMs) => remoteOf(options.remote).values(catalog.remotes![relation], relation, ids, fields, waitMs));
     related.set(relation, answer.records);
     // The other service answers as many records as fit in one message; the page ends before the first row it could not describe.
     if (answer.delivered < ids.length) {
@@ -672,10 +606,6 @@ function remoteOf(remote: RemoteQueries | undefined): RemoteQueries {
 }
 
 /**
- * Asks the owning services for the ids of each remote condition (one call per relation) and binds them
- * into their parameters; answers the problems they found with those conditions.
- */
-/**
  * The filter's top-level conditions that hold every row of the answer and name no remote relation: a
  * remote condition needs to be right only for rows these select, so the other service may be asked about
  * just the records those rows reference.
@@ -702,37 +632,63 @@ async function candidateReferences(
   filter: unknown,
   lookups: QueryBuilder['lookups'],
   options: QueryRunOptions,
+  budget: QueryBudget,
 ): Promise<Map<string, string[]>> {
   const max = options.relatedIdsMax ?? QueryLimits.relatedIds;
   const guard = new QueryBuilder(catalog);
   const where = guard.filter({ $and: [{}, ...localConjuncts(filter, catalog)] }, 'filter', 1);
   const joins = [...guard.joins].map((name) => catalog.joins[name].clause).join(' ');
   const relations = [...new Set(lookups.map((l) => l.relation))];
-  const found = await withBudget(dataSource, options.timeoutMs, (run) =>
-    inTurn(relations, (relation) => {
-      const column = catalog.remotes![relation].column;
-      return run(`SELECT DISTINCT ${column} AS ref FROM ${catalog.table} ${catalog.alias} ${joins} WHERE ${scoped(catalog, where)} AND ${column} IS NOT NULL LIMIT ${max + 1}`, guard.params);
-    }),
+  const found = await budget.run(dataSource, (run) =>
+    run(
+      eachInOne(relations.map((relation) => {
+        const column = catalog.remotes![relation].column;
+        return `SELECT DISTINCT ${column} AS ref FROM ${catalog.table} ${catalog.alias} ${joins} WHERE ${scoped(catalog, where)} AND ${column} IS NOT NULL LIMIT ${max + 1}`;
+      })),
+      guard.params,
+    ),
   );
   const within = new Map<string, string[]>();
-  relations.forEach((relation, i) => {
-    if (found[i].length <= max) within.set(relation, found[i].map((row) => String(row.ref)));
+  byPart(found, relations.length).forEach((refs, i) => {
+    if (refs.length <= max) within.set(relations[i], refs.map((row) => String(row.ref)));
   });
   return within;
 }
 
-async function resolveLookups(q: QueryBuilder, catalog: QueryCatalog, within: ReadonlyMap<string, string[]>, remote: RemoteQueries | undefined): Promise<FieldIssue[]> {
+/**
+ * Several SELECTs as one statement, each row tagged `~n` with the index of the SELECT it came from: a set
+ * of lookups costs one round trip and runs under one statement timeout, each keeping its own plan and LIMIT.
+ */
+function eachInOne(selects: readonly string[]): string {
+  return selects.map((select, i) => `(SELECT ${i} AS "~n", part.* FROM (${select}) part)`).join(' UNION ALL ');
+}
+
+/** The rows of an eachInOne statement, by the SELECT they came from. */
+function byPart(rows: ReadonlyArray<Record<string, unknown>>, parts: number): Array<Array<Record<string, unknown>>> {
+  const grouped = Array.from({ length: parts }, () => [] as Array<Record<string, unknown>>);
+  for (const row of rows) grouped[row['~n'] as number].push(row);
+  return grouped;
+}
+
+/**
+ * Asks the owning services for the ids of each remote condition (one call per relation) and binds them
+ * into their parameters; answers the problems they found with those conditions.
+ */
+async function resolveLookups(q: QueryBuilder, catalog: QueryCatalog, within: ReadonlyMap<string, string[]>, remote: RemoteQueries | undefined, budget: QueryBudget): Promise<FieldIssue[]> {
   const byRelation = new Map<string, QueryBuilder['lookups']>();
   for (const lookup of q.lookups) byRelation.set(lookup.relation, [...(byRelation.get(lookup.relation) ?? []), lookup]);
   const issues: FieldIssue[] = [];
   await Promise.all(
     [...byRelation].map(async ([relation, lookups]) => {
       try {
-        const ids = await remoteOf(remote).match(
-          catalog.remotes![relation],
-          relation,
-          lookups.map((l) => l.lookup),
-          within.get(relation),
+        const ids = await budget.ask((waitMs) =>
+          remoteOf(remote).match(
+            catalog.remotes![relation],
+            relation,
+            lookups.map((l) => l.lookup),
+            within.get(relation),
+            waitMs,
+          ),
         );
         lookups.forEach((l, i) => (q.params[l.param] = ids[i]));
       } catch (err) {
@@ -756,18 +712,20 @@ export async function matchRecordIds(
   within: readonly string[] | undefined,
   options: QueryRunOptions,
 ): Promise<string[][]> {
-  const issues: FieldIssue[] = [];
+  const budget = new QueryBudget(options.timeoutMs);
   const max = options.relatedIdsMax ?? QueryLimits.relatedIds;
-  const statements = lookups.map((lookup) => {
-    const q = new QueryBuilder(catalog);
+  // One builder for every lookup, so that their parameters number apart and they run as one statement.
+  const q = new QueryBuilder(catalog);
+  const among = within ? ` AND ${catalog.alias}.id = ANY(${q.bind(within, 'text[]')})` : '';
+  const selects = lookups.map((lookup) => {
     const where = q.filter(lookup.filter, lookup.at, 1);
-    issues.push(...q.issues);
     const tested = lookup.negate ? `NOT (${where})` : where;
-    const among = within ? ` AND ${catalog.alias}.id = ANY(${q.bind(within, 'text[]')})` : '';
-    return { sql: `SELECT ${catalog.alias}.id FROM ${catalog.table} ${catalog.alias} WHERE ${scoped(catalog, tested)}${among} LIMIT ${max + 1}`, params: q.params };
+    return `SELECT ${catalog.alias}.id FROM ${catalog.table} ${catalog.alias} WHERE ${scoped(catalog, tested)}${among} LIMIT ${max + 1}`;
   });
+  const issues: FieldIssue[] = [...q.issues];
   if (issues.length) throw validationFailed(issues);
-  const answers = await withBudget(dataSource, options.timeoutMs, (run) => inTurn(statements, (s) => run(s.sql, s.params)));
+  const rows = selects.length ? await budget.run(dataSource, (run) => run(eachInOne(selects), q.params)) : [];
+  const answers = byPart(rows, lookups.length);
   // The ids of all the conditions travel back in one message: together they must fit in it too.
   let bytes = 0;
   answers.forEach((rows, i) => {
@@ -808,7 +766,7 @@ export async function pickRecordValues(
   if (!ids.length) return { records: {}, delivered: 0 };
   const a = catalog.alias;
   const sql = `SELECT ${a}.id AS id, ${fields.map(({ field }, i) => `${field!.select ?? field!.sql} AS "~f${i}"`).join(', ')} FROM ${catalog.table} ${a} WHERE ${scoped(catalog, `${a}.id = ANY($1::text[])`)}`;
-  const rows = await withBudget(dataSource, options.timeoutMs, (run) => run(sql, [ids]));
+  const rows = await new QueryBudget(options.timeoutMs).run(dataSource, (run) => run(sql, [ids]));
   const found = new Map(rows.map((row) => [String(row.id), Object.fromEntries(fields.map(({ path, field }, i) => [path, shown(field!, row[`~f${i}`])]))]));
   // In the order asked, as many as fit in one reply (at least one): the asking query ends its page there.
   const delivered = countWithinBudget(

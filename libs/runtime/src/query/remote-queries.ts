@@ -10,9 +10,9 @@ const OWNERS = {
 /** A query's remote relations answered over RPC by the services that keep their records, on behalf of the caller. */
 export function remoteQueriesOver(rpc: RpcCaller, ctx: RequestContext): RemoteQueries {
   return {
-    match: async (relation, prefix, lookups, within) =>
-      (await rpc.call(OWNERS[relation.via].match, ctx, { body: { object: relation.object, prefix, lookups, ...(within ? { within } : {}) } })).ids,
-    values: (relation, prefix, ids, fields) => rpc.call(OWNERS[relation.via].values, ctx, { body: { object: relation.object, prefix, ids, fields } }),
+    match: async (relation, prefix, lookups, within, waitMs) =>
+      (await rpc.call(OWNERS[relation.via].match, ctx, { body: { object: relation.object, prefix, lookups, ...(within ? { within } : {}) } }, { timeoutMs: waitMs })).ids,
+    values: (relation, prefix, ids, fields, waitMs) => rpc.call(OWNERS[relation.via].values, ctx, { body: { object: relation.object, prefix, ids, fields } }, { timeoutMs: waitMs }),
     fields: async (relation, prefix) => (await rpc.call(OWNERS[relation.via].fields, ctx, { body: { object: relation.object, prefix } })).fields,
   };
 }
