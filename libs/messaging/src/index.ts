@@ -20,3 +20,4 @@ export * from './dead-events/dead-events.cli';
 export * from './changes/change-origin';
 export * from './changes/change-drafts';
 export * from './changes/changes.migration';
+export * from './changes/changes-via.migration';

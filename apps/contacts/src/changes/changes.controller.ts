@@ -1,7 +1,7 @@
 import { DomainError } from '@crm/common';
 import { ChangeSliceRequest, ListChangesQuery, Ops, RecordChangesQuery, RequestContext } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
-import { ChangeLog, Handles } from '@crm/runtime';
+import { ChangeLog, Handles, QueryBudget } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DataSource } from 'typeorm';
@@ -28,8 +28,8 @@ export class ChangesController {
   @Handles(Ops.changes.list)
   async list(@Payload('ctx') ctx: RequestContext, @Payload('query') query: ListChangesQuery) {
     await this.assertKnownObject(query.object);
-    const local = (request: ChangeSliceRequest) => this.log.slice(request);
-    const deals = (request: ChangeSliceRequest) => this.rpc.call(Ops.changes.dealsSlice, ctx, { body: request });
+    const local = (request: ChangeSliceRequest, budget: QueryBudget) => this.log.slice(request, budget);
+    const deals = (request: ChangeSliceRequest, budget: QueryBudget) => budget.ask((waitMs) => this.rpc.call(Ops.changes.dealsSlice, ctx, { body: request }, { timeoutMs: waitMs }));
     return this.log.page(query, this.partsFor(query, local, deals));
   }
 

@@ -4,7 +4,8 @@ import { CHANGE_SETTINGS, ChangeRetentionJob } from './change-retention.job';
 
 /**
  * A service's change history: reading it (ChangeLog) and pruning it (ChangeRetentionJob). `settings` is
- * the token of the service's settings, which include ChangeSettings (loadChangeSettings).
+ * the token of the service's settings, which include ChangeSettings (loadChangeSettings) and, for the
+ * budget GET /changes is read under, QuerySettings (loadQuerySettings).
  */
 @Module({})
 export class ChangeHistoryModule {

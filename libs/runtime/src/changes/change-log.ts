@@ -1,8 +1,10 @@
 import { decodeCursor, DomainError, encodeCursor, fitPage, Page, pageSize } from '@crm/common';
 import { ChangeSlice, ChangeSliceRequest, ChangeView, ListChangesQuery, RecordChangesQuery } from '@crm/contracts';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { encodeTime } from 'ulid';
 import { DataSource } from 'typeorm';
+import { QueryBudget, QuerySettings } from '../query/query-budget';
+import { CHANGE_SETTINGS } from './change-retention.job';
 
 interface ChangeRow {
   id: string;
@@ -42,6 +44,16 @@ function firstIdAt(instant: Date): string {
   return `chg_${encodeTime(Math.max(0, Math.floor(instant.getTime())), 10).toLowerCase()}`;
 }
 
+/**
+ * How far an entry's id time may run ahead of its `occurred_at`. Both are taken in the same moment, but
+ * ids never go back in time (monotonic ULIDs), so after the clock is set back they stay ahead until it
+ * catches up. An upper id bound this much past an instant keeps every entry recorded before it.
+ */
+const ID_AHEAD_MAX_MS = 60_000;
+
+/** What a GET /changes past its budget is told to narrow. */
+const CHANGES_HINT = 'Narrow it with record_id, object, actor_id or via, or a shorter created_after to created_before range.';
+
 /** The cursor list of GET /changes; a record's history has its own, so one cannot be replayed on the other. */
 export const CHANGES_LIST = 'changes';
 
@@ -51,7 +63,10 @@ export const CHANGES_LIST = 'changes';
  */
 @Injectable()
 export class ChangeLog {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(CHANGE_SETTINGS) private readonly settings: QuerySettings,
+  ) {}
 
   /**
    * One record's history. A record with no entries is 404 unless `exists` says it is there (it was
@@ -76,8 +91,11 @@ export class ChangeLog {
     return { data: items, has_more: hasMore, ...(hasMore ? { next_cursor: encodeCursor(list, items[items.length - 1].id) } : {}) };
   }
 
-  /** This service's entries matching the filters after `after`, oldest first: its part of GET /changes. */
-  async slice({ filters, after, limit }: ChangeSliceRequest): Promise<ChangeSlice> {
+  /**
+   * This service's entries matching the filters after `after`, oldest first: its part of GET /changes,
+   * read under the budget of queries (QUERY_TIMEOUT_MS), or the rest of the budget `page` started.
+   */
+  async slice({ filters, after, limit }: ChangeSliceRequest, budget = this.budget()): Promise<ChangeSlice> {
     const params: unknown[] = [];
     const where: string[] = [];
     const bind = (value: unknown) => `$${params.push(value)}`;
@@ -91,11 +109,13 @@ export class ChangeLog {
       // The id bound lets the primary key skip everything older; the instant is the exact filter.
       where.push(`id >= ${bind(firstIdAt(instant))}`, `occurred_at > ${bind(instant)}`);
     }
-    if (filters.created_before) where.push(`occurred_at < ${bind(new Date(filters.created_before))}`);
-    const rows: ChangeRow[] = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM changes ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT ${bind(limit + 1)}`,
-      params,
-    );
+    if (filters.created_before) {
+      const instant = new Date(filters.created_before);
+      // As above, from the other end: without it an instant before every entry walks the whole key.
+      where.push(`id < ${bind(firstIdAt(new Date(instant.getTime() + ID_AHEAD_MAX_MS)))}`, `occurred_at < ${bind(instant)}`);
+    }
+    const sql = `SELECT ${COLUMNS} FROM changes ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT ${bind(limit + 1)}`;
+    const rows = await budget.run(this.dataSource, (run) => run<ChangeRow>(sql, params));
     const { items, hasMore } = fitPage(rows.slice(0, limit).map(present), limit, rows.length > limit);
     return { data: items, has_more: hasMore };
   }
@@ -103,14 +123,16 @@ export class ChangeLog {
   /**
    * GET /changes: this service's slice merged with the other services' (`others`, asked with the same
    * filters and position), in id order. Each part returns up to a page after the cursor, so the first
-   * page-size entries of their union are the next page of the whole log.
+   * page-size entries of their union are the next page of the whole log. The parts share one budget:
+   * another service's is asked through `budget.ask`, so it spends no longer than the time left here.
    */
-  async page(query: ListChangesQuery, parts: ReadonlyArray<(request: ChangeSliceRequest) => Promise<ChangeSlice>>): Promise<Page<ChangeView>> {
+  async page(query: ListChangesQuery, parts: ReadonlyArray<(request: ChangeSliceRequest, budget: QueryBudget) => Promise<ChangeSlice>>): Promise<Page<ChangeView>> {
+    const budget = this.budget();
     const after = decodeCursor<string>(CHANGES_LIST, query.cursor, 'string');
     const limit = pageSize(query);
     const { cursor: _cursor, limit: _limit, ...filters } = query;
     const request: ChangeSliceRequest = { filters, after, limit };
-    const slices = await Promise.all(parts.map((part) => part(request)));
+    const slices = await Promise.all(parts.map((part) => part(request, budget)));
     const merged = slices.flatMap((s) => s.data).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     // A part cut short (by its page size or byte budget) has entries beyond its last: the page must stop
     // before any id that part may still hold, or the merge could skip them.
@@ -118,6 +140,10 @@ export class ChangeLog {
     const safe = horizon === undefined ? merged : merged.filter((c) => c.id <= horizon);
     const { items, hasMore } = fitPage(safe.slice(0, limit), limit, safe.length > limit || slices.some((s) => s.has_more));
     return { data: items, has_more: hasMore, ...(hasMore && items.length ? { next_cursor: encodeCursor(CHANGES_LIST, items[items.length - 1].id) } : {}) };
+  }
+
+  private budget(): QueryBudget {
+    return new QueryBudget(this.settings.queryTimeoutMs, CHANGES_HINT);
   }
 
   private async hasHistory(recordId: string): Promise<boolean> {
