@@ -22,6 +22,25 @@ export function isForeignKeyViolation(err: unknown): boolean {
   return pgError(err)?.code === '23503';
 }
 
+/** The SQLSTATE a statement failed with, if it reached PostgreSQL. */
+export function sqlStateOf(err: unknown): string | undefined {
+  return pgError(err)?.code;
+}
+
+/**
+ * A data exception (SQLSTATE class 22): PostgreSQL could not take a value as its type (a date that is not
+ * one, a number out of range, a NUL in text). In a request handler the values a statement binds are the
+ * request's, so this is the client's mistake, answered by invalidInput, not a fault of ours.
+ */
+export function isDataException(err: unknown): boolean {
+  return /^22[0-9A-Z]{3}$/.test(sqlStateOf(err) ?? '');
+}
+
+/** The 400 for a data exception; neither PostgreSQL's message nor the statement reaches the client. */
+export function invalidInput(): DomainError {
+  return new DomainError(ErrorCode.InvalidRequest, 'A value in the request is not valid for its type.');
+}
+
 /** The statement ran past its statement_timeout (57014). */
 export function isQueryCanceled(err: unknown): boolean {
   return pgError(err)?.code === '57014';

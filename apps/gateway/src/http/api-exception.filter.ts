@@ -1,4 +1,4 @@
-import { databaseUnavailable, DomainError, ErrorCode, isDatabaseUnavailable, Logger } from '@crm/common';
+import { databaseUnavailable, DomainError, ErrorCode, invalidInput, isDataException, isDatabaseUnavailable, Logger, sqlStateOf } from '@crm/common';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, NotFoundException } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { LOGGER } from '../tokens';
@@ -54,6 +54,11 @@ export class ApiExceptionFilter implements ExceptionFilter {
     if (isDatabaseUnavailable(exception)) {
       this.logger.warn({ err: exception, request_id: req.id }, 'database unavailable');
       return writeError(res, databaseUnavailable().toBody());
+    }
+    if (isDataException(exception)) {
+      // The client's mistake: a 400. The statement and its parameters (the client's values) stay out of the log.
+      this.logger.warn({ sqlstate: sqlStateOf(exception), request_id: req.id }, 'a value in the request failed in the database');
+      return writeError(res, invalidInput().toBody());
     }
     this.logger.error({ err: exception, request_id: req.id }, 'unhandled error');
     return writeError(res, { code: ErrorCode.Internal, message: 'An internal error occurred.' });

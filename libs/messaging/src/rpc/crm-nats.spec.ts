@@ -13,6 +13,7 @@ import { connect, headers as natsHeaders, JSONCodec, NatsConnection } from 'nats
 import { gzipSync } from 'zlib';
 import { INFLATED_MAX_BYTES } from './compressed-messages';
 import { rpcSubject } from '@crm/contracts';
+import { QueryFailedError } from 'typeorm';
 
 /** 3 MiB that gzip cannot bring under the broker's 1 MiB limit (messages over 64 KiB travel compressed). */
 const incompressible = () => randomBytes(2304 * 1024).toString('base64');
@@ -42,6 +43,13 @@ function replicaController(replica: string) {
     @MessagePattern('probe.things.crash')
     crash() {
       throw new Error('driver said: password=hunter2');
+    }
+
+    /** What the pg driver raises when PostgreSQL cannot read a bound value as its type (SQLSTATE 22007). */
+    @MessagePattern('probe.things.bad-date')
+    badDate() {
+      const driverError = Object.assign(new Error('invalid input syntax for type timestamp with time zone: "sk_secret_value"'), { code: '22007' });
+      throw new QueryFailedError('SELECT * FROM things WHERE created_at > $1::timestamptz', ['sk_secret_value'], driverError);
     }
 
     @MessagePattern('probe.things.huge')
@@ -142,6 +150,15 @@ describe('CrmNatsServer and CrmNatsClient over NATS', () => {
   it('turns any other failure into internal_error, logged on the service side, without its text', async () => {
     await expect(ask(caller, 'probe.things.crash')).rejects.toMatchObject({ code: 'internal_error', message: 'An internal error occurred.' });
     expect(logs.some((line) => line.includes('unhandled error in rpc handler'))).toBe(true);
+  });
+
+  it('answers a data exception (SQLSTATE class 22) as 400 invalid_request, logging neither the statement nor the value', async () => {
+    logs.length = 0;
+    await expect(ask(caller, 'probe.things.bad-date')).rejects.toMatchObject({ code: 'invalid_request', message: 'A value in the request is not valid for its type.' });
+    const line = logs.find((l) => l.includes('a value in the request failed in the database'));
+    expect(JSON.parse(line!)).toMatchObject({ level: 40, sqlstate: '22007' });
+    expect(logs.join('\n')).not.toContain('sk_secret_value');
+    expect(logs.join('\n')).not.toContain('SELECT');
   });
 
   it('answers 501 not_implemented for an operation the running service lacks', async () => {

@@ -1,4 +1,4 @@
-import { databaseUnavailable, DomainError, ErrorBody, ErrorCode, isDatabaseUnavailable, isErrorBody, Logger } from '@crm/common';
+import { databaseUnavailable, DomainError, ErrorBody, ErrorCode, invalidInput, isDataException, isDatabaseUnavailable, isErrorBody, Logger, sqlStateOf } from '@crm/common';
 import { RpcRequest } from '@crm/contracts';
 import { ArgumentsHost, Catch, HttpServer } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
@@ -32,10 +32,13 @@ export class RpcErrorFilter extends BaseExceptionFilter {
       this.logger.warn({ err: exception, request_id: request?.ctx?.request_id }, 'database unavailable');
       return throwError(() => databaseUnavailable().toBody());
     }
-    this.logger.error(
-      { err: exception, rpc: rpc.getContext<{ getSubject?: () => string }>()?.getSubject?.(), request_id: request?.ctx?.request_id },
-      'unhandled error in rpc handler',
-    );
+    const subject = rpc.getContext<{ getSubject?: () => string }>()?.getSubject?.();
+    if (isDataException(exception)) {
+      // The client's mistake: a 400. The statement and its parameters (the client's values) stay out of the log.
+      this.logger.warn({ sqlstate: sqlStateOf(exception), rpc: subject, request_id: request?.ctx?.request_id }, 'a value in the request failed in the database');
+      return throwError(() => invalidInput().toBody());
+    }
+    this.logger.error({ err: exception, rpc: subject, request_id: request?.ctx?.request_id }, 'unhandled error in rpc handler');
     const body: ErrorBody = { code: ErrorCode.Internal, message: 'An internal error occurred.' };
     return throwError(() => body);
   }
