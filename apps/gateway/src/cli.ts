@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { createLogger, Logger, openDatabase, runMain } from '@crm/common';
+import { createLogger, CursorCodec, Logger, openDatabase, runMain } from '@crm/common';
 import { ServiceName } from '@crm/contracts';
 import { natsUser, OutboxService } from '@crm/messaging';
 import { connect } from 'nats';
@@ -39,7 +39,7 @@ runMain('apikey', async () => {
     databaseUrl: config.databaseUrl,
     schema: database.schema,
   });
-  const keys = new ApiKeysService(dataSource, outbox, config, logger);
+  const keys = new ApiKeysService(dataSource, outbox, new CursorCodec(config.cursorSecrets), config, logger);
   try {
     if (command === 'create') {
       const created = await keys.create({ request_id: 'cli' }, { name: values.name, scope: values.scope, expires_at: values['expires-at'] });

@@ -1,4 +1,4 @@
-import { DatabaseSpec, dataSourceOptions, Logger } from '@crm/common';
+import { CursorCodec, DatabaseSpec, dataSourceOptions, Logger } from '@crm/common';
 import { ServiceName } from '@crm/contracts';
 import { MessagingModule, natsUser, RpcClientsModule } from '@crm/messaging';
 import { DynamicModule, Module } from '@nestjs/common';
@@ -59,8 +59,9 @@ export class GatewayModule {
             { provide: GATEWAY_CONFIG, useValue: config },
             { provide: LOGGER, useValue: logger },
             { provide: REDIS, useValue: redis },
+            { provide: CursorCodec, useValue: new CursorCodec(config.cursorSecrets) },
           ],
-          exports: [GATEWAY_CONFIG, LOGGER, REDIS],
+          exports: [GATEWAY_CONFIG, LOGGER, REDIS, CursorCodec],
         },
         LoggerModule.forRoot(requestLogParams(logger)),
         DiscoveryModule,

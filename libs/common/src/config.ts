@@ -1,3 +1,5 @@
+import { createHash } from 'crypto';
+
 /**
  * Configuration comes from environment variables with safe local defaults. A bad value stops start-up
  * with one line that names the variable.
@@ -96,6 +98,8 @@ export interface BaseConfig {
   databaseMigrationsWaitSeconds: number;
   /** The role application pods connect as; `migrate` grants it read and write on every table it creates. */
   databaseAppRole?: string;
+  /** What list cursors are signed with, the current first (see CursorCodec). */
+  cursorSecrets: string[];
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/crm';
@@ -107,8 +111,9 @@ export function loadBaseConfig(env: Env): BaseConfig {
   if (!/^[a-z][a-z0-9_]{0,39}$/.test(namespace)) {
     throw new ConfigError(`CRM_NAMESPACE must be lowercase letters, digits and '_' (starting with a letter), got '${namespace}'`);
   }
+  const databaseUrl = urlVar(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres', 'postgresql']);
   return {
-    databaseUrl: urlVar(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres', 'postgresql']),
+    databaseUrl,
     natsUrl: urlVar(env, 'NATS_URL', DEFAULT_NATS_URL, ['nats', 'tls']),
     ...natsCredentials(env),
     namespace,
@@ -120,6 +125,7 @@ export function loadBaseConfig(env: Env): BaseConfig {
     databaseMigrationsWaitSeconds: intVar(env, 'DATABASE_MIGRATIONS_WAIT_SECONDS', 240, { min: 0, max: 3600 }),
     databaseAppRole: roleVar(env, 'DATABASE_APP_ROLE'),
     databasePoolSize: env.DATABASE_POOL_SIZE === undefined || env.DATABASE_POOL_SIZE === '' ? undefined : intVar(env, 'DATABASE_POOL_SIZE', 10, { min: 2, max: 200 }),
+    cursorSecrets: loadCursorSecrets(env, databaseUrl),
   };
 }
 
@@ -151,4 +157,23 @@ export function loadServiceConfig(env: Env, defaultHealthPort: number): ServiceC
     healthHost: stringVar(env, 'HEALTH_HOST', '0.0.0.0'),
     eventMaxAttempts: intVar(env, 'EVENT_MAX_ATTEMPTS', 5, { min: 1, max: 100 }),
   };
+}
+
+/** Fewest characters a CURSOR_SECRET may have: `openssl rand -base64 32` gives 44. */
+export const CURSOR_SECRET_MIN_LENGTH = 32;
+
+/**
+ * The secrets cursors are signed with: CURSOR_SECRET (comma-separated, the current first), or, unset, one
+ * derived from DATABASE_URL, which every process of a deployment shares across replicas and restarts and
+ * which carries the database password wherever the database has one.
+ */
+export function loadCursorSecrets(env: Env, databaseUrl: string): string[] {
+  const configured = optionalVar(env, 'CURSOR_SECRET');
+  if (configured === undefined) return [createHash('sha256').update('crm cursor secret\0').update(databaseUrl).digest('base64url')];
+  const secrets = configured.split(',').map((secret) => secret.trim());
+  // Not echoed: it is a secret.
+  if (secrets.some((secret) => secret.length < CURSOR_SECRET_MIN_LENGTH)) {
+    throw new ConfigError(`CURSOR_SECRET must be one or more secrets of at least ${CURSOR_SECRET_MIN_LENGTH} characters each, separated by commas (e.g. openssl rand -base64 32)`);
+  }
+  return secrets;
 }

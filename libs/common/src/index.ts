@@ -1,5 +1,6 @@
 export * from './changes';
 export * from './config';
+export * from './cursors';
 export * from './database';
 export * from './ids';
 export * from './list-query';

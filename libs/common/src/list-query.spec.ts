@@ -2,7 +2,8 @@ import { Column, DataSource, Entity, MigrationInterface, PrimaryColumn, QueryRun
 import { openDatabase } from './database';
 import { throwawayDatabase } from './throwaway-database.spec-support';
 import { KEYSET_MATCH_CAP, KEYSET_NEAR_ROWS, KeysetOptions, keysetPage } from './list-query';
-import { encodeCursor, Page } from './pagination';
+import { CursorCodec } from './cursors';
+import { Page } from './pagination';
 
 @Entity({ name: 'items' })
 class Item {
@@ -20,12 +21,14 @@ class Item {
 }
 
 /**
- * Item n (1…ROWS) has id item_<n, six digits>, score n (not indexed), tag `third` when n is a multiple of 3,
+ * Item n (1…ROWS) has id item_<n, 26 digits> (the shape of an identifier), score n (not indexed), tag `third` when n is a multiple of 3,
  * `rare` for three items, else `other` (indexed). `late` is true past item 5,000, but the statistics were
  * taken when it was true only past item 20,000 and autovacuum never refreshes them: the planner expects
  * 10,000 late items where there are 25,000.
  */
 const ROWS = 30_000;
+const itemId = (n: number) => `item_${String(n).padStart(26, '0')}`;
+const cursors = new CursorCodec(['list-query spec secret, long enough to sign']);
 
 class CreateItems1000000000000 implements MigrationInterface {
   name = 'CreateItems1000000000000';
@@ -33,7 +36,7 @@ class CreateItems1000000000000 implements MigrationInterface {
     await q.query(`CREATE TABLE items (id text PRIMARY KEY, tag text NOT NULL, score integer NOT NULL, late boolean NOT NULL) WITH (autovacuum_enabled = false)`);
     await q.query(`CREATE INDEX items_tag ON items (tag)`);
     await q.query(
-      `INSERT INTO items SELECT 'item_' || lpad(g::text, 6, '0'), CASE WHEN g % 3 = 0 THEN 'third' WHEN g IN (7, 15001, 29999) THEN 'rare' ELSE 'other' END, g, g > 20000
+      `INSERT INTO items SELECT 'item_' || lpad(g::text, 26, '0'), CASE WHEN g % 3 = 0 THEN 'third' WHEN g IN (7, 15001, 29999) THEN 'rare' ELSE 'other' END, g, g > 20000
        FROM generate_series(1, ${ROWS}) g`,
     );
     await q.query(`ANALYZE items`);
@@ -72,7 +75,7 @@ describe('keysetPage on a filtered list', () => {
 
   /** One page of the list with `filter` (declared a range filter unless `options` says otherwise), and the kinds of statement it took. */
   async function page(filter: Filter, limit: number, cursor?: string, options: KeysetOptions = { rangeFiltered: true }): Promise<{ page: Page<string>; statements: string[] }> {
-    const { qb, read } = keysetPage(dataSource.getRepository(Item), 'i', 'items', { cursor, limit }, options);
+    const { qb, read } = keysetPage(cursors, dataSource.getRepository(Item), 'i', 'items', { cursor, limit }, options);
     filter(qb);
     statements.length = 0;
     const result = await read((item) => item.id);
@@ -88,7 +91,7 @@ describe('keysetPage on a filtered list', () => {
       const got = await page(filter, limit, cursor);
       const data = ids.slice(start, start + limit);
       const more = ids.length > start + limit;
-      expect(got.page).toEqual({ data, has_more: more, ...(more ? { next_cursor: encodeCursor('items', data[data.length - 1]) } : {}) });
+      expect(got.page).toEqual({ data, has_more: more, ...(more ? { next_cursor: cursors.encode('items', data[data.length - 1]) } : {}) });
       taken.push(got.statements);
       if (!more) return taken;
       cursor = got.page.next_cursor;
@@ -133,12 +136,12 @@ describe('keysetPage on a filtered list', () => {
   it('runs the plain query alone for a list that declares no range filter, whatever the planner would do', async () => {
     const far = await page((qb) => qb.andWhere('i.score > :min', { min: ROWS - 2_000 }), 50, undefined, {});
     expect(far.statements).toEqual(['plain']);
-    expect(far.page.data[0]).toBe(`item_0${ROWS - 2_000 + 1}`);
+    expect(far.page.data[0]).toBe(itemId(ROWS - 2_000 + 1));
   });
 
   it('reads an unfiltered list with the plain query alone', async () => {
     const first = await page(() => undefined, 50);
     expect(first.statements).toEqual(['plain']);
-    expect(first.page.data[0]).toBe('item_000001');
+    expect(first.page.data[0]).toBe(itemId(1));
   });
 });

@@ -1,6 +1,6 @@
 import { ObjectLiteral, Repository, SelectQueryBuilder } from 'typeorm';
-import { DomainError, ErrorCode } from '@crm/contracts';
-import { decodeCursor, Page, pageSize, toPage } from './pagination';
+import { CursorCodec, cursorValueFits, CursorValueType, idKey } from './cursors';
+import { Page, pageSize, toPage } from './pagination';
 import { validationFailed } from './validation';
 
 /**
@@ -28,7 +28,7 @@ export interface KeysetPage<E extends ObjectLiteral> {
 /** Most keys a list's `sort` may name, as a query's sort (docs/query.md). */
 export const MAX_SORT_KEYS = 5;
 
-const CASTS: Record<string, string> = {
+const CASTS: Record<string, CursorValueType> = {
   text: 'text',
   varchar: 'text',
   char: 'text',
@@ -67,7 +67,7 @@ export function keysetAfter(keys: ReadonlyArray<{ sql: string; desc: boolean }>,
 
 interface SortKey {
   sql: string;
-  cast: string;
+  cast: CursorValueType;
   desc: boolean;
 }
 
@@ -101,14 +101,15 @@ function sortKeys<E extends ObjectLiteral>(repository: Repository<E>, alias: str
  * bound to the order it came from.
  */
 export function keysetPage<E extends ObjectLiteral & { id: string }>(
+  cursors: CursorCodec,
   repository: Repository<E>,
   alias: string,
   list: string,
   query: { cursor?: string; limit?: number; sort?: string },
   options: KeysetOptions = {},
 ): KeysetPage<E> {
-  if (query.sort) return sortedPage(repository, alias, list, query as typeof query & { sort: string });
-  const after = decodeCursor<string>(list, query.cursor, 'string');
+  if (query.sort) return sortedPage(cursors, repository, alias, list, query as typeof query & { sort: string });
+  const after = cursors.decode(list, query.cursor, idKey());
   const size = pageSize(query);
   const qb = repository.createQueryBuilder(alias).orderBy(`${alias}.id`, 'ASC').limit(size + 1);
   if (after) qb.andWhere(`${alias}.id > :after`, { after });
@@ -120,7 +121,7 @@ export function keysetPage<E extends ObjectLiteral & { id: string }>(
       const checked = options.rangeFiltered && qb.expressionMap.wheres.length > unfiltered && !qb.expressionMap.joinAttributes.length;
       const rows = checked ? await filteredRows(repository, alias, qb, after, size) : await qb.getMany();
       if (prepare) await prepare(rows);
-      return toPage(list, rows, size, (row) => row.id, present);
+      return toPage(cursors, list, rows, size, (row) => row.id, present);
     },
   };
 }
@@ -181,6 +182,7 @@ interface SortedCursor {
 }
 
 function sortedPage<E extends ObjectLiteral & { id: string }>(
+  cursors: CursorCodec,
   repository: Repository<E>,
   alias: string,
   list: string,
@@ -189,7 +191,7 @@ function sortedPage<E extends ObjectLiteral & { id: string }>(
   const keys = sortKeys(repository, alias, query.sort);
   // A cursor names its list and order: one from another order of the same list is refused.
   const ordered = `${list}?sort=${query.sort}`;
-  const raw = decodeCursor<string>(ordered, query.cursor, 'string');
+  const cursor = cursors.decode(ordered, query.cursor, (value): value is SortedCursor => isSortedCursor(value, keys));
   const size = pageSize(query);
   const qb = repository.createQueryBuilder(alias).limit(size + 1);
   keys.forEach((key, i) => {
@@ -197,8 +199,7 @@ function sortedPage<E extends ObjectLiteral & { id: string }>(
     qb.addSelect(`(${key.sql})::text`, `sort_key_${i}`);
   });
   qb.addOrderBy(`${alias}.id`, 'ASC');
-  if (raw !== undefined) {
-    const cursor = parseSortedCursor(raw, keys.length);
+  if (cursor !== undefined) {
     const params: Record<string, unknown> = {};
     const bind = (value: string, key: number | 'id') => {
       params[`sort_after_${key}`] = value;
@@ -212,20 +213,20 @@ function sortedPage<E extends ObjectLiteral & { id: string }>(
       const { entities, raw: rawRows } = await qb.getRawAndEntities();
       const keysOf = new Map(rawRows.map((row: Record<string, unknown>) => [String(row[`${alias}_id`]), keys.map((_, i) => (row[`sort_key_${i}`] ?? null) as string | null)]));
       if (prepare) await prepare(entities);
-      return toPage(ordered, entities, size, (row) => JSON.stringify({ k: keysOf.get(row.id) ?? [], id: row.id } satisfies SortedCursor), present);
+      return toPage(cursors, ordered, entities, size, (row) => ({ k: keysOf.get(row.id) ?? [], id: row.id }) satisfies SortedCursor, present);
     },
   };
 }
 
-function parseSortedCursor(raw: string, count: number): SortedCursor {
-  const invalid = () => new DomainError(ErrorCode.InvalidRequest, 'cursor is not valid for this list', [{ field: 'cursor', code: 'invalid_cursor', message: 'cursor is not valid for this list' }]);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw invalid();
-  }
-  const c = parsed as Partial<SortedCursor>;
-  if (!c || typeof c.id !== 'string' || !Array.isArray(c.k) || c.k.length !== count || !c.k.every((v) => v === null || typeof v === 'string')) throw invalid();
-  return c as SortedCursor;
+/** A sorted list's cursor: one value per sort key, each one its column's type reads back, and the last row's id. */
+function isSortedCursor(value: unknown, keys: readonly SortKey[]): value is SortedCursor {
+  const c = value as Partial<SortedCursor> | null;
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    idKey()(c.id) &&
+    Array.isArray(c.k) &&
+    c.k.length === keys.length &&
+    c.k.every((v, i) => v === null || (typeof v === 'string' && cursorValueFits(keys[i].cast, v)))
+  );
 }

@@ -1,4 +1,5 @@
-import { countWithinBudget, decodeCursor, fitPage, toPage } from './pagination';
+import { CursorCodec, idKey } from './cursors';
+import { countWithinBudget, fitPage, toPage } from './pagination';
 
 const item = (bytes: number) => ({ pad: 'x'.repeat(bytes - 10) }); // {"pad":""} is 10 bytes
 
@@ -29,13 +30,15 @@ describe('page byte budget', () => {
   });
 
   it('toPage ends a page early at the budget and resumes after the last item served', () => {
-    const rows = Array.from({ length: 6 }, (_, i) => ({ id: `r${i}`, bytes: 300 }));
-    const page = toPage('things', rows, 5, (r) => r.id, (r) => ({ id: r.id, ...item(r.bytes) }), 1000);
-    expect(page.data.map((d) => d.id)).toEqual(['r0', 'r1', 'r2']);
+    const cursors = new CursorCodec(['pagination spec secret, long enough to sign']);
+    const id = (i: number) => `thing_0000000000000000000000000${i}`;
+    const rows = Array.from({ length: 6 }, (_, i) => ({ id: id(i), bytes: 270 }));
+    const page = toPage(cursors, 'things', rows, 5, (r) => r.id, (r) => ({ id: r.id, ...item(r.bytes) }), 1000);
+    expect(page.data.map((d) => d.id)).toEqual([id(0), id(1), id(2)]);
     expect(page.has_more).toBe(true);
-    expect(decodeCursor('things', page.next_cursor, 'string')).toBe('r2');
+    expect(cursors.decode('things', page.next_cursor, idKey())).toBe(id(2));
 
-    const last = toPage('things', rows.slice(0, 2), 5, (r) => r.id, (r) => ({ id: r.id }), 1000);
-    expect(last).toEqual({ data: [{ id: 'r0' }, { id: 'r1' }], has_more: false });
+    const last = toPage(cursors, 'things', rows.slice(0, 2), 5, (r) => r.id, (r) => ({ id: r.id }), 1000);
+    expect(last).toEqual({ data: [{ id: id(0) }, { id: id(1) }], has_more: false });
   });
 });

@@ -1,40 +1,13 @@
-import { DEFAULT_PAGE_SIZE, DomainError, ErrorCode } from '@crm/contracts';
+import { DEFAULT_PAGE_SIZE } from '@crm/contracts';
 import type { Page } from '@crm/contracts';
+import { CursorCodec } from './cursors';
 
 /*
  * The query and the page a client sees are contracts (@crm/contracts); they are re-exported here beside
- * the server's half of paging: cursors, page sizes and byte budgets.
+ * the server's half of paging: page sizes and byte budgets (cursors are in cursors.ts).
  */
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageQuery, QueryInt, SortablePageQuery } from '@crm/contracts';
 export type { Page } from '@crm/contracts';
-
-/**
- * Cursors are opaque to clients: base64url JSON naming the list they belong to and the sort key of the
- * last item served. The list name stops a cursor from one list being replayed against another.
- */
-export type CursorKey = string | number;
-
-export function encodeCursor(list: string, key: CursorKey): string {
-  return Buffer.from(JSON.stringify({ l: list, k: key }), 'utf8').toString('base64url');
-}
-
-export function decodeCursor<K extends CursorKey>(list: string, raw: string | undefined, kind: 'string' | 'number'): K | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  const invalid = () => new DomainError(ErrorCode.InvalidRequest, 'cursor is not valid for this list', [
-    { field: 'cursor', code: 'invalid_cursor', message: 'cursor is not valid for this list' },
-  ]);
-  if (!/^[A-Za-z0-9_-]+$/.test(raw)) throw invalid();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid();
-  }
-  const p = parsed as { l?: unknown; k?: unknown };
-  if (typeof p !== 'object' || p === null || p.l !== list || typeof p.k !== kind) throw invalid();
-  if (kind === 'number' && !Number.isSafeInteger(p.k)) throw invalid();
-  return p.k as K;
-}
 
 export function pageSize(query: { limit?: number }): number {
   return query.limit ?? DEFAULT_PAGE_SIZE;
@@ -74,18 +47,19 @@ export function fitPage<T>(items: T[], size: number, more: boolean, budget = PAG
 /**
  * Builds a page from rows fetched with `LIMIT size + 1`: the extra row only tells whether more exist.
  * The page also ends early when the next item would take it past the byte budget. `keyOf` gives the
- * sort key the next cursor resumes after.
+ * sort key the next cursor resumes after, signed by `cursors`.
  */
 export function toPage<R, T>(
+  cursors: CursorCodec,
   list: string,
   rows: R[],
   size: number,
-  keyOf: (row: R) => CursorKey,
+  keyOf: (row: R) => unknown,
   present: (row: R) => T,
   budget = PAGE_BYTE_BUDGET,
 ): Page<T> {
   const { items, hasMore } = fitPage(rows.slice(0, size).map(present), size, rows.length > size, budget);
   const page: Page<T> = { data: items, has_more: hasMore };
-  if (hasMore) page.next_cursor = encodeCursor(list, keyOf(rows[items.length - 1]));
+  if (hasMore) page.next_cursor = cursors.encode(list, keyOf(rows[items.length - 1]));
   return page;
 }

@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { IsDefined, IsInt, IsOptional, IsString, Max, MaxLength, ValidateNested } from 'class-validator';
 import { DomainError } from '@crm/contracts';
-import { decodeCursor, encodeCursor } from './pagination';
 import { validateInput } from './validation';
 
 class Address {
@@ -69,34 +68,5 @@ describe('validateInput', () => {
     }
     // An absent body is an empty object, so required fields are what is reported.
     expect(failure(undefined).details).toEqual([expect.objectContaining({ field: 'name', code: 'required' })]);
-  });
-});
-
-describe('cursors', () => {
-  it('round-trip the sort key of the list they belong to', () => {
-    expect(decodeCursor('contacts', encodeCursor('contacts', 'cont_01'), 'string')).toBe('cont_01');
-    expect(decodeCursor('events', encodeCursor('events', 1234), 'number')).toBe(1234);
-    expect(decodeCursor('events', undefined, 'number')).toBeUndefined();
-  });
-
-  it('refuse a cursor of another list, a wrong key type, or garbage, as invalid_cursor', () => {
-    const bad = [
-      encodeCursor('deals', 'deal_01'),
-      encodeCursor('contacts', 12),
-      encodeCursor('contacts', 1.5),
-      'not a cursor!',
-      Buffer.from('{"l":"contacts"').toString('base64url'),
-      Buffer.from('null').toString('base64url'),
-    ];
-    for (const raw of bad) {
-      let error: unknown;
-      try {
-        decodeCursor('contacts', raw, 'string');
-      } catch (err) {
-        error = err;
-      }
-      expect(error).toMatchObject({ code: 'invalid_request', details: [{ field: 'cursor', code: 'invalid_cursor' }] });
-    }
-    expect(() => decodeCursor('events', encodeCursor('events', 2 ** 60), 'number')).toThrow('cursor is not valid');
   });
 });

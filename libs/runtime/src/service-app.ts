@@ -1,4 +1,4 @@
-import { BaseConfig, createLogger, DatabaseSpec, dataSourceOptions, loadBaseConfig, loadServiceConfig, Logger, migrateDatabase, openDatabase, ServiceConfig } from '@crm/common';
+import { BaseConfig, createLogger, CursorCodec, DatabaseSpec, dataSourceOptions, loadBaseConfig, loadServiceConfig, Logger, migrateDatabase, openDatabase, ServiceConfig } from '@crm/common';
 import { RpcServiceName } from '@crm/contracts';
 import { connectNats, natsUser, CRM_RPC, DeadEvents, CrmNatsClient, RpcClientsModule, CrmNatsServer, MessagingMetrics, MessagingModule, NATS_CONNECTION, RpcErrorFilter } from '@crm/messaging';
 import { Controller, DynamicModule, Get, Header, Inject, INestApplication, Module, ModuleMetadata, RequestMethod } from '@nestjs/common';
@@ -161,9 +161,10 @@ export async function startService(definition: ServiceDefinition, env: Record<st
       },
       { provide: SERVICE_CONFIG, useValue: config },
       { provide: LOGGER, useValue: logger },
+      { provide: CursorCodec, useValue: new CursorCodec(config.cursorSecrets) },
       ...(definition.settings ? [{ provide: definition.settings.token, useValue: settings }] : []),
     ],
-    exports: [SERVICE_CONFIG, LOGGER, ...(definition.settings ? [definition.settings.token] : [])],
+    exports: [SERVICE_CONFIG, LOGGER, CursorCodec, ...(definition.settings ? [definition.settings.token] : [])],
     global: true,
   };
 

@@ -1,4 +1,4 @@
-import { FieldSpec, fieldSpecs, IdPrefix, Page } from '@crm/common';
+import { CursorCodec, FieldSpec, fieldSpecs, IdPrefix, Page } from '@crm/common';
 import {
   ActivityEventData,
   ActivitySummaryView,
@@ -44,8 +44,8 @@ interface ActivityTypes {
 
 @Injectable()
 export class ActivitiesService extends WorkItemsService<ActivityTypes> {
-  constructor(dataSource: DataSource, outbox: OutboxService, deals: DealDirectory, customFields: BuiltInCustomFieldsService) {
-    super(dataSource, outbox, deals, customFields, {
+  constructor(dataSource: DataSource, outbox: OutboxService, deals: DealDirectory, customFields: BuiltInCustomFieldsService, cursors: CursorCodec) {
+    super(dataSource, outbox, deals, customFields, cursors, {
       entity: Activity,
       object: 'activities',
       noun: 'activity',

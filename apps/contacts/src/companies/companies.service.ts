@@ -1,4 +1,4 @@
-import { diffFields, DomainError, FieldSpec, fieldSpecs, findById, IdPrefix, insertReturning, isId, isUniqueViolation, keysetPage, newId, Page, returnedRows, transactionOf, updateReturning } from '@crm/common';
+import { CursorCodec, diffFields, DomainError, FieldSpec, fieldSpecs, findById, IdPrefix, insertReturning, isId, isUniqueViolation, keysetPage, newId, Page, returnedRows, transactionOf, updateReturning } from '@crm/common';
 import {
   CompanyCreatedData,
   CompanyDeletedData,
@@ -40,6 +40,7 @@ export const COMPANY_FIELDS: FieldSpec<Company>[] = [...fieldSpecs<Company>({ na
 export class CompaniesService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly cursors: CursorCodec,
     private readonly outbox: OutboxService,
     private readonly customFields: BuiltInCustomFieldsService,
     private readonly contactCompanies: ContactCompanies,
@@ -73,7 +74,7 @@ export class CompaniesService {
   }
 
   async list(query: ListCompaniesQuery): Promise<Page<CompanyView>> {
-    const { qb, read } = keysetPage(this.dataSource.getRepository(Company), 'c', LIST, query);
+    const { qb, read } = keysetPage(this.cursors, this.dataSource.getRepository(Company), 'c', LIST, query);
     if (query.domain) qb.andWhere('lower(c.domain) = :domain', { domain: query.domain });
     if (query.search) qb.andWhere('c.name ILIKE :pattern', { pattern: likePattern(query.search) });
     return read(presentCompany);

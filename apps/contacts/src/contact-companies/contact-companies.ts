@@ -1,4 +1,4 @@
-import { IdPrefix } from '@crm/common';
+import { CursorCodec, IdPrefix } from '@crm/common';
 import { ContactCompanyView, ContactUpdatedData, EventType } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { AssociationStore } from '@crm/runtime';
@@ -8,7 +8,7 @@ import { DataSource } from 'typeorm';
 /** The companies of each contact (docs/associations.md); the contact's company_id names the primary one. */
 @Injectable()
 export class ContactCompanies extends AssociationStore<ContactCompanyView> {
-  constructor(dataSource: DataSource, outbox: OutboxService) {
+  constructor(dataSource: DataSource, outbox: OutboxService, cursors: CursorCodec) {
     super(
       {
         type: 'contact_companies',
@@ -20,6 +20,7 @@ export class ContactCompanies extends AssociationStore<ContactCompanyView> {
       },
       dataSource,
       outbox,
+      cursors,
     );
   }
 }

@@ -1,4 +1,4 @@
-import { canonicalJson, diffFields, DomainError, FieldSpec, fieldSpecs, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, SortablePageQuery, transactionOf, updateReturning } from '@crm/common';
+import { canonicalJson, CursorCodec, diffFields, DomainError, FieldSpec, fieldSpecs, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, SortablePageQuery, transactionOf, updateReturning } from '@crm/common';
 import { ContactCreatedData, ContactDealItem, ContactDeletedData, ContactSummaryView, ContactUpdatedData, ContactsLimits, CreateContactDto, EventType, ListContactsQuery, ListDealsForContactRequest, MergeContactsDto, Ops, ReassignContactRequest, RequestContext, UpdateContactDto } from '@crm/contracts';
 import { createdChange, deletedChange, mergedAwayChange, mergedChange, OutboxService, RpcCaller, updatedChange } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
@@ -98,6 +98,7 @@ function emptyValue(value: unknown): boolean {
 export class ContactsService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly cursors: CursorCodec,
     private readonly outbox: OutboxService,
     private readonly rpc: RpcCaller,
     private readonly links: WorkLinks,
@@ -137,7 +138,7 @@ export class ContactsService {
 
   async list(query: ListContactsQuery): Promise<Page<ContactSummaryView>> {
     const rangeFiltered = [query.icp_score_min, query.icp_score_max, query.icp_scored_after, query.icp_scored_before, query.created_after, query.created_before].some((v) => v !== undefined);
-    const { qb, read } = keysetPage(this.dataSource.getRepository(Contact), 'c', LIST, query, { rangeFiltered });
+    const { qb, read } = keysetPage(this.cursors, this.dataSource.getRepository(Contact), 'c', LIST, query, { rangeFiltered });
     if (query.stage) qb.andWhere('c.stage = :stage', { stage: query.stage });
     if (query.source) qb.andWhere('c.source = :source', { source: query.source });
     if (query.company_id) qb.andWhere('c.company_id = :companyId', { companyId: query.company_id });

@@ -1,4 +1,4 @@
-import { DomainError, ErrorCode, IdPrefix, isId, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
+import { CursorCodec, DomainError, ErrorCode, IdPrefix, isId, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
 import {
   AppendImportRowsRequest,
   CreateImportRequest,
@@ -25,6 +25,7 @@ const LIST = 'imports';
 export class ImportsService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly cursors: CursorCodec,
     private readonly outbox: OutboxService,
     private readonly runner: ImportRunner,
   ) {}
@@ -91,7 +92,7 @@ export class ImportsService {
 
   /** Newest first would suit a dashboard, but every list here is oldest first with keyset cursors. */
   async list(query: SortablePageQuery): Promise<Page<ImportView>> {
-    return keysetPage(this.dataSource.getRepository(Import), 'i', LIST, query).read(presentImport);
+    return keysetPage(this.cursors, this.dataSource.getRepository(Import), 'i', LIST, query).read(presentImport);
   }
 
   private async receiving(m: EntityManager, id: string): Promise<Import> {

@@ -1,4 +1,4 @@
-import { DomainError, ErrorCode, IdPrefix, isId, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
+import { CursorCodec, DomainError, ErrorCode, IdPrefix, isId, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
 import { BatchReply, BatchWriteDto, builtInObject, EventType, ObjectRecordEventData, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning } from '@crm/contracts';
 import { createdChange, deletedChange, OutboxService } from '@crm/messaging';
 import { BatchRunner, withoutNulls } from '@crm/runtime';
@@ -40,6 +40,7 @@ export function builtInRecords(slug: string): DomainError {
 export class ObjectRecordsService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly cursors: CursorCodec,
     private readonly outbox: OutboxService,
     private readonly types: ObjectTypesService,
     private readonly enforcer: ContactsFieldReferences,
@@ -74,7 +75,7 @@ export class ObjectRecordsService {
 
   async list(slug: string, query: SortablePageQuery): Promise<Page<ObjectRecordView>> {
     const type = await this.readableType(this.dataSource.manager, slug);
-    const { qb, read } = keysetPage(this.dataSource.getRepository(ObjectRecord), 'r', `${LIST}:${type.id}`, query);
+    const { qb, read } = keysetPage(this.cursors, this.dataSource.getRepository(ObjectRecord), 'r', `${LIST}:${type.id}`, query);
     qb.andWhere('r.object_type_id = :typeId', { typeId: type.id });
     return read((r) => presentRecord(r, type));
   }

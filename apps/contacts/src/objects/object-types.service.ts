@@ -1,5 +1,5 @@
 import { ContactCompanies } from '../contact-companies/contact-companies';
-import { diffFields, DomainError, ErrorCode, fieldSpecs, IdPrefix, isUniqueViolation, keysetPage, newId, Page } from '@crm/common';
+import { CursorCodec, diffFields, DomainError, ErrorCode, fieldSpecs, IdPrefix, isUniqueViolation, keysetPage, newId, Page } from '@crm/common';
 import { BUILT_IN_OBJECTS, BuiltInCustomFieldsState, CreateObjectTypeDto, EventType, FieldDefinitionDto, ListObjectTypesQuery, NO_CUSTOM_FIELDS, ObjectSchemaView, ObjectTypeEventData, Ops, RESERVED_SLUGS, RequestContext, SchemaLimits, SchemaView, UpdateFieldDefinitionDto, UpdateObjectTypeDto, builtInObject, normaliseDefinition, presentBuiltInObject } from '@crm/contracts';
 import { OutboxService, RpcCaller } from '@crm/messaging';
 import { appendDefinition, BuiltInCustomFieldsService, checkDefinitions, definitionNamed, editedDefinitions, moveStoredValues } from '@crm/runtime';
@@ -21,6 +21,7 @@ const OBJECT_TYPE_FIELDS = fieldSpecs<ObjectType>({ name: 'value', enforcement_l
 export class ObjectTypesService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly cursors: CursorCodec,
     private readonly outbox: OutboxService,
     private readonly builtInFields: BuiltInCustomFieldsService,
     private readonly references: ContactsFieldReferences,
@@ -88,7 +89,7 @@ export class ObjectTypesService {
   }
 
   async list(query: ListObjectTypesQuery): Promise<Page<ObjectSchemaView>> {
-    const { qb, read } = keysetPage(this.dataSource.getRepository(ObjectType), 't', LIST, query);
+    const { qb, read } = keysetPage(this.cursors, this.dataSource.getRepository(ObjectType), 't', LIST, query);
     if (query.status) qb.andWhere('t.status = :status', { status: query.status });
     return read(presentObjectType);
   }

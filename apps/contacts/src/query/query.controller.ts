@@ -1,4 +1,4 @@
-import { ServiceConfig } from '@crm/common';
+import { CursorCodec, ServiceConfig } from '@crm/common';
 import { Ops, QueryFieldsRequest, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { describeQueryFields, Handles, matchRecordIds, pickRecordValues, QueryRunOptions, queryRunOptions, remoteQueriesOver, runRecordQuery, SERVICE_CONFIG } from '@crm/runtime';
@@ -15,6 +15,7 @@ export class QueryController {
     private readonly catalogs: QueryCatalogs,
     private readonly dataSource: DataSource,
     private readonly rpc: RpcCaller,
+    private readonly cursors: CursorCodec,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     @Inject(CONTACTS_SETTINGS) private readonly settings: ContactsSettings,
   ) {}
@@ -24,7 +25,7 @@ export class QueryController {
   }
 
   private async run(ctx: RequestContext, object: QueryableObject, query: RecordQueryDto) {
-    return runRecordQuery(this.dataSource, await this.catalogs.of(object), query, { ...this.budget(), remote: remoteQueriesOver(this.rpc, ctx) });
+    return runRecordQuery(this.dataSource, await this.catalogs.of(object), query, { ...this.budget(), remote: remoteQueriesOver(this.rpc, ctx) }, this.cursors);
   }
 
   /** Another service's conditions on contacts, companies or users (`contact.email` on deals), as ids. */
@@ -49,7 +50,7 @@ export class QueryController {
 
   @Handles(Ops.objects.queryRecords)
   async records(@Payload('ctx') ctx: RequestContext, @Payload('params') { slug }: { slug: string }, @Payload('body') query: RecordQueryDto) {
-    return runRecordQuery(this.dataSource, await this.catalogs.records(slug), query, { ...this.budget(), remote: remoteQueriesOver(this.rpc, ctx) });
+    return runRecordQuery(this.dataSource, await this.catalogs.records(slug), query, { ...this.budget(), remote: remoteQueriesOver(this.rpc, ctx) }, this.cursors);
   }
 
   @Handles(Ops.contacts.query)

@@ -1,4 +1,4 @@
-import { ChangeSet, diffFields, DomainError, FieldSpec, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, KeysetPage, keysetPage, newId, Page, SortablePageQuery, updateReturning } from '@crm/common';
+import { ChangeSet, CursorCodec, diffFields, DomainError, FieldSpec, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, KeysetPage, keysetPage, newId, Page, SortablePageQuery, updateReturning } from '@crm/common';
 import { EventType, RequestContext } from '@crm/contracts';
 import { createdChange, deletedChange, OutboxService, updatedChange } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
@@ -63,6 +63,7 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
     private readonly outbox: OutboxService,
     private readonly deals: DealDirectory,
     private readonly customFields: BuiltInCustomFieldsService,
+    private readonly cursors: CursorCodec,
     private readonly kind: WorkItemKind<T>,
   ) {
     this.batchWriter = new RecordBatchWriter(this.batchTable(), customFields, deals);
@@ -196,7 +197,7 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
 
   /** A page of `list`, checked against its cursor before anything else is read. */
   protected page(list: string, query: SortablePageQuery): KeysetPage<T['row']> {
-    return keysetPage(this.dataSource.getRepository(this.kind.entity), this.kind.alias, list, query);
+    return keysetPage(this.cursors, this.dataSource.getRepository(this.kind.entity), this.kind.alias, list, query);
   }
 
   private async find(m: EntityManager, id: string, lock = false): Promise<T['row']> {

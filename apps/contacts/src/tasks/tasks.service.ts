@@ -1,4 +1,4 @@
-import { FieldSpec, fieldSpecs, IdPrefix, Page } from '@crm/common';
+import { CursorCodec, FieldSpec, fieldSpecs, IdPrefix, Page } from '@crm/common';
 import { CreateTaskDto, EventType, ListTasksQuery, TaskEventData, TaskSummaryView, TaskView, UpdateTaskDto } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
@@ -37,8 +37,8 @@ interface TaskTypes {
 
 @Injectable()
 export class TasksService extends WorkItemsService<TaskTypes> {
-  constructor(dataSource: DataSource, outbox: OutboxService, deals: DealDirectory, customFields: BuiltInCustomFieldsService) {
-    super(dataSource, outbox, deals, customFields, {
+  constructor(dataSource: DataSource, outbox: OutboxService, deals: DealDirectory, customFields: BuiltInCustomFieldsService, cursors: CursorCodec) {
+    super(dataSource, outbox, deals, customFields, cursors, {
       entity: Task,
       object: 'tasks',
       noun: 'task',

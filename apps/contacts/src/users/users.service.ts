@@ -1,4 +1,4 @@
-import { diffFields, DomainError, fieldSpecs, findById, IdPrefix, insertReturning, isId, isUniqueViolation, keysetPage, newId, Page, updateReturning } from '@crm/common';
+import { CursorCodec, diffFields, DomainError, fieldSpecs, findById, IdPrefix, insertReturning, isId, isUniqueViolation, keysetPage, newId, Page, updateReturning } from '@crm/common';
 import { CreateUserDto, ListUsersQuery, UpdateUserDto, UserView } from '@crm/contracts';
 import { createdChange, deletedChange, OutboxService, updatedChange } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
@@ -17,6 +17,7 @@ const USER_FIELDS = fieldSpecs<User>({ name: 'value', email: 'value', role: 'val
 export class UsersService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly cursors: CursorCodec,
     private readonly outbox: OutboxService,
   ) {}
 
@@ -37,7 +38,7 @@ export class UsersService {
   }
 
   async list(query: ListUsersQuery): Promise<Page<UserView>> {
-    const { qb, read } = keysetPage(this.dataSource.getRepository(User), 'u', LIST, query);
+    const { qb, read } = keysetPage(this.cursors, this.dataSource.getRepository(User), 'u', LIST, query);
     if (query.email) qb.andWhere('lower(u.email) = :email', { email: query.email });
     return read(presentUser);
   }

@@ -1,4 +1,4 @@
-import { IdPrefix } from '@crm/common';
+import { CursorCodec, IdPrefix } from '@crm/common';
 import { DealContactView, DealUpdatedData, EventType } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { AssociationStore } from '@crm/runtime';
@@ -8,7 +8,7 @@ import { DataSource } from 'typeorm';
 /** The contacts of each deal (docs/associations.md); the deal's contact_id names the primary one. */
 @Injectable()
 export class DealContacts extends AssociationStore<DealContactView> {
-  constructor(dataSource: DataSource, outbox: OutboxService) {
+  constructor(dataSource: DataSource, outbox: OutboxService, cursors: CursorCodec) {
     super(
       {
         type: 'deal_contacts',
@@ -20,6 +20,7 @@ export class DealContacts extends AssociationStore<DealContactView> {
       },
       dataSource,
       outbox,
+      cursors,
     );
   }
 }

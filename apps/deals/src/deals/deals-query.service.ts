@@ -1,4 +1,4 @@
-import { Page, ServiceConfig } from '@crm/common';
+import { CursorCodec, Page, ServiceConfig } from '@crm/common';
 import { DEAL_SOURCES, DEAL_STATUSES, QueryFieldInfo, QueryFieldsRequest, RecordQueryDto, RemoteMatchRequest, RemoteValuesReply, RemoteValuesRequest, RequestContext, STAGE_TYPES } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import {
@@ -44,12 +44,13 @@ export class DealsQuery {
     private readonly dataSource: DataSource,
     private readonly customFields: BuiltInCustomFieldsService,
     private readonly rpc: RpcCaller,
+    private readonly cursors: CursorCodec,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     @Inject(DEALS_SETTINGS) private readonly settings: DealsSettings,
   ) {}
 
   async run(ctx: RequestContext, query: RecordQueryDto): Promise<Page<QueryItem>> {
-    return runRecordQuery(this.dataSource, await this.catalog(), query, { ...this.budget(), remote: remoteQueriesOver(this.rpc, ctx) });
+    return runRecordQuery(this.dataSource, await this.catalog(), query, { ...this.budget(), remote: remoteQueriesOver(this.rpc, ctx) }, this.cursors);
   }
 
   /** What a query over deals (or, given a prefix, another service's relation into them) may name. */

@@ -1,4 +1,4 @@
-import { diffFields, DomainError, fieldSpecs, findById, IdPrefix, isId, keysetPage, newId, Page, SortablePageQuery, transactionOf } from '@crm/common';
+import { CursorCodec, diffFields, DomainError, fieldSpecs, findById, IdPrefix, isId, keysetPage, newId, Page, SortablePageQuery, transactionOf } from '@crm/common';
 import {
   CreateDealDto,
   DealCreatedData,
@@ -95,6 +95,7 @@ export function dealCreatedData(deal: Deal): DealCreatedData {
 export class DealsService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly cursors: CursorCodec,
     private readonly outbox: OutboxService,
     private readonly mover: DealStageMover,
     private readonly directory: ContactsDirectory,
@@ -212,7 +213,7 @@ export class DealsService {
   }
 
   async history(id: string, query: SortablePageQuery): Promise<Page<StageHistoryView>> {
-    const { qb, read } = keysetPage(this.dataSource.getRepository(StageHistory), 'h', `deals/${id}/history`, query);
+    const { qb, read } = keysetPage(this.cursors, this.dataSource.getRepository(StageHistory), 'h', `deals/${id}/history`, query);
     await this.find(this.dataSource.manager, id);
     qb.andWhere('h.deal_id = :id', { id });
     return read(presentHistory);
@@ -220,7 +221,7 @@ export class DealsService {
 
   private async page(list: string, query: SortablePageQuery, filters: ListDealsQuery): Promise<Page<DealView>> {
     const rangeFiltered = [filters.min_value, filters.max_value, filters.created_after, filters.created_before, filters.days_since_activity_gt].some((v) => v !== undefined);
-    const { qb, read } = keysetPage(this.dataSource.getRepository(Deal), 'd', list, query, { rangeFiltered });
+    const { qb, read } = keysetPage(this.cursors, this.dataSource.getRepository(Deal), 'd', list, query, { rangeFiltered });
     this.applyFilters(qb, filters);
     const now = new Date();
     return read((d) => presentDeal(d, now));

@@ -1,4 +1,4 @@
-import { ChangeSet, keysetPage, Page } from '@crm/common';
+import { ChangeSet, CursorCodec, keysetPage, Page } from '@crm/common';
 import { AssociationOfItem, ContactDealItem, DealUpdatedData, EventType, ListDealsForContactRequest, ReassignContactReply, ResolveDealsReply } from '@crm/contracts';
 import { OutboxService, updatedChange } from '@crm/messaging';
 import { Inject, Injectable } from '@nestjs/common';
@@ -13,6 +13,7 @@ import { DEALS_SETTINGS, DealsSettings } from '../deals.settings';
 export class ContactLinksService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly cursors: CursorCodec,
     private readonly outbox: OutboxService,
     @Inject(DEALS_SETTINGS) private readonly settings: DealsSettings,
     private readonly dealContacts: DealContacts,
@@ -20,7 +21,7 @@ export class ContactLinksService {
 
   /** Every deal the contact is associated with, primary or not, with the association's role. */
   async listForContact(body: ListDealsForContactRequest): Promise<Page<ContactDealItem>> {
-    const { qb, read } = keysetPage(this.dataSource.getRepository(Deal), 'd', `contacts/${body.contact_id}/deals`, body);
+    const { qb, read } = keysetPage(this.cursors, this.dataSource.getRepository(Deal), 'd', `contacts/${body.contact_id}/deals`, body);
     qb.innerJoin('deal_contacts', 'dc', 'dc.deal_id = d.id AND dc.contact_id = :contactId', { contactId: body.contact_id });
     const associations = new Map<string, AssociationOfItem>();
     return read(

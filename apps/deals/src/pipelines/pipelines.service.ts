@@ -1,4 +1,4 @@
-import { ChangeSet, diffFields, DomainError, fieldSpecs, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
+import { ChangeSet, CursorCodec, diffFields, DomainError, fieldSpecs, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
 import {
   AddStageDto,
   CreatePipelineDto,
@@ -31,6 +31,7 @@ const PIPELINE_FIELDS = fieldSpecs<Pipeline>({ name: 'value', metadata: 'json', 
 export class PipelinesService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly cursors: CursorCodec,
     private readonly outbox: OutboxService,
     private readonly mover: DealStageMover,
     private readonly customFields: BuiltInCustomFieldsService,
@@ -65,7 +66,7 @@ export class PipelinesService {
   }
 
   async list(query: SortablePageQuery): Promise<Page<PipelineView>> {
-    const { read } = keysetPage(this.dataSource.getRepository(Pipeline), 'p', 'pipelines', query);
+    const { read } = keysetPage(this.cursors, this.dataSource.getRepository(Pipeline), 'p', 'pipelines', query);
     return read(presentPipeline, (pipelines) => this.attachStages(this.dataSource.manager, pipelines));
   }
 

@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor, fitPage, Page, pageSize } from '@crm/common';
+import { CursorCodec, fitPage, Page, pageSize, positionKey } from '@crm/common';
 import { ChangeActor, ChangeVia, EventView, ListEventsQuery } from '@crm/contracts';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
@@ -26,7 +26,10 @@ function present(r: Row): EventView {
 /** Reads the log for GET /events. */
 @Injectable()
 export class EventsService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly cursors: CursorCodec,
+  ) {}
 
   /**
    * Events after the cursor in log order. `next_cursor` is always present: after the last event
@@ -35,7 +38,7 @@ export class EventsService {
    * so resuming from the head can never miss an event committed later.
    */
   async list(query: ListEventsQuery): Promise<Page<EventView> & { next_cursor: string }> {
-    const after = decodeCursor<number>(EVENTS_LIST, query.cursor, 'number') ?? 0;
+    const after = this.cursors.decode(EVENTS_LIST, query.cursor, positionKey) ?? 0;
     const filter = parseEventTypeFilter(query.type);
     const size = pageSize(query);
     return this.dataSource.transaction('REPEATABLE READ', async (m) => {
@@ -56,7 +59,7 @@ export class EventsService {
         const [{ head }] = await m.query(`SELECT coalesce(max(position), 0)::text AS head FROM events`);
         resumeAt = Math.max(resumeAt, Number(head));
       }
-      return { data: fitted.items, has_more: hasMore, next_cursor: encodeCursor(EVENTS_LIST, resumeAt) };
+      return { data: fitted.items, has_more: hasMore, next_cursor: this.cursors.encode(EVENTS_LIST, resumeAt) };
     });
   }
 }

@@ -1,4 +1,4 @@
-import { decodeCursor, DomainError, ErrorCode, IdPrefix, isId, Logger, newId, Page, PageQuery, pageSize, toPage, validateInput } from '@crm/common';
+import { CursorCodec, DomainError, ErrorCode, IdPrefix, idKey, isId, Logger, newId, Page, PageQuery, pageSize, toPage, validateInput } from '@crm/common';
 import { ApiKeyCreatedData, ApiKeyRevokedData, ChangeOrigin, EventType, RequestContext } from '@crm/contracts';
 import { originOf, OutboxService, systemOrigin, withOrigin } from '@crm/messaging';
 import { Inject, Injectable, Optional } from '@nestjs/common';
@@ -17,6 +17,7 @@ export class ApiKeysService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
+    private readonly cursors: CursorCodec,
     @Inject(GATEWAY_CONFIG) private readonly config: Pick<GatewayConfig, 'keyEnvironment'>,
     @Inject(LOGGER) private readonly logger: Logger,
     /** Absent in the command-line tool, which creates keys without a user. */
@@ -43,7 +44,7 @@ export class ApiKeysService {
 
   async list(query: unknown): Promise<Page<ApiKeyView>> {
     const q = validateInput(PageQuery, query, 'query');
-    const after = decodeCursor<string>('apikeys', q.cursor, 'string');
+    const after = this.cursors.decode('apikeys', q.cursor, idKey(IdPrefix.ApiKey));
     const size = pageSize(q);
     const qb = this.dataSource
       .getRepository(ApiKey)
@@ -52,7 +53,7 @@ export class ApiKeysService {
       .orderBy('k.id', 'ASC')
       .limit(size + 1);
     if (after) qb.andWhere('k.id > :after', { after });
-    return toPage('apikeys', await qb.getMany(), size, (k) => k.id, presentApiKey);
+    return toPage(this.cursors, 'apikeys', await qb.getMany(), size, (k) => k.id, presentApiKey);
   }
 
   /** `ctx` is the request's; the command-line tool has none. */

@@ -1,4 +1,4 @@
-import { decodeCursor, diffFields, DomainError, ErrorCode, fieldSpecs, IdPrefix, isId, newId, Page, pageSize, ServiceConfig, toPage } from '@crm/common';
+import { CursorCodec, diffFields, DomainError, ErrorCode, fieldSpecs, IdPrefix, idKey, isId, newId, Page, pageSize, ServiceConfig, toPage } from '@crm/common';
 import {
   CreateWebhookDto,
   DeliveryView,
@@ -39,6 +39,7 @@ export class WebhooksService {
     private readonly dataSource: DataSource,
     private readonly signal: DispatchSignal,
     private readonly secrets: SigningSecrets,
+    private readonly cursors: CursorCodec,
     @Inject(WEBHOOKS_SETTINGS) private readonly settings: WebhooksSettings,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
   ) {}
@@ -76,12 +77,12 @@ export class WebhooksService {
   }
 
   async list(query: ListWebhooksQuery): Promise<Page<WebhookView>> {
-    const after = decodeCursor<string>('webhooks', query.cursor, 'string');
+    const after = this.cursors.decode('webhooks', query.cursor, idKey(IdPrefix.Webhook));
     const size = pageSize(query);
     const qb = this.dataSource.getRepository(Subscription).createQueryBuilder('s').orderBy('s.id', 'ASC').limit(size + 1);
     if (query.status) qb.andWhere('s.status = :status', { status: query.status });
     if (after) qb.andWhere('s.id > :after', { after });
-    return toPage('webhooks', await qb.getMany(), size, (s) => s.id, presentSubscription);
+    return toPage(this.cursors, 'webhooks', await qb.getMany(), size, (s) => s.id, presentSubscription);
   }
 
   async get(id: string): Promise<{ data: WebhookView }> {
@@ -121,7 +122,7 @@ export class WebhooksService {
   }
 
   async deliveries(id: string, query: ListDeliveriesQuery): Promise<Page<DeliveryView>> {
-    const after = decodeCursor<string>('deliveries', query.cursor, 'string');
+    const after = this.cursors.decode('deliveries', query.cursor, idKey(IdPrefix.Delivery));
     await this.find(this.dataSource.manager, id);
     const size = pageSize(query);
     const qb = this.dataSource
@@ -132,7 +133,7 @@ export class WebhooksService {
       .limit(size + 1);
     if (query.status) qb.andWhere('d.status = :status', { status: query.status });
     if (after) qb.andWhere('d.id > :after', { after });
-    return toPage('deliveries', await qb.getMany(), size, (d) => d.id, presentDelivery);
+    return toPage(this.cursors, 'deliveries', await qb.getMany(), size, (d) => d.id, presentDelivery);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { ChangeSet, decodeCursor, DomainError, ErrorCode, IdPrefix, isId, pageSize, toPage } from '@crm/common';
+import { ChangeSet, CursorCodec, DomainError, ErrorCode, IdPrefix, idKey, isId, pageSize, toPage } from '@crm/common';
 import { AssociationType, AssociationTypeView, ASSOCIATION_TYPES, EventType, Page, PageQuery, RelatedSummary, UpdateAssociationDto } from '@crm/contracts';
 import { ChangeDraft, OutboxService, updatedChange } from '@crm/messaging';
 import { DataSource, EntityManager } from 'typeorm';
@@ -44,6 +44,7 @@ export class AssociationStore<V extends object> {
     readonly spec: AssociationSpec,
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
+    private readonly cursors: CursorCodec,
   ) {}
 
   /** The association as the API shows it: `{deal_id, contact_id, role, is_primary, created_at}`. */
@@ -404,7 +405,7 @@ export class AssociationStore<V extends object> {
   ): Promise<Page<I>> {
     const { owner, target } = this.spec;
     const [match, key] = by === 'owner' ? [owner.column, target.column] : [target.column, owner.column];
-    const after = decodeCursor<string>(list, query.cursor, 'string');
+    const after = this.cursors.decode(list, query.cursor, idKey(by === 'owner' ? target.prefix : owner.prefix));
     const size = pageSize(query);
     const rows = (await this.dataSource.query(
       `SELECT ${ROW_COLUMNS(this.spec)} FROM ${this.spec.table} WHERE ${match} = $1 ${after ? `AND ${key} > $3` : ''} ORDER BY ${key} LIMIT $2`,
@@ -413,6 +414,6 @@ export class AssociationStore<V extends object> {
     const other = (row: AssociationRow) => (by === 'owner' ? row.target : row.owner);
     const names = await summaries(rows.slice(0, size).map(other));
     const type = summaryKey as RelatedSummary['type'];
-    return toPage(list, rows, size, other, (row) => <I>{ ...this.present(row), [summaryKey]: names.get(other(row)) ?? { type, id: other(row), name: '' } });
+    return toPage(this.cursors, list, rows, size, other, (row) => <I>{ ...this.present(row), [summaryKey]: names.get(other(row)) ?? { type, id: other(row), name: '' } });
   }
 }

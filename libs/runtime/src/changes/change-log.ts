@@ -1,4 +1,4 @@
-import { decodeCursor, DomainError, encodeCursor, fitPage, Page, pageSize } from '@crm/common';
+import { CursorCodec, DomainError, fitPage, IdPrefix, idKey, Page, pageSize } from '@crm/common';
 import { ChangeSlice, ChangeSliceRequest, ChangeView, ListChangesQuery, RecordChangesQuery } from '@crm/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { encodeTime } from 'ulid';
@@ -66,6 +66,7 @@ export class ChangeLog {
   constructor(
     private readonly dataSource: DataSource,
     @Inject(CHANGE_SETTINGS) private readonly settings: QuerySettings,
+    private readonly cursors: CursorCodec,
   ) {}
 
   /**
@@ -74,7 +75,7 @@ export class ChangeLog {
    */
   async forRecord(object: string, recordId: string, query: RecordChangesQuery, exists: () => Promise<boolean>, noun = 'record'): Promise<Page<ChangeView>> {
     const list = `changes:${recordId}`;
-    const after = decodeCursor<string>(list, query.cursor, 'string');
+    const after = this.cursors.decode(list, query.cursor, idKey(IdPrefix.Change));
     const size = pageSize(query);
     const params: unknown[] = [object, recordId];
     const where = [`object = $1`, `record_id = $2`];
@@ -88,7 +89,7 @@ export class ChangeLog {
     );
     if (!rows.length && after === undefined && !(await this.hasHistory(recordId)) && !(await exists())) throw DomainError.notFound(noun, recordId);
     const { items, hasMore } = fitPage(rows.slice(0, size).map(present), size, rows.length > size);
-    return { data: items, has_more: hasMore, ...(hasMore ? { next_cursor: encodeCursor(list, items[items.length - 1].id) } : {}) };
+    return { data: items, has_more: hasMore, ...(hasMore ? { next_cursor: this.cursors.encode(list, items[items.length - 1].id) } : {}) };
   }
 
   /**
@@ -128,7 +129,7 @@ export class ChangeLog {
    */
   async page(query: ListChangesQuery, parts: ReadonlyArray<(request: ChangeSliceRequest, budget: QueryBudget) => Promise<ChangeSlice>>): Promise<Page<ChangeView>> {
     const budget = this.budget();
-    const after = decodeCursor<string>(CHANGES_LIST, query.cursor, 'string');
+    const after = this.cursors.decode(CHANGES_LIST, query.cursor, idKey(IdPrefix.Change));
     const limit = pageSize(query);
     const { cursor: _cursor, limit: _limit, ...filters } = query;
     const request: ChangeSliceRequest = { filters, after, limit };
@@ -139,7 +140,7 @@ export class ChangeLog {
     const horizon = slices.filter((s) => s.has_more && s.data.length).map((s) => s.data[s.data.length - 1].id).sort()[0];
     const safe = horizon === undefined ? merged : merged.filter((c) => c.id <= horizon);
     const { items, hasMore } = fitPage(safe.slice(0, limit), limit, safe.length > limit || slices.some((s) => s.has_more));
-    return { data: items, has_more: hasMore, ...(hasMore && items.length ? { next_cursor: encodeCursor(CHANGES_LIST, items[items.length - 1].id) } : {}) };
+    return { data: items, has_more: hasMore, ...(hasMore && items.length ? { next_cursor: this.cursors.encode(CHANGES_LIST, items[items.length - 1].id) } : {}) };
   }
 
   private budget(): QueryBudget {

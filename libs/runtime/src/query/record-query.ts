@@ -1,4 +1,4 @@
-import { apiNameOf, countWithinBudget, DomainError, ErrorCode, FieldIssue, fitPage, hydrate, keysetAfter, PAGE_BYTE_BUDGET, validationFailed } from '@crm/common';
+import { apiNameOf, countWithinBudget, CursorCodec, cursorValueFits, CursorValueType, DomainError, ErrorCode, FieldIssue, fitPage, hydrate, idKey, invalidCursor, keysetAfter, PAGE_BYTE_BUDGET, validationFailed } from '@crm/common';
 import { CustomFieldDefinition, DEFAULT_PAGE_SIZE, Page, QUERY_OPERATORS, QueryFieldInfo, QueryLimits, QueryOperator, RecordQueryDto, RemoteLookup, RemoteValuesReply } from '@crm/contracts';
 import { createHash } from 'crypto';
 import { DataSource, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
@@ -176,9 +176,6 @@ interface Cursor {
   k: Array<string | null>;
   id: string;
 }
-
-const invalidCursor = (message = 'cursor is not valid for this query') =>
-  new DomainError(ErrorCode.InvalidRequest, message, [{ field: 'cursor', code: 'invalid_cursor', message }]);
 
 /** Builds the SQL of one query, binding every value as a parameter; collects every problem it finds. */
 class QueryBuilder {
@@ -497,7 +494,7 @@ function scoped(catalog: QueryCatalog, condition: string): string {
  * query it came from. Its statements and the lookups other services answer for it share one budget
  * (QueryBudget), so a query no index serves cannot hold a connection or slow the others for long.
  */
-export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatalog, query: RecordQueryDto, options: QueryRunOptions): Promise<Page<QueryItem>> {
+export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatalog, query: RecordQueryDto, options: QueryRunOptions, cursors: CursorCodec): Promise<Page<QueryItem>> {
   const budget = new QueryBudget(options.timeoutMs);
   const q = new QueryBuilder(catalog);
   const where = query.filter === undefined ? 'TRUE' : q.filter(query.filter, 'filter', 1);
@@ -534,8 +531,9 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
     .digest('base64url')
     .slice(0, 22);
   let after = 'TRUE';
-  if (query.cursor) {
-    const cursor = decode(query.cursor, keys.length);
+  const list = `${catalog.object}/query`;
+  const cursor = cursors.decode(list, query.cursor, (value): value is Cursor => isCursor(value, keys));
+  if (cursor) {
     if (cursor.q !== digest) throw invalidCursor('cursor belongs to a different query: send the same filter, sort and fields, or start without a cursor');
     // The cursor's keys are bound as text and cast back to their fields' types.
     after = keysetAfter(keys, cursor.k, `${a}.id`, (value, key) => (key === 'id' ? q.bind(value, 'string') : q.bindFor(keys[key], value)), cursor.id);
@@ -594,8 +592,8 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
   const page: Page<QueryItem> = { data: items, has_more: hasMore };
   if (page.has_more) {
     const last = pageRows[items.length - 1];
-    const cursor: Cursor = { q: digest, k: keys.map((_, i) => (last[`~k${i}`] ?? null) as string | null), id: String(last.id) };
-    page.next_cursor = Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
+    const resume: Cursor = { q: digest, k: keys.map((_, i) => (last[`~k${i}`] ?? null) as string | null), id: String(last.id) };
+    page.next_cursor = cursors.encode(list, resume);
   }
   return page;
 }
@@ -778,18 +776,23 @@ export async function pickRecordValues(
   return { records, delivered };
 }
 
-function decode(raw: string, keyCount: number): Cursor {
-  if (!/^[A-Za-z0-9_-]+$/.test(raw)) throw invalidCursor();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
-  } catch {
-    throw invalidCursor();
-  }
-  const c = parsed as Partial<Cursor>;
-  if (!isPlainObject(c) || typeof c.q !== 'string' || typeof c.id !== 'string' || !Array.isArray(c.k) || c.k.length !== keyCount) throw invalidCursor();
-  if (!c.k.every((v) => v === null || typeof v === 'string')) throw invalidCursor();
-  return c as Cursor;
+/** The type a sort key's value is read back as: the one bindFor binds it with. */
+function cursorTypeOf(key: Pick<QueryField, 'type' | 'integer'>): CursorValueType {
+  if (key.type === 'number') return key.integer ? 'bigint' : 'numeric';
+  return key.type === 'boolean' ? 'boolean' : key.type === 'datetime' ? 'timestamptz' : 'text';
+}
+
+/** A query's cursor: its digest, one value per sort key that the key's type reads back, and the last record's id. */
+function isCursor(value: unknown, keys: ReadonlyArray<Pick<QueryField, 'type' | 'integer'>>): value is Cursor {
+  if (!isPlainObject(value)) return false;
+  const c = value as Partial<Cursor>;
+  return (
+    typeof c.q === 'string' &&
+    idKey()(c.id) &&
+    Array.isArray(c.k) &&
+    c.k.length === keys.length &&
+    c.k.every((v, i) => v === null || (typeof v === 'string' && cursorValueFits(cursorTypeOf(keys[i]), v)))
+  );
 }
 
 /**
