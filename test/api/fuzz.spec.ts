@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { CursorRoute, cursorRoutes } from '../support/cursor-routes';
 import { startStack, TestStack } from '../support/stack';
 
 /**
@@ -113,6 +114,66 @@ describe('fuzzing the running stack', () => {
         else expect(Array.isArray(res.body?.data)).toBe(true);
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    );
+  });
+});
+
+describe('fuzzing cursors on every route that takes one', () => {
+  let stack: TestStack;
+  let routes: CursorRoute[];
+  const genuine: string[] = [];
+
+  beforeAll(async () => {
+    stack = await startStack({ env: { WEBHOOKS_ALLOW_INSECURE: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' } });
+    routes = await cursorRoutes(stack.api);
+    for (let i = 0; i < 3; i++) await stack.api.post('/contacts', { email: `fuzzed.${i}@example.com`, first_name: `F${i}` });
+    const pages = [
+      stack.api.get('/contacts?limit=1'),
+      stack.api.get('/contacts?limit=1&sort=-created_at'),
+      stack.api.post('/contacts/query', { sort: [{ field: 'created_at' }], limit: 1 }),
+      stack.api.get('/events?limit=1'),
+      stack.api.get('/changes?limit=1'),
+    ];
+    for (const page of await Promise.all(pages)) genuine.push(page.body.next_cursor);
+  }, 120_000);
+  afterAll(() => stack?.stop());
+
+  it('never answers 5xx to a forged, tampered or foreign cursor, and always in the error shape', async () => {
+    const base64url = (value: unknown) => Buffer.from(JSON.stringify(value) ?? 'null', 'utf8').toString('base64url');
+    const hostileKey = fc.oneof(jsonValue, oddString, fc.constantFrom('not-a-date', '2026-02-30 00:00:00+00', 'cont_\u0000', '99999999999999999999', 'NaN', -1, 2 ** 62, 1.5));
+    const signature = fc.string({ unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'), minLength: 43, maxLength: 43 });
+    const given = fc.nat().map((i) => genuine[i % genuine.length]);
+    const body = (cursor: string) => JSON.parse(Buffer.from(cursor.split('.')[0], 'base64url').toString('utf8')) as { l: string; k: unknown };
+    const cursor = fc.oneof(
+      oddString,
+      jsonValue.map(base64url),
+      fc.tuple(fc.constantFrom('contacts', 'contacts?sort=created_at', 'contacts/query', 'events', 'changes', 'apikeys'), hostileKey).map(([l, k]) => base64url({ l, k })),
+      fc.tuple(given, hostileKey, signature).map(([c, k, tag]) => `${base64url({ ...body(c), k })}.${tag}`),
+      fc.tuple(given, hostileKey).map(([c, k]) => `${base64url({ ...body(c), k: typeof body(c).k === 'object' ? { ...(body(c).k as object), k: [k] } : k })}.${c.split('.')[1]}`),
+      fc.tuple(given, fc.nat(), fc.constantFrom(...'Aa0_-.')).map(([c, at, char]) => `${c.slice(0, at % c.length)}${char}${c.slice((at % c.length) + 1)}`),
+      fc.tuple(given, fc.nat()).map(([c, at]) => c.slice(0, at % c.length)),
+      fc.tuple(given, oddString).map(([c, tail]) => `${c}${tail}`),
+      given,
+    );
+    const sort = fc.constantFrom(undefined, '-id', 'created_at', 'id,-id');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.nat().map((i) => routes[i % routes.length]),
+        cursor,
+        sort,
+        async (route, raw, order) => {
+          const res = await route.send(stack.api, raw, route.sortable ? order : undefined);
+          if (res.status >= 500) throw new Error(`${route.method} ${route.path} cursor=${JSON.stringify(raw)} sort=${order} answered ${res.status}: ${res.text.slice(0, 300)}`);
+          if (res.status >= 400) {
+            expect(typeof res.body?.error?.code).toBe('string');
+            expect(typeof res.body?.error?.message).toBe('string');
+            for (const detail of res.body.error.details ?? []) expect(detail).toEqual({ field: expect.any(String), code: expect.any(String), message: expect.any(String) });
+          } else {
+            expect(Array.isArray(res.body?.data)).toBe(true);
+          }
+        },
+      ),
+      { seed: SEED, numRuns: RUNS * 2, endOnFailure: true },
     );
   });
 });
