@@ -77,16 +77,16 @@ const BIGINT_MIN = -(2n ** 63n);
 const BIGINT_MAX = 2n ** 63n - 1n;
 // PostgreSQL's ISO output of a timestamptz (`2026-11-26 22:06:06.315+00`), with the session's zone offset.
 const TIMESTAMPTZ_TEXT = /^(\d{4,})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?(Z|[+-]\d{2}(:?\d{2}){0,2})?( BC)?$/;
-const MAX_TEXT_LENGTH = 4096;
 
 /** Whether `value`, a sort key a cursor carries as text, is one PostgreSQL reads back as `type` without an error. */
 export function cursorValueFits(type: CursorValueType, value: string): boolean {
   switch (type) {
     case 'text':
       // PostgreSQL text holds no NUL.
-      return value.length <= MAX_TEXT_LENGTH && !value.includes('\u0000');
+      return !value.includes('\u0000');
     case 'numeric':
-      return value.length <= 64 && NUMERIC_TEXT.test(value);
+      // No length bound: a custom number of 1e300 reads back as 301 digits, and the cursor's own cap bounds it.
+      return NUMERIC_TEXT.test(value);
     case 'bigint':
       return BIGINT_TEXT.test(value) && BigInt(value) >= BIGINT_MIN && BigInt(value) <= BIGINT_MAX;
     case 'boolean':
@@ -102,5 +102,7 @@ function isCalendarTime(value: string): boolean {
   const [year, month, day, hour, minute, second] = parts.slice(1, 7).map(Number);
   const date = new Date(Date.UTC(2000, month - 1, day));
   date.setUTCFullYear(year);
-  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day && hour <= 24 && minute <= 59 && second <= 60;
+  // PostgreSQL takes 24:00:00 as the next midnight and 60 seconds as the next minute, nothing past them.
+  const time = hour < 24 ? minute <= 59 && second <= 60 : hour === 24 && minute === 0 && second === 0;
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day && time;
 }
