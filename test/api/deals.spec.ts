@@ -53,7 +53,7 @@ describe('Deals', () => {
   }
 
   function eventsFor(dealId: string, type?: string): DomainEvent[] {
-    return events.filter((e) => e.data.deal_id === dealId && (!type || e.type === type));
+    return events.filter((e) => 'deal_id' in e.data && e.data.deal_id === dealId && (!type || e.type === type));
   }
 
   async function waitForEvent(dealId: string, type: string, count = 1): Promise<DomainEvent[]> {
@@ -276,7 +276,7 @@ describe('Deals', () => {
       expect(res.body.included).toEqual([]);
       expect(Date.parse(res.body.data.updated_at)).toBeGreaterThan(Date.parse(deal.updated_at));
       const [updated] = await waitForEvent(deal.id, 'deal.updated');
-      expect((updated.data.changed as string[]).sort()).toEqual(['name', 'source', 'value']);
+      expect((updated as DomainEvent<'deal.updated'>).data.changed.sort()).toEqual(['name', 'source', 'value']);
 
       const same = await stack.api.patch(`/deals/${deal.id}`, { value: 200 });
       expect(same.status).toBe(200);

@@ -1,4 +1,4 @@
-import { ContactCreatedData, DomainEvent, eventSubject, EventType } from '@crm/contracts';
+import { DomainEvent, eventSubject, EventType } from '@crm/contracts';
 import { Controller, Inject } from '@nestjs/common';
 import { Ctx, EventPattern, NatsContext, Payload } from '@nestjs/microservices';
 
@@ -6,14 +6,14 @@ import { Ctx, EventPattern, NatsContext, Payload } from '@nestjs/microservices';
 export const NAMESPACE = process.env.CRM_NAMESPACE ?? 'crm';
 
 export const ON_CONTACT_CREATED = Symbol('ON_CONTACT_CREATED');
-export type ContactCreatedHandler = (event: DomainEvent<ContactCreatedData>, subject: string) => Promise<void> | void;
+export type ContactCreatedHandler = (event: DomainEvent<typeof EventType.ContactCreated>, subject: string) => Promise<void> | void;
 
 @Controller()
 export class ContactListenerController {
   constructor(@Inject(ON_CONTACT_CREATED) private readonly handle: ContactCreatedHandler) {}
 
   @EventPattern(eventSubject(NAMESPACE, EventType.ContactCreated))
-  async contactCreated(@Payload() event: DomainEvent<ContactCreatedData>, @Ctx() context: NatsContext): Promise<void> {
+  async contactCreated(@Payload() event: DomainEvent<typeof EventType.ContactCreated>, @Ctx() context: NatsContext): Promise<void> {
     await this.handle(event, context.getSubject());
   }
 }

@@ -1,4 +1,4 @@
-import { ContactCreatedData, DomainEvent } from '@crm/contracts';
+import { DomainEvent } from '@crm/contracts';
 import type { INestMicroservice } from '@nestjs/common';
 import { eventually, startStack, TestStack } from '@crm/test-support';
 
@@ -6,7 +6,7 @@ import { eventually, startStack, TestStack } from '@crm/test-support';
 describe('example: a NestJS @EventPattern listener', () => {
   let stack: TestStack;
   let listener: INestMicroservice;
-  const received: Array<{ event: DomainEvent<ContactCreatedData>; subject: string }> = [];
+  const received: Array<{ event: DomainEvent<'contact.created'>; subject: string }> = [];
 
   beforeAll(async () => {
     stack = await startStack({ services: ['contacts'] });

@@ -17,7 +17,7 @@ export interface EventDescription {
  * Every event type with its payload class: the one table the AsyncAPI document is generated from. A
  * new event type does not compile until it is described here.
  */
-export const EVENT_CATALOG: Record<EventType, EventDescription> = {
+export const EVENT_CATALOG = {
   [EventType.ContactCreated]: { summary: 'A contact was created.', data: ContactCreatedData },
   [EventType.ContactUpdated]: { summary: 'A contact changed (PATCH, merge, capture).', data: ContactUpdatedData },
   [EventType.ContactDeleted]: { summary: 'A contact was deleted, or removed by a merge (`merged_into`).', data: ContactDeletedData },
@@ -57,4 +57,7 @@ export const EVENT_CATALOG: Record<EventType, EventDescription> = {
   [EventType.ObjectRecordCreated]: { summary: 'A custom object record was created.', data: ObjectRecordEventData },
   [EventType.ObjectRecordUpdated]: { summary: 'A custom object record changed.', data: ObjectRecordEventData },
   [EventType.ObjectRecordDeleted]: { summary: 'A custom object record was deleted.', data: ObjectRecordEventData },
-};
+} satisfies Record<EventType, EventDescription>;
+
+/** The payload of one event type: an instance of the class its catalog entry names (never, for a reserved type). */
+export type EventPayload<T extends EventType> = (typeof EVENT_CATALOG)[T]['data'] extends new () => infer D ? D : never;

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { ChangeActor, ChangeVia } from './changes/changes';
+import type { EventPayload } from './event-catalog';
 /**
  * Domain event types (`resource.action`) and their payloads. docs/events.md describes each one; a
  * payload that changes shape gets a new type name rather than a silent change.
@@ -53,16 +54,28 @@ export function isEventType(value: string): value is EventType {
   return (EVENT_TYPES as readonly string[]).includes(value);
 }
 
-/** An event as stored in the log, published on NATS and delivered to webhooks. */
-export interface DomainEvent<D = Record<string, unknown>> {
+/** What every event carries besides its type and payload. */
+interface EventEnvelope {
   id: string;
-  type: EventType;
   occurred_at: string;
   /** Who made the change, through which channel and request; absent only on events recorded before these existed. */
   actor?: ChangeActor;
   via?: ChangeVia;
   request_id?: string | null;
-  data: D;
+}
+
+/** An event to record: its type and the payload that type carries (see `event`). */
+export type EventDraft<T extends EventType = EventType> = { [K in T]: { type: K; data: EventPayload<K> } }[T];
+
+/**
+ * An event as stored in the log, published on NATS and delivered to webhooks: a union discriminated by
+ * `type`, so narrowing on the type gives the payload's class.
+ */
+export type DomainEvent<T extends EventType = EventType> = { [K in T]: EventEnvelope & EventDraft<K> }[T];
+
+/** An event of `type` with `data`, checked against the payload class the catalog names for that type. */
+export function event<T extends EventType>(type: T, data: EventPayload<T>): EventDraft<T> {
+  return { type, data } as EventDraft<T>;
 }
 
 export class ContactCreatedData {

@@ -1,5 +1,5 @@
 import { canonicalJson, diffFields, hydrate, IdPrefix, newId } from '@crm/common';
-import { CaptureContactDto, CaptureView, ContactCreatedData, ContactsLimits, ContactUpdatedData, EventType } from '@crm/contracts';
+import { CaptureContactDto, CaptureView, ContactsLimits, event, EventType } from '@crm/contracts';
 import { createdChange, OutboxService, updatedChange } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
@@ -50,7 +50,7 @@ export class CaptureService {
     if (inserted.length) {
       const contact = hydrate(m, Contact, inserted[0]);
       await this.outbox.record(m, {
-        events: [{ type: EventType.ContactCreated, data: { contact_id: id, email: dto.email } satisfies ContactCreatedData }],
+        events: [event(EventType.ContactCreated, { contact_id: id, email: dto.email })],
         changes: [createdChange('contacts', id, presentContact(contact, null, null))],
       });
       return { contact_id: id, created: true };
@@ -66,7 +66,7 @@ export class CaptureService {
     if (changes.changed.length) {
       await m.update(Contact, { id: existing.id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Contact>);
       await this.outbox.record(m, {
-        events: [{ type: EventType.ContactUpdated, data: { contact_id: existing.id, ...changes } satisfies ContactUpdatedData }],
+        events: [event(EventType.ContactUpdated, { contact_id: existing.id, ...changes })],
         changes: [updatedChange('contacts', existing.id, changes)],
       });
     }

@@ -1,5 +1,5 @@
 import { ChangeSet, IdPrefix, returnedRows } from '@crm/common';
-import { CompanyCreatedData, CompanyDeletedData, CompanyUpdatedData, CompanyView, ContactUpdatedData, CreateCompanyDto, EventType, UpdateCompanyDto } from '@crm/contracts';
+import { CompanyView, CreateCompanyDto, event, EventType, UpdateCompanyDto } from '@crm/contracts';
 import { updatedChange } from '@crm/messaging';
 import { BatchRecording, BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
@@ -24,9 +24,9 @@ export const companiesTable = (contactCompanies: ContactCompanies): RecordTable<
   references: [],
   unique: { field: 'domain', prop: 'domain', expression: 'lower(domain)', taken: companyDomainTaken },
   newRow: (dto) => ({ name: dto.name, domain: dto.domain ?? null, industry: dto.industry ?? null }),
-  created: (row) => ({ type: EventType.CompanyCreated, data: { company_id: row.id, name: row.name, domain: row.domain } satisfies CompanyCreatedData }),
-  updated: (row, changes: ChangeSet) => ({ type: EventType.CompanyUpdated, data: { company_id: row.id, ...changes } satisfies CompanyUpdatedData }),
-  deleted: (row) => ({ type: EventType.CompanyDeleted, data: { company_id: row.id } satisfies CompanyDeletedData }),
+  created: (row) => (event(EventType.CompanyCreated, { company_id: row.id, name: row.name, domain: row.domain })),
+  updated: (row, changes: ChangeSet) => (event(EventType.CompanyUpdated, { company_id: row.id, ...changes })),
+  deleted: (row) => (event(EventType.CompanyDeleted, { company_id: row.id })),
   changeView: presentCompany,
   presentCreated: async (_m, rows) => rows.map(presentCompany),
   presentUpdated: async (_m, rows) => rows.map(presentCompany),
@@ -47,7 +47,7 @@ export const companiesTable = (contactCompanies: ContactCompanies): RecordTable<
     for (const { id, was } of unlinked.sort((a, b) => a.id.localeCompare(b.id))) {
       const changes = { changed: ['company_id'], previous: { company_id: was }, current: { company_id: null } };
       const recording = recordings.get(was) ?? { events: [], changes: [] };
-      recording.events.push({ type: EventType.ContactUpdated, data: { contact_id: id, ...changes } satisfies ContactUpdatedData });
+      recording.events.push(event(EventType.ContactUpdated, { contact_id: id, ...changes }));
       recording.changes.push(updatedChange('contacts', id, changes)!);
       recordings.set(was, recording);
     }

@@ -1,11 +1,8 @@
 import { CursorCodec, diffFields, DomainError, FieldSpec, fieldSpecs, findById, IdPrefix, insertReturning, isId, isUniqueViolation, keysetPage, newId, Page, returnedRows, transactionOf, updateReturning } from '@crm/common';
 import {
-  CompanyCreatedData,
-  CompanyDeletedData,
-  CompanyUpdatedData,
   CompanyView,
-  ContactUpdatedData,
   CreateCompanyDto,
+  event,
   EventType,
   ListCompaniesQuery,
   RequestContext,
@@ -62,7 +59,7 @@ export class CompaniesService {
             customFields,
           } as QueryDeepPartialEntity<Company>);
           await this.outbox.record(m, {
-            events: [{ type: EventType.CompanyCreated, data: { company_id: id, name: company.name, domain: company.domain } satisfies CompanyCreatedData }],
+            events: [event(EventType.CompanyCreated, { company_id: id, name: company.name, domain: company.domain })],
             changes: [createdChange('companies', id, presentCompany(company))],
           });
           return company;
@@ -97,7 +94,7 @@ export class CompaniesService {
           if (!changes.changed.length) return company;
           const updated = await updateReturning(m, Company, id, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Company>);
           await this.outbox.record(m, {
-            events: [{ type: EventType.CompanyUpdated, data: { company_id: id, ...changes } satisfies CompanyUpdatedData }],
+            events: [event(EventType.CompanyUpdated, { company_id: id, ...changes })],
             changes: [updatedChange('companies', id, changes)],
           });
           return updated;
@@ -123,8 +120,8 @@ export class CompaniesService {
       await this.outbox.record(m, {
         events: [
           ...associations.events,
-          ...unlinked.map((contact) => ({ type: EventType.ContactUpdated, data: { contact_id: contact.id, ...unlinking } satisfies ContactUpdatedData })),
-          { type: EventType.CompanyDeleted, data: { company_id: id } satisfies CompanyDeletedData },
+          ...unlinked.map((contact) => (event(EventType.ContactUpdated, { contact_id: contact.id, ...unlinking }))),
+          event(EventType.CompanyDeleted, { company_id: id }),
         ],
         changes: [...associations.changes, ...unlinked.map((contact) => updatedChange('contacts', contact.id, unlinking)), deletedChange('companies', id, presentCompany(company))],
       });

@@ -1,5 +1,5 @@
 import { CursorCodec, IdPrefix } from '@crm/common';
-import { ContactCompanyView, ContactUpdatedData, EventType } from '@crm/contracts';
+import { ContactCompanyView, EventType, event } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { AssociationStore } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
@@ -16,7 +16,7 @@ export class ContactCompanies extends AssociationStore<ContactCompanyView> {
         owner: { table: 'contacts', column: 'contact_id', noun: 'contact', prefix: IdPrefix.Contact, object: 'contacts' },
         target: { column: 'company_id', noun: 'company', prefix: IdPrefix.Company, field: 'company_id', path: 'companies' },
         events: { added: EventType.ContactCompanyAdded, updated: EventType.ContactCompanyUpdated, removed: EventType.ContactCompanyRemoved },
-        ownerUpdated: (contactId, changes) => ({ type: EventType.ContactUpdated, data: { contact_id: contactId, ...changes } satisfies ContactUpdatedData }),
+        ownerUpdated: (contactId, changes) => (event(EventType.ContactUpdated, { contact_id: contactId, ...changes })),
       },
       dataSource,
       outbox,

@@ -1,5 +1,5 @@
 import { ChangeSet, IdPrefix } from '@crm/common';
-import { ContactCreatedData, ContactDeletedData, ContactSummaryView, ContactUpdatedData, ContactView, CreateContactDto, EventType, UpdateContactDto } from '@crm/contracts';
+import { ContactSummaryView, ContactView, CreateContactDto, event, EventType, UpdateContactDto } from '@crm/contracts';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
@@ -43,9 +43,9 @@ export function contactsTable(links: WorkLinks, companies: ContactCompanies): Re
       if (dto.icp_score !== undefined && dto.icp_score !== null && dto.icp_scored_at === undefined && dto.icp_score !== row.icpScore) input.icp_scored_at = now.toISOString();
       return input;
     },
-    created: (row) => ({ type: EventType.ContactCreated, data: { contact_id: row.id, email: row.email } satisfies ContactCreatedData }),
-    updated: (row, changes: ChangeSet) => ({ type: EventType.ContactUpdated, data: { contact_id: row.id, ...changes } satisfies ContactUpdatedData }),
-    deleted: (row) => ({ type: EventType.ContactDeleted, data: { contact_id: row.id } satisfies ContactDeletedData }),
+    created: (row) => (event(EventType.ContactCreated, { contact_id: row.id, email: row.email })),
+    updated: (row, changes: ChangeSet) => (event(EventType.ContactUpdated, { contact_id: row.id, ...changes })),
+    deleted: (row) => (event(EventType.ContactDeleted, { contact_id: row.id })),
     changeView: (row) => presentContact(row, null, null),
     presentCreated: async (_m, rows) => rows.map(presentContactSummary),
     presentUpdated: async (m, rows) => {

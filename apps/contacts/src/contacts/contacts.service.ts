@@ -1,5 +1,5 @@
 import { canonicalJson, CursorCodec, diffFields, DomainError, FieldSpec, fieldSpecs, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, SortablePageQuery, transactionOf, updateReturning } from '@crm/common';
-import { ContactCreatedData, ContactDealItem, ContactDeletedData, ContactSummaryView, ContactUpdatedData, ContactsLimits, CreateContactDto, EventType, ListContactsQuery, ListDealsForContactRequest, MergeContactsDto, Ops, ReassignContactRequest, RequestContext, UpdateContactDto } from '@crm/contracts';
+import { ContactDealItem, ContactSummaryView, ContactsLimits, CreateContactDto, EventType, ListContactsQuery, ListDealsForContactRequest, MergeContactsDto, Ops, ReassignContactRequest, RequestContext, UpdateContactDto, event } from '@crm/contracts';
 import { createdChange, deletedChange, mergedAwayChange, mergedChange, OutboxService, RpcCaller, updatedChange } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
@@ -126,7 +126,7 @@ export class ContactsService {
         } as QueryDeepPartialEntity<Contact>);
         const company = await this.contactCompanies.followPrimary(m, [{ owner: id, from: null, to: contact.companyId }]);
         await this.outbox.record(m, {
-          events: [{ type: EventType.ContactCreated, data: { contact_id: id, email: contact.email } satisfies ContactCreatedData }, ...company.events],
+          events: [event(EventType.ContactCreated, { contact_id: id, email: contact.email }), ...company.events],
           changes: [createdChange('contacts', id, presentContact(contact, null, null)), ...company.changes],
         });
         return contact;
@@ -182,7 +182,7 @@ export class ContactsService {
         const updated = await updateReturning(m, Contact, id, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Contact>);
         const company = await this.contactCompanies.followPrimary(m, [{ owner: id, from: contact.companyId, to: updated.companyId }]);
         await this.outbox.record(m, {
-          events: [{ type: EventType.ContactUpdated, data: { contact_id: id, ...changes } satisfies ContactUpdatedData }, ...company.events],
+          events: [event(EventType.ContactUpdated, { contact_id: id, ...changes }), ...company.events],
           changes: [updatedChange('contacts', id, changes), ...company.changes],
         });
         return { contact: updated, ...(await this.relatedOf(m, updated)) };
@@ -205,7 +205,7 @@ export class ContactsService {
       const companies = await this.contactCompanies.removeForOwners(m, [id]);
       await m.delete(Contact, { id });
       await this.outbox.record(m, {
-        events: [...companies.events, { type: EventType.ContactDeleted, data: { contact_id: id } satisfies ContactDeletedData }],
+        events: [...companies.events, event(EventType.ContactDeleted, { contact_id: id })],
         changes: [...companies.changes, deletedChange('contacts', id, presentContact(contact, null, null))],
       });
     });
@@ -256,8 +256,8 @@ export class ContactsService {
       // The winner's entry is `merged` even when the merge filled nothing: it names the loser.
       await this.outbox.record(m, {
         events: [
-          { type: EventType.ContactDeleted, data: { contact_id: loser.id, merged_into: winner.id } satisfies ContactDeletedData },
-          ...(changes.changed.length ? [{ type: EventType.ContactUpdated, data: { contact_id: winner.id, ...changes } satisfies ContactUpdatedData }] : []),
+          event(EventType.ContactDeleted, { contact_id: loser.id, merged_into: winner.id }),
+          ...(changes.changed.length ? [event(EventType.ContactUpdated, { contact_id: winner.id, ...changes })] : []),
           ...companies.events,
         ],
         changes: [mergedAwayChange('contacts', loser.id, winner.id, presentContact(loser, null, null)), mergedChange('contacts', winner.id, loser.id, changes), ...companies.changes],

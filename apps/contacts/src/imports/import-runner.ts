@@ -1,5 +1,5 @@
 import { Logger, validateInput } from '@crm/common';
-import { CreateCompanyDto, CreateContactDto, CustomFieldDefinition, EventType, RequestContext, ImportCompletedData, ImportDealsBatchReply, ImportDealsBatchRequest, ImportLimits, ImportRowError, Ops, UpdateCompanyDto, UpdateContactDto, importRowBody } from '@crm/contracts';
+import { CreateCompanyDto, CreateContactDto, CustomFieldDefinition, EventType, RequestContext, ImportDealsBatchReply, ImportDealsBatchRequest, ImportLimits, ImportRowError, Ops, UpdateCompanyDto, UpdateContactDto, importRowBody } from '@crm/contracts';
 import { originOf, OutboxService, RpcCaller, withOrigin } from '@crm/messaging';
 import { BuiltInCustomFieldsService, importRowErrors, LOGGER } from '@crm/runtime';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
@@ -104,7 +104,7 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
           updatedAt: () => NOW_MS,
         } as QueryDeepPartialEntity<Import>);
         await m.delete(ImportRow, { importId: job.id });
-        await this.outbox.append<ImportCompletedData>(m, EventType.ImportCompleted, { import_id: job.id, object: job.object, status: 'failed', counts: importCounts(job) });
+        await this.outbox.append(m, EventType.ImportCompleted, { import_id: job.id, object: job.object, status: 'failed', counts: importCounts(job) });
       }
     });
   }
@@ -177,7 +177,7 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
       ...(done ? { completedAt: () => NOW_MS } : {}),
     } as QueryDeepPartialEntity<Import>);
     if (done) {
-      await this.outbox.append<ImportCompletedData>(m, EventType.ImportCompleted, { import_id: job.id, object: job.object, status: 'completed', counts: importCounts(next) });
+      await this.outbox.append(m, EventType.ImportCompleted, { import_id: job.id, object: job.object, status: 'completed', counts: importCounts(next) });
     }
     return true;
   }

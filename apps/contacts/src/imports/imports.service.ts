@@ -4,7 +4,6 @@ import {
   CreateImportRequest,
   EventType,
   IMPORT_FORMATS,
-  ImportCompletedData,
   ImportLimits,
   ImportView,
   RequestContext,
@@ -103,7 +102,7 @@ export class ImportsService {
   }
 
   private announce(m: EntityManager, job: Import): Promise<unknown> {
-    return this.outbox.append<ImportCompletedData>(m, EventType.ImportCompleted, {
+    return this.outbox.append(m, EventType.ImportCompleted, {
       import_id: job.id,
       object: job.object,
       status: job.status as 'completed' | 'failed',

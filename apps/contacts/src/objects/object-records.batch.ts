@@ -1,12 +1,14 @@
 import { canonicalJson, ChangeSet, DomainError, IdPrefix, insertRows, isId, lockRows, newId, updateRows, validationFailed } from '@crm/common';
-import { CustomFieldDefinition, EventType, ObjectRecordEventData, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning } from '@crm/contracts';
+import { CustomFieldDefinition, event, EventDraft, EventType, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning } from '@crm/contracts';
 import { ChangeDraft, createdChange, deletedChange } from '@crm/messaging';
-import { BatchEvent, BatchWriter, CreateItem, DeleteItem, ItemOutcome, lockUniqueFields, UpdateItem, UpsertKey, withoutNulls } from '@crm/runtime';
+import { BatchWriter, CreateItem, DeleteItem, ItemOutcome, lockUniqueFields, UpdateItem, UpsertKey, withoutNulls } from '@crm/runtime';
 import { EntityManager } from 'typeorm';
 import { NOW_MS } from '../shared/sql';
 import { ContactsFieldReferences } from './contacts-field-references';
 import { ObjectRecord, ObjectType } from './object-type.entity';
 import { presentRecord } from './object-type.presenter';
+
+type ObjectRecordEventType = typeof EventType.ObjectRecordCreated | typeof EventType.ObjectRecordUpdated | typeof EventType.ObjectRecordDeleted;
 
 /** A unique value as the unique rule compares it: emails without case, anything else as canonical JSON. */
 function uniqueForm(def: CustomFieldDefinition, value: unknown): string {
@@ -211,8 +213,7 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
     });
   }
 
-  private event(type: EventType, recordId: string, object: ObjectType, changes?: ChangeSet): BatchEvent {
-    const data: ObjectRecordEventData = { record_id: recordId, object_type_id: object.id, object: object.slug, ...(changes ?? {}) };
-    return { type, data };
+  private event(type: ObjectRecordEventType, recordId: string, object: ObjectType, changes?: ChangeSet): EventDraft {
+    return event(type, { record_id: recordId, object_type_id: object.id, object: object.slug, ...(changes ?? {}) });
   }
 }

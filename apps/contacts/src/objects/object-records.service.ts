@@ -1,5 +1,5 @@
 import { CursorCodec, DomainError, ErrorCode, IdPrefix, isId, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
-import { BatchReply, BatchWriteDto, builtInObject, EventType, ObjectRecordEventData, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning } from '@crm/contracts';
+import { BatchReply, BatchWriteDto, builtInObject, EventType, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning, event } from '@crm/contracts';
 import { createdChange, deletedChange, OutboxService } from '@crm/messaging';
 import { BatchRunner, withoutNulls } from '@crm/runtime';
 import { ObjectRecordsBatchWriter, recordValueChanges, valuesChange } from './object-records.batch';
@@ -66,7 +66,7 @@ export class ObjectRecordsService {
       });
       await m.insert(ObjectRecord, { id, objectTypeId: type.id, values } as QueryDeepPartialEntity<ObjectRecord>);
       await this.outbox.record(m, {
-        events: [{ type: EventType.ObjectRecordCreated, data: { record_id: id, object_type_id: type.id, object: type.slug } satisfies ObjectRecordEventData }],
+        events: [event(EventType.ObjectRecordCreated, { record_id: id, object_type_id: type.id, object: type.slug })],
         changes: [createdChange(type.slug, id, { values })],
       });
       return { record: await m.findOneByOrFail(ObjectRecord, { id }), type, warnings };
@@ -107,7 +107,7 @@ export class ObjectRecordsService {
       if (!changes.changed.length) return { record, type, warnings };
       await m.update(ObjectRecord, { id }, { values, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<ObjectRecord>);
       await this.outbox.record(m, {
-        events: [{ type: EventType.ObjectRecordUpdated, data: { record_id: id, object_type_id: type.id, object: type.slug, ...changes } satisfies ObjectRecordEventData }],
+        events: [event(EventType.ObjectRecordUpdated, { record_id: id, object_type_id: type.id, object: type.slug, ...changes })],
         changes: [valuesChange(type.slug, id, changes)],
       });
       return { record: await m.findOneByOrFail(ObjectRecord, { id }), type, warnings };
@@ -120,7 +120,7 @@ export class ObjectRecordsService {
       const record = await this.findRecord(m, type, id, true);
       await m.delete(ObjectRecord, { id });
       await this.outbox.record(m, {
-        events: [{ type: EventType.ObjectRecordDeleted, data: { record_id: id, object_type_id: type.id, object: type.slug } satisfies ObjectRecordEventData }],
+        events: [event(EventType.ObjectRecordDeleted, { record_id: id, object_type_id: type.id, object: type.slug })],
         changes: [deletedChange(type.slug, id, { values: record.values })],
       });
     });

@@ -1,6 +1,6 @@
 import { ContactCompanies } from '../contact-companies/contact-companies';
 import { CursorCodec, diffFields, DomainError, ErrorCode, fieldSpecs, IdPrefix, isUniqueViolation, keysetPage, newId, Page } from '@crm/common';
-import { BUILT_IN_OBJECTS, BuiltInCustomFieldsState, CreateObjectTypeDto, EventType, FieldDefinitionDto, ListObjectTypesQuery, NO_CUSTOM_FIELDS, ObjectSchemaView, ObjectTypeEventData, Ops, RESERVED_SLUGS, RequestContext, SchemaLimits, SchemaView, UpdateFieldDefinitionDto, UpdateObjectTypeDto, builtInObject, normaliseDefinition, presentBuiltInObject } from '@crm/contracts';
+import { BUILT_IN_OBJECTS, BuiltInCustomFieldsState, CreateObjectTypeDto, EventType, FieldDefinitionDto, ListObjectTypesQuery, NO_CUSTOM_FIELDS, ObjectSchemaView, Ops, RESERVED_SLUGS, RequestContext, SchemaLimits, SchemaView, UpdateFieldDefinitionDto, UpdateObjectTypeDto, builtInObject, normaliseDefinition, presentBuiltInObject } from '@crm/contracts';
 import { OutboxService, RpcCaller } from '@crm/messaging';
 import { appendDefinition, BuiltInCustomFieldsService, checkDefinitions, definitionNamed, editedDefinitions, moveStoredValues } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
@@ -75,7 +75,7 @@ export class ObjectTypesService {
           status: 'active',
           fields,
         } as QueryDeepPartialEntity<ObjectType>);
-        await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeCreated, { object_type_id: id, slug: dto.slug });
+        await this.outbox.append(m, EventType.ObjectTypeCreated, { object_type_id: id, slug: dto.slug });
         return m.findOneByOrFail(ObjectType, { id });
       });
     } catch (err) {
@@ -109,7 +109,7 @@ export class ObjectTypesService {
       const changed = changes.changed;
       if (!changed.length) return presentObjectType(type);
       await m.update(ObjectType, { id: type.id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<ObjectType>);
-      await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: type.id, slug: type.slug, changed });
+      await this.outbox.append(m, EventType.ObjectTypeUpdated, { object_type_id: type.id, slug: type.slug, changed });
       return presentObjectType(await m.findOneByOrFail(ObjectType, { id: type.id }));
     });
   }
@@ -160,7 +160,7 @@ export class ObjectTypesService {
 
   private async saveFields(m: EntityManager, type: ObjectType, fields: ObjectType['fields']): Promise<ObjectSchemaView> {
     await m.update(ObjectType, { id: type.id }, { fields, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<ObjectType>);
-    await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: type.id, slug: type.slug, changed: ['fields'] });
+    await this.outbox.append(m, EventType.ObjectTypeUpdated, { object_type_id: type.id, slug: type.slug, changed: ['fields'] });
     return presentObjectType(await m.findOneByOrFail(ObjectType, { id: type.id }));
   }
 

@@ -1,7 +1,7 @@
 import { ChangeSet, ColumnValues, columnValues, diffFields, DomainError, FieldSpec, IdPrefix, insertRows, isId, lockRows, newId, updateRows } from '@crm/common';
-import { CustomFieldBuiltIn, RequestContext } from '@crm/contracts';
+import { CustomFieldBuiltIn, EventDraft, RequestContext } from '@crm/contracts';
 import { createdChange, deletedChange, updatedChange } from '@crm/messaging';
-import { BatchEvent, BatchRecording, BatchWriter, BuiltInCustomFieldsService, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '@crm/runtime';
+import { BatchRecording, BatchWriter, BuiltInCustomFieldsService, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '@crm/runtime';
 import { ClassConstructor } from 'class-transformer';
 import { EntityManager } from 'typeorm';
 import { BuiltInRecord } from './record-columns';
@@ -50,9 +50,9 @@ export interface RecordTable<E extends Row, C extends object, U extends object, 
   patchInput?(row: E, body: U, now: Date): Record<string, unknown>;
   /** Columns an update derives from what changed (a completed task's completed_at). */
   derived?(row: E, set: Partial<E>, now: Date): Partial<E>;
-  created(row: E): BatchEvent;
-  updated(row: E, changes: ChangeSet): BatchEvent;
-  deleted(row: E): BatchEvent;
+  created(row: E): EventDraft;
+  updated(row: E, changes: ChangeSet): EventDraft;
+  deleted(row: E): EventDraft;
   /** The record as its single writes show it: the fields a creation's or deletion's change entry lists. */
   changeView(row: E): object;
   /** Answers of the single create (`S`) and update (`V`), for many rows at once. */

@@ -1,5 +1,5 @@
 import { ChangeSet, CursorCodec, diffFields, DomainError, FieldSpec, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, KeysetPage, keysetPage, newId, Page, SortablePageQuery, updateReturning } from '@crm/common';
-import { EventType, RequestContext } from '@crm/contracts';
+import { RequestContext, event, EventPayload } from '@crm/contracts';
 import { createdChange, deletedChange, OutboxService, updatedChange } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { DataSource, EntityManager } from 'typeorm';
@@ -24,8 +24,10 @@ export interface WorkItemTypes {
   update: WorkItemInput;
   view: object;
   summary: unknown;
-  event: object;
+  event: EventPayload<WorkItemEvent>;
 }
+
+type WorkItemEvent = `${'activity' | 'task'}.${'created' | 'updated' | 'deleted'}`;
 
 /** How one kind of work item is named, stored and announced. */
 export interface WorkItemKind<T extends WorkItemTypes> {
@@ -46,7 +48,7 @@ export interface WorkItemKind<T extends WorkItemTypes> {
   presentSummary: (row: T['row']) => T['summary'];
   /** An update's event data carries its change set: changed fields with their values before and after. */
   eventData: (row: T['row'], changes?: ChangeSet) => T['event'];
-  events: { created: EventType; updated: EventType; deleted: EventType };
+  events: { created: WorkItemEvent; updated: WorkItemEvent; deleted: WorkItemEvent };
 }
 
 /**
@@ -89,9 +91,9 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
       ],
       newRow: (dto, now) => ({ ...at(now, this.newColumns(dto)), contactId: dto.contact_id ?? null, dealId: dto.deal_id ?? null }) as Partial<T['row']>,
       derived: (_row, set, now) => at(now, this.updatedColumns(set)),
-      created: (row) => ({ type: kind.events.created, data: kind.eventData(row) }),
-      updated: (row, changes) => ({ type: kind.events.updated, data: kind.eventData(row, changes) }),
-      deleted: (row) => ({ type: kind.events.deleted, data: kind.eventData(row) }),
+      created: (row) => (event(kind.events.created, kind.eventData(row))),
+      updated: (row, changes) => (event(kind.events.updated, kind.eventData(row, changes))),
+      deleted: (row) => (event(kind.events.deleted, kind.eventData(row))),
       changeView: (row) => kind.present(row),
       presentCreated: async (_m, rows) => rows.map(kind.present),
       presentUpdated: async (_m, rows) => rows.map(kind.present),
@@ -124,7 +126,7 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
             customFields,
           } as QueryDeepPartialEntity<T['row']>);
           await this.outbox.record(m, {
-            events: [{ type: this.kind.events.created, data: this.kind.eventData(row) }],
+            events: [event(this.kind.events.created, this.kind.eventData(row))],
             changes: [createdChange(this.kind.object, id, this.kind.present(row))],
           });
           return row;
@@ -172,7 +174,7 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
           if (set.contactId) await requireContact(m, set.contactId);
           const updated = await updateReturning(m, this.kind.entity, id, this.updatedColumns(set));
           await this.outbox.record(m, {
-            events: [{ type: this.kind.events.updated, data: this.kind.eventData(updated, changes) }],
+            events: [event(this.kind.events.updated, this.kind.eventData(updated, changes))],
             changes: [updatedChange(this.kind.object, id, changes)],
           });
           return updated;
@@ -189,7 +191,7 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
       const row = await this.find(m, id, true);
       await m.delete(this.kind.entity, { id });
       await this.outbox.record(m, {
-        events: [{ type: this.kind.events.deleted, data: this.kind.eventData(row) }],
+        events: [event(this.kind.events.deleted, this.kind.eventData(row))],
         changes: [deletedChange(this.kind.object, id, this.kind.present(row))],
       });
     });

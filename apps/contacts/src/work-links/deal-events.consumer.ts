@@ -21,8 +21,8 @@ export class DealEventsConsumer {
 
   async handle(events: DomainEvent[]): Promise<void> {
     const dealIds = events
-      .filter((e) => e.type === EventType.DealDeleted)
-      .map((e) => (e.data as { deal_id?: unknown }).deal_id)
+      .filter((e): e is DomainEvent<typeof EventType.DealDeleted> => e.type === EventType.DealDeleted)
+      .map((e) => e.data.deal_id)
       .filter((id): id is string => isId(id, IdPrefix.Deal));
     if (!dealIds.length) return;
     // A clean-up the service does on its own: its entries name this consumer as the actor.

@@ -1,5 +1,5 @@
 import { ChangeSet, hydrate, returnedRows } from '@crm/common';
-import { EventType } from '@crm/contracts';
+import { event, EventDraft, EventType } from '@crm/contracts';
 import { deletedChange, OutboxService, updatedChange } from '@crm/messaging';
 import { BatchRecording } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
@@ -41,7 +41,7 @@ export class WorkLinks {
     const other = link === 'contact_id' ? 'deal_id' : 'contact_id';
     const linkProp = link === 'contact_id' ? 'contactId' : 'dealId';
     const recordings = new Map<string, BatchRecording>();
-    const add = (id: string, event: { type: EventType; data: object }, change: BatchRecording['changes'][number]) => {
+    const add = (id: string, event: EventDraft, change: BatchRecording['changes'][number]) => {
       const recording = recordings.get(id) ?? { events: [], changes: [] };
       recording.events.push(event);
       recording.changes.push(change);
@@ -55,21 +55,21 @@ export class WorkLinks {
 
     for (const raw of returnedRows<Row>(await m.query(deleted('activities'), [ids]))) {
       const row = hydrate(m, Activity, raw);
-      add(row[linkProp]!, { type: EventType.ActivityDeleted, data: activityEventData(row) }, deletedChange('activities', row.id, presentActivity(row)));
+      add(row[linkProp]!, event(EventType.ActivityDeleted, activityEventData(row)), deletedChange('activities', row.id, presentActivity(row)));
     }
     for (const raw of returnedRows<Row & { was: string }>(await m.query(unlinked('activities'), [ids]))) {
       const row = hydrate(m, Activity, raw);
       const changes = linkChange(link, raw.was, null);
-      add(raw.was, { type: EventType.ActivityUpdated, data: activityEventData(row, changes) }, updatedChange('activities', row.id, changes)!);
+      add(raw.was, event(EventType.ActivityUpdated, activityEventData(row, changes)), updatedChange('activities', row.id, changes)!);
     }
     for (const raw of returnedRows<Row>(await m.query(deleted('tasks'), [ids]))) {
       const row = hydrate(m, Task, raw);
-      add(row[linkProp]!, { type: EventType.TaskDeleted, data: taskEventData(row) }, deletedChange('tasks', row.id, presentTask(row)));
+      add(row[linkProp]!, event(EventType.TaskDeleted, taskEventData(row)), deletedChange('tasks', row.id, presentTask(row)));
     }
     for (const raw of returnedRows<Row & { was: string }>(await m.query(unlinked('tasks'), [ids]))) {
       const row = hydrate(m, Task, raw);
       const changes = linkChange(link, raw.was, null);
-      add(raw.was, { type: EventType.TaskUpdated, data: taskEventData(row, changes) }, updatedChange('tasks', row.id, changes)!);
+      add(raw.was, event(EventType.TaskUpdated, taskEventData(row, changes)), updatedChange('tasks', row.id, changes)!);
     }
     return recordings;
   }
@@ -82,8 +82,8 @@ export class WorkLinks {
     const tasks = returnedRows<Row>(await m.query(moved('tasks'), [fromContactId, toContactId])).map((raw) => hydrate(m, Task, raw));
     await this.outbox.record(m, {
       events: [
-        ...activities.map((row) => ({ type: EventType.ActivityUpdated, data: activityEventData(row, changes) })),
-        ...tasks.map((row) => ({ type: EventType.TaskUpdated, data: taskEventData(row, changes) })),
+        ...activities.map((row) => (event(EventType.ActivityUpdated, activityEventData(row, changes)))),
+        ...tasks.map((row) => (event(EventType.TaskUpdated, taskEventData(row, changes)))),
       ],
       changes: [...activities.map((row) => updatedChange('activities', row.id, changes)), ...tasks.map((row) => updatedChange('tasks', row.id, changes))],
     });

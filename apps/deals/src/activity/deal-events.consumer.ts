@@ -1,5 +1,5 @@
 import { isId, IdPrefix } from '@crm/common';
-import { ActivityEventData, CompanyDeletedData, ContactDeletedData, DomainEvent, EventConsumer, EventType } from '@crm/contracts';
+import { DomainEvent, EventConsumer, EventType } from '@crm/contracts';
 import { EventSubscriptions, systemOrigin, withOrigin } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
@@ -33,14 +33,14 @@ export class DealEventsConsumer {
         switch (event.type) {
           case EventType.ActivityCreated:
           case EventType.ActivityUpdated: {
-            const data = event.data as unknown as ActivityEventData;
+            const data = event.data;
             const occurredAt = new Date(data.occurred_at);
             if (!isId(data.deal_id, IdPrefix.Deal) || Number.isNaN(occurredAt.getTime())) break;
             await this.links.recordActivity(m, data.deal_id, occurredAt);
             break;
           }
           case EventType.ContactDeleted: {
-            const data = event.data as unknown as ContactDeletedData;
+            const data = event.data;
             if (typeof data.contact_id !== 'string') break;
             // A merge moved the loser's deals before it deleted the loser; this moves any deal linked to
             // the loser since (a no-op otherwise), so no deal is left pointing at a merged contact.
@@ -51,7 +51,7 @@ export class DealEventsConsumer {
             break;
           }
           case EventType.CompanyDeleted: {
-            const data = event.data as unknown as CompanyDeletedData;
+            const data = event.data;
             if (typeof data.company_id !== 'string') break;
             await withOrigin(COMPANY_CLEANUP, () => this.links.unlinkCompany(m, data.company_id));
             break;

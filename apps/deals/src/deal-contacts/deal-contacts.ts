@@ -1,5 +1,5 @@
 import { CursorCodec, IdPrefix } from '@crm/common';
-import { DealContactView, DealUpdatedData, EventType } from '@crm/contracts';
+import { DealContactView, EventType, event } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { AssociationStore } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
@@ -16,7 +16,7 @@ export class DealContacts extends AssociationStore<DealContactView> {
         owner: { table: 'deals', column: 'deal_id', noun: 'deal', prefix: IdPrefix.Deal, object: 'deals' },
         target: { column: 'contact_id', noun: 'contact', prefix: IdPrefix.Contact, field: 'contact_id', path: 'contacts' },
         events: { added: EventType.DealContactAdded, updated: EventType.DealContactUpdated, removed: EventType.DealContactRemoved },
-        ownerUpdated: (dealId, changes) => ({ type: EventType.DealUpdated, data: { deal_id: dealId, ...changes } satisfies DealUpdatedData }),
+        ownerUpdated: (dealId, changes) => (event(EventType.DealUpdated, { deal_id: dealId, ...changes })),
       },
       dataSource,
       outbox,

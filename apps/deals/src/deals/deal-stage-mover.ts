@@ -1,5 +1,5 @@
 import { ChangeSet, IdPrefix, newId } from '@crm/common';
-import { DealLostData, DealStageChangedData, DealStatus, DealWonData, EventType, RequestContext } from '@crm/contracts';
+import { DealStatus, event, EventDraft, EventType, RequestContext } from '@crm/contracts';
 import { ChangeDraft, OutboxService, updatedChange } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
@@ -33,15 +33,13 @@ export function statusAfterEntering(stage: Pick<Stage, 'type'>, current: DealSta
 }
 
 /** deal.won or deal.lost when a change closed the deal, or undefined. */
-export function statusEvent(deal: Deal, previousStatus: DealStatus | null): { type: EventType; data: object } | undefined {
+export function statusEvent(deal: Deal, previousStatus: DealStatus | null): EventDraft | undefined {
   if (deal.status === previousStatus) return undefined;
   if (deal.status === 'won') {
-    const data: DealWonData = { deal_id: deal.id, pipeline_id: deal.pipelineId, stage_id: deal.stageId, value: deal.value, currency: deal.currency };
-    return { type: EventType.DealWon, data };
+    return event(EventType.DealWon, { deal_id: deal.id, pipeline_id: deal.pipelineId, stage_id: deal.stageId, value: deal.value, currency: deal.currency });
   }
   if (deal.status === 'lost') {
-    const data: DealLostData = { deal_id: deal.id, pipeline_id: deal.pipelineId, stage_id: deal.stageId, loss_reason: deal.lossReason };
-    return { type: EventType.DealLost, data };
+    return event(EventType.DealLost, { deal_id: deal.id, pipeline_id: deal.pipelineId, stage_id: deal.stageId, loss_reason: deal.lossReason });
   }
   return undefined;
 }
@@ -101,7 +99,7 @@ export class DealStageMover {
     deal.lossReason = lossReason;
     deal.updatedAt = now;
     await this.writeHistory(m, deal.id, fromStageId, target.id, now, actor);
-    await this.outbox.append<DealStageChangedData>(m, EventType.DealStageChanged, {
+    await this.outbox.append(m, EventType.DealStageChanged, {
       deal_id: deal.id,
       from_stage_id: fromStageId,
       to_stage_id: target.id,
@@ -136,15 +134,14 @@ export class DealStageMover {
        SELECT h.id, h.deal_id, h.from_stage_id, $4, $5, $6, $7 FROM unnest($1::text[], $2::text[], $3::text[]) AS h(id, deal_id, from_stage_id)`,
       [moved.map(() => newId(IdPrefix.StageHistory)), moved.map((r) => r.id), moved.map((r) => r.from_stage_id), target.id, moved[0].at, actor.userId ?? SERVICE_USER_ID, actor.keyId],
     );
-    const events: Array<{ type: EventType; data: object }> = [];
+    const events: EventDraft[] = [];
     for (const row of moved) {
-      events.push({ type: EventType.DealStageChanged, data: { deal_id: row.id, from_stage_id: row.from_stage_id, to_stage_id: target.id } satisfies DealStageChangedData });
+      events.push(event(EventType.DealStageChanged, { deal_id: row.id, from_stage_id: row.from_stage_id, to_stage_id: target.id }));
       if (row.status === row.previous_status) continue;
       if (row.status === 'won') {
-        const data: DealWonData = { deal_id: row.id, pipeline_id: target.pipelineId, stage_id: target.id, value: Number(row.value), currency: row.currency };
-        events.push({ type: EventType.DealWon, data });
+        events.push(event(EventType.DealWon, { deal_id: row.id, pipeline_id: target.pipelineId, stage_id: target.id, value: Number(row.value), currency: row.currency }));
       } else if (row.status === 'lost') {
-        events.push({ type: EventType.DealLost, data: { deal_id: row.id, pipeline_id: target.pipelineId, stage_id: target.id, loss_reason: row.loss_reason } satisfies DealLostData });
+        events.push(event(EventType.DealLost, { deal_id: row.id, pipeline_id: target.pipelineId, stage_id: target.id, loss_reason: row.loss_reason }));
       }
     }
     await this.outbox.record(m, { events, changes: moved.map((row) => movedChange(row, target)) });

@@ -1,17 +1,16 @@
 import { ChangeSet, columnValues, diffFields, DomainError, ErrorCode, IdPrefix, insertRows, isId, lockRows, newId, updateRows } from '@crm/common';
 import {
   CreateDealDto,
-  DealDeletedData,
-  DealStageChangedData,
-  DealUpdatedData,
   DealView,
+  event,
+  EventDraft,
   EventType,
   FullDealView,
   RelatedSummary,
   RequestContext,
   UpdateDealDto,
 } from '@crm/contracts';
-import { BatchEvent, BatchWriter, BuiltInCustomFieldsService, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '@crm/runtime';
+import { BatchWriter, BuiltInCustomFieldsService, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Pipeline } from '../pipelines/pipeline.entity';
@@ -77,7 +76,7 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
     await this.history(m, ctx, deals.map((d) => ({ deal: d.deal, from: null })), now);
     const contacts = this.dealContacts.byOwner(await this.dealContacts.followPrimary(m, deals.map((d) => ({ owner: d.deal.id, from: null, to: d.deal.contactId }))));
     for (const { index, deal, warnings } of deals) {
-      const events: BatchEvent[] = [{ type: EventType.DealCreated, data: dealCreatedData(deal) }];
+      const events: EventDraft[] = [event(EventType.DealCreated, dealCreatedData(deal))];
       const closed = statusEvent(deal, null);
       if (closed) events.push(closed);
       const contact = contacts.get(deal.id);
@@ -107,7 +106,7 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
     );
     const now = await this.clock(m);
 
-    const written: Array<{ index: number; deal: Deal; from: string | null; events: BatchEvent[]; changes: ChangeSet }> = [];
+    const written: Array<{ index: number; deal: Deal; from: string | null; events: EventDraft[]; changes: ChangeSet }> = [];
     const unchanged: Array<{ index: number; deal: Deal }> = [];
     present.forEach((item, i) => {
       const target = targets.get(item.index);
@@ -117,7 +116,7 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       const deal: Deal = { ...before };
       const { set } = diffFields(deal, { ...item.body, custom_fields: custom[i].stored }, DEAL_FIELDS);
       Object.assign(deal, set);
-      const events: BatchEvent[] = [];
+      const events: EventDraft[] = [];
       const stage = target instanceof Stage && target.id !== before.stageId ? target : undefined;
       if (stage) {
         deal.pipelineId = stage.pipelineId;
@@ -125,7 +124,7 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
         deal.stageEnteredAt = now;
         deal.status = item.body.status ?? statusAfterEntering(stage, before.status);
         deal.lossReason = deal.status === 'lost' ? deal.lossReason : null;
-        events.push({ type: EventType.DealStageChanged, data: { deal_id: deal.id, from_stage_id: before.stageId, to_stage_id: stage.id } satisfies DealStageChangedData });
+        events.push(event(EventType.DealStageChanged, { deal_id: deal.id, from_stage_id: before.stageId, to_stage_id: stage.id }));
       } else if (item.body.status !== undefined && item.body.status !== before.status) {
         deal.status = item.body.status;
       }
@@ -134,7 +133,7 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       const changes = dealChanges(before, deal);
       if (!changes.changed.length) return unchanged.push({ index: item.index, deal: before });
       deal.updatedAt = now;
-      events.push({ type: EventType.DealUpdated, data: { deal_id: deal.id, ...changes } satisfies DealUpdatedData });
+      events.push(event(EventType.DealUpdated, { deal_id: deal.id, ...changes }));
       written.push({ index: item.index, deal, from: stage ? before.stageId : null, events, changes });
     });
 
@@ -174,7 +173,7 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       return {
         index: item.index,
         status: 204,
-        events: [...(contact?.events ?? []), { type: EventType.DealDeleted, data: { deal_id: item.id } satisfies DealDeletedData }],
+        events: [...(contact?.events ?? []), event(EventType.DealDeleted, { deal_id: item.id })],
         changes: [...(contact?.changes ?? []), dealDeletedChange(deal)],
       };
     });

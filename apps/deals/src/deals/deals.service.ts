@@ -2,9 +2,8 @@ import { CursorCodec, diffFields, DomainError, fieldSpecs, findById, IdPrefix, i
 import {
   CreateDealDto,
   DealCreatedData,
-  DealDeletedData,
-  DealUpdatedData,
   DealView,
+  event,
   EventType,
   FullDealView,
   ListDealsQuery,
@@ -114,7 +113,7 @@ export class DealsService {
       await m.insert(Deal, row);
       await this.mover.recordPlacement(m, row, actorOf(ctx));
       const contact = await this.dealContacts.followPrimary(m, [{ owner: id, from: null, to: row.contactId }]);
-      await this.outbox.record(m, { events: [{ type: EventType.DealCreated, data: dealCreatedData(row) }, ...contact.events], changes: [dealCreatedChange(row), ...contact.changes] });
+      await this.outbox.record(m, { events: [event(EventType.DealCreated, dealCreatedData(row)), ...contact.events], changes: [dealCreatedChange(row), ...contact.changes] });
       await this.mover.announceStatus(m, row, null);
       return row;
     }, within);
@@ -175,7 +174,7 @@ export class DealsService {
       });
       const contact = await this.dealContacts.followPrimary(m, [{ owner: id, from: before.contactId, to: deal.contactId }]);
       await this.outbox.record(m, {
-        events: [{ type: EventType.DealUpdated, data: { deal_id: id, ...changes } satisfies DealUpdatedData }, ...contact.events],
+        events: [event(EventType.DealUpdated, { deal_id: id, ...changes }), ...contact.events],
         changes: [dealUpdatedChange(id, changes), ...contact.changes],
       });
       return deal;
@@ -189,7 +188,7 @@ export class DealsService {
       const contacts = await this.dealContacts.removeForOwners(m, [id]);
       await m.delete(Deal, { id });
       await this.outbox.record(m, {
-        events: [...contacts.events, { type: EventType.DealDeleted, data: { deal_id: id } satisfies DealDeletedData }],
+        events: [...contacts.events, event(EventType.DealDeleted, { deal_id: id })],
         changes: [...contacts.changes, dealDeletedChange(deal)],
       });
     });

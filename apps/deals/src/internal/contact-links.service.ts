@@ -1,5 +1,5 @@
 import { ChangeSet, CursorCodec, keysetPage, Page } from '@crm/common';
-import { AssociationOfItem, ContactDealItem, DealUpdatedData, EventType, ListDealsForContactRequest, ReassignContactReply, ResolveDealsReply } from '@crm/contracts';
+import { AssociationOfItem, ContactDealItem, EventType, ListDealsForContactRequest, ReassignContactReply, ResolveDealsReply, event } from '@crm/contracts';
 import { OutboxService, updatedChange } from '@crm/messaging';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
@@ -98,7 +98,7 @@ export class ContactLinksService {
     const ids = rows.map((r) => r.id).sort((a, b) => a.localeCompare(b));
     const changes: ChangeSet = { changed: [column], previous: { [column]: from }, current: { [column]: to } };
     await this.outbox.record(m, {
-      events: ids.map((id) => ({ type: EventType.DealUpdated, data: { deal_id: id, ...changes } satisfies DealUpdatedData })),
+      events: ids.map((id) => (event(EventType.DealUpdated, { deal_id: id, ...changes }))),
       changes: ids.map((id) => updatedChange('deals', id, changes)),
     });
     return rows.length;

@@ -2,10 +2,9 @@ import { ChangeSet, CursorCodec, diffFields, DomainError, fieldSpecs, IdPrefix, 
 import {
   AddStageDto,
   CreatePipelineDto,
+  event,
   EventType,
   MAX_STAGES_PER_PIPELINE,
-  PipelineChangedData,
-  PipelineUpdatedData,
   PipelineView,
   ReorderStagesDto,
   StageInputDto,
@@ -58,7 +57,7 @@ export class PipelinesService {
       // All stages in one INSERT.
       if (stages.length) await m.insert(Stage, stages.map((stage, position) => stageRow(id, stage, position, now)));
       await this.outbox.record(m, {
-        events: [{ type: EventType.PipelineCreated, data: { pipeline_id: id } satisfies PipelineChangedData }],
+        events: [event(EventType.PipelineCreated, { pipeline_id: id })],
         changes: [createdChange('pipelines', id, presentPipeline(await this.load(m, id)))],
       });
     });
@@ -116,7 +115,7 @@ export class PipelinesService {
       await this.evacuate(m, { pipelineId: id }, target, actor, `Pipeline '${id}' still holds deals`);
       await this.deleteChecked(m, () => m.delete(Pipeline, { id }), `Pipeline '${id}' still holds deals`);
       await this.outbox.record(m, {
-        events: [{ type: EventType.PipelineDeleted, data: { pipeline_id: id } satisfies PipelineChangedData }],
+        events: [event(EventType.PipelineDeleted, { pipeline_id: id })],
         changes: [deletedChange('pipelines', id, presentPipeline(pipeline))],
       });
       if (pipeline.isDefault) {
@@ -283,7 +282,7 @@ export class PipelinesService {
   /** pipeline.updated and its change entry, for each pipeline an update changed. */
   private async recordUpdate(m: EntityManager, updates: Array<{ id: string; changes: ChangeSet }>): Promise<void> {
     await this.outbox.record(m, {
-      events: updates.map(({ id, changes }) => ({ type: EventType.PipelineUpdated, data: { pipeline_id: id, ...changes } satisfies PipelineUpdatedData })),
+      events: updates.map(({ id, changes }) => (event(EventType.PipelineUpdated, { pipeline_id: id, ...changes }))),
       changes: updates.map(({ id, changes }) => updatedChange('pipelines', id, changes)),
     });
   }

@@ -1,5 +1,5 @@
 import { Logger } from '@crm/common';
-import { DealStaleData, EventType } from '@crm/contracts';
+import { event, EventType } from '@crm/contracts';
 import { OutboxService, systemOrigin, withOrigin } from '@crm/messaging';
 import { LOGGER } from '@crm/runtime';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
@@ -71,12 +71,11 @@ export class StaleDealsJob implements OnApplicationBootstrap, OnApplicationShutd
         )) as Array<{ id: string; inactive_since: Date }>;
         if (!rows.length) return 0;
         await m.query(`UPDATE deals SET stale_notified_at = clock_timestamp() WHERE id = ANY($1::text[])`, [rows.map((r) => r.id)]);
-        await this.outbox.appendMany<DealStaleData>(
+        await this.outbox.appendMany(
           m,
-          rows.map((row) => ({
-            type: EventType.TriggerDealStale,
-            data: { deal_id: row.id, last_activity_at: row.inactive_since.toISOString(), threshold_days: this.settings.staleAfterMs / DAY_MS },
-          })),
+          rows.map((row) =>
+            event(EventType.TriggerDealStale, { deal_id: row.id, last_activity_at: row.inactive_since.toISOString(), threshold_days: this.settings.staleAfterMs / DAY_MS }),
+          ),
         );
         return rows.length;
       });

@@ -1,5 +1,5 @@
 import { CursorCodec, DomainError, ErrorCode, IdPrefix, idKey, isId, Logger, newId, Page, PageQuery, pageSize, toPage, validateInput } from '@crm/common';
-import { ApiKeyCreatedData, ApiKeyRevokedData, ChangeOrigin, EventType, RequestContext } from '@crm/contracts';
+import { ChangeOrigin, EventType, RequestContext } from '@crm/contracts';
 import { originOf, OutboxService, systemOrigin, withOrigin } from '@crm/messaging';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
@@ -68,7 +68,7 @@ export class ApiKeysService {
           .where({ id, revokedAt: IsNull() })
           .execute();
         if (!result.affected) return false;
-        await this.outbox.append<ApiKeyRevokedData>(manager, EventType.ApiKeyRevoked, { key_id: id });
+        await this.outbox.append(manager, EventType.ApiKeyRevoked, { key_id: id });
         return true;
       }),
     );
@@ -111,7 +111,7 @@ export class ApiKeysService {
         .execute();
       if (!inserted.raw.length) throw new DomainError(ErrorCode.Conflict, 'An identical API key already exists.');
       const saved = await manager.findOneOrFail(ApiKey, { where: { id: row.id } });
-      await this.outbox.append<ApiKeyCreatedData>(manager, EventType.ApiKeyCreated, {
+      await this.outbox.append(manager, EventType.ApiKeyCreated, {
         key_id: saved.id,
         name: saved.name,
         scope: saved.scope,

@@ -24,7 +24,8 @@ export class ImportUploads {
     // The client's Idempotency-Key covers the upload as a whole at the gateway; the calls that stage it are not retries of one another.
     const ctx = { ...contextOf(req), idempotency_ref: undefined };
     const trace = { trace: req.traceContext };
-    const created = await this.rpc.call(Ops.imports.create, ctx, { query: req.query as unknown as CreateImportQuery, body: { format } }, trace);
+    // Forwarded as the client sent it: the contacts service validates it against CreateImportQuery.
+    const created = await this.rpc.call(Ops.imports.create, ctx, { query: req.query as CreateImportQuery, body: { format } }, trace);
     const id = created.data.id;
     try {
       for await (const rows of uploadChunks(req.raw, format)) await this.rpc.call(Ops.importSteps.appendRows, ctx, { params: { id }, body: { rows } }, trace);

@@ -1,7 +1,7 @@
 import { Logger } from '@crm/common';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import Redis from 'ioredis';
+import Redis, { ClientContext, Result } from 'ioredis';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { LOGGER } from '../tokens';
@@ -27,6 +27,13 @@ export function setRateLimitHeaders(reply: FastifyReply, decision: RateDecision)
 }
 
 type BucketReply = [number, number, number, number, number];
+
+// The script defineCommand registers below, typed as ioredis declares its own commands.
+declare module 'ioredis' {
+  interface RedisCommander<Context extends ClientContext = { type: 'default' }> {
+    crmTokenBucket(key: string, burst: number, refillPerMs: number, cost: number): Result<BucketReply, Context>;
+  }
+}
 
 /**
  * Per-key token bucket in Redis, shared by all gateway replicas. When Redis cannot be reached the
@@ -67,12 +74,7 @@ export class RateLimiterService implements OnApplicationShutdown {
     const limit = this.config.rateLimitPerMinute;
     try {
       const key = `${this.config.namespace}:ratelimit:${subject}`;
-      const reply = (await (this.redis as unknown as { crmTokenBucket(...args: unknown[]): Promise<BucketReply> }).crmTokenBucket(
-        key,
-        this.config.rateLimitBurst,
-        this.refillPerMs,
-        cost,
-      )) as BucketReply;
+      const reply = await this.redis.crmTokenBucket(key, this.config.rateLimitBurst, this.refillPerMs, cost);
       const [allowed, remaining, retryAfterMs, untilFullMs, nowMs] = reply.map(Number);
       return {
         allowed: allowed === 1,

@@ -322,7 +322,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
           failure_count: failureCount,
           reason: `${failureCount} consecutive events could not be delivered; the last attempt failed with: ${result.error}`,
         };
-        await this.outbox.append<WebhookDisabledData>(m, EventType.WebhookDisabled, disabled);
+        await this.outbox.append(m, EventType.WebhookDisabled, disabled);
       }
       return { goOn: !disable };
     });

@@ -5,7 +5,7 @@ import { ChangeOrigin, DomainEvent } from '@crm/contracts';
  * published before producers stamped an origin carries null actor, via and request_id, so every body
  * has the same fields.
  */
-export function webhookBody(event: Pick<DomainEvent, 'id' | 'occurred_at' | 'data'> & Partial<ChangeOrigin> & { type: string }) {
+export function webhookBody(event: Pick<DomainEvent, 'id' | 'occurred_at'> & Partial<ChangeOrigin> & { type: string; data: object }) {
   return {
     id: event.id,
     type: event.type,

@@ -1,5 +1,5 @@
 import { IdPrefix, newId, traceparentOf } from '@crm/common';
-import { ChangeOrigin, DomainEvent, EventType } from '@crm/contracts';
+import { ChangeOrigin, DomainEvent, EventDraft, EventPayload, EventType } from '@crm/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { MESSAGING_OPTIONS, MessagingOptions } from '../messaging.options';
@@ -20,17 +20,17 @@ export function outboxChannel(schema: string): string {
 export class OutboxService {
   constructor(@Inject(MESSAGING_OPTIONS) private readonly options: MessagingOptions) {}
 
-  async append<D extends object>(manager: EntityManager, type: EventType, data: D): Promise<DomainEvent<D>> {
-    const [event] = await this.appendMany<D>(manager, [{ type, data }]);
-    return event;
+  async append<T extends EventType>(manager: EntityManager, type: T, data: EventPayload<T>): Promise<DomainEvent<T>> {
+    const [event] = await this.appendMany(manager, [{ type, data } as EventDraft]);
+    return event as DomainEvent<T>;
   }
 
   /**
    * Records several events with one insert and one notification, in the order given: the relay
    * publishes them in that order.
    */
-  async appendMany<D extends object>(manager: EntityManager, items: ReadonlyArray<{ type: EventType; data: D }>): Promise<DomainEvent<D>[]> {
-    return (await this.record(manager, { events: items })).events as DomainEvent<D>[];
+  async appendMany(manager: EntityManager, items: ReadonlyArray<EventDraft>): Promise<DomainEvent[]> {
+    return (await this.record(manager, { events: items })).events;
   }
 
   /**
@@ -56,8 +56,8 @@ export class OutboxService {
       actor: origin.actor,
       via: origin.via,
       request_id: origin.request_id,
-      data: data as Record<string, unknown>,
-    }));
+      data,
+    }) as DomainEvent);
     const entries: ChangeEntry[] = drafts.map((draft) => ({ id: newId(IdPrefix.Change), ...draft, ...origin, occurred_at: occurredAt }));
     // The span that made the change (a request's, when tracing is on) is the parent of the publish. The
     // notification rides in the same statement (one round trip); PostgreSQL delivers it only when the
@@ -93,7 +93,7 @@ export class OutboxService {
 
 /** What one write records: its events, and its change entries (null where an update changed nothing). */
 export interface Recording {
-  events?: ReadonlyArray<{ type: EventType; data: object }>;
+  events?: ReadonlyArray<EventDraft>;
   changes?: ReadonlyArray<ChangeDraft | null>;
 }
 

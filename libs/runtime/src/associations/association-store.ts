@@ -1,8 +1,8 @@
 import { ChangeSet, CursorCodec, DomainError, ErrorCode, IdPrefix, idKey, isId, pageSize, toPage } from '@crm/common';
-import { AssociationType, AssociationTypeView, ASSOCIATION_TYPES, EventType, Page, PageQuery, RelatedSummary, UpdateAssociationDto } from '@crm/contracts';
+import { AssociationType, AssociationTypeView, ASSOCIATION_TYPES, EventType, Page, PageQuery, RelatedSummary, UpdateAssociationDto, EventDraft } from '@crm/contracts';
 import { ChangeDraft, OutboxService, updatedChange } from '@crm/messaging';
 import { DataSource, EntityManager } from 'typeorm';
-import type { BatchEvent, BatchRecording } from '../batch/batch-runner';
+import type { BatchRecording } from '../batch/batch-runner';
 
 /**
  * One association type as its owning service keeps it: a table of (owner, target) pairs with a role and
@@ -16,7 +16,7 @@ export interface AssociationSpec {
   target: { column: string; noun: string; prefix: IdPrefix; field: string; path: string };
   events: { added: EventType; updated: EventType; removed: EventType };
   /** The owner's own update event, for a change of its single-id field (`deal.updated`). */
-  ownerUpdated(ownerId: string, changes: ChangeSet): BatchEvent;
+  ownerUpdated(ownerId: string, changes: ChangeSet): EventDraft;
 }
 
 export interface AssociationRow {
@@ -280,7 +280,7 @@ export class AssociationStore<V extends object> {
   byOwner(recording: BatchRecording): Map<string, BatchRecording> {
     const split = new Map<string, BatchRecording>();
     const of = (owner: string) => split.get(owner) ?? split.set(owner, { events: [], changes: [] }).get(owner)!;
-    for (const event of recording.events) of(String((event.data as Record<string, unknown>)[this.spec.owner.column])).events.push(event);
+    for (const event of recording.events) of(String(Reflect.get(event.data, this.spec.owner.column))).events.push(event);
     for (const change of recording.changes) of(change.record_id).changes.push(change);
     return split;
   }
@@ -356,28 +356,27 @@ export class AssociationStore<V extends object> {
   }
 
   private recordAdded(row: AssociationRow, recording: BatchRecording): void {
-    recording.events.push({ type: this.spec.events.added, data: this.eventData(row) });
+    recording.events.push(this.draft(this.spec.events.added, this.eventData(row)));
     this.recordHistory(row.owner, row.target, null, stateOf(row), recording);
   }
 
   private recordUpdated(before: AssociationRow, after: AssociationRow, recording: BatchRecording): void {
     const changed = (['role', 'is_primary'] as const).filter((k) => before[k] !== after[k]);
     if (!changed.length) return;
-    recording.events.push({
-      type: this.spec.events.updated,
-      data: {
+    recording.events.push(
+      this.draft(this.spec.events.updated, {
         ...this.eventData(after),
         changed,
         previous: Object.fromEntries(changed.map((k) => [k, before[k]])),
         current: Object.fromEntries(changed.map((k) => [k, after[k]])),
-      },
-    });
+      }),
+    );
     this.recordHistory(after.owner, after.target, stateOf(before), stateOf(after), recording);
   }
 
   /** `history`: false when the owner itself is going, whose deletion entry says it all. */
   private recordRemoved(row: AssociationRow, recording: BatchRecording, history: boolean): void {
-    recording.events.push({ type: this.spec.events.removed, data: this.eventData(row) });
+    recording.events.push(this.draft(this.spec.events.removed, this.eventData(row)));
     if (history) this.recordHistory(row.owner, row.target, stateOf(row), null, recording);
   }
 
@@ -385,6 +384,11 @@ export class AssociationStore<V extends object> {
     const path = `${this.spec.target.path}.${target}`;
     const entry: ChangeDraft | null = updatedChange(this.spec.owner.object, owner, { changed: [path], previous: { [path]: before }, current: { [path]: after } });
     if (entry) recording.changes.push(entry);
+  }
+
+  /** The payload names its columns after the spec (`deal_id`, `contact_id`), so only the spec's event types say which class it is. */
+  private draft(type: EventType, data: Record<string, unknown>): EventDraft {
+    return { type, data } as EventDraft;
   }
 
   private eventData(row: AssociationRow): Record<string, unknown> {

@@ -1,15 +1,9 @@
 import { DomainError, ErrorCode, FieldIssue, isForeignKeyViolation, isUniqueViolation, validateInput, validationFailed } from '@crm/common';
-import { BatchItemResult, BatchReply, BatchWriteDto, EventType, httpStatusOf, RequestContext, ValidationWarning } from '@crm/contracts';
+import { BatchItemResult, BatchReply, BatchWriteDto, EventDraft, httpStatusOf, RequestContext, ValidationWarning } from '@crm/contracts';
 import { ChangeDraft, OutboxService, recordReplyWithin } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { ClassConstructor } from 'class-transformer';
 import { DataSource, EntityManager } from 'typeorm';
-
-/** An event one item's write emits, exactly as its single write would. */
-export interface BatchEvent {
-  type: EventType;
-  data: object;
-}
 
 /** What one item came to: its success status and answer, or the error its single write would have given. */
 export interface ItemOutcome<V> {
@@ -18,7 +12,7 @@ export interface ItemOutcome<V> {
   data?: V;
   error?: DomainError;
   warnings?: ValidationWarning[];
-  events?: BatchEvent[];
+  events?: EventDraft[];
   /** Its change-history entries, exactly as its single write records them (null for an update that changed nothing). */
   changes?: Array<ChangeDraft | null>;
   /** Set by an insert whose row lost to a unique key: an upsert then updates the record that holds it. */
@@ -52,7 +46,7 @@ export interface UpsertKey<C> {
 
 /** What a write records besides the item's own events and entries: those of the records it changes on the way (unlinked contacts, detached work). */
 export interface BatchRecording {
-  events: BatchEvent[];
+  events: EventDraft[];
   changes: ChangeDraft[];
 }
 

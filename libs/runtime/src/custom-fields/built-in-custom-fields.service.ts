@@ -13,7 +13,6 @@ import {
   normaliseDefinition,
   NO_CUSTOM_FIELDS,
   ObjectSchemaView,
-  ObjectTypeEventData,
   presentBuiltInObject,
   RequestContext,
   UpdateFieldDefinitionDto,
@@ -223,7 +222,7 @@ export class BuiltInCustomFieldsService {
 
   private async save(m: EntityManager, slug: string, set: Partial<Pick<BuiltInCustomFields, 'fields' | 'enforcementLevel'>>, changed: string): Promise<void> {
     await m.update(BuiltInCustomFields, { objectSlug: slug }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<BuiltInCustomFields>);
-    await this.outbox.append<ObjectTypeEventData>(m, EventType.ObjectTypeUpdated, { object_type_id: null, slug, changed: [changed] });
+    await this.outbox.append(m, EventType.ObjectTypeUpdated, { object_type_id: null, slug, changed: [changed] });
   }
 }
 
