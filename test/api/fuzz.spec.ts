@@ -1,4 +1,6 @@
+import { ErrorCode } from '@crm/common';
 import fc from 'fast-check';
+import { ApiResponse } from '../support/api-client';
 import { CursorRoute, cursorRoutes } from '../support/cursor-routes';
 import { startStack, TestStack } from '../support/stack';
 
@@ -35,12 +37,37 @@ const body = fc.oneof(
   fc.dictionary(fc.oneof(fc.constantFrom('email', 'name', 'stages', 'pipeline_id', 'stage_id', 'value', 'metadata', 'url', 'scope', 'values'), oddString), jsonValue, { maxKeys: 6 }),
   fc.string().map((text) => ({ raw: text })),
 );
+/** Path parameters a client may get wrong: past the router's 1,024 characters, at it, badly percent-encoded, or encoding odd characters. */
+const TOO_LONG = ['x'.repeat(1025), `cont_${'9'.repeat(7000)}`, encodeURIComponent('\u{1F600}'.repeat(513))];
+const BAD_ENCODING = ['%ZZ', 'cont_%', 'cont_%C3', '%ED%A0%80', '%FF', '%C0%AF', '%E0%A4%A'];
+const ODD_PARAMS = ['a'.repeat(1024), '%00', 'cont_%00', '%2F..%2F', '%25', '%20', '%F0%9F%98%80', '..', '%2E%2E', '__proto__'];
+const pathParam = fc.oneof(
+  fc.constantFrom(...TOO_LONG, ...BAD_ENCODING, ...ODD_PARAMS),
+  fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }).map(encodeURIComponent),
+  fc.tuple(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1500 }), fc.nat(), fc.constantFrom('%', '%Z', '%F0%9F', '%00')).map(([text, at, cut]) => {
+    const encoded = encodeURIComponent(text);
+    const i = at % (encoded.length + 1);
+    return `${encoded.slice(0, i)}${cut}${encoded.slice(i)}`;
+  }),
+);
+
+const ERROR_CODES = new Set<string>(Object.values(ErrorCode));
+
+/** Below 500, and any error in the spec's shape with one of the API's codes. */
+function expectClientAnswer(res: ApiResponse, request: string): void {
+  if (res.status >= 500) throw new Error(`${request.slice(0, 300)} answered ${res.status}: ${res.text.slice(0, 300)}`);
+  if (res.status < 400) return;
+  const error = res.body?.error;
+  if (typeof error?.message !== 'string' || !ERROR_CODES.has(error?.code)) throw new Error(`${request.slice(0, 300)} answered ${res.status} outside the error shape: ${res.text.slice(0, 300)}`);
+}
+
 const query = fc.dictionary(fc.constantFrom('limit', 'cursor', 'search', 'type', 'stage', 'status', 'sort', 'created_after', 'x'), oddString, { maxKeys: 4 });
 
 describe('fuzzing the running stack', () => {
   let stack: TestStack;
   beforeAll(async () => {
-    stack = await startStack();
+    // A bucket the sweeps below cannot empty: each request should reach its route.
+    stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_BURST: '100000' } });
   });
   afterAll(() => stack.stop());
 
@@ -115,6 +142,58 @@ describe('fuzzing the running stack', () => {
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
+  });
+
+  describe('path parameters', () => {
+    /** Every documented route with a path parameter, each method of it, read from the gateway's own document. */
+    let routes: Array<{ method: string; template: string }>;
+    beforeAll(async () => {
+      const document = (await (await fetch(`${stack.gateway.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+      routes = Object.entries(document.paths)
+        .filter(([template]) => template.includes('{'))
+        .flatMap(([template, operations]) => ['get', 'post', 'put', 'patch', 'delete'].filter((m) => operations[m]).map((m) => ({ method: m.toUpperCase(), template })));
+      expect(routes.length).toBeGreaterThan(40);
+    });
+
+    const request = (method: string, url: string) => stack.api.request(method, url, method === 'GET' || method === 'DELETE' ? undefined : {});
+
+    /** The route with its n-th parameter `param(n)`. */
+    async function send(method: string, template: string, param: (n: number) => string): Promise<void> {
+      let n = 0;
+      const url = template.replace(/\{\w+\}/g, () => param(n++));
+      expectClientAnswer(await request(method, url), `${method} ${url}`);
+    }
+
+    it('answers every route below 500 and in the error shape when a parameter is too long or badly encoded', async () => {
+      for (const { method, template } of routes) {
+        for (const bad of [...TOO_LONG, ...BAD_ENCODING, ...ODD_PARAMS]) {
+          // In each position, the others well formed.
+          const count = template.split('{').length - 1;
+          for (let at = 0; at < count; at++) await send(method, template, (n) => (n === at ? bad : 'cont_00000000000000000000000000'));
+        }
+      }
+      // Some 1,700 requests: room for a machine many times slower than a quiet one.
+    }, 600_000);
+
+    it('answers a too-long parameter like an unknown id, and a badly encoded one as a bad request', async () => {
+      for (const { method, template } of routes) {
+        const url = template.replace(/\{\w+\}/g, 'x'.repeat(2000));
+        const long = await request(method, url);
+        expect({ url: `${method} ${template}`, status: long.status, code: long.body?.error?.code }).toEqual({ url: `${method} ${template}`, status: 404, code: 'not_found' });
+        const encoded = await request(method, template.replace(/\{\w+\}/g, 'cont_%ZZ'));
+        expect({ url: `${method} ${template}`, status: encoded.status, code: encoded.body?.error?.code }).toEqual({ url: `${method} ${template}`, status: 400, code: 'invalid_request' });
+      }
+    }, 300_000);
+
+    it('never answers 5xx to random parameters, encoded or not', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.nat(), fc.array(pathParam, { minLength: 3, maxLength: 3 }), async (pick, params) => {
+          const { method, template } = routes[pick % routes.length];
+          await send(method, template, (n) => params[n]);
+        }),
+        { seed: SEED, numRuns: RUNS, endOnFailure: true },
+      );
+    }, 300_000);
   });
 });
 

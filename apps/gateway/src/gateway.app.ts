@@ -1,4 +1,4 @@
-import { createLogger, DatabaseSpec, Env, loadBaseConfig, migrateDatabase, openDatabase, StartupError } from '@crm/common';
+import { createLogger, DatabaseSpec, Env, loadBaseConfig, Logger, migrateDatabase, openDatabase, StartupError } from '@crm/common';
 import { connectNats, CRM_RPC, CrmNatsClient, natsUser } from '@crm/messaging';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -11,6 +11,7 @@ import { ApiKeysService } from './apikeys/api-keys.service';
 import { GatewayConfig, loadGatewayConfig } from './config';
 import { GATEWAY_SCHEMA, gatewayEntities, gatewayMigrations } from './database';
 import { GatewayModule } from './gateway.module';
+import { frameworkErrorHandler, MAX_PARAM_LENGTH } from './http/framework-error';
 import { HttpDrain } from './http/http-drain';
 import { answerClientError } from './http/oversized-request';
 import { installPipeline } from './http/pipeline';
@@ -45,16 +46,17 @@ export function migrateGateway(env: Env = process.env): Promise<string[]> {
 
 /**
  * The gateway's Fastify: routing as Express did it (paths case-insensitive, a trailing slash ignored,
- * ids of any length), the client's address through TRUSTED_PROXIES only, request ids of our own, and
- * malformed HTTP answered in the API's error shape.
+ * ids up to MAX_PARAM_LENGTH), the client's address through TRUSTED_PROXIES only, request ids of our
+ * own, and malformed HTTP and paths answered in the API's error shape.
  */
-function gatewayAdapter(config: GatewayConfig): FastifyAdapter {
+function gatewayAdapter(config: GatewayConfig, logger: Logger): FastifyAdapter {
   return new FastifyAdapter({
     trustProxy: config.trustedProxies.length ? config.trustedProxies : false,
     genReqId: requestIdOf,
     bodyLimit: BODY_LIMIT_BYTES,
     clientErrorHandler: answerClientError,
-    routerOptions: { caseSensitive: false, ignoreTrailingSlash: true, maxParamLength: 1024 },
+    frameworkErrors: frameworkErrorHandler(logger),
+    routerOptions: { caseSensitive: false, ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
   });
 }
 
@@ -74,7 +76,7 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
     throw err;
   });
 
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register({ config, logger, database, dataSource, nc, redis }), gatewayAdapter(config), {
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register({ config, logger, database, dataSource, nc, redis }), gatewayAdapter(config, logger), {
     bodyParser: false,
     bufferLogs: true,
     abortOnError: false,
@@ -133,7 +135,7 @@ export async function describeApiOffline(): Promise<OpenAPIObject> {
   const config = loadGatewayConfig({});
   const offline = null as never;
   const deps = { config, logger: createLogger('openapi', 'silent'), database: gatewayDatabase(config), dataSource: offline, nc: offline, redis: offline };
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(deps), gatewayAdapter(config), { preview: true, logger: false, abortOnError: false });
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(deps), gatewayAdapter(config, deps.logger), { preview: true, logger: false, abortOnError: false });
   try {
     return (await import('./openapi/openapi-document')).createOpenApiDocument(app);
   } finally {

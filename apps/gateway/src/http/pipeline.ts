@@ -14,7 +14,7 @@ import { TracingHook } from './tracing.hook';
  * - onRequest: the X-Request-Id echo, the drain's bookkeeping, the trace span, then the key check and rate limit, which
  *   answer a refused request before its body is read;
  * - the body is parsed (installBodyParsers);
- * - preValidation: the body and query against InputLimits;
+ * - preValidation: the body, query and path parameters against InputLimits;
  * - preHandler: the rest of a batch's cost, then Idempotency-Key;
  * - then Nest: the scopes guard, the route, the exception filter; onResponse: the request metrics.
  * A forwarded route's answer is the service's JSON, unparsed (RawJson), and goes out as it arrived.

@@ -79,12 +79,13 @@ export function bodyErrorOf(status: number, req: FastifyRequest): ErrorBody | un
 }
 
 /**
- * A `preValidation` hook: checks the parsed body and the query string against InputLimits before any
- * route, the batch cost or the idempotency check reads them.
+ * A `preValidation` hook: checks the parsed body, the query string and the path parameters (a `%00`
+ * decodes to a NUL) against InputLimits before any route, the batch cost or the idempotency check reads them.
  */
 export function checkInput(req: FastifyRequest, reply: FastifyReply, done: () => void): void {
   const issues = inputProblems(jsonBodyOf(req));
   if (issues.length === 0) issues.push(...inputProblems(req.query));
+  if (issues.length === 0) issues.push(...inputProblems(req.params));
   if (!issues.length) return done();
   writeError(reply, { code: ErrorCode.ValidationFailed, message: issues.map((issue) => issue.message).join('; '), details: issues });
 }
