@@ -7700,23 +7700,19 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description One JSON-RPC message; a batch (an array) is refused. */
         requestBody: {
             content: {
-                "application/json": ({
+                "application/json": {
                     /** @enum {string} */
                     jsonrpc: "2.0";
                 } & {
                     [key: string]: unknown;
-                }) | ({
-                    /** @enum {string} */
-                    jsonrpc: "2.0";
-                } & {
-                    [key: string]: unknown;
-                })[];
+                };
             };
         };
         responses: {
-            /** @description JSON-RPC responses */
+            /** @description The JSON-RPC response */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7727,17 +7723,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": ({
+                    "application/json": {
                         /** @enum {string} */
                         jsonrpc: "2.0";
                     } & {
                         [key: string]: unknown;
-                    }) | ({
-                        /** @enum {string} */
-                        jsonrpc: "2.0";
-                    } & {
-                        [key: string]: unknown;
-                    })[];
+                    };
                 };
             };
             /** @description Accepted: the message was a notification or a response; no body. */
@@ -7752,7 +7743,24 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["Error400"];
+            /** @description A JSON-RPC error (`-32600` for a batch, `-32700` for a message that is not JSON-RPC), or in the API error shape a body that is not JSON or breaks the input limits. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": ({
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                    } & {
+                        [key: string]: unknown;
+                    }) | components["schemas"]["ErrorView"];
+                };
+            };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             409: components["responses"]["Error409"];

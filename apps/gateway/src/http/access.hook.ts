@@ -14,7 +14,7 @@ export const PUBLIC_PATHS = new Set(['/health', '/health/live', '/health/ready',
 /** The API reference UI (`/docs` and its assets). */
 const isReferenceUi = (path: string) => path === '/docs' || path.startsWith('/docs/');
 
-const MCP_PATH = '/mcp';
+export const MCP_PATH = '/mcp';
 
 /** The key: `X-Api-Key`, or on the MCP endpoint, where clients are built to send it so, `Authorization: Bearer`. */
 function presentedKey(req: GatewayRequest, path: string): string | undefined {

@@ -6,13 +6,13 @@ import { writeError } from './write-error';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
+/** The operations that write a batch of items over HTTP; some are MCP tools too. */
+export const BATCH_WRITES: readonly AnyOperation[] = Object.values(Ops)
+  .flatMap((group) => Object.values(group as Record<string, AnyOperation>))
+  .filter((op) => op.reply.kind === 'batch' && op.http);
+
 /** `POST /contacts/batch`, `/objects/:slug/records/batch`…: the routes whose bodies may be BatchLimits.bodyBytes. */
-const BATCH_ROUTES = new Set(
-  Object.values(Ops)
-    .flatMap((group) => Object.values(group as Record<string, AnyOperation>))
-    .filter((op) => op.reply.kind === 'batch' && op.http)
-    .map((op) => op.http!.path),
-);
+const BATCH_ROUTES = new Set(BATCH_WRITES.map((op) => op.http!.path));
 
 const IMPORT_ROUTE = '/imports';
 const UPLOAD_TYPES = ['text/csv', 'application/x-ndjson'];

@@ -1,6 +1,7 @@
 import { RelatedSummary, ValidationWarning } from '@crm/contracts';
 import { applyDecorators, Type } from '@nestjs/common';
 import { ApiBody, ApiExtension, ApiExtraModels, ApiNoContentResponse, ApiOperation, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { ErrorView } from './error.view';
 
 /**
  * OpenAPI descriptions of the gateway's routes. The gateway forwards raw requests, so the request
@@ -148,8 +149,13 @@ export function ApiMcp() {
   const jsonRpc = { type: 'object', required: ['jsonrpc'], properties: { jsonrpc: { type: 'string', enum: ['2.0'] } }, additionalProperties: true };
   return applyDecorators(
     ApiOperation({ summary: 'Model Context Protocol (Streamable HTTP, stateless): tools over this API for software agents' }),
-    ApiBody({ schema: { anyOf: [jsonRpc, { type: 'array', items: jsonRpc }] } }),
-    ApiResponse({ status: 200, description: 'JSON-RPC responses', content: { 'application/json': { schema: { anyOf: [jsonRpc, { type: 'array', items: jsonRpc }] } } } }),
+    ApiBody({ description: 'One JSON-RPC message; a batch (an array) is refused.', schema: jsonRpc }),
+    ApiResponse({ status: 200, description: 'The JSON-RPC response', content: { 'application/json': { schema: jsonRpc } } }),
     ApiResponse({ status: 202, description: 'Accepted: the message was a notification or a response; no body.' }),
+    ApiResponse({
+      status: 400,
+      description: 'A JSON-RPC error (`-32600` for a batch, `-32700` for a message that is not JSON-RPC), or in the API error shape a body that is not JSON or breaks the input limits.',
+      content: { 'application/json': { schema: { anyOf: [jsonRpc, { $ref: getSchemaPath(ErrorView) }] } } },
+    }),
   );
 }

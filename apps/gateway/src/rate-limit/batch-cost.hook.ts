@@ -4,6 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { isBatchWrite } from '../http/request-body';
 import { GatewayRequest } from '../http/request-context';
 import { writeError } from '../http/write-error';
+import { batchToolItems } from '../mcp/batch-tools';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { LOGGER } from '../tokens';
 import { RateLimiterService, setRateLimitHeaders } from './rate-limiter.service';
@@ -12,7 +13,8 @@ import { RateLimiterService, setRateLimitHeaders } from './rate-limiter.service'
  * A batch write costs one token per item (docs/batch.md): the key check took the first, this takes the
  * rest once the body is parsed, so a batch of 200 spends what 200 single writes would. The cost is capped
  * at the bucket's capacity, or a batch larger than the burst could never pass. A refused batch gets its
- * first token back: like any refused request, it costs nothing.
+ * first token back: like any refused request, it costs nothing. An MCP call of a batch tool is the same
+ * batch write, and costs the same.
  */
 @Injectable()
 export class BatchCostHook {
@@ -24,8 +26,8 @@ export class BatchCostHook {
 
   /** A `preHandler` hook: the body is parsed by now. */
   async preHandler(req: GatewayRequest, reply: FastifyReply): Promise<unknown> {
-    const items = (req.body as { items?: unknown } | undefined)?.items;
-    if (!req.principal || !isBatchWrite(req) || !Array.isArray(items) || items.length < 2) return;
+    const items = isBatchWrite(req) ? (req.body as { items?: unknown } | undefined)?.items : batchToolItems(req);
+    if (!req.principal || !Array.isArray(items) || items.length < 2) return;
     const bucket = `key:${req.principal.keyId}`;
     const extra = Math.min(items.length, this.limiter.capacity) - 1;
     try {
