@@ -39,9 +39,28 @@ export function queryObjectOf(tool: string): QueryObject | undefined {
   return BUILT_IN.find((candidate) => candidate.object === object) ?? customObject(object);
 }
 
+/**
+ * An enum's values are written by whoever may change the schema, and every agent reads them in the tool
+ * list: they appear only as JSON strings, each at most ENUM_VALUE_CHARS long and at most ENUM_VALUES_LISTED
+ * of them in a description, never as prose. Paths, slugs and operators are SLUG_SHAPE or ours.
+ */
+const ENUM_VALUE_CHARS = 40;
+const ENUM_VALUES_LISTED = 20;
+
+const isShort = (value: string) => value.length <= ENUM_VALUE_CHARS;
+
+/** The values as a JSON list, cut to its bounds, saying what was cut. */
+function quotedValues(values: readonly string[]): string {
+  const listed = values.slice(0, ENUM_VALUES_LISTED);
+  const which = values.length > listed.length ? `${values.length} values, the first ${listed.length} as JSON` : 'values as JSON';
+  const cut = listed.every(isShort) ? '' : `, longer ones cut to ${ENUM_VALUE_CHARS} characters`;
+  return `${which}${cut}: ${JSON.stringify(listed.map((value) => (isShort(value) ? value : `${value.slice(0, ENUM_VALUE_CHARS - 1)}…`)))}`;
+}
+
 const VALUE: Record<QueryFieldInfo['type'], (field: QueryFieldInfo) => JsonSchema> = {
   string: () => ({ type: 'string' }),
-  enum: (field) => ({ type: 'string', enum: [...(field.values ?? [])] }),
+  // A value too long to show whole leaves the list open: the service still checks it, describe_schema has them all.
+  enum: ({ values = [] }) => (values.every(isShort) ? { type: 'string', enum: [...values] } : { type: 'string' }),
   number: () => ({ type: 'number' }),
   boolean: () => ({ type: 'boolean' }),
   datetime: () => ({ type: 'string', format: 'date-time' }),
@@ -59,7 +78,7 @@ function conditionSchema(field: QueryFieldInfo): JsonSchema {
     return field.type === 'enum' && !['$gt', '$gte', '$lt', '$lte'].includes(op) ? { type: 'string' } : value;
   };
   return {
-    description: `${field.type}${field.values ? ` (${field.values.join(', ')})` : ''}; operators: ${field.operators.join(' ')}`,
+    description: `${field.type}${field.values ? `; ${quotedValues(field.values)}` : ''}; operators: ${field.operators.join(' ')}`,
     anyOf: [literal, { type: 'object', minProperties: 1, additionalProperties: false, properties: Object.fromEntries(field.operators.map((op) => [op, operand(op)])) }],
   };
 }
