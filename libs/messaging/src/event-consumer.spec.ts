@@ -42,7 +42,8 @@ describe('DurableEventConsumer', () => {
     await publish('activity.created', 3);
     await publish('contact.updated', 40);
     await publish('contact.deleted', 2);
-    const batches: DomainEvent[][] = [];
+    // The probes carry their index as data, not a catalog payload: the consumer hands events over unread.
+    const batches: Array<Array<Pick<DomainEvent, 'id' | 'type'> & { data: unknown }>> = [];
     consumer = new DurableEventConsumer({
       nc,
       namespace,

@@ -18,7 +18,7 @@ describe('event log writer', () => {
   const options: MessagingOptions = {
     service: 'events' as MessagingOptions['service'],
     namespace,
-    logger: createLogger('event-log-test', env.LOG_LEVEL),
+    logger: createLogger('event-log-test', env.LOG_LEVEL!),
     databaseUrl: env.DATABASE_URL!,
     schema: 'events',
   };
@@ -29,14 +29,14 @@ describe('event log writer', () => {
   let counter = 0;
 
   const sequenced = (seq: number, event: DomainEvent = newEvent()): SequencedEvent => ({ seq, event });
-  const newEvent = (extra: Partial<DomainEvent> = {}): DomainEvent => ({
+  const newEvent = (extra: Partial<Pick<DomainEvent, 'actor' | 'via' | 'request_id'>> = {}): DomainEvent => ({
     id: `evt_${namespace}_${++counter}`,
     type: EventType.ContactCreated,
     occurred_at: new Date(Date.UTC(2026, 0, 1, 0, 0, counter)).toISOString(),
     actor: { type: 'api_key', id: 'key_1' },
     via: 'api',
     request_id: `req_${counter}`,
-    data: { contact_id: `con_${counter}` },
+    data: { contact_id: `con_${counter}`, email: `c${counter}@example.com` },
     ...extra,
   });
   const logged = async (): Promise<Array<{ id: string; position: string; actor: unknown; via: string | null; request_id: string | null; data: unknown; occurred_at: Date }>> =>

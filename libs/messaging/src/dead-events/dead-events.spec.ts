@@ -1,5 +1,5 @@
 import { createLogger, DEFAULT_DATABASE_URL, DEFAULT_NATS_URL, openDatabase } from '@crm/common';
-import { DomainEvent, eventSubject } from '@crm/contracts';
+import { DomainEvent, EventType, eventSubject } from '@crm/contracts';
 import { randomBytes } from 'crypto';
 import { connect, NatsConnection } from 'nats';
 import { Client } from 'pg';
@@ -31,7 +31,12 @@ describe('dead events', () => {
   let metrics: MessagingMetrics;
   let counter = 0;
 
-  const event = (tag: string): DomainEvent => ({ id: `evt_${tag}_${++counter}`, type: 'contact.created' as DomainEvent['type'], occurred_at: new Date().toISOString(), data: { tag } });
+  const event = (tag: string): DomainEvent => ({
+    id: `evt_${tag}_${++counter}`,
+    type: EventType.ContactCreated,
+    occurred_at: new Date().toISOString(),
+    data: { contact_id: `con_${tag}_${counter}`, email: `${tag}@example.com` },
+  });
   const publish = async (...events: DomainEvent[]) => {
     for (const e of events) await nc.jetstream().publish(eventSubject(namespace, e.type), encodeJson(e), { msgID: e.id });
   };

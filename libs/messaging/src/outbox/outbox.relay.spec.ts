@@ -1,5 +1,5 @@
 import { createLogger, DEFAULT_DATABASE_URL, DEFAULT_NATS_URL, openDatabase } from '@crm/common';
-import { DomainEvent, eventStreamName, EventType } from '@crm/contracts';
+import { DomainEvent, event, eventStreamName, EventType } from '@crm/contracts';
 import { randomBytes } from 'crypto';
 import { connect, NatsConnection } from 'nats';
 import { Client } from 'pg';
@@ -65,13 +65,13 @@ describe('outbox relay', () => {
     const expected: string[] = [];
     for (let tx = 0; tx < 40; tx++) {
       const events = await dataSource.transaction((m) =>
-        outbox.appendMany(m, Array.from({ length: 1 + (tx % 5) }, (_, n) => ({ type: EventType.ContactCreated, data: { tx, n } }))),
+        outbox.appendMany(m, Array.from({ length: 1 + (tx % 5) }, (_, n) => event(EventType.ContactCreated, { contact_id: `con_${tx}_${n}`, email: `c${tx}.${n}@example.com` }))),
       );
       expected.push(...events.map((e) => e.id));
       // A rolled-back change publishes nothing.
       await dataSource
         .transaction(async (m) => {
-          await outbox.append(m, EventType.ContactDeleted, { tx });
+          await outbox.append(m, EventType.ContactDeleted, { contact_id: `con_${tx}` });
           throw new Error('rolled back');
         })
         .catch(() => undefined);
