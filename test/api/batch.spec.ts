@@ -20,14 +20,22 @@ describe('Batch writes', () => {
     }, 30_000);
   }
 
+  /** A record created now through the service that made the writes under test, and the event that logs it. */
+  type Marker = () => Promise<{ type: string; idField: string; id: string }>;
+  const contactMarker: Marker = async () => ({
+    type: 'contact.created',
+    idField: 'contact_id',
+    id: (await stack.api.post('/contacts', { email: `marker-${tag()}@batch.example` })).body.data.id,
+  });
+
   /**
    * Every event of these types about these records, once the log has caught up with the writes made so far:
-   * a marker contact created now is logged after them (the contacts service publishes in commit order), so
-   * an extra event those writes caused would be in the log by the time the marker's is.
+   * the marker is logged after them (each service publishes in commit order), so an extra event those writes
+   * caused would be in the log by the time the marker's is. The marker goes through the writes' own service.
    */
-  async function allEventsOf(types: string[], idField: string, ids: Set<string>) {
-    const marker = (await stack.api.post('/contacts', { email: `marker-${tag()}@batch.example` })).body.data;
-    await eventsOf(['contact.created'], 'contact_id', new Set([marker.id]), 1);
+  async function allEventsOf(types: string[], idField: string, ids: Set<string>, marker = contactMarker) {
+    const written = await marker();
+    await eventsOf([written.type], written.idField, new Set([written.id]), 1);
     return eventsOf(types, idField, ids, 0);
   }
 
@@ -271,7 +279,12 @@ describe('Batch writes', () => {
     const moved = await stack.api.post('/deals/batch', { operation: 'update', items: [{ id: d1, stage_id: won.id, value: 250 }] });
     expect(moved.body.data[0].data).toMatchObject({ id: d1, stage_id: won.id, status: 'won', value: 250, relationships: { stage: { name: 'Won' }, contact: { id: contact.id } } });
     expect(moved.body.data[0].data).toEqual({ ...(await stack.api.get(`/deals/${d1}`)).body.data, days_in_stage: 0 });
-    const dealEvents = await eventsOf(['deal.created', 'deal.won', 'deal.stage_changed', 'deal.updated'], 'deal_id', new Set([d1, d2]), 6);
+    const dealMarker: Marker = async () => ({
+      type: 'deal.created',
+      idField: 'deal_id',
+      id: (await stack.api.post('/deals', { name: `Marker ${t}`, pipeline_id: pipeline.id, stage_id: open.id })).body.data.id,
+    });
+    const dealEvents = await allEventsOf(['deal.created', 'deal.won', 'deal.stage_changed', 'deal.updated'], 'deal_id', new Set([d1, d2]), dealMarker);
     expect(dealEvents.map((e) => `${e.type}:${e.data.deal_id === d1 ? 'd1' : 'd2'}`)).toEqual([
       'deal.created:d1',
       'deal.created:d2',
