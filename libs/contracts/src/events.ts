@@ -50,10 +50,6 @@ export type EventType = (typeof EventType)[keyof typeof EventType];
 
 export const EVENT_TYPES: readonly EventType[] = Object.values(EventType);
 
-export function isEventType(value: string): value is EventType {
-  return (EVENT_TYPES as readonly string[]).includes(value);
-}
-
 /** What every event carries besides its type and payload. */
 interface EventEnvelope {
   id: string;

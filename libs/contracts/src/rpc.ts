@@ -1,5 +1,4 @@
 import type { ChangeVia } from './changes/changes';
-import type { ErrorBody } from './errors';
 
 export const API_SCOPES = ['read', 'read-write', 'capture-only'] as const;
 export type ApiScope = (typeof API_SCOPES)[number];
@@ -35,9 +34,6 @@ export interface RpcRequest<B = unknown, Q = Record<string, unknown>, P = Record
   query: Q;
   body: B;
 }
-
-/** `body` is the HTTP response body as the client will see it; the gateway picks the status. */
-export type RpcReply = { ok: true; body?: unknown } | { ok: false; error: ErrorBody };
 
 /** A service-to-service request: the caller's context and a body, no path or query. */
 export function internalRequest<B>(ctx: RequestContext, body: B): RpcRequest<B> {

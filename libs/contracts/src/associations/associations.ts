@@ -24,10 +24,6 @@ export const ASSOCIATION_TYPES = {
 } as const;
 export type AssociationType = keyof typeof ASSOCIATION_TYPES;
 
-export function isAssociationType(value: string): value is AssociationType {
-  return Object.prototype.hasOwnProperty.call(ASSOCIATION_TYPES, value);
-}
-
 /** `role`: free text, or one of the type's labels once /schema defines some. Null clears it. */
 const Role = () => Rules(IsOptional(), NonEmptyText(AssociationLimits.role));
 const Primary = () => Rules(IfPresent(), IsBoolean({ message: '$property must be true or false' }));

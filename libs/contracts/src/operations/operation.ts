@@ -128,18 +128,6 @@ export type QueryOf<O> = TypesOf<O> extends { query: infer Q } ? Q : never;
 export type BodyOf<O> = TypesOf<O> extends { body: infer B } ? B : never;
 export type ReplyOf<O> = TypesOf<O> extends { reply: infer R } ? R : never;
 
-/** What a caller hands an operation besides its context. */
-export interface OperationInput<P, Q, B> {
-  params?: P;
-  query?: Q;
-  body?: B;
-}
-
-/** The service an operation's request name routes to. */
-export function serviceOf(op: Pick<Operation, 'name'>): string {
-  return op.name.slice(0, op.name.indexOf('.'));
-}
-
 type ReplyOfShape<S, V> = S extends { kind: 'batch' } ? BatchReply<V> : S extends { kind: 'page'; projected: true } ? PageOf<V | ({ id: string } & Record<string, unknown>)> : S extends { kind: 'page' } ? PageOf<V> : S extends { kind: 'none' } ? void : ResourceOf<V>;
 
 interface RouteSpec<Path extends string, Q, B, V, S extends ReplyShape> {

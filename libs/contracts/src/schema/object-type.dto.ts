@@ -149,9 +149,3 @@ export class UpdateObjectRecordDto {
   @IsObject({ message: 'values must be a JSON object' })
   values?: Record<string, unknown>;
 }
-
-/** Slugs and field names are short ASCII identifiers; anything else cannot name an object. */
-export function isSlug(value: unknown): value is string {
-  return typeof value === 'string' && SLUG_SHAPE.test(value);
-}
-
