@@ -10,7 +10,7 @@ import { Logger as NestLogger } from 'nestjs-pino';
 import { ApiKeysService } from './apikeys/api-keys.service';
 import { GatewayConfig, loadGatewayConfig } from './config';
 import { GATEWAY_SCHEMA, gatewayEntities, gatewayMigrations } from './database';
-import { GatewayModule } from './gateway.module';
+import { GatewayDeps, GatewayModule } from './gateway.module';
 import { frameworkErrorHandler, MAX_PARAM_LENGTH } from './http/framework-error';
 import { HttpDrain } from './http/http-drain';
 import { answerClientError } from './http/oversized-request';
@@ -127,14 +127,23 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
 }
 
 /**
+ * The gateway's modules with the default settings and no connections, for reading what it mounts without
+ * starting it: only providers that are never instantiated hold the connections.
+ */
+export function offlineGatewayDeps(): GatewayDeps {
+  const config = loadGatewayConfig({});
+  const offline = null as never;
+  return { config, logger: createLogger('gateway-offline', 'silent'), database: gatewayDatabase(config), dataSource: offline, nc: offline, redis: offline };
+}
+
+/**
  * The document a running gateway serves at /openapi.json, built without connecting to anything: Nest's
  * preview mode wires the modules and reads the routes but instantiates no provider, so no database,
  * NATS or Redis is touched. `npm run sdk` and the contract tests use it.
  */
 export async function describeApiOffline(): Promise<OpenAPIObject> {
-  const config = loadGatewayConfig({});
-  const offline = null as never;
-  const deps = { config, logger: createLogger('openapi', 'silent'), database: gatewayDatabase(config), dataSource: offline, nc: offline, redis: offline };
+  const deps = offlineGatewayDeps();
+  const { config } = deps;
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(deps), gatewayAdapter(config, deps.logger), { preview: true, logger: false, abortOnError: false });
   try {
     return (await import('./openapi/openapi-document')).createOpenApiDocument(app);

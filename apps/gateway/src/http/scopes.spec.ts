@@ -1,6 +1,7 @@
 import { DynamicModule, RequestMethod, Type } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
-import { GatewayDeps, GatewayModule } from '../gateway.module';
+import { offlineGatewayDeps } from '../gateway.app';
+import { GatewayModule } from '../gateway.module';
 import { PUBLIC_PATHS } from './access.hook';
 import { accessForMethod, RouteAccess, SCOPES_METADATA, scopeGrants } from './scopes';
 
@@ -22,8 +23,7 @@ function controllersOf(module: Type | DynamicModule, seen = new Set<unknown>()):
 
 /** Every route the gateway mounts, read from the same metadata Nest routes by. */
 function gatewayRoutes(): Route[] {
-  const deps = { config: { namespace: 't', natsUrl: 'nats://127.0.0.1:1', rpcTimeoutMs: 1 }, database: { schema: 'gateway' } } as unknown as GatewayDeps;
-  const controllers = controllersOf(GatewayModule.register(deps));
+  const controllers = controllersOf(GatewayModule.register(offlineGatewayDeps()));
   const routes: Route[] = [];
   for (const controller of controllers) {
     const base = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
