@@ -111,7 +111,7 @@ describe('change history', () => {
     const client = new Client({ name: 'crm-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.gateway.url), { requestInit: { headers: { 'X-Api-Key': stack.apiKey, 'X-Request-Id': 'req-mcp-1' } } }));
     try {
-      const result = (await client.callTool({ name: 'update_contact', arguments: { id: contact.id, title: 'CTO' } })) as { isError?: boolean };
+      const result = (await client.callTool({ name: 'update_record', arguments: { object: 'contacts', id: contact.id, data: { title: 'CTO' } } })) as { isError?: boolean };
       expect(result.isError).toBeFalsy();
       const log = (await stack.api.get(`/contacts/${contact.id}/changes`)).body.data;
       expect(log[log.length - 1]).toMatchObject({ changed: ['title'], via: 'mcp', actor: { type: 'api_key', id: keyId }, request_id: 'req-mcp-1' });

@@ -87,7 +87,7 @@ describe('the origin of events: actor, via and request_id', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.gateway.url), { requestInit: { headers: { 'X-Api-Key': stack.apiKey, 'X-Request-Id': requestId } } }));
     try {
       const email = `agent.${tag()}@example.com`;
-      const created = (await client.callTool({ name: 'create_contact', arguments: { email } })) as { isError?: boolean; structuredContent?: any };
+      const created = (await client.callTool({ name: 'create_record', arguments: { object: 'contacts', data: { email } } })) as { isError?: boolean; structuredContent?: any };
       expect(created.isError).toBeFalsy();
       const contactId = created.structuredContent.data.id;
       const event = await logged('contact.created', (d) => d.contact_id === contactId);

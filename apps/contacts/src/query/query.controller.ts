@@ -40,7 +40,7 @@ export class QueryController {
     return pickRecordValues(this.dataSource, await this.catalogs.related(request.object, request.prefix), request.ids, request.fields, this.budget());
   }
 
-  /** What a query over an object (or, given a prefix, a relation into it) may name: the MCP query tools' input schemas. */
+  /** What a query over an object (or, given a prefix, a relation into it) may name: what MCP's describe_object lists. */
   @Handles(Ops.contactsInternal.queryFields)
   async fields(@Payload('ctx') ctx: RequestContext, @Payload('body') request: QueryFieldsRequest) {
     const { object, prefix } = request;

@@ -1,23 +1,23 @@
 import type { FastifyRequest } from 'fastify';
 import { MCP_PATH } from '../http/access.hook';
-import { BATCH_WRITES } from '../http/request-body';
+import { hasBatch } from './objects';
 
-/** `upsert_contacts`, `upsert_companies`…: the tools that run a batch write. */
-const BATCH_TOOLS = new Set(BATCH_WRITES.flatMap((op) => (op.mcp ? [op.mcp.tool] : [])));
+/** The tool that runs an object's batch write. */
+export const BATCH_TOOL = 'upsert_records';
 
 interface ToolCall {
   method?: unknown;
-  params?: { name?: unknown; arguments?: { items?: unknown } };
+  params?: { name?: unknown; arguments?: { object?: unknown; items?: unknown } };
 }
 
 /**
- * The items of a POST /mcp that calls a batch tool: its `items` argument, which the tool passes on as
- * the body's `items` of its route. Undefined for any other request. Read before the call is validated,
- * as a batch route's body is: the cost is only its length.
+ * The items of a POST /mcp that calls the batch tool on an object with a batch route: its `items`
+ * argument, which the tool passes on as the body's `items` of that route. Undefined for any other
+ * request. Read before the call is validated, as a batch route's body is: the cost is only its length.
  */
 export function batchToolItems(req: FastifyRequest): unknown {
   if (req.method !== 'POST' || req.routeOptions.url !== MCP_PATH) return undefined;
   const call = req.body as ToolCall | undefined;
-  if (call?.method !== 'tools/call' || typeof call.params?.name !== 'string' || !BATCH_TOOLS.has(call.params.name)) return undefined;
+  if (call?.method !== 'tools/call' || call.params?.name !== BATCH_TOOL || !hasBatch(call.params.arguments?.object)) return undefined;
   return call.params.arguments?.items;
 }

@@ -1,6 +1,7 @@
 import { IdPrefix } from '@crm/common';
 import { Access, AnyOperation, McpExposure, Ops } from '@crm/contracts';
 import { inputSchema, JsonSchema } from './input-schemas';
+import { RECORD_TOOLS } from './record-tools';
 
 /** What a tool call becomes: the same request parts an HTTP route hands to the owning service. */
 export interface RequestParts {
@@ -9,36 +10,35 @@ export interface RequestParts {
   body: unknown;
 }
 
-/** An operation of the table offered as an MCP tool; everything but the wording is read from the operation. */
-export interface ToolSpec extends Omit<McpExposure, 'tool'> {
-  name: string;
-  op: AnyOperation;
-  access: Access;
-  idempotent: boolean;
-  /** Takes a custom object's slug, so its input schema lists the live ones. */
-  takesObject: boolean;
-  /** The input schema; `objects` are the live custom object slugs, for tools that take one. */
-  input(objects: string[]): JsonSchema;
-  route(args: Record<string, unknown>): RequestParts;
+/** What a tool runs with: the caller's operations and the live schema. */
+export interface ToolEnv {
+  /** Runs an operation as its HTTP route does, refused (`forbidden`) when the key's scope does not allow the route. */
+  call(op: AnyOperation, parts: Partial<RequestParts>): Promise<unknown>;
+  /** Slugs of the active custom objects. */
+  customObjects(): Promise<string[]>;
 }
 
-/** Path parameters as agents name them: a custom object's slug is its `object`. */
-const ARGUMENT_OF: Record<string, string> = { slug: 'object' };
-const PREFIX_OF: Record<string, IdPrefix> = { contacts: IdPrefix.Contact, deals: IdPrefix.Deal, records: IdPrefix.ObjectRecord };
+/** One MCP tool: its listing, the scope it needs, and what a call does. */
+export interface McpTool {
+  name: string;
+  title: string;
+  description: string;
+  access: Access;
+  idempotent: boolean;
+  /** Cannot be undone: agents ask before calling it. */
+  destructive?: boolean;
+  input: JsonSchema;
+  /** Checks the arguments against `input` before running: the operation's service does not see them as they are. */
+  checksArguments?: boolean;
+  run(args: Record<string, unknown>, env: ToolEnv): Promise<unknown>;
+}
 
-function pathArguments(path: string): Array<{ param: string; argument: string; schema(objects: string[]): JsonSchema }> {
+const PREFIX_OF: Record<string, IdPrefix> = { contacts: IdPrefix.Contact, deals: IdPrefix.Deal };
+
+function pathArguments(path: string): Array<{ param: string; schema: JsonSchema }> {
   return [...path.matchAll(/([\w-]+)\/:(\w+)/g)].map(([, collection, param]) => {
-    const argument = ARGUMENT_OF[param] ?? param;
-    if (argument === 'object') {
-      return {
-        param,
-        argument,
-        schema: (objects) => ({ type: 'string', description: 'Slug of a custom object, as listed by describe_schema.', ...(objects.length ? { enum: objects } : {}) }),
-      };
-    }
-    const what = collection.replace(/s$/, '');
     const prefix = PREFIX_OF[collection];
-    return { param, argument, schema: () => ({ type: 'string', description: `The ${what} id${prefix ? ` (${prefix}_…)` : ''}.`, maxLength: 64 }) };
+    return { param, schema: { type: 'string', description: `The ${collection.replace(/s$/, '')} id${prefix ? ` (${prefix}_…)` : ''}.`, maxLength: 64 } };
   });
 }
 
@@ -49,39 +49,41 @@ function asQuery(args: Record<string, unknown>): Record<string, unknown> {
   );
 }
 
-function toolOf(op: AnyOperation & { mcp: McpExposure }): ToolSpec {
+/** An operation of the table offered as a tool of its own; everything but the wording is read from the operation. */
+function toolOf(op: AnyOperation & { mcp: McpExposure }): McpTool {
   const http = op.http!;
   const path = pathArguments(http.path);
   const reads = http.method === 'GET';
   const from = (reads ? op.query : op.body) as (new () => object) | undefined;
   const { tool: name, fixed, ...wording } = op.mcp;
+  const route = (args: Record<string, unknown>): RequestParts => {
+    const params: Record<string, string> = {};
+    const rest: Record<string, unknown> = { ...args };
+    for (const { param } of path) {
+      if (param in rest) params[param] = String(rest[param]);
+      delete rest[param];
+    }
+    return reads ? { params, query: asQuery(rest), body: null } : { params, query: {}, body: { ...rest, ...fixed } };
+  };
   return {
     name,
     ...wording,
-    op,
     access: http.access,
     idempotent: op.idempotent,
-    takesObject: path.some(({ argument }) => argument === 'object'),
-    input: (objects) =>
-      inputSchema({
-        extra: Object.fromEntries(path.map(({ argument, schema }) => [argument, schema(objects)])),
-        required: path.map(({ argument }) => argument),
-        from,
-        omit: Object.keys(fixed ?? {}),
-      }),
-    route: (args) => {
-      const params: Record<string, string> = {};
-      const rest: Record<string, unknown> = { ...args };
-      for (const { param, argument } of path) {
-        if (argument in rest) params[param] = String(rest[argument]);
-        delete rest[argument];
-      }
-      return reads ? { params, query: asQuery(rest), body: null } : { params, query: {}, body: { ...rest, ...fixed } };
-    },
+    input: inputSchema({
+      extra: Object.fromEntries(path.map(({ param, schema }) => [param, schema])),
+      required: path.map(({ param }) => param),
+      from,
+      omit: Object.keys(fixed ?? {}),
+    }),
+    run: (args, env) => env.call(op, route(args)),
   };
 }
 
-export const TOOLS: readonly ToolSpec[] = Object.values(Ops)
-  .flatMap((group) => Object.values(group as Record<string, AnyOperation>))
-  .filter((op): op is AnyOperation & { mcp: McpExposure } => Boolean(op.mcp && op.http))
-  .map(toolOf);
+export const TOOLS: readonly McpTool[] = [
+  ...Object.values(Ops)
+    .flatMap((group) => Object.values(group as Record<string, AnyOperation>))
+    .filter((op): op is AnyOperation & { mcp: McpExposure } => Boolean(op.mcp && op.http))
+    .map(toolOf),
+  ...RECORD_TOOLS,
+];

@@ -6,8 +6,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolRequestSchema, CallToolResult, ListToolsRequestSchema, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { contextOf, GatewayRequest, Principal } from '../http/request-context';
 import { LOGGER } from '../tokens';
-import type { ToolSpec } from './mcp-tools';
-import { QUERY_TOOL_PREFIX, QueryObject, queryObjectOf, queryObjects, queryInputSchema, queryRequest, queryToolDescription } from './query-tools';
+import type { McpTool, ToolEnv } from './mcp-tools';
 
 const SERVER_INFO = { name: 'crm', version: '0.1.0' };
 
@@ -20,18 +19,28 @@ interface McpRuntime {
   Server: typeof Server;
   ListToolsRequestSchema: typeof ListToolsRequestSchema;
   CallToolRequestSchema: typeof CallToolRequestSchema;
-  TOOLS: readonly ToolSpec[];
+  TOOLS: readonly McpTool[];
+  checkArguments: (tool: McpTool, args: Record<string, unknown>) => void;
 }
 let runtime: Promise<McpRuntime> | undefined;
 function mcpRuntime(): Promise<McpRuntime> {
-  runtime ??= Promise.all([import('@modelcontextprotocol/sdk/server/index.js'), import('@modelcontextprotocol/sdk/types.js'), import('./mcp-tools')]).then(
-    ([{ Server }, { ListToolsRequestSchema, CallToolRequestSchema }, { TOOLS }]) => ({ Server, ListToolsRequestSchema, CallToolRequestSchema, TOOLS }),
-  );
+  runtime ??= Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+    import('./mcp-tools'),
+    import('./record-tools'),
+  ]).then(([{ Server }, { ListToolsRequestSchema, CallToolRequestSchema }, { TOOLS }, { checkArguments }]) => ({
+    Server,
+    ListToolsRequestSchema,
+    CallToolRequestSchema,
+    TOOLS,
+    checkArguments,
+  }));
   return runtime;
 }
 
 /** The same rule as the tool's HTTP route: a tool a key could not call is not offered to it. */
-function visibleTo(principal: Principal, tool: ToolSpec): boolean {
+function visibleTo(principal: Principal, tool: McpTool): boolean {
   return scopeGrants(principal.scope, tool.access);
 }
 
@@ -48,91 +57,46 @@ export class McpService {
   ) {}
 
   async serverFor(req: GatewayRequest): Promise<Server> {
-    const { Server, ListToolsRequestSchema, CallToolRequestSchema, TOOLS } = await mcpRuntime();
+    const { Server, ListToolsRequestSchema, CallToolRequestSchema, TOOLS, checkArguments } = await mcpRuntime();
     const principal = req.principal!;
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: {} },
       instructions:
-        'A go-to-market CRM: contacts, deals in pipelines, custom objects and an ordered event log. Call describe_schema first to learn the fields.',
+        'A go-to-market CRM: contacts, deals in pipelines, custom objects and an ordered event log. Call describe_schema for the objects, describe_object for one object\'s fields.',
     });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await this.describeTools(req, principal, TOOLS) }));
-    server.setRequestHandler(CallToolRequestSchema, async (call) => this.callTool(req, principal, TOOLS, call.params.name, call.params.arguments ?? {}));
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS.filter((tool) => visibleTo(principal, tool)).map(listing) }));
+    server.setRequestHandler(CallToolRequestSchema, async (call) => {
+      const args = call.params.arguments ?? {};
+      const tool = TOOLS.find((candidate) => candidate.name === call.params.name);
+      if (!tool) return failure({ code: ErrorCode.NotFound, message: `No tool named '${call.params.name}'.` });
+      if (!visibleTo(principal, tool)) return failure(forbidden(principal, tool.name));
+      return this.settle(req, tool.name, async () => {
+        if (tool.checksArguments) checkArguments(tool, args);
+        return answered(tool.title, await tool.run(args, this.envFor(req, principal)));
+      });
+    });
     return server;
   }
 
-  private async describeTools(req: GatewayRequest, principal: Principal, table: readonly ToolSpec[]): Promise<Tool[]> {
-    const tools = table.filter((tool) => visibleTo(principal, tool));
-    const reads = scopeGrants(principal.scope, 'read');
-    const objects = reads || tools.some((tool) => tool.takesObject) ? await this.customObjects(req) : [];
-    const queries = reads ? await this.queryTools(req, objects) : [];
-    return [...tools.map((tool) => ({
-      name: tool.name,
-      title: tool.title,
-      description: tool.description,
-      inputSchema: tool.input(objects) as Tool['inputSchema'],
-      annotations: {
-        title: tool.title,
-        readOnlyHint: tool.access === 'read',
-        destructiveHint: tool.access === 'write' ? Boolean(tool.destructive) : undefined,
-        idempotentHint: tool.idempotent ?? false,
-        openWorldHint: false,
-      },
-    })), ...queries];
-  }
-
-  /**
-   * One query tool per object, its input schema listing the object's paths as they are now (custom fields
-   * and relation paths included) with the operators each allows. An object whose service does not answer
-   * is left out of this listing rather than failing it.
-   */
-  private async queryTools(req: GatewayRequest, customObjects: string[]): Promise<Tool[]> {
-    const described = await Promise.all(
-      queryObjects(customObjects).map(async (object): Promise<Tool | undefined> => {
-        try {
-          const { fields } = await this.rpc.call(object.fields, contextOf(req), { body: { object: object.object } }, { trace: req.traceContext });
-          const title = `Query ${object.custom ? `${object.object} records` : object.object}`;
-          return {
-            name: `${QUERY_TOOL_PREFIX}${object.object}`,
-            title,
-            description: queryToolDescription(object),
-            inputSchema: queryInputSchema(fields) as Tool['inputSchema'],
-            annotations: { title, readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-          };
-        } catch (err) {
-          this.logger.warn({ err: (err as Error).message, request_id: req.id, object: object.object }, 'could not describe an object for its MCP query tool');
-          return undefined;
+  /** What a tool call runs with: each operation is refused as its HTTP route would refuse the key. */
+  private envFor(req: GatewayRequest, principal: Principal): ToolEnv {
+    let objects: Promise<string[]> | undefined;
+    return {
+      call: async (op, parts) => {
+        if (op.http && !scopeGrants(principal.scope, op.http.access)) {
+          const { code, message } = forbidden(principal, `${op.http.method} ${op.http.path}`);
+          throw new DomainError(code, message);
         }
-      }),
-    );
-    return described.filter((tool): tool is Tool => tool !== undefined);
+        return this.rpc.call(op, contextOf(req, 'mcp'), { params: {}, query: {}, body: null, ...parts }, { trace: req.traceContext });
+      },
+      customObjects: () => (objects ??= this.customObjects(req)),
+    };
   }
 
-  /** Slugs of the active custom objects, from the live schema, so record tools can name them. */
+  /** Slugs of the active custom objects, from the live schema. */
   private async customObjects(req: GatewayRequest): Promise<string[]> {
-    try {
-      const schema = await this.rpc.call(Ops.schema.get, contextOf(req), {}, { trace: req.traceContext });
-      return schema.data.objects.filter((object) => object.kind === 'custom').map((object) => object.slug);
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message, request_id: req.id }, 'could not read the schema for MCP tool descriptions');
-      return [];
-    }
-  }
-
-  private async callTool(req: GatewayRequest, principal: Principal, table: readonly ToolSpec[], name: string, args: Record<string, unknown>): Promise<CallToolResult> {
-    const tool = table.find((candidate) => candidate.name === name);
-    const queried = tool ? undefined : queryObjectOf(name);
-    if (queried) return this.callQuery(req, principal, queried, name, args);
-    if (!tool) return failure({ code: ErrorCode.NotFound, message: `No tool named '${name}'.` });
-    if (!visibleTo(principal, tool)) {
-      return failure({ code: ErrorCode.Forbidden, message: `This key's scope (${principal.scope}) does not allow ${name}.` });
-    }
-    return this.settle(req, name, async () => answered(tool.title, await this.rpc.call(tool.op, contextOf(req, 'mcp'), tool.route(args), { trace: req.traceContext })));
-  }
-
-  /** A query tool: the same operation as POST /<object>/query, for keys that may read. */
-  private async callQuery(req: GatewayRequest, principal: Principal, object: QueryObject, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
-    if (!scopeGrants(principal.scope, 'read')) return failure({ code: ErrorCode.Forbidden, message: `This key's scope (${principal.scope}) does not allow ${name}.` });
-    return this.settle(req, name, async () => answered(`Query ${object.object}`, await this.rpc.call(object.op, contextOf(req, 'mcp'), queryRequest(object, args), { trace: req.traceContext })));
+    const schema = await this.rpc.call(Ops.schema.get, contextOf(req), {}, { trace: req.traceContext });
+    return schema.data.objects.filter((object) => object.kind === 'custom').map((object) => object.slug);
   }
 
   /** A tool's outcome: its answer, or its error in the API's shape. */
@@ -145,6 +109,26 @@ export class McpService {
       return failure({ code: ErrorCode.Internal, message: 'An internal error occurred.' });
     }
   }
+}
+
+/** A tool as tools/list shows it. */
+function listing(tool: McpTool): Tool {
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: tool.input as Tool['inputSchema'],
+    annotations: {
+      readOnlyHint: tool.access === 'read',
+      destructiveHint: tool.access === 'write' ? Boolean(tool.destructive) : undefined,
+      idempotentHint: tool.idempotent ?? false,
+      openWorldHint: false,
+    },
+  };
+}
+
+function forbidden(principal: Principal, what: string): { code: ErrorCode; message: string } {
+  return { code: ErrorCode.Forbidden, message: `This key's scope (${principal.scope}) does not allow ${what}.` };
 }
 
 /** The tool's structured result, with one line an agent (or its user) can read without parsing the JSON. */
@@ -168,7 +152,10 @@ function summarize(title: string, result: Record<string, unknown>): string {
     const item = data as Record<string, unknown>;
     const label = item.email ?? item.name ?? item.slug ?? '';
     if (typeof item.id === 'string') return `${title}: ${item.id}${label ? ` (${String(label)})` : ''}.`;
-    if (Array.isArray(item.objects)) return `${item.objects.length} objects in the schema.`;
+    if (Array.isArray(item.objects)) {
+      const slugs = (item.objects as Array<{ slug: string; kind?: string }>).map((object) => `${object.slug}${object.kind === 'custom' ? ' (custom)' : ''}`);
+      return `${slugs.length} objects: ${slugs.join(', ')}. describe_object gives one's fields; every record tool takes any of them (upsert_records all but users).`;
+    }
   }
   return `${title}: done.`;
 }

@@ -82,7 +82,7 @@ import {
   UpdateAssociationTypeDto,
 } from '../associations/associations';
 import { ChangeSlice, ChangeSliceRequest, ChangeView, ListChangesQuery, RecordChangesQuery } from '../changes/changes';
-import { batchResults, internal, McpExposure, noContent, Operation, page, PageOf, projectedPage, resource, ResourceOf, route } from './operation';
+import { batchResults, internal, noContent, Operation, page, PageOf, projectedPage, resource, ResourceOf, route } from './operation';
 
 /*
  * Every operation of the system. Each group is a resource as clients see it (the gateway serves a group as
@@ -117,7 +117,6 @@ const batchRoute = <V, C, Path extends string>(
   many: string,
   view: abstract new (...args: never[]) => V,
   created?: abstract new (...args: never[]) => C,
-  mcp?: McpExposure,
 ) =>
   route({
     name,
@@ -130,7 +129,6 @@ const batchRoute = <V, C, Path extends string>(
     reply: batchResults(view, created),
     errors: { 400: 'The batch itself is malformed, or with all_or_none an item failed: details name each failing item as items.<index>.<field>.' },
     via: 'batch',
-    ...(mcp ? { mcp } : {}),
   });
 
 /**
@@ -154,7 +152,7 @@ const changeSlice = (service: 'deals') => internal<ChangeSliceRequest, ChangeSli
 
 /**
  * The four routes of one association type (docs/associations.md): add, list, change and remove the
- * `target`s of an `owner`, each also an MCP tool.
+ * `target`s of an `owner`, which the MCP association tools run.
  */
 const associationRoutes = <V, I, B, OwnerPath extends string, Param extends string>(spec: {
   name: string;
@@ -164,8 +162,6 @@ const associationRoutes = <V, I, B, OwnerPath extends string, Param extends stri
   body: abstract new (...args: never[]) => B;
   view: abstract new (...args: never[]) => V;
   item: abstract new (...args: never[]) => I;
-  tools: { add: string; list: string; update: string; remove: string };
-  roles: string;
 }) => {
   const { owner, target, targets, field } = spec.nouns;
   const one = `${spec.owner}/${targets}` as const;
@@ -184,11 +180,6 @@ const associationRoutes = <V, I, B, OwnerPath extends string, Param extends stri
         404: `No such ${owner}, or no ${target} with that ${field} (\`not_found\`, details name the field).`,
         409: `The ${target} is already associated with the ${owner} (\`conflict\`).`,
       },
-      mcp: {
-        tool: spec.tools.add,
-        title: `Associate a ${target} with a ${owner}`,
-        description: `Adds a ${target} to a ${owner} with an optional role such as ${spec.roles} (one of the labels GET /schema lists, when it lists any). is_primary: true makes it the ${owner}'s ${field}. Emits ${owner}.${target}_added.`,
-      },
     }),
     list: route({
       name: `${spec.name}.list`,
@@ -198,7 +189,6 @@ const associationRoutes = <V, I, B, OwnerPath extends string, Param extends stri
       access: 'read',
       query: PageQuery,
       reply: page(spec.item),
-      mcp: { tool: spec.tools.list, title: `A ${owner}'s ${targets}`, description: `Every ${target} associated with the ${owner}, its role and whether it is the primary one, with cursor pagination.` },
     }),
     update: route({
       name: `${spec.name}.update`,
@@ -209,7 +199,6 @@ const associationRoutes = <V, I, B, OwnerPath extends string, Param extends stri
       body: UpdateAssociationDto,
       reply: resource(spec.view),
       errors: notAssociated,
-      mcp: { tool: spec.tools.update, title: `Change a ${owner}'s ${target} association`, description: `Sets the role (null clears it) or is_primary. Emits ${owner}.${target}_updated when something changed.` },
     }),
     remove: route({
       name: `${spec.name}.remove`,
@@ -219,7 +208,6 @@ const associationRoutes = <V, I, B, OwnerPath extends string, Param extends stri
       access: 'write',
       reply: noContent,
       errors: notAssociated,
-      mcp: { tool: spec.tools.remove, title: `Remove a ${target} from a ${owner}`, description: `Removes the association; removing the primary one clears the ${owner}'s ${field}. Emits ${owner}.${target}_removed.` },
     }),
   };
 };
@@ -232,8 +220,6 @@ const contactCompanies = associationRoutes({
   body: AddContactCompanyDto,
   view: ContactCompanyView,
   item: ContactCompanyItem,
-  tools: { add: 'add_contact_company', list: 'list_contact_companies', update: 'update_contact_company', remove: 'remove_contact_company' },
-  roles: 'employee or advisor',
 });
 
 const dealContacts = associationRoutes({
@@ -244,17 +230,8 @@ const dealContacts = associationRoutes({
   body: AddDealContactDto,
   view: DealContactView,
   item: DealContactItem,
-  tools: { add: 'add_deal_contact', list: 'list_deal_contacts', update: 'update_deal_contact', remove: 'remove_deal_contact' },
-  roles: 'champion or decision_maker',
 });
 
-/** An agent's list clean-up: upserts on the object's unique key, answered item by item. */
-const upsertTool = (tool: string, many: string, key: string): McpExposure => ({
-  tool,
-  title: `Create or update up to ${BatchLimits.items} ${many}`,
-  description: `Upserts ${many} matched on ${key} (case-insensitive): a matched record changes only the fields an item gives, an unmatched one is created. Each item is answered with its status (201 created, 200 updated) and record, or its error; set all_or_none to write all or nothing. Emits the same events as single writes.`,
-  fixed: { operation: 'upsert' },
-});
 
 const contacts = {
   create: route({
@@ -265,7 +242,6 @@ const contacts = {
     access: 'write',
     body: CreateContactDto,
     reply: resource(ContactSummaryView, { warnings: true }),
-    mcp: { tool: 'create_contact', title: 'Create a contact', description: 'Creates a contact; email is required and unique. Emits contact.created.' },
   }),
   list: route({
     name: 'contacts.contacts.list',
@@ -283,7 +259,7 @@ const contacts = {
     },
   }),
   query: queryRoute('contacts.contacts.query', '/contacts/query', ContactSummaryView, 'contacts'),
-  batch: batchRoute('contacts.contacts.batch', '/contacts/batch', 'contacts', ContactView, ContactSummaryView, upsertTool('upsert_contacts', 'contacts', 'email')),
+  batch: batchRoute('contacts.contacts.batch', '/contacts/batch', 'contacts', ContactView, ContactSummaryView),
   merge: route({
     name: 'contacts.contacts.merge',
     method: 'POST',
@@ -310,7 +286,6 @@ const contacts = {
     summary: 'Get a contact',
     access: 'read',
     reply: resource(ContactView, { included: true }),
-    mcp: { tool: 'get_contact', title: 'Get a contact', description: 'One contact with its relationships and included company.' },
   }),
   update: route({
     name: 'contacts.contacts.update',
@@ -320,7 +295,6 @@ const contacts = {
     access: 'write',
     body: UpdateContactDto,
     reply: resource(ContactView, { included: true, warnings: true }),
-    mcp: { tool: 'update_contact', title: 'Update a contact', description: 'Changes only the fields given; null clears a field. Emits contact.updated when something changed.' },
   }),
   remove: route({ name: 'contacts.contacts.delete', method: 'DELETE', path: '/contacts/:id', summary: 'Delete a contact', access: 'write', reply: noContent }),
   changes: changesRoute('contacts.contacts.changes', '/contacts/:id/changes', 'a contact'),
@@ -332,7 +306,6 @@ const contacts = {
     access: 'read',
     query: SortablePageQuery,
     reply: page(ContactDealItem),
-    mcp: { tool: 'list_contact_deals', title: "A contact's deals", description: 'Every deal the contact is associated with (as primary contact or not), each with its role and is_primary, with cursor pagination.' },
   }),
   activities: route({
     name: 'contacts.contacts.activities',
@@ -362,7 +335,7 @@ const companies = {
   create: route({ name: 'contacts.companies.create', method: 'POST', path: '/companies', summary: 'Create a company', access: 'write', body: CreateCompanyDto, reply: resource(CompanyView, { warnings: true }) }),
   list: route({ name: 'contacts.companies.list', method: 'GET', path: '/companies', summary: 'List companies', access: 'read', query: ListCompaniesQuery, reply: page(CompanyView) }),
   query: queryRoute('contacts.companies.query', '/companies/query', CompanyView, 'companies'),
-  batch: batchRoute('contacts.companies.batch', '/companies/batch', 'companies', CompanyView, undefined, upsertTool('upsert_companies', 'companies', 'domain')),
+  batch: batchRoute('contacts.companies.batch', '/companies/batch', 'companies', CompanyView),
   get: route({ name: 'contacts.companies.get', method: 'GET', path: '/companies/:id', summary: 'Get a company', access: 'read', reply: resource(CompanyView) }),
   update: route({ name: 'contacts.companies.update', method: 'PATCH', path: '/companies/:id', summary: 'Update a company', access: 'write', body: UpdateCompanyDto, reply: resource(CompanyView, { warnings: true }) }),
   remove: route({ name: 'contacts.companies.delete', method: 'DELETE', path: '/companies/:id', summary: 'Delete a company', access: 'write', reply: noContent }),
@@ -375,7 +348,6 @@ const companies = {
     access: 'read',
     query: PageQuery,
     reply: page(CompanyContactItem),
-    mcp: { tool: 'list_company_contacts', title: "A company's contacts", description: 'Every contact associated with the company, primary or not, with the role, with cursor pagination.' },
   }),
 };
 
@@ -460,7 +432,6 @@ const deals = {
     access: 'write',
     body: CreateDealDto,
     reply: resource(DealView, { warnings: true }),
-    mcp: { tool: 'create_deal', title: 'Create a deal', description: 'Creates a deal in a pipeline stage. Emits deal.created.' },
   }),
   list: route({
     name: 'deals.deals.list',
@@ -470,11 +441,6 @@ const deals = {
     access: 'read',
     query: ListDealsQuery,
     reply: page(DealView),
-    mcp: {
-      tool: 'list_deals',
-      title: 'List deals',
-      description: 'List deals with every filter of GET /deals (pipeline, stage, status, contact, company, owner, value and date ranges) and cursor pagination.',
-    },
   }),
   query: queryRoute('deals.deals.query', '/deals/query', DealView, 'deals'),
   batch: batchRoute('deals.deals.batch', '/deals/batch', 'deals', FullDealView, DealView),
@@ -485,7 +451,6 @@ const deals = {
     summary: 'Get a deal',
     access: 'read',
     reply: resource(FullDealView, { included: true }),
-    mcp: { tool: 'get_deal', title: 'Get a deal', description: 'One deal with its pipeline, stage, contact and company.' },
   }),
   update: route({
     name: 'deals.deals.update',
@@ -495,11 +460,6 @@ const deals = {
     access: 'write',
     body: UpdateDealDto,
     reply: resource(FullDealView, { included: true, warnings: true }),
-    mcp: {
-      tool: 'update_deal',
-      title: 'Update a deal',
-      description: 'Changes only the fields given; use move_deal_stage to change the stage. Emits deal.updated when something changed.',
-    },
   }),
   remove: route({ name: 'deals.deals.delete', method: 'DELETE', path: '/deals/:id', summary: 'Delete a deal', access: 'write', reply: noContent }),
   changes: changesRoute('deals.deals.changes', '/deals/:id/changes', 'a deal'),
@@ -841,11 +801,6 @@ const objects = {
     access: 'write',
     body: ObjectRecordInputDto,
     reply: resource(ObjectRecordView, { warnings: true }),
-    mcp: {
-      tool: 'create_record',
-      title: 'Create a custom object record',
-      description: "Creates a record; values are checked against the object's fields per its enforcement level (soft warnings are returned).",
-    },
   }),
   listRecords: route({
     name: 'contacts.records.list',
@@ -855,7 +810,6 @@ const objects = {
     access: 'read',
     query: SortablePageQuery,
     reply: page(ObjectRecordView),
-    mcp: { tool: 'list_records', title: 'List records of a custom object', description: 'Records of one custom object, newest first, with cursor pagination.' },
   }),
   getRecord: route({
     name: 'contacts.records.get',
@@ -864,7 +818,6 @@ const objects = {
     summary: 'Get a record',
     access: 'read',
     reply: resource(ObjectRecordView),
-    mcp: { tool: 'get_record', title: 'Get a custom object record', description: 'One record of a custom object.' },
   }),
   updateRecord: route({
     name: 'contacts.records.update',
@@ -874,7 +827,6 @@ const objects = {
     access: 'write',
     body: UpdateObjectRecordDto,
     reply: resource(ObjectRecordView, { warnings: true }),
-    mcp: { tool: 'update_record', title: 'Update a custom object record', description: 'Changes the values given, keeping the others.' },
   }),
   queryRecords: queryRoute('contacts.records.query', '/objects/:slug/records/query', ObjectRecordView, 'records of a custom object'),
   batchRecords: batchRoute('contacts.records.batch', '/objects/:slug/records/batch', 'records of a custom object', ObjectRecordView),
@@ -890,7 +842,7 @@ const contactsInternal = {
   queryMatch: internal<RemoteMatchRequest, RemoteMatchReply>({ name: 'contacts.internal.query_match', idempotent: true }),
   /** Paths of contacts, companies or users another service's query returns (`fields: ["contact.email"]`). */
   queryValues: internal<RemoteValuesRequest, RemoteValuesReply>({ name: 'contacts.internal.query_values', idempotent: true }),
-  /** The paths a query over contacts, companies, users, activities, tasks or a custom object may name (MCP query tools). */
+  /** The paths a query over contacts, companies, users, activities, tasks or a custom object may name (MCP's describe_object). */
   queryFields: internal<QueryFieldsRequest, QueryFieldsReply>({ name: 'contacts.internal.query_fields', idempotent: true }),
 };
 
@@ -907,7 +859,7 @@ const dealsInternal = {
   queryMatch: internal<RemoteMatchRequest, RemoteMatchReply>({ name: 'deals.internal.query_match', idempotent: true }),
   /** Paths of deals another service's query returns (`fields: ["deal.name"]`). */
   queryValues: internal<RemoteValuesRequest, RemoteValuesReply>({ name: 'deals.internal.query_values', idempotent: true }),
-  /** The paths a query over deals may name (MCP query tools). */
+  /** The paths a query over deals may name (MCP's describe_object). */
   queryFields: internal<QueryFieldsRequest, QueryFieldsReply>({ name: 'deals.internal.query_fields', idempotent: true }),
 };
 
