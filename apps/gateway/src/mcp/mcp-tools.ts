@@ -30,7 +30,7 @@ export interface McpTool {
   input: JsonSchema;
   /** Checks the arguments against `input` before running: the operation's service does not see them as they are. */
   checksArguments?: boolean;
-  run(args: Record<string, unknown>, env: ToolEnv): Promise<unknown>;
+  run(args: Record<string, unknown>, context: ToolEnv): Promise<unknown>;
 }
 
 const PREFIX_OF: Record<string, IdPrefix> = { contacts: IdPrefix.Contact, deals: IdPrefix.Deal };
@@ -76,7 +76,7 @@ function toolOf(op: AnyOperation & { mcp: McpExposure }): McpTool {
       from,
       omit: Object.keys(fixed ?? {}),
     }),
-    run: (args, env) => env.call(op, route(args)),
+    run: (args, context) => context.call(op, route(args)),
   };
 }
 

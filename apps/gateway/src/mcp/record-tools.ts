@@ -27,11 +27,11 @@ interface Target {
   params: Record<string, string>;
 }
 
-async function objectOf(args: Record<string, unknown>, env: ToolEnv): Promise<Target> {
+async function objectOf(args: Record<string, unknown>, context: ToolEnv): Promise<Target> {
   const slug = String(args.object);
   const routes = builtIn(slug);
   if (routes) return { slug, routes, params: {} };
-  const custom = await env.customObjects();
+  const custom = await context.customObjects();
   if (custom.includes(slug)) return { slug, routes: CUSTOM_OBJECT, params: { slug } };
   throw invalid('object', `object must be one of: ${[...Object.keys(BUILT_IN_OBJECTS), ...custom].join(', ')}`);
 }
@@ -61,9 +61,9 @@ function associationOf(args: Record<string, unknown>, change: boolean): Associat
 /** A tool that runs one route of the object on the record `id` names, with no body. */
 const onRecord =
   (route: (routes: ObjectRoutes) => AnyOperation): McpTool['run'] =>
-  async (args, env) => {
-    const { routes, params } = await objectOf(args, env);
-    return env.call(route(routes), { params: { ...params, id: String(args.id) } });
+  async (args, context) => {
+    const { routes, params } = await objectOf(args, context);
+    return context.call(route(routes), { params: { ...params, id: String(args.id) } });
   };
 
 const read = { access: 'read' as const, idempotent: true, checksArguments: true };
@@ -81,9 +81,9 @@ export const RECORD_TOOLS: readonly McpTool[] = [
       "One object's query paths (fields, custom fields, relation paths) with their type, operators and enum values, and the JSON Schemas of its create and update bodies.",
     ...read,
     input: objectInput({ object: OBJECT }, ['object']),
-    run: async (args, env) => {
-      const { slug, routes } = await objectOf(args, env);
-      const { fields } = (await env.call(routes.fields, { body: { object: slug } })) as QueryFieldsReply;
+    run: async (args, context) => {
+      const { slug, routes } = await objectOf(args, context);
+      const { fields } = (await context.call(routes.fields, { body: { object: slug } })) as QueryFieldsReply;
       // Closed as the service's whitelist is: a field not listed is refused.
       const bodyOf = (op: typeof routes.create) => inputSchema({ from: op.body as new () => object });
       return { data: { object: slug, one: routes.one, paths: describePaths(fields), create: bodyOf(routes.create), update: bodyOf(routes.update) } };
@@ -110,9 +110,9 @@ export const RECORD_TOOLS: readonly McpTool[] = [
       },
       ['object'],
     ),
-    run: async (args, env) => {
-      const { routes, params } = await objectOf(args, env);
-      return env.call(routes.query, { params, body: without(args, 'object') });
+    run: async (args, context) => {
+      const { routes, params } = await objectOf(args, context);
+      return context.call(routes.query, { params, body: without(args, 'object') });
     },
   },
   {
@@ -129,9 +129,9 @@ export const RECORD_TOOLS: readonly McpTool[] = [
     description: "Creates a record; data is the body of the object's POST (describe_object has its schema). Emits <object>.created.",
     ...write,
     input: objectInput({ object: OBJECT, data: { type: 'object' } }, ['object', 'data']),
-    run: async (args, env) => {
-      const { routes, params } = await objectOf(args, env);
-      return env.call(routes.create, { params, body: body(args, 'data') });
+    run: async (args, context) => {
+      const { routes, params } = await objectOf(args, context);
+      return context.call(routes.create, { params, body: body(args, 'data') });
     },
   },
   {
@@ -141,9 +141,9 @@ export const RECORD_TOOLS: readonly McpTool[] = [
     ...write,
     idempotent: true,
     input: objectInput({ ...OBJECT_AND_ID, data: { type: 'object' } }, ['object', 'id', 'data']),
-    run: async (args, env) => {
-      const { routes, params } = await objectOf(args, env);
-      return env.call(routes.update, { params: { ...params, id: String(args.id) }, body: body(args, 'data') });
+    run: async (args, context) => {
+      const { routes, params } = await objectOf(args, context);
+      return context.call(routes.update, { params: { ...params, id: String(args.id) }, body: body(args, 'data') });
     },
   },
   {
@@ -165,10 +165,10 @@ export const RECORD_TOOLS: readonly McpTool[] = [
       { object: OBJECT, items: { type: 'array', minItems: 1, maxItems: BatchLimits.items, items: { type: 'object' } }, key: { type: 'string' }, all_or_none: { type: 'boolean' } },
       ['object', 'items'],
     ),
-    run: async (args, env) => {
-      const { slug, routes, params } = await objectOf(args, env);
+    run: async (args, context) => {
+      const { slug, routes, params } = await objectOf(args, context);
       if (!routes.batch) throw invalid('object', `${slug} has no batch writes`);
-      return env.call(routes.batch, { params, body: { operation: 'upsert', ...without(args, 'object') } });
+      return context.call(routes.batch, { params, body: { operation: 'upsert', ...without(args, 'object') } });
     },
   },
   {
@@ -177,7 +177,7 @@ export const RECORD_TOOLS: readonly McpTool[] = [
     description: "A record's related records (contacts → companies or deals, companies → contacts, deals → contacts) with each role and is_primary.",
     ...read,
     input: objectInput({ ...OBJECT_AND_ID, related: { type: 'string' } }, ['object', 'id', 'related']),
-    run: async (args, env) => env.call(associationOf(args, false).list, { params: { id: String(args.id) }, query: {} }),
+    run: async (args, context) => context.call(associationOf(args, false).list, { params: { id: String(args.id) }, query: {} }),
   },
   {
     name: 'set_association',
@@ -190,14 +190,14 @@ export const RECORD_TOOLS: readonly McpTool[] = [
       { ...OBJECT_AND_ID, related: { type: 'string' }, related_id: ID, role: { type: ['string', 'null'] }, is_primary: { type: 'boolean' } },
       ['object', 'id', 'related', 'related_id'],
     ),
-    run: async (args, env) => {
+    run: async (args, context) => {
       const routes = associationOf(args, true);
       const change = without(args, 'object', 'id', 'related', 'related_id');
       try {
-        return await env.call(routes.add!, { params: { id: String(args.id) }, body: { [routes.param]: args.related_id, ...change } });
+        return await context.call(routes.add!, { params: { id: String(args.id) }, body: { [routes.param]: args.related_id, ...change } });
       } catch (err) {
         if (!(err instanceof DomainError && err.code === ErrorCode.Conflict)) throw err;
-        return env.call(routes.update!, { params: { id: String(args.id), [routes.param]: String(args.related_id) }, body: change });
+        return context.call(routes.update!, { params: { id: String(args.id), [routes.param]: String(args.related_id) }, body: change });
       }
     },
   },
@@ -207,9 +207,9 @@ export const RECORD_TOOLS: readonly McpTool[] = [
     description: "Removes the association; removing the primary one clears the record's primary link. Emits <object>.<related>_removed.",
     ...write,
     input: objectInput({ ...OBJECT_AND_ID, related: { type: 'string' }, related_id: ID }, ['object', 'id', 'related', 'related_id']),
-    run: async (args, env) => {
+    run: async (args, context) => {
       const routes = associationOf(args, true);
-      return env.call(routes.remove!, { params: { id: String(args.id), [routes.param]: String(args.related_id) } });
+      return context.call(routes.remove!, { params: { id: String(args.id), [routes.param]: String(args.related_id) } });
     },
   },
 ];
