@@ -1,8 +1,8 @@
 import { execFile } from 'child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
-import { createServer } from 'net';
 import { join } from 'path';
+import { freePort } from '../support/processes';
 import { startStack, TestStack } from '../support/stack';
 
 /** The README's "Use it" block, exactly as a new user would paste it. */
@@ -49,13 +49,3 @@ describe('the README walkthrough', () => {
     expect(rest.join('')).toBe('');
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}

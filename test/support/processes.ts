@@ -1,5 +1,5 @@
 import { ChildProcess, execFile, spawn } from 'child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { createServer, Socket } from 'net';
 import { tmpdir } from 'os';
 import { join } from 'path';
@@ -8,14 +8,25 @@ import { eventually } from './api-client';
 
 const ROOT = join(__dirname, '..', '..');
 
+/**
+ * A port for a process that must listen where it is told (a private server, a gateway restarted in place).
+ * Picked below the kernel's ephemeral range, which bind(0) and every outgoing connection draw from: a port
+ * taken from that range and handed over was, on a busy machine, soon the local end of someone's connection.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+  const floor = 10_000;
+  for (;;) {
+    const port = floor + Math.floor(Math.random() * Math.max(1, low - floor));
+    if (await canListen(port)) return port;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
@@ -53,6 +64,13 @@ export function runBuilt(script: string, args: string[], env: Env): Promise<Buil
   });
 }
 
+/** The port a process started on port 0 reports in its ready line (the gateway's URL, a service's health URL). */
+function announcedPort(app: string, log: string): number | undefined {
+  const ready = app === 'gateway' ? /CRM API listening on http:\/\/127\.0\.0\.1:(\d+)/ : / health on http:\/\/127\.0\.0\.1:(\d+)\/health/;
+  const match = ready.exec(log);
+  return match ? Number(match[1]) : undefined;
+}
+
 export interface ServiceProcess {
   child: ChildProcess;
   healthUrl: string;
@@ -68,10 +86,12 @@ export interface ServiceProcess {
 export async function spawnService(app: string, env: Env, options: { port?: number } = {}): Promise<ServiceProcess> {
   const main = join(ROOT, 'dist', 'apps', app, 'src', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first (npm test does)`);
-  // A fixed port lets a restarted process come back where its clients expect it.
-  const port = options.port ?? (await freePort());
+  // A fixed port lets a restarted process come back where its clients expect it. Otherwise the process
+  // binds port 0 and says where it listens: a port picked here and handed over could be taken in between
+  // by another test's process, which then answered this one's health checks.
+  const requested = options.port ?? 0;
   // The gateway serves /health on its API port; services on a health port of their own.
-  const listen = app === 'gateway' ? { PORT: String(port), HOST: '127.0.0.1' } : { HEALTH_PORT: String(port), HEALTH_HOST: '127.0.0.1' };
+  const listen = app === 'gateway' ? { PORT: String(requested), HOST: '127.0.0.1' } : { HEALTH_PORT: String(requested), HEALTH_HOST: '127.0.0.1' };
   const child = spawn(process.execPath, [main], {
     env: { PATH: process.env.PATH, ...env, ...listen },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -80,12 +100,15 @@ export async function spawnService(app: string, env: Env, options: { port?: numb
   child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const healthUrl = `http://127.0.0.1:${port}/health`;
+  let port = requested;
   await eventually(async () => {
     if (child.exitCode !== null) throw new Error(`${app} exited: ${log}`);
-    const res = await fetch(healthUrl).catch(() => undefined);
+    if (port === 0) port = announcedPort(app, log) ?? 0;
+    if (port === 0) return undefined;
+    const res = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
     return res?.ok ? true : undefined;
   }, 30_000, 100);
+  const healthUrl = `http://127.0.0.1:${port}/health`;
   return {
     child,
     healthUrl,

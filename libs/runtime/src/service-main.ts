@@ -15,6 +15,8 @@ export function runServiceMain(name: string, define: () => ServiceDefinition): v
     // Before anything else, so every span of start-up and after is exported (when an OTLP endpoint is set).
     const stopTracing = await startTracing(name, process.env);
     const service = await startService(define(), process.env);
+    // Whatever the log level, as the gateway does: with HEALTH_PORT=0 this is how a supervisor learns the port.
+    process.stdout.write(`CRM ${name} health on ${service.healthUrl}\n`);
     onShutdownSignal(async () => {
       await service.close();
       await stopTracing?.();
