@@ -1,15 +1,18 @@
-// Lint is about structure, not style: apps never import other apps, libraries never import apps,
-// and every import between projects goes through a library's public entry point.
+// Lint is about structure: apps never import other apps, libraries never import apps, and every import
+// between projects goes through a library's public entry point. Style is Prettier's (.prettierrc.json),
+// checked here so a file that is not formatted fails lint like any other rule.
 const nx = require('@nx/eslint-plugin');
 const tseslint = require('typescript-eslint');
+const prettier = require('eslint-plugin-prettier');
 
 module.exports = [
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.nx/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.nx/**', 'libs/sdk/src/schema.ts'] },
   {
     files: ['**/*.ts'],
     languageOptions: { parser: tseslint.parser },
-    plugins: { '@nx': nx, '@typescript-eslint': tseslint.plugin },
+    plugins: { '@nx': nx, '@typescript-eslint': tseslint.plugin, prettier },
     rules: {
+      'prettier/prettier': 'error',
       '@nx/enforce-module-boundaries': [
         'error',
         {

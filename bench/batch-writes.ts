@@ -82,7 +82,8 @@ export async function batchWrites(stack: BenchStack): Promise<BatchResult> {
     stage: 'lead',
   });
   const bodies = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => body(prefix, i));
-  const chunks = <T>(list: T[]): T[][] => Array.from({ length: Math.ceil(list.length / BATCH_SIZE) }, (_, i) => list.slice(i * BATCH_SIZE, (i + 1) * BATCH_SIZE));
+  const chunks = <T>(list: T[]): T[][] =>
+    Array.from({ length: Math.ceil(list.length / BATCH_SIZE) }, (_, i) => list.slice(i * BATCH_SIZE, (i + 1) * BATCH_SIZE));
 
   /** One POST /contacts; fails unless it is a 201 with the new contact. */
   const single = async (contact: ContactBody): Promise<void> => {
@@ -99,14 +100,20 @@ export async function batchWrites(stack: BenchStack): Promise<BatchResult> {
     const res = await fetch(`${stack.api}/contacts/batch`, { method: 'POST', headers, body: JSON.stringify({ operation, items, all_or_none: false }) });
     const text = await res.text();
     const answer = parse(text) as { data?: ItemResult[] } | undefined;
-    if (res.status !== 200 || !Array.isArray(answer?.data)) throw new Error(`POST /contacts/batch (${operation}, ${items.length} items): ${res.status} ${text.slice(0, 500)}`);
+    if (res.status !== 200 || !Array.isArray(answer?.data))
+      throw new Error(`POST /contacts/batch (${operation}, ${items.length} items): ${res.status} ${text.slice(0, 500)}`);
     const wrong = items.flatMap((item, i) => {
       const result = answer.data!.find((r) => r.index === i);
       const ok = result && result.status === statuses[i] && result.data?.id && result.data.email?.toLowerCase() === item.email.toLowerCase();
-      return ok ? [] : [`item ${i} (${item.email}): expected ${statuses[i]}, got ${result ? `${result.status} ${JSON.stringify(result.error ?? result.data)}` : 'no result'}`];
+      return ok
+        ? []
+        : [
+            `item ${i} (${item.email}): expected ${statuses[i]}, got ${result ? `${result.status} ${JSON.stringify(result.error ?? result.data)}` : 'no result'}`,
+          ];
     });
     if (answer.data.length !== items.length) wrong.unshift(`${answer.data.length} results for ${items.length} items`);
-    if (wrong.length) throw new Error(`POST /contacts/batch (${operation}): ${wrong.length} wrong answers of ${items.length}:\n  ${wrong.slice(0, 10).join('\n  ')}`);
+    if (wrong.length)
+      throw new Error(`POST /contacts/batch (${operation}): ${wrong.length} wrong answers of ${items.length}:\n  ${wrong.slice(0, 10).join('\n  ')}`);
   };
 
   /** Runs `tasks` `concurrency` at a time, returning each task's milliseconds and the wall-clock seconds of the whole. */
@@ -153,7 +160,11 @@ export async function batchWrites(stack: BenchStack): Promise<BatchResult> {
       requests: tasks.length,
       seconds: Number(seconds.toFixed(2)),
       records_per_s: Math.round(recordsPerS),
-      cpu_ms_per_record: Number(Object.values(perRecord).reduce((a, b) => a + b, 0).toFixed(2)),
+      cpu_ms_per_record: Number(
+        Object.values(perRecord)
+          .reduce((a, b) => a + b, 0)
+          .toFixed(2),
+      ),
       cpu_ms_per_record_above_idle: Number((Object.values(perRecord).reduce((a, b) => a + b, 0) - idleMs / records).toFixed(2)),
       cpu_ms_per_record_by_process: Object.fromEntries(Object.entries(perRecord).map(([app, ms]) => [app, Number(ms.toFixed(2))])),
       ratio_vs_singles: Number((recordsPerS / singles).toFixed(1)),
@@ -165,19 +176,52 @@ export async function batchWrites(stack: BenchStack): Promise<BatchResult> {
       note,
     });
   };
-  const creates = (list: ContactBody[]) => chunks(list).map((items) => () => batch('create', items, items.map(() => 201)));
+  const creates = (list: ContactBody[]) =>
+    chunks(list).map(
+      (items) => () =>
+        batch(
+          'create',
+          items,
+          items.map(() => 201),
+        ),
+    );
 
   // Warm-up, not measured: each path once, so the first scenario does not pay for JIT and cold pools.
   const warm = bodies('warm', 2 * BATCH_SIZE);
-  await run(warm.slice(0, BATCH_SIZE).map((c) => () => single(c)), SINGLES_CONCURRENCY);
+  await run(
+    warm.slice(0, BATCH_SIZE).map((c) => () => single(c)),
+    SINGLES_CONCURRENCY,
+  );
   await run(creates(warm.slice(BATCH_SIZE)), 1);
   const warmUpsert = [...warm.slice(0, BATCH_SIZE / 2).map((c) => ({ ...c, first_name: 'Warm' })), ...bodies('warmnew', BATCH_SIZE / 2)];
-  await batch('upsert', warmUpsert, warmUpsert.map((_, i) => (i < BATCH_SIZE / 2 ? 200 : 201)));
+  await batch(
+    'upsert',
+    warmUpsert,
+    warmUpsert.map((_, i) => (i < BATCH_SIZE / 2 ? 200 : 201)),
+  );
 
   const singles = bodies('single', RECORDS);
-  await measure(`${RECORDS} × POST /contacts, ${SINGLES_CONCURRENCY} concurrent`, RECORDS, singles.map((c) => () => single(c)), SINGLES_CONCURRENCY, 'one record per request');
-  await measure(`${RECORDS / BATCH_SIZE} × POST /contacts/batch create, sequential`, RECORDS, creates(bodies('seq', RECORDS)), 1, `${BATCH_SIZE} creates per request, one at a time`);
-  await measure(`${RECORDS / BATCH_SIZE} × POST /contacts/batch create, ${BATCH_CONCURRENCY} concurrent`, RECORDS, creates(bodies('conc', RECORDS)), BATCH_CONCURRENCY, `${BATCH_SIZE} creates per request`);
+  await measure(
+    `${RECORDS} × POST /contacts, ${SINGLES_CONCURRENCY} concurrent`,
+    RECORDS,
+    singles.map((c) => () => single(c)),
+    SINGLES_CONCURRENCY,
+    'one record per request',
+  );
+  await measure(
+    `${RECORDS / BATCH_SIZE} × POST /contacts/batch create, sequential`,
+    RECORDS,
+    creates(bodies('seq', RECORDS)),
+    1,
+    `${BATCH_SIZE} creates per request, one at a time`,
+  );
+  await measure(
+    `${RECORDS / BATCH_SIZE} × POST /contacts/batch create, ${BATCH_CONCURRENCY} concurrent`,
+    RECORDS,
+    creates(bodies('conc', RECORDS)),
+    BATCH_CONCURRENCY,
+    `${BATCH_SIZE} creates per request`,
+  );
   // Upserts: in each batch half the items are contacts the singles wrote (a changed first name, so a real update), half new.
   const half = BATCH_SIZE / 2;
   const upserts: Array<() => Promise<void>> = [];
@@ -185,7 +229,13 @@ export async function batchWrites(stack: BenchStack): Promise<BatchResult> {
     const matched = singles.slice(b * half, (b + 1) * half).map((c) => ({ ...c, first_name: 'Upserted' }));
     const fresh = Array.from({ length: half }, (_, i) => body('ups', b * half + i));
     const items = [...matched, ...fresh];
-    upserts.push(() => batch('upsert', items, items.map((_, i) => (i < half ? 200 : 201))));
+    upserts.push(() =>
+      batch(
+        'upsert',
+        items,
+        items.map((_, i) => (i < half ? 200 : 201)),
+      ),
+    );
   }
   await measure(`${RECORDS / BATCH_SIZE} × POST /contacts/batch upsert, sequential`, RECORDS, upserts, 1, `${half} updated + ${half} created per request`);
 
@@ -211,7 +261,8 @@ async function checkStored(databaseUrl: string, suffix: string, records: number)
       ups: { n: records / 2, upserted: 0 },
     };
     const wrong = Object.entries(expected).filter(([prefix, want]) => found[prefix]?.n !== want.n || found[prefix]?.upserted !== want.upserted);
-    if (wrong.length) throw new Error(`batch writes: the database disagrees with the answers: expected ${JSON.stringify(expected)}, found ${JSON.stringify(found)}`);
+    if (wrong.length)
+      throw new Error(`batch writes: the database disagrees with the answers: expected ${JSON.stringify(expected)}, found ${JSON.stringify(found)}`);
   } finally {
     await pg.end();
   }
@@ -236,6 +287,9 @@ export function batchTable(result: BatchResult): string[] {
   return [
     '| Scenario | records | seconds | records/s | CPU ms/record | ratio vs singles |',
     '|---|---:|---:|---:|---:|---:|',
-    ...result.rows.map((r) => `| ${r.scenario} | ${r.records} | ${r.seconds.toFixed(2)} | ${r.records_per_s} | ${r.cpu_ms_per_record.toFixed(2)} | ${r.ratio_vs_singles.toFixed(1)}x |`),
+    ...result.rows.map(
+      (r) =>
+        `| ${r.scenario} | ${r.records} | ${r.seconds.toFixed(2)} | ${r.records_per_s} | ${r.cpu_ms_per_record.toFixed(2)} | ${r.ratio_vs_singles.toFixed(1)}x |`,
+    ),
   ];
 }

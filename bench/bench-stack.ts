@@ -79,7 +79,10 @@ export interface QuietOptions {
  * CPU by process once the stack has gone quiet, so the work a load leaves behind (outbox relay, event log,
  * consumers) is counted with it and not with whatever is measured next.
  */
-export async function settledCpuMs(stack: BenchStack, { quietMs = 20, windowMs = 250, maxMs = 20_000 }: QuietOptions = {}): Promise<{ cpu: Record<string, number>; at: number; waitedMs: number }> {
+export async function settledCpuMs(
+  stack: BenchStack,
+  { quietMs = 20, windowMs = 250, maxMs = 20_000 }: QuietOptions = {},
+): Promise<{ cpu: Record<string, number>; at: number; waitedMs: number }> {
   const started = performance.now();
   const read = () => Object.fromEntries(Object.entries(stack.children).map(([app, child]) => [app, cpuMs(child.pid!)]));
   const sum = (cpu: Record<string, number>) => Object.values(cpu).reduce((a, b) => a + b, 0);

@@ -28,7 +28,9 @@ async function main(): Promise<void> {
     let pages = 1;
     let last = cursor;
     while (cursor) {
-      const page = (await (await fetch(`${stack.api}/contacts/${contact.id}/changes?limit=100&cursor=${cursor}`, { headers })).json()) as { next_cursor?: string };
+      const page = (await (await fetch(`${stack.api}/contacts/${contact.id}/changes?limit=100&cursor=${cursor}`, { headers })).json()) as {
+        next_cursor?: string;
+      };
       pages += 1;
       last = cursor;
       cursor = page.next_cursor;
@@ -74,11 +76,8 @@ async function main(): Promise<void> {
         [STORAGE_SAMPLE, count],
       );
       await db.query(`VACUUM ANALYZE changes`);
-      const [size] = (
-        await db.query(
-          `SELECT count(*)::int AS entries, pg_table_size('changes') AS heap, pg_indexes_size('changes') AS indexes FROM changes`,
-        )
-      ).rows;
+      const [size] = (await db.query(`SELECT count(*)::int AS entries, pg_table_size('changes') AS heap, pg_indexes_size('changes') AS indexes FROM changes`))
+        .rows;
       const perMillion = (bytes: number) => ((Number(bytes) / size.entries) * 1e6) / 2 ** 20;
       const lines = [
         `Run ${new Date().toISOString()} on ${machine()}; one contact with ${ENTRIES} history entries (${pages} pages of 100); one connection, ${DURATION_S} s per row.`,

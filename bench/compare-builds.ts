@@ -44,7 +44,10 @@ function buildRef(ref: string): { dir: string; commit: string; remove(): void } 
 
 function patchDealLoad(): Partial<autocannon.Options> {
   let n = 0;
-  return { method: 'PATCH', requests: [{ method: 'PATCH', setupRequest: (req) => ({ ...req, body: JSON.stringify({ value: ++n, name: `Bench deal ${n}` }) }) }] };
+  return {
+    method: 'PATCH',
+    requests: [{ method: 'PATCH', setupRequest: (req) => ({ ...req, body: JSON.stringify({ value: ++n, name: `Bench deal ${n}` }) }) }],
+  };
 }
 
 function sum(values: number[]): number {
@@ -69,19 +72,27 @@ async function main(): Promise<void> {
     const deals: Record<string, string> = {};
     for (const [name, stack] of Object.entries(stacks)) {
       probes[name] = (await stack.post('/contacts', { email: `probe-${Date.now()}@bench.example`, first_name: 'Probe' })).id;
-      const pipeline: { id: string; stages: Array<{ id: string }> } = await stack.post('/pipelines', { name: 'Bench', stages: [{ name: 'Open', type: 'open' }, { name: 'Won', type: 'won' }] });
+      const pipeline: { id: string; stages: Array<{ id: string }> } = await stack.post('/pipelines', {
+        name: 'Bench',
+        stages: [
+          { name: 'Open', type: 'open' },
+          { name: 'Won', type: 'won' },
+        ],
+      });
       deals[name] = (await stack.post('/deals', { name: 'Bench deal', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, value: 1 })).id;
     }
     type Scenario = { name: string; run: (name: string, stack: BenchStack) => Promise<Row> };
-    const scenarios = ([
-      { name: 'GET /contacts/:id', run: (name, s) => load('GET /contacts/:id', `${s.api}/contacts/${probes[name]}`, s.key, {}, '', ROUND_S) },
-      { name: 'POST /contacts', run: (_name, s) => load('POST /contacts', `${s.api}/contacts`, s.key, createContactsLoad(), '', ROUND_S) },
-      // Every request a new value, so each one is a real change (a same-value PATCH writes nothing).
-      { name: 'PATCH /deals/:id', run: (name, s) => load('PATCH /deals/:id', `${s.api}/deals/${deals[name]}`, s.key, patchDealLoad(), '', ROUND_S) },
-      // Large replies, after the writes above have filled the log: what the gateway does per byte shows here.
-      { name: 'GET /contacts?limit=50', run: (_name, s) => load('GET /contacts?limit=50', `${s.api}/contacts?limit=50`, s.key, {}, '', ROUND_S) },
-      { name: 'GET /events?limit=200', run: (_name, s) => load('GET /events?limit=200', `${s.api}/events?limit=200`, s.key, {}, '', ROUND_S) },
-    ] satisfies Scenario[]).filter((scenario) => !ONLY || ONLY.includes(scenario.name));
+    const scenarios = (
+      [
+        { name: 'GET /contacts/:id', run: (name, s) => load('GET /contacts/:id', `${s.api}/contacts/${probes[name]}`, s.key, {}, '', ROUND_S) },
+        { name: 'POST /contacts', run: (_name, s) => load('POST /contacts', `${s.api}/contacts`, s.key, createContactsLoad(), '', ROUND_S) },
+        // Every request a new value, so each one is a real change (a same-value PATCH writes nothing).
+        { name: 'PATCH /deals/:id', run: (name, s) => load('PATCH /deals/:id', `${s.api}/deals/${deals[name]}`, s.key, patchDealLoad(), '', ROUND_S) },
+        // Large replies, after the writes above have filled the log: what the gateway does per byte shows here.
+        { name: 'GET /contacts?limit=50', run: (_name, s) => load('GET /contacts?limit=50', `${s.api}/contacts?limit=50`, s.key, {}, '', ROUND_S) },
+        { name: 'GET /events?limit=200', run: (_name, s) => load('GET /events?limit=200', `${s.api}/events?limit=200`, s.key, {}, '', ROUND_S) },
+      ] satisfies Scenario[]
+    ).filter((scenario) => !ONLY || ONLY.includes(scenario.name));
     const names = Object.keys(stacks);
     for (let round = 0; round < ROUNDS; round++) {
       for (const scenario of scenarios) {
@@ -117,7 +128,9 @@ async function main(): Promise<void> {
   for (const [scenario, byBuild] of Object.entries(results)) {
     for (const [name, rows] of Object.entries(byBuild)) {
       const errors = rows.reduce((sum, r) => sum + r.errors, 0);
-      lines.push(`| ${scenario} | ${name} | ${median(rows.map((r) => r.cpuUsPerRequest))} | ${median(rows.map((r) => r.requests_per_s))} | ${median(rows.map((r) => r.p50_ms))} | ${median(rows.map((r) => r.p99_ms))} | ${errors} |`);
+      lines.push(
+        `| ${scenario} | ${name} | ${median(rows.map((r) => r.cpuUsPerRequest))} | ${median(rows.map((r) => r.requests_per_s))} | ${median(rows.map((r) => r.p50_ms))} | ${median(rows.map((r) => r.p99_ms))} | ${errors} |`,
+      );
     }
   }
   process.stdout.write(`${lines.join('\n')}\n`);

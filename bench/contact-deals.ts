@@ -122,7 +122,11 @@ async function main(): Promise<void> {
     const linked = created.filter((d) => d.kind === 'linked');
     process.stderr.write(`associating ${linked.length} deals\n`);
     for (const deal of linked) {
-      const res = await fetch(`${stack.api}/deals/${deal.id}/contacts`, { method: 'POST', headers, body: JSON.stringify({ contact_id: contact.id, role: 'user' }) });
+      const res = await fetch(`${stack.api}/deals/${deal.id}/contacts`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ contact_id: contact.id, role: 'user' }),
+      });
       if (res.status !== 201) throw new Error(`POST /deals/${deal.id}/contacts: ${res.status} ${await res.text()}`);
     }
 
@@ -153,7 +157,9 @@ async function main(): Promise<void> {
     });
     if (wrong.length) {
       const [first] = wrong;
-      throw new Error(`GET /contacts/:id/deals: ${wrong.length} deals listed wrongly or missing, e.g. ${first.id} (${first.kind}): ${JSON.stringify(seen.get(first.id))}`);
+      throw new Error(
+        `GET /contacts/:id/deals: ${wrong.length} deals listed wrongly or missing, e.g. ${first.id} (${first.kind}): ${JSON.stringify(seen.get(first.id))}`,
+      );
     }
 
     // The services' own connection settings (libs/common database.ts), so the unqualified names resolve to the deals schema.
@@ -236,8 +242,10 @@ async function deletionLag(stack: BenchStack, get: <T>(path: string) => Promise<
     let deleted: LoggedEvent | undefined;
     let removed: LoggedEvent | undefined;
     // Polls the log until both events are there: the signal, not an assumed delay.
-    for (let cursor: string | undefined; !(deleted && removed); ) {
-      const page: { data: LoggedEvent[]; next_cursor?: string } = await get(`/events?type=contact.deleted,deal.contact_removed&limit=200${cursor ? `&cursor=${cursor}` : ''}`);
+    for (let cursor: string | undefined; !(deleted && removed);) {
+      const page: { data: LoggedEvent[]; next_cursor?: string } = await get(
+        `/events?type=contact.deleted,deal.contact_removed&limit=200${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       deleted ??= page.data.find((e) => e.type === 'contact.deleted' && e.data.contact_id === person.id);
       removed ??= page.data.find((e) => e.type === 'deal.contact_removed' && e.data.contact_id === person.id);
       if (page.data.length === 200 && page.next_cursor) cursor = page.next_cursor;

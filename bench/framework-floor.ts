@@ -80,13 +80,19 @@ function httpApp(module: Type<unknown>, fastify: boolean): Promise<INestApplicat
 async function serve(kind: string, port: number, namespace: string): Promise<void> {
   if (kind === 'bare') {
     const body = JSON.stringify(CONTACT);
-    createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body)).listen(port, '127.0.0.1');
+    createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body)).listen(
+      port,
+      '127.0.0.1',
+    );
   } else if (kind === 'nest' || kind === 'nest-fastify') {
     @Module({ controllers: [FromMemoryController] })
     class AppModule {}
     await (await httpApp(AppModule, kind === 'nest-fastify')).listen(port, '127.0.0.1');
   } else if (kind === 'nest-gateway' || kind === 'nest-gateway-fastify') {
-    @Module({ imports: [RpcClientsModule.forRoot({ servers: NATS_URL, name: 'floor-gateway', namespace, timeoutMs: 5000 })], controllers: [ForwardingController] })
+    @Module({
+      imports: [RpcClientsModule.forRoot({ servers: NATS_URL, name: 'floor-gateway', namespace, timeoutMs: 5000 })],
+      controllers: [ForwardingController],
+    })
     class GatewayModule {}
     const app = await httpApp(GatewayModule, kind === 'nest-gateway-fastify');
     await app.get<ClientProxy>(CRM_RPC).connect();

@@ -92,8 +92,12 @@ async function main(): Promise<void> {
     process.stdout.write(`| upload (streamed, parsed, staged; answered 202) | ${(uploaded / 1000).toFixed(1)} | ${Math.round(ROWS / (uploaded / 1000))} |\n`);
     process.stdout.write(`| apply (202 to completed) | ${((total - uploaded) / 1000).toFixed(1)} | ${Math.round(ROWS / ((total - uploaded) / 1000))} |\n`);
     process.stdout.write(`| whole import | ${(total / 1000).toFixed(1)} | ${Math.round(ROWS / (total / 1000))} |\n`);
-    process.stdout.write(`| bare pg: same rows + outbox rows, ${BATCH} per transaction | ${(bareMs / 1000).toFixed(1)} | ${Math.round(ROWS / (bareMs / 1000))} |\n\n`);
-    process.stdout.write(`Whole import ÷ bare: ${(total / bareMs).toFixed(2)}x. Peak resident memory while importing: gateway ${peakGateway} MiB, contacts ${peakContacts} MiB.\n`);
+    process.stdout.write(
+      `| bare pg: same rows + outbox rows, ${BATCH} per transaction | ${(bareMs / 1000).toFixed(1)} | ${Math.round(ROWS / (bareMs / 1000))} |\n\n`,
+    );
+    process.stdout.write(
+      `Whole import ÷ bare: ${(total / bareMs).toFixed(2)}x. Peak resident memory while importing: gateway ${peakGateway} MiB, contacts ${peakContacts} MiB.\n`,
+    );
   } finally {
     await stack.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -20,7 +20,9 @@ async function main(): Promise<void> {
     const deepCursor = async (path: string) => {
       let cursor: string | undefined;
       for (let i = 0; i < 3; i++) {
-        const page = (await (await fetch(`${api}${path}${path.includes('?') ? '&' : '?'}limit=200${cursor ? `&cursor=${cursor}` : ''}`, { headers })).json()) as { next_cursor: string };
+        const page = (await (
+          await fetch(`${api}${path}${path.includes('?') ? '&' : '?'}limit=200${cursor ? `&cursor=${cursor}` : ''}`, { headers })
+        ).json()) as { next_cursor: string };
         cursor = page.next_cursor;
       }
       return cursor!;
@@ -96,7 +98,9 @@ async function main(): Promise<void> {
         count = body.data.length;
       }
       const p99 = percentile(times, 99);
-      rows.push(`| ${label} | \`${path.replace(/cursor=[^&]+/, 'cursor=…')}\` | ${count} | ${percentile(times, 50).toFixed(1)} | ${percentile(times, 95).toFixed(1)} | ${p99.toFixed(1)}${p99 >= 50 ? ' ⚠' : ''} |`);
+      rows.push(
+        `| ${label} | \`${path.replace(/cursor=[^&]+/, 'cursor=…')}\` | ${count} | ${percentile(times, 50).toFixed(1)} | ${percentile(times, 95).toFixed(1)} | ${p99.toFixed(1)}${p99 >= 50 ? ' ⚠' : ''} |`,
+      );
     }
     process.stdout.write(
       [

@@ -29,7 +29,8 @@ async function main(): Promise<void> {
     // The gateway serves /metrics itself; each service on its health port (PORT + 1 … + 4, as bench-stack sets them).
     const metricsUrl: Record<string, string> = { gateway: `${stack.api}/metrics` };
     APPS.filter((app) => app !== 'gateway').forEach((app, i) => (metricsUrl[app] = `http://127.0.0.1:${port + 1 + i}/metrics`));
-    const snapshot = async () => Object.fromEntries(await Promise.all(APPS.map(async (app) => [app, await heapOf(metricsUrl[app], stack.children[app].pid!)] as const)));
+    const snapshot = async () =>
+      Object.fromEntries(await Promise.all(APPS.map(async (app) => [app, await heapOf(metricsUrl[app], stack.children[app].pid!)] as const)));
     const idle = await snapshot();
     const probe = await stack.post('/contacts', { email: `probe-${alphanumeric(6)}@bench.example`, first_name: 'Probe' });
     await load('POST /contacts', `${stack.api}/contacts`, stack.key, createContactsLoad(), '', LOAD_S);

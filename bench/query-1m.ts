@@ -114,7 +114,10 @@ function cases(): QueryCase[] {
       object: 'contacts',
       schema: 'contacts',
       body: { filter: { email: oneEmail } },
-      sql: { text: `SELECT c.* FROM contacts c  WHERE ((lower(c.email) = lower($1::text) AND c.email = $1::text AND c.email IS NOT NULL)) AND (TRUE) ORDER BY c.id ASC LIMIT 51`, params: [oneEmail] },
+      sql: {
+        text: `SELECT c.* FROM contacts c  WHERE ((lower(c.email) = lower($1::text) AND c.email = $1::text AND c.email IS NOT NULL)) AND (TRUE) ORDER BY c.id ASC LIMIT 51`,
+        params: [oneEmail],
+      },
     },
     {
       label: 'contacts, created_at in one week a year ago',
@@ -131,13 +134,18 @@ function cases(): QueryCase[] {
       object: 'contacts',
       schema: 'contacts',
       body: { sort: [{ field: 'created_at', direction: 'desc' }] },
-      sql: { text: `SELECT c.*, (c.created_at)::text AS "~k0" FROM contacts c  WHERE (TRUE) AND (TRUE) ORDER BY c.created_at DESC, c.id ASC LIMIT 51`, params: [] },
+      sql: {
+        text: `SELECT c.*, (c.created_at)::text AS "~k0" FROM contacts c  WHERE (TRUE) AND (TRUE) ORDER BY c.created_at DESC, c.id ASC LIMIT 51`,
+        params: [],
+      },
     },
     {
       label: 'contacts, $and / $or / $not tree',
       object: 'contacts',
       schema: 'contacts',
-      body: { filter: { $and: [{ stage: 'customer' }, { $or: [{ source: 'referral' }, { icp_score: { $gte: 90 } }] }, { $not: { owner_id: { $exists: true } } }] } },
+      body: {
+        filter: { $and: [{ stage: 'customer' }, { $or: [{ source: 'referral' }, { icp_score: { $gte: 90 } }] }, { $not: { owner_id: { $exists: true } } }] },
+      },
       sql: {
         text:
           `SELECT c.* FROM contacts c  WHERE (((c.stage = $1::text AND c.stage IS NOT NULL) AND ((c.source = $2::text AND c.source IS NOT NULL) OR ` +
@@ -150,7 +158,10 @@ function cases(): QueryCase[] {
       object: 'contacts',
       schema: 'contacts',
       body: { filter: { 'custom_fields.region': 'apac' } },
-      sql: { text: `SELECT c.* FROM contacts c  WHERE ((c.custom_fields @> $2::jsonb AND ${REGION} = $1::text AND ${REGION} IS NOT NULL)) AND (TRUE) ORDER BY c.id ASC LIMIT 51`, params: ['apac', JSON.stringify({ region: 'apac' })] },
+      sql: {
+        text: `SELECT c.* FROM contacts c  WHERE ((c.custom_fields @> $2::jsonb AND ${REGION} = $1::text AND ${REGION} IS NOT NULL)) AND (TRUE) ORDER BY c.id ASC LIMIT 51`,
+        params: ['apac', JSON.stringify({ region: 'apac' })],
+      },
     },
     {
       label: 'contacts, company.domain (one company)',
@@ -167,14 +178,20 @@ function cases(): QueryCase[] {
       object: 'contacts',
       schema: 'contacts',
       body: { filter: { company_id: { $in: companies } } },
-      sql: { text: `SELECT c.* FROM contacts c  WHERE ((c.company_id = ANY($1::text[]) AND c.company_id IS NOT NULL)) AND (TRUE) ORDER BY c.id ASC LIMIT 51`, params: [companies] },
+      sql: {
+        text: `SELECT c.* FROM contacts c  WHERE ((c.company_id = ANY($1::text[]) AND c.company_id IS NOT NULL)) AND (TRUE) ORDER BY c.id ASC LIMIT 51`,
+        params: [companies],
+      },
     },
     {
       label: 'contacts, last_name $contains (11 match)',
       object: 'contacts',
       schema: 'contacts',
       body: { filter: { last_name: { $contains: 'KNUTH4252' } } },
-      sql: { text: `SELECT c.* FROM contacts c  WHERE ((c.last_name ILIKE $1::text AND c.last_name IS NOT NULL)) AND (TRUE) ORDER BY c.id ASC LIMIT 51`, params: ['%KNUTH4252%'] },
+      sql: {
+        text: `SELECT c.* FROM contacts c  WHERE ((c.last_name ILIKE $1::text AND c.last_name IS NOT NULL)) AND (TRUE) ORDER BY c.id ASC LIMIT 51`,
+        params: ['%KNUTH4252%'],
+      },
     },
     {
       label: 'contacts, owner_id $exists',
@@ -187,7 +204,11 @@ function cases(): QueryCase[] {
       label: 'contacts, fields with company.* and owner.*, 100 a page',
       object: 'contacts',
       schema: 'contacts',
-      body: { filter: { stage: 'customer' }, fields: ['email', 'first_name', 'last_name', 'icp_score', 'custom_fields.region', 'company.name', 'company.domain', 'owner.name'], limit: 100 },
+      body: {
+        filter: { stage: 'customer' },
+        fields: ['email', 'first_name', 'last_name', 'icp_score', 'custom_fields.region', 'company.name', 'company.domain', 'owner.name'],
+        limit: 100,
+      },
       sql: {
         text:
           `SELECT c.id AS id, c.email AS "~f0", c.first_name AS "~f1", c.last_name AS "~f2", c.icp_score AS "~f3", c.custom_fields->'region' AS "~f4", ` +
@@ -206,7 +227,9 @@ function cases(): QueryCase[] {
       sql: {
         text:
           `SELECT c.*, c_company.id AS "~j_company" FROM contacts c LEFT JOIN companies c_company ON c_company.id = c.company_id WHERE ((` +
-          SEARCH_WORDS.flatMap((_, w) => ['c.first_name', 'c.last_name', 'c.email', 'c_company.name'].map((x, f) => `(${x} ILIKE $${w * 4 + f + 1}::text AND ${x} IS NOT NULL)`)).join(' OR ') +
+          SEARCH_WORDS.flatMap((_, w) =>
+            ['c.first_name', 'c.last_name', 'c.email', 'c_company.name'].map((x, f) => `(${x} ILIKE $${w * 4 + f + 1}::text AND ${x} IS NOT NULL)`),
+          ).join(' OR ') +
           `)) AND (TRUE) ORDER BY c.id ASC LIMIT 51`,
         params: SEARCH_WORDS.flatMap((word) => SEARCH_PATHS.map(() => `%${word}%`)),
       },
@@ -238,14 +261,20 @@ function cases(): QueryCase[] {
       object: 'deals',
       schema: 'deals',
       body: { filter: { created_at: { $gte: recent } } },
-      sql: { text: `SELECT d.* FROM deals d  WHERE ((d.created_at >= $1::timestamptz AND d.created_at IS NOT NULL)) AND (TRUE) ORDER BY d.id ASC LIMIT 51`, params: [recent] },
+      sql: {
+        text: `SELECT d.* FROM deals d  WHERE ((d.created_at >= $1::timestamptz AND d.created_at IS NOT NULL)) AND (TRUE) ORDER BY d.id ASC LIMIT 51`,
+        params: [recent],
+      },
     },
     {
       label: 'deals, custom field equality (tier, 0.1% match)',
       object: 'deals',
       schema: 'deals',
       body: { filter: { 'custom_fields.tier': 'strategic' } },
-      sql: { text: `SELECT d.* FROM deals d  WHERE ((d.custom_fields @> $2::jsonb AND ${TIER} = $1::text AND ${TIER} IS NOT NULL)) AND (TRUE) ORDER BY d.id ASC LIMIT 51`, params: ['strategic', JSON.stringify({ tier: 'strategic' })] },
+      sql: {
+        text: `SELECT d.* FROM deals d  WHERE ((d.custom_fields @> $2::jsonb AND ${TIER} = $1::text AND ${TIER} IS NOT NULL)) AND (TRUE) ORDER BY d.id ASC LIMIT 51`,
+        params: ['strategic', JSON.stringify({ tier: 'strategic' })],
+      },
     },
     {
       label: 'deals, stage.type (relation path)',
@@ -268,7 +297,13 @@ function cases(): QueryCase[] {
       // deals service reads the page of deals referencing them.
       prelude: {
         steps: [
-          { schema: 'deals', sql: () => ({ text: `SELECT DISTINCT d.contact_id AS ref FROM deals d  WHERE ((TRUE)) AND d.contact_id IS NOT NULL LIMIT ${RELATED_IDS_MAX + 1}`, params: [] }) },
+          {
+            schema: 'deals',
+            sql: () => ({
+              text: `SELECT DISTINCT d.contact_id AS ref FROM deals d  WHERE ((TRUE)) AND d.contact_id IS NOT NULL LIMIT ${RELATED_IDS_MAX + 1}`,
+              params: [],
+            }),
+          },
           {
             schema: 'contacts',
             sql: ([candidates]) =>
@@ -277,12 +312,18 @@ function cases(): QueryCase[] {
                     text: `SELECT c.id FROM contacts c WHERE (lower(c.email) = lower($1::text) AND c.email = $1::text AND c.email IS NOT NULL) AND c.id = ANY($2::text[]) LIMIT ${RELATED_IDS_MAX + 1}`,
                     params: [dealContact, candidates.map((row) => row.ref)],
                   }
-                : { text: `SELECT c.id FROM contacts c WHERE (lower(c.email) = lower($1::text) AND c.email = $1::text AND c.email IS NOT NULL) LIMIT ${RELATED_IDS_MAX + 1}`, params: [dealContact] },
+                : {
+                    text: `SELECT c.id FROM contacts c WHERE (lower(c.email) = lower($1::text) AND c.email = $1::text AND c.email IS NOT NULL) LIMIT ${RELATED_IDS_MAX + 1}`,
+                    params: [dealContact],
+                  },
           },
         ],
         bind: ([, matched]) => [matched.map((row) => row.id)],
       },
-      sql: { text: `SELECT d.* FROM deals d  WHERE ((d.contact_id = ANY($1::text[]) AND d.contact_id IS NOT NULL)) AND (TRUE) ORDER BY d.id ASC LIMIT 51`, params: [] },
+      sql: {
+        text: `SELECT d.* FROM deals d  WHERE ((d.contact_id = ANY($1::text[]) AND d.contact_id IS NOT NULL)) AND (TRUE) ORDER BY d.id ASC LIMIT 51`,
+        params: [],
+      },
     },
     {
       label: 'deals, sorted by value desc, page 10 (the 10th request alone)',
@@ -330,7 +371,11 @@ interface ApiAnswer {
 }
 
 async function callApi(api: string, key: string, object: string, body: Record<string, unknown>): Promise<ApiAnswer> {
-  const res = await fetch(`${api}/${object}/query`, { method: 'POST', headers: { 'X-Api-Key': key, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${api}/${object}/query`, {
+    method: 'POST',
+    headers: { 'X-Api-Key': key, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   const json = JSON.parse(text) as { data?: Array<{ id: string }>; has_more?: boolean; next_cursor?: string; error?: { code: string; message: string } };
   if (res.status === 200) return { status: 200, answer: '200', ids: json.data!.map((item) => item.id), hasMore: json.has_more, nextCursor: json.next_cursor };
@@ -361,7 +406,11 @@ const timed = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
 };
 
 /** The body and statement of the page to time: the first, or the one after walking `page.number - 1` pages on each side. */
-async function pageToTime(q: QueryCase, api: (body: Record<string, unknown>) => Promise<ApiAnswer>, pg: Client): Promise<{ body: Record<string, unknown>; sql: Statement }> {
+async function pageToTime(
+  q: QueryCase,
+  api: (body: Record<string, unknown>) => Promise<ApiAnswer>,
+  pg: Client,
+): Promise<{ body: Record<string, unknown>; sql: Statement }> {
   if (!q.page) return { body: q.body, sql: q.sql };
   let body = q.body;
   let sql = q.sql;
@@ -451,7 +500,11 @@ async function measure(q: QueryCase, stack: BenchStack, clients: Clients): Promi
     const plans: string[] = [];
     for (const [i, step] of executed.entries()) {
       const plan = await explain(clients[step.schema], step.sql);
-      plans.push(executed.length > 1 ? `-- statement ${i + 1} of ${executed.length}, ${step.schema} service: ${step.sql.text.slice(0, 160)}${step.sql.text.length > 160 ? ' …' : ''}\n${plan}` : plan);
+      plans.push(
+        executed.length > 1
+          ? `-- statement ${i + 1} of ${executed.length}, ${step.schema} service: ${step.sql.text.slice(0, 160)}${step.sql.text.length > 160 ? ' …' : ''}\n${plan}`
+          : plan,
+      );
     }
     measured.plan = plans.join('\n\n');
   }
@@ -460,7 +513,8 @@ async function measure(q: QueryCase, stack: BenchStack, clients: Clients): Promi
 
 /** EXPLAIN (ANALYZE, BUFFERS) of a statement; one that runs past the budget is analysed once more with a longer limit. */
 async function explain(pg: Client, sql: Statement): Promise<string> {
-  const run = async () => (await pg.query(`EXPLAIN (ANALYZE, BUFFERS) ${sql.text}`, sql.params)).rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+  const run = async () =>
+    (await pg.query(`EXPLAIN (ANALYZE, BUFFERS) ${sql.text}`, sql.params)).rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
   try {
     return await run();
   } catch (err) {
@@ -480,7 +534,8 @@ async function explain(pg: Client, sql: Statement): Promise<string> {
 
 const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
 const ratio = (a: number, b: number) => `${(a / b).toFixed(1)}x`;
-const answers = (side: Side) => [...side.answers].map(([answer, n]) => `${answer === 'ok' ? 'answered' : answer === 'timeout' ? 'timed out' : answer} ×${n}`).join(', ');
+const answers = (side: Side) =>
+  [...side.answers].map(([answer, n]) => `${answer === 'ok' ? 'answered' : answer === 'timeout' ? 'timed out' : answer} ×${n}`).join(', ');
 
 /** Items on the page when every run of both sides answered; otherwise how each side answered. */
 function describeAnswer(m: Measured): string {
@@ -502,7 +557,9 @@ function row(m: Measured, n: number): string {
 
 /** A body as printed: long `$in` lists shortened. */
 function shown(body: Record<string, unknown>): string {
-  return JSON.stringify(body, (key, value) => (key === '$in' && Array.isArray(value) && value.length > 3 ? [...value.slice(0, 2), `… ${value.length} values`] : value));
+  return JSON.stringify(body, (key, value) =>
+    key === '$in' && Array.isArray(value) && value.length > 3 ? [...value.slice(0, 2), `… ${value.length} values`] : value,
+  );
 }
 
 async function connect(databaseUrl: string, schema: Schema): Promise<Client> {
@@ -550,10 +607,19 @@ async function main(): Promise<void> {
       '',
       ...results.map((m, i) => `${i + 1}. \`POST /${m.query.object}/query\` \`${shown(m.query.body)}\``),
       '',
-      mismatches.length ? `Ids differ between the API and the direct SQL for: ${mismatches.map((m) => results.indexOf(m) + 1).join(', ')}.` : 'The API and the direct SQL returned the same ids for every query both answered.',
+      mismatches.length
+        ? `Ids differ between the API and the direct SQL for: ${mismatches.map((m) => results.indexOf(m) + 1).join(', ')}.`
+        : 'The API and the direct SQL returned the same ids for every query both answered.',
       '',
       ...(slow.length ? [`Plans of the direct SQL of every query over ${SLOW_P99_MS} ms at p99:`, ''] : []),
-      ...slow.flatMap((m) => [`${results.indexOf(m) + 1}. ${m.query.label}${m.query.page ? ` (the statement of page ${m.query.page.number})` : ''}`, '', '```', m.plan!, '```', '']),
+      ...slow.flatMap((m) => [
+        `${results.indexOf(m) + 1}. ${m.query.label}${m.query.page ? ` (the statement of page ${m.query.page.number})` : ''}`,
+        '',
+        '```',
+        m.plan!,
+        '```',
+        '',
+      ]),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
 
@@ -574,7 +640,12 @@ async function main(): Promise<void> {
             body: m.query.body,
             sql: m.query.sql.text,
             runs: m.runs,
-            api: m.api && { answers: Object.fromEntries(m.api.answers), p50: percentile(m.api.times, 50), p99: percentile(m.api.times, 99), times: m.api.times },
+            api: m.api && {
+              answers: Object.fromEntries(m.api.answers),
+              p50: percentile(m.api.times, 50),
+              p99: percentile(m.api.times, 99),
+              times: m.api.times,
+            },
             api_note: m.apiNote,
             direct: { answers: Object.fromEntries(m.sql.answers), p50: percentile(m.sql.times, 50), p99: percentile(m.sql.times, 99), times: m.sql.times },
             ids_match: m.idsMatch,

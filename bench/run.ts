@@ -47,10 +47,30 @@ async function main(): Promise<void> {
 
     await both('POST /contacts', () => '/contacts', createContactsLoad, 'one transaction: row + outbox event');
     const contact = await post('/contacts', { email: `probe-${alphanumeric(6)}@bench.example`, first_name: 'Probe' });
-    await both('GET /contacts/:id', () => `/contacts/${contact.id}`, () => ({}), 'full record with relationships');
-    await both('GET /contacts?limit=50', () => '/contacts?limit=50', () => ({}), 'first page of the contacts written above');
-    await both('GET /contacts?search=c1&limit=50', () => '/contacts?search=c1&limit=50', () => ({}), 'trigram search');
-    await both('GET /events?limit=200', () => '/events?limit=200', () => ({}), 'oldest page of the log');
+    await both(
+      'GET /contacts/:id',
+      () => `/contacts/${contact.id}`,
+      () => ({}),
+      'full record with relationships',
+    );
+    await both(
+      'GET /contacts?limit=50',
+      () => '/contacts?limit=50',
+      () => ({}),
+      'first page of the contacts written above',
+    );
+    await both(
+      'GET /contacts?search=c1&limit=50',
+      () => '/contacts?search=c1&limit=50',
+      () => ({}),
+      'trigram search',
+    );
+    await both(
+      'GET /events?limit=200',
+      () => '/events?limit=200',
+      () => ({}),
+      'oldest page of the log',
+    );
 
     const pipeline = await post('/pipelines', {
       name: 'Bench',
@@ -62,7 +82,12 @@ async function main(): Promise<void> {
       ],
     });
     const newDeal = { name: 'Bench deal', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, value: 1000, contact_id: contact.id };
-    await both('POST /deals', () => '/deals', () => ({ method: 'POST', body: JSON.stringify(newDeal) }), 'checks the contact over NATS, writes history + event');
+    await both(
+      'POST /deals',
+      () => '/deals',
+      () => ({ method: 'POST', body: JSON.stringify(newDeal) }),
+      'checks the contact over NATS, writes history + event',
+    );
 
     // Stage moves spread over more deals than connections, each deal going back and forth between two open stages.
     const deals: Record<string, string[]> = { stack: [], bare: [] };
@@ -166,7 +191,9 @@ async function main(): Promise<void> {
     `Sustained writes: POST /contacts at ${sustained?.target_rate}/s for ${sustained?.seconds} s, open loop (achieved ${sustained?.achieved_rate}/s; ${sustained?.acknowledged} of ${sustained?.sent} acknowledged, ${sustained?.errors} errors; write p50 ${sustained?.write_p50_ms} ms, p99 ${sustained?.write_p99_ms} ms).`,
     `Sent to webhook received: p50 ${sustained?.webhook_p50_ms} ms, p95 ${sustained?.webhook_p95_ms} ms, p99 ${sustained?.webhook_p99_ms} ms, max ${sustained?.webhook_max_ms} ms; ${sustained?.delivered} delivered, ${sustained?.missing} acknowledged writes not delivered.`,
     '',
-    `Resident memory after the run (MiB): ${Object.entries(memory).map(([app, mib]) => `${app} ${mib}`).join(', ')}.`,
+    `Resident memory after the run (MiB): ${Object.entries(memory)
+      .map(([app, mib]) => `${app} ${mib}`)
+      .join(', ')}.`,
     '',
     ...batchSection(batch!),
     '',
@@ -181,7 +208,10 @@ async function main(): Promise<void> {
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
-  writeFileSync(join(ROOT, 'bench', 'results', `${stamp.replace(/[:.]/g, '-')}.json`), JSON.stringify({ stamp, machine: machine(), rows, bare: pairs.map((p) => p.bare), lag, sustained, memory, batch }, null, 2));
+  writeFileSync(
+    join(ROOT, 'bench', 'results', `${stamp.replace(/[:.]/g, '-')}.json`),
+    JSON.stringify({ stamp, machine: machine(), rows, bare: pairs.map((p) => p.bare), lag, sustained, memory, batch }, null, 2),
+  );
 }
 
 /** `BENCH_ONLY=batch`: the batch-write section alone, on a stack of its own. */
@@ -197,7 +227,10 @@ async function batchOnly(): Promise<void> {
   const lines = [`Run ${stamp} on ${machine()}; BENCH_ONLY=batch; load generator on the same machine.`, '', ...batchSection(batch)];
   process.stdout.write(`${lines.join('\n')}\n`);
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
-  writeFileSync(join(ROOT, 'bench', 'results', `${stamp.replace(/[:.]/g, '-')}.json`), JSON.stringify({ stamp, machine: machine(), only: 'batch', batch }, null, 2));
+  writeFileSync(
+    join(ROOT, 'bench', 'results', `${stamp.replace(/[:.]/g, '-')}.json`),
+    JSON.stringify({ stamp, machine: machine(), only: 'batch', batch }, null, 2),
+  );
 }
 
 function batchSection(batch: BatchResult): string[] {

@@ -46,7 +46,9 @@ export interface SeededStack {
 
 async function seed(pg: Client, stages: { a: string[]; b: string[]; pipelineA: string; pipelineB: string }): Promise<void> {
   const span = `interval '730 days'`;
-  await pg.query(`INSERT INTO contacts.users (id, name, email) SELECT ${idOf('user', 'g')}, 'User ' || g, 'user' || g || '@bench.example' FROM generate_series(1, 50) g`);
+  await pg.query(
+    `INSERT INTO contacts.users (id, name, email) SELECT ${idOf('user', 'g')}, 'User ' || g, 'user' || g || '@bench.example' FROM generate_series(1, 50) g`,
+  );
   await pg.query(
     `INSERT INTO contacts.companies (id, name, domain, industry)
      SELECT ${idOf('comp', 'g')}, (ARRAY['Acme','Globex','Initech','Umbrella','Hooli'])[1 + g % 5] || ' ' || g, 'company' || g || '.example', 'software'
@@ -116,7 +118,16 @@ async function seed(pg: Client, stages: { a: string[]; b: string[]; pipelineA: s
      FROM generate_series(1, ${WORK_ITEMS}) g`,
     [CONTACTS, DEALS],
   );
-  for (const table of ['contacts.users', 'contacts.companies', 'contacts.contacts', 'contacts.activities', 'contacts.tasks', 'deals.deals', 'deals.stage_history']) await pg.query(`ANALYZE ${table}`);
+  for (const table of [
+    'contacts.users',
+    'contacts.companies',
+    'contacts.contacts',
+    'contacts.activities',
+    'contacts.tasks',
+    'deals.deals',
+    'deals.stage_history',
+  ])
+    await pg.query(`ANALYZE ${table}`);
 }
 
 /**
@@ -129,7 +140,10 @@ export async function withSeededStack<T>(root: string, work: (seeded: SeededStac
     root,
     async (stack) => {
       const pipeline = (name: string): Promise<SeededPipeline> =>
-        stack.post('/pipelines', { name, stages: ['New', 'Qualified', 'Won', 'Lost'].map((n, i) => ({ name: n, type: i === 2 ? 'won' : i === 3 ? 'lost' : 'open' })) });
+        stack.post('/pipelines', {
+          name,
+          stages: ['New', 'Qualified', 'Won', 'Lost'].map((n, i) => ({ name: n, type: i === 2 ? 'won' : i === 3 ? 'lost' : 'open' })),
+        });
       const [a, b] = [await pipeline('Sales'), await pipeline('Renewals')];
       for (const [object, fields] of Object.entries(CUSTOM_FIELDS)) for (const field of fields) await stack.post(`/objects/${object}/fields`, field);
       const pg = new Client({ connectionString: stack.databaseUrl });

@@ -104,7 +104,9 @@ async function main(): Promise<void> {
   let breakdown: string[] = [];
   try {
     await withBenchStack(ROOT, async ({ api, key, post, databaseUrl }) => {
-      const subscription = (await post('/webhooks', { name: 'fast', url: `http://127.0.0.1:${portOf(fast)}/`, event_types: ['contact.created'] })) as { id: string };
+      const subscription = (await post('/webhooks', { name: 'fast', url: `http://127.0.0.1:${portOf(fast)}/`, event_types: ['contact.created'] })) as {
+        id: string;
+      };
       if (SLOW_MS > 0) await post('/webhooks', { name: 'slow', url: `http://127.0.0.1:${portOf(slow)}/`, event_types: ['contact.created'] });
       await sustainedWrites(api, key, arrivals, { rate: WARMUP_RATE, seconds: WARMUP_S });
       const measuredFrom = wallClock();

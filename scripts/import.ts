@@ -73,7 +73,10 @@ async function main(): Promise<void> {
 
   let job = answer.data;
   process.stderr.write(`${job.id}: ${job.counts.total} rows received\n`);
-  const applying = new SingleBar({ format: 'applying [{bar}] {percentage}% {value}/{total} rows | {created} created, {updated} updated, {failed} failed', stream: process.stderr });
+  const applying = new SingleBar({
+    format: 'applying [{bar}] {percentage}% {value}/{total} rows | {created} created, {updated} updated, {failed} failed',
+    stream: process.stderr,
+  });
   if (interactive) applying.start(job.counts.total, 0, job.counts);
   while (job.status !== 'completed' && job.status !== 'failed') {
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));

@@ -80,7 +80,7 @@ describe('Activities', () => {
     expect((await stack.api.get('/activities?type=fax')).status).toBe(400);
   });
 
-  it('lists a contact\'s activities as summaries, 404 for an unknown contact', async () => {
+  it("lists a contact's activities as summaries, 404 for an unknown contact", async () => {
     const contact = await newContact();
     const a = (await stack.api.post('/activities', { type: 'email', subject: 'Hello', body: 'secret', contact_id: contact.id })).body.data;
     const b = (await stack.api.post('/activities', { type: 'meeting', contact_id: contact.id })).body.data;
@@ -104,7 +104,7 @@ describe('Activities', () => {
     expect((await stack.api.get(`/contacts/${contact.id}/activities?limit=0`)).status).toBe(400);
   });
 
-  it('deletes a contact\'s own activities with the contact', async () => {
+  it("deletes a contact's own activities with the contact", async () => {
     const contact = await newContact();
     const activity = (await stack.api.post('/activities', { type: 'note', contact_id: contact.id })).body.data;
     expect((await stack.api.delete(`/contacts/${contact.id}`)).status).toBe(204);

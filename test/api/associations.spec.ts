@@ -19,7 +19,15 @@ describe('associations', () => {
 
   beforeAll(async () => {
     stack = await startStack();
-    const pipeline = (await stack.api.post('/pipelines', { name: `Assoc ${tag()}`, stages: [{ name: 'Open', type: 'open' }, { name: 'Won', type: 'won' }] })).body.data;
+    const pipeline = (
+      await stack.api.post('/pipelines', {
+        name: `Assoc ${tag()}`,
+        stages: [
+          { name: 'Open', type: 'open' },
+          { name: 'Won', type: 'won' },
+        ],
+      })
+    ).body.data;
     pipelineId = pipeline.id;
     stageId = pipeline.stages[0].id;
   });
@@ -65,7 +73,12 @@ describe('associations', () => {
       const listed = await dealContacts(dealId);
       expect(listed).toHaveLength(2);
       const byId = new Map(listed.map((item) => [item.contact_id, item]));
-      expect(byId.get(champion)).toMatchObject({ deal_id: dealId, role: 'champion', is_primary: false, contact: { type: 'contact', id: champion, name: 'Chris Lee' } });
+      expect(byId.get(champion)).toMatchObject({
+        deal_id: dealId,
+        role: 'champion',
+        is_primary: false,
+        contact: { type: 'contact', id: champion, name: 'Chris Lee' },
+      });
       expect(byId.get(user)).toMatchObject({ role: null, is_primary: false, contact: { type: 'contact', id: user, name: 'Uma Lee' } });
 
       // The deal itself still has no primary contact.
@@ -128,7 +141,12 @@ describe('associations', () => {
       const third = await contact('Third');
       expect((await stack.api.patch(`/deals/${dealId}`, { contact_id: third })).status).toBe(200);
       listed = await dealContacts(dealId);
-      expect(listed.map((a) => [a.contact_id, a.is_primary]).sort()).toEqual([[second, false], [third, true]].sort());
+      expect(listed.map((a) => [a.contact_id, a.is_primary]).sort()).toEqual(
+        [
+          [second, false],
+          [third, true],
+        ].sort(),
+      );
 
       // contact_id set to a contact already associated keeps its role and makes it primary.
       expect((await stack.api.patch(`/deals/${dealId}`, { contact_id: second })).status).toBe(200);
@@ -154,7 +172,10 @@ describe('associations', () => {
       const asPrimary = await deal({ contact_id: person });
       const asUser = await deal();
       expect((await stack.api.post(`/deals/${asUser}/contacts`, { contact_id: person, role: 'user' })).status).toBe(201);
-      const batch = await stack.api.post('/deals/batch', { operation: 'create', items: [{ name: `B ${tag()}`, pipeline_id: pipelineId, stage_id: stageId, contact_id: person }] });
+      const batch = await stack.api.post('/deals/batch', {
+        operation: 'create',
+        items: [{ name: `B ${tag()}`, pipeline_id: pipelineId, stage_id: stageId, contact_id: person }],
+      });
       expect(batch.status).toBe(200);
       const fromBatch = batch.body.data[0].data.id;
       await deal();
@@ -187,7 +208,14 @@ describe('associations', () => {
       });
       expect(events.map((e) => e.type)).toEqual(['deal.contact_added', 'deal.contact_updated', 'deal.contact_removed']);
       expect(events[0].data).toEqual({ deal_id: dealId, contact_id: person, role: 'champion', is_primary: false });
-      expect(events[1].data).toMatchObject({ deal_id: dealId, contact_id: person, role: 'user', changed: ['role'], previous: { role: 'champion' }, current: { role: 'user' } });
+      expect(events[1].data).toMatchObject({
+        deal_id: dealId,
+        contact_id: person,
+        role: 'user',
+        changed: ['role'],
+        previous: { role: 'champion' },
+        current: { role: 'user' },
+      });
       expect(events[2].data).toEqual({ deal_id: dealId, contact_id: person, role: 'user', is_primary: false });
 
       const history = (await stack.api.get(`/deals/${dealId}/changes?field=contacts`)).body.data;
@@ -196,7 +224,7 @@ describe('associations', () => {
       expect(history[2].previous[`contacts.${person}`]).toEqual({ role: 'user', is_primary: false });
     });
 
-    it('removes a deleted deal\'s associations at once, and a deleted contact\'s from every deal soon after, with events', async () => {
+    it("removes a deleted deal's associations at once, and a deleted contact's from every deal soon after, with events", async () => {
       const person = await contact();
       const kept = await deal({ contact_id: person });
       const gone = await deal();
@@ -239,11 +267,18 @@ describe('associations', () => {
       expect(unknown.body.error.details).toEqual([expect.objectContaining({ field: 'company_id', code: 'not_found' })]);
 
       const listed = await contactCompanies(person);
-      expect(listed.map((a) => [a.company_id, a.is_primary, a.role]).sort()).toEqual([[advised, false, 'advisor'], [employer, true, null]].sort());
+      expect(listed.map((a) => [a.company_id, a.is_primary, a.role]).sort()).toEqual(
+        [
+          [advised, false, 'advisor'],
+          [employer, true, null],
+        ].sort(),
+      );
       expect(listed.find((a) => a.company_id === advised)!.company).toMatchObject({ type: 'company', id: advised });
 
       const members = await stack.api.listAll<Record<string, any>>(`/companies/${advised}/contacts`);
-      expect(members).toEqual([expect.objectContaining({ contact_id: person, company_id: advised, role: 'advisor', contact: { type: 'contact', id: person, name: 'Pat Lee' } })]);
+      expect(members).toEqual([
+        expect.objectContaining({ contact_id: person, company_id: advised, role: 'advisor', contact: { type: 'contact', id: person, name: 'Pat Lee' } }),
+      ]);
       expect((await stack.api.get(`/companies/comp_01aaaaaaaaaaaaaaaaaaaaaaaa/contacts`)).status).toBe(404);
 
       // is_primary moves company_id.
@@ -313,7 +348,12 @@ describe('associations', () => {
       // The winner had no company: it takes the loser's as primary; the shared one keeps one row and gains the role.
       expect((await stack.api.get(`/contacts/${winner}`)).body.data.company_id).toBe(employer);
       const companies = await contactCompanies(winner);
-      expect(companies.map((a) => [a.company_id, a.is_primary, a.role]).sort()).toEqual([[board, false, 'board'], [employer, true, null]].sort());
+      expect(companies.map((a) => [a.company_id, a.is_primary, a.role]).sort()).toEqual(
+        [
+          [board, false, 'board'],
+          [employer, true, null],
+        ].sort(),
+      );
       expect((await stack.api.get(`/contacts/${loser}/companies`)).status).toBe(404);
 
       // Retrying the merge changes nothing twice.
@@ -332,7 +372,11 @@ describe('associations', () => {
       const set = await stack.api.patch('/schema/associations/deal_contacts', { labels: ['champion', 'decision_maker', 'user'] });
       expect(set.status).toBe(200);
       expect(set.body.data).toMatchObject({ type: 'deal_contacts', labels: ['champion', 'decision_maker', 'user'] });
-      expect((await stack.api.get('/schema')).body.data.associations.find((a: any) => a.type === 'deal_contacts').labels).toEqual(['champion', 'decision_maker', 'user']);
+      expect((await stack.api.get('/schema')).body.data.associations.find((a: any) => a.type === 'deal_contacts').labels).toEqual([
+        'champion',
+        'decision_maker',
+        'user',
+      ]);
 
       const dealId = await deal();
       const person = await contact();

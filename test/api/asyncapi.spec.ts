@@ -18,7 +18,8 @@ describe('the AsyncAPI document of the events on NATS', () => {
 
   it('is valid AsyncAPI 3.0 by the reference parser, which does find errors', async () => {
     const parser = new Parser();
-    const errors = async (text: string) => (await parser.parse(text)).diagnostics.filter((d) => d.severity === 0).map((d) => `${d.code}: ${d.message} at ${d.path.join('.')}`);
+    const errors = async (text: string) =>
+      (await parser.parse(text)).diagnostics.filter((d) => d.severity === 0).map((d) => `${d.code}: ${d.message} at ${d.path.join('.')}`);
     expect(await errors(committed())).toEqual([]);
     expect((await errors(committed().replace('"#/components/messages/dealWon"', '"#/components/messages/noSuchMessage"'))).length).toBeGreaterThan(0);
   });
@@ -66,10 +67,21 @@ describe('the AsyncAPI document of the events on NATS', () => {
       await ok(api.post('/contacts/merge', { winner_id: contact.id, loser_id: other.id }));
       const company = await ok(api.post('/companies', { name: 'Acme', domain: 'acme.example' }));
       await ok(api.patch(`/companies/${company.id}`, { industry: 'tools' }));
-      const pipeline = await ok(api.post('/pipelines', { name: 'Sales', stages: [{ name: 'Open', type: 'open' }, { name: 'Won', type: 'won' }, { name: 'Lost', type: 'lost' }] }));
+      const pipeline = await ok(
+        api.post('/pipelines', {
+          name: 'Sales',
+          stages: [
+            { name: 'Open', type: 'open' },
+            { name: 'Won', type: 'won' },
+            { name: 'Lost', type: 'lost' },
+          ],
+        }),
+      );
       const [open, won, lost] = pipeline.stages;
       await ok(api.patch(`/pipelines/${pipeline.id}`, { name: 'Sales EU' }));
-      const deal = await ok(api.post('/deals', { name: 'Pilot', pipeline_id: pipeline.id, stage_id: open.id, contact_id: contact.id, value: 5000, currency: 'EUR' }));
+      const deal = await ok(
+        api.post('/deals', { name: 'Pilot', pipeline_id: pipeline.id, stage_id: open.id, contact_id: contact.id, value: 5000, currency: 'EUR' }),
+      );
       await ok(api.patch(`/deals/${deal.id}`, { name: 'Pilot 2' }));
       await ok(api.post(`/deals/${deal.id}/stage`, { stage_id: won.id }));
       const second = await ok(api.post('/deals', { name: 'Second', pipeline_id: pipeline.id, stage_id: open.id }));
@@ -92,10 +104,35 @@ describe('the AsyncAPI document of the events on NATS', () => {
       await ok(api.delete(`/deals/${deal.id}`));
       await ok(api.delete(`/pipelines/${pipeline.id}`));
 
-      const expected = ['contact.created', 'contact.updated', 'contact.deleted', 'company.created', 'company.updated', 'company.deleted', 'deal.created', 'deal.updated',
-        'deal.deleted', 'deal.stage_changed', 'deal.won', 'deal.lost', 'activity.created', 'activity.updated', 'activity.deleted', 'task.created', 'task.updated',
-        'task.deleted', 'pipeline.created', 'pipeline.updated', 'pipeline.deleted', 'object_type.created', 'object_record.created', 'object_record.updated', 'object_record.deleted',
-        'api_key.created', 'api_key.revoked'];
+      const expected = [
+        'contact.created',
+        'contact.updated',
+        'contact.deleted',
+        'company.created',
+        'company.updated',
+        'company.deleted',
+        'deal.created',
+        'deal.updated',
+        'deal.deleted',
+        'deal.stage_changed',
+        'deal.won',
+        'deal.lost',
+        'activity.created',
+        'activity.updated',
+        'activity.deleted',
+        'task.created',
+        'task.updated',
+        'task.deleted',
+        'pipeline.created',
+        'pipeline.updated',
+        'pipeline.deleted',
+        'object_type.created',
+        'object_record.created',
+        'object_record.updated',
+        'object_record.deleted',
+        'api_key.created',
+        'api_key.revoked',
+      ];
       await eventually(async () => (expected.every((type) => received.some((r) => r.event.type === type)) ? true : undefined));
 
       const document = JSON.parse(committed()) as AsyncApi;

@@ -18,7 +18,11 @@ describe('Concurrent batch upserts of one new key', () => {
   });
   afterAll(() => stack.stop());
 
-  async function race(path: string, items: (i: number) => Record<string, unknown>, key?: string): Promise<{ id: string; sent: Array<Record<string, unknown>> }> {
+  async function race(
+    path: string,
+    items: (i: number) => Record<string, unknown>,
+    key?: string,
+  ): Promise<{ id: string; sent: Array<Record<string, unknown>> }> {
     const sent = Array.from({ length: IN_FLIGHT }, (_, i) => items(i));
     const answers: ApiResponse[] = await Promise.all(sent.map((item) => stack.api.post(path, { operation: 'upsert', items: [item], ...(key ? { key } : {}) })));
     for (const answer of answers) if (answer.status !== 200) throw new Error(`POST ${path} answered ${answer.status}: ${answer.text}`);

@@ -89,7 +89,10 @@ describe('Batch writes', () => {
 
   it('updates with PATCH rules and deletes, with 404 for unknown ids and no event for an unchanged item', async () => {
     const t = tag();
-    const made = await stack.api.post('/contacts/batch', { operation: 'create', items: [0, 1, 2].map((i) => ({ email: `u${i}-${t}@batch.example`, first_name: 'Old', title: 'CTO' })) });
+    const made = await stack.api.post('/contacts/batch', {
+      operation: 'create',
+      items: [0, 1, 2].map((i) => ({ email: `u${i}-${t}@batch.example`, first_name: 'Old', title: 'CTO' })),
+    });
     const [a, b, c] = made.body.data.map((r: { data: { id: string } }) => r.data.id);
     const company = (await stack.api.post('/companies', { name: `Acme ${t}` })).body.data;
     const updated = await stack.api.post('/contacts/batch', {
@@ -104,17 +107,31 @@ describe('Batch writes', () => {
     });
     expect(updated.status).toBe(200);
     expect(statuses(updated)).toEqual([200, 200, 404, 409, 400]);
-    expect(updated.body.data[0].data).toMatchObject({ id: a, first_name: 'New', title: null, company_id: company.id, relationships: { company: { id: company.id, name: `Acme ${t}` } } });
+    expect(updated.body.data[0].data).toMatchObject({
+      id: a,
+      first_name: 'New',
+      title: null,
+      company_id: company.id,
+      relationships: { company: { id: company.id, name: `Acme ${t}` } },
+    });
     expect(updated.body.data[0].data).toEqual((await stack.api.get(`/contacts/${a}`)).body.data);
     expect(updated.body.data[2].error.code).toBe('not_found');
     expect(updated.body.data[4].error.details[0]).toMatchObject({ field: 'id', code: 'required' });
 
     const events = await allEventsOf(['contact.updated'], 'contact_id', new Set([a, b, c]));
     expect(events.map((e) => e.data)).toEqual([
-      { contact_id: a, changed: ['first_name', 'title', 'company_id'], previous: { first_name: 'Old', title: 'CTO', company_id: null }, current: { first_name: 'New', title: null, company_id: company.id } },
+      {
+        contact_id: a,
+        changed: ['first_name', 'title', 'company_id'],
+        previous: { first_name: 'Old', title: 'CTO', company_id: null },
+        current: { first_name: 'New', title: null, company_id: company.id },
+      },
     ]);
 
-    const removed = await stack.api.post('/contacts/batch', { operation: 'delete', items: [{ id: a }, { id: 'cont_00000000000000000000000000' }, { id: b, email: 'x' }] });
+    const removed = await stack.api.post('/contacts/batch', {
+      operation: 'delete',
+      items: [{ id: a }, { id: 'cont_00000000000000000000000000' }, { id: b, email: 'x' }],
+    });
     expect(statuses(removed)).toEqual([204, 404, 400]);
     expect(removed.body.data[0]).toEqual({ index: 0, status: 204 });
     expect((await stack.api.get(`/contacts/${a}`)).status).toBe(404);
@@ -160,19 +177,31 @@ describe('Batch writes', () => {
 
     // A conflict found only by the write (the unique index) also rolls back the items before it.
     await stack.api.post('/contacts', { email: `aon-taken-${t}@batch.example` });
-    const conflict = await stack.api.post('/contacts/batch', { operation: 'create', all_or_none: true, items: [{ email: `aon3-${t}@batch.example` }, { email: `aon-taken-${t}@batch.example` }] });
+    const conflict = await stack.api.post('/contacts/batch', {
+      operation: 'create',
+      all_or_none: true,
+      items: [{ email: `aon3-${t}@batch.example` }, { email: `aon-taken-${t}@batch.example` }],
+    });
     expect(conflict.status).toBe(409);
     expect(conflict.body.error.details).toEqual([expect.objectContaining({ field: 'items.1.email', code: 'duplicate' })]);
     expect((await stack.api.post('/contacts/query', { filter: { email: { $in: [`aon3-${t}@batch.example`] } } })).body.data).toEqual([]);
 
-    const ok = await stack.api.post('/contacts/batch', { operation: 'create', all_or_none: true, items: [{ email: `aon4-${t}@batch.example` }, { email: `aon5-${t}@batch.example` }] });
+    const ok = await stack.api.post('/contacts/batch', {
+      operation: 'create',
+      all_or_none: true,
+      items: [{ email: `aon4-${t}@batch.example` }, { email: `aon5-${t}@batch.example` }],
+    });
     expect(statuses(ok)).toEqual([201, 201]);
     // Only the applied batch's events exist: a marker written after it proves the log has caught up.
     const marker = (await stack.api.post('/contacts', { email: `marker-${t}@batch.example` })).body.data;
-    const emails = (await eventually(async () => {
-      const events = await stack.api.listAll('/events?type=contact.created');
-      return events.some((e) => e.data.contact_id === marker.id) ? events : undefined;
-    })).map((e) => e.data.email).filter((e: string) => e.includes(t));
+    const emails = (
+      await eventually(async () => {
+        const events = await stack.api.listAll('/events?type=contact.created');
+        return events.some((e) => e.data.contact_id === marker.id) ? events : undefined;
+      })
+    )
+      .map((e) => e.data.email)
+      .filter((e: string) => e.includes(t));
     expect(emails.sort()).toEqual([`aon-taken-${t}@batch.example`, `aon4-${t}@batch.example`, `aon5-${t}@batch.example`, `marker-${t}@batch.example`]);
   });
 
@@ -216,7 +245,10 @@ describe('Batch writes', () => {
   it('costs one rate-limit token per item, shown in the rate-limit headers', async () => {
     const t = tag();
     const before = Number((await stack.api.get('/contacts?limit=1')).headers.get('x-ratelimit-remaining'));
-    const res = await stack.api.post('/contacts/batch', { operation: 'create', items: Array.from({ length: 50 }, (_, i) => ({ email: `rl${i}-${t}@batch.example` })) });
+    const res = await stack.api.post('/contacts/batch', {
+      operation: 'create',
+      items: Array.from({ length: 50 }, (_, i) => ({ email: `rl${i}-${t}@batch.example` })),
+    });
     expect(res.status).toBe(200);
     const after = Number(res.headers.get('x-ratelimit-remaining'));
     // 50 tokens for the batch; the bucket refills meanwhile at most a few tokens at the test's rate.
@@ -230,7 +262,13 @@ describe('Batch writes', () => {
     expect([single.status, single.body.error.code]).toEqual([413, 'payload_too_large']);
     // 200 full records, about 1.2 MB of JSON: over the 1 MiB of other routes and over the broker's default payload limit.
     const t = tag();
-    const notes = (i: number) => Object.fromEntries(Array.from({ length: 50 }, (_, k) => [`note_${k}`, `Met at event ${i}-${k}; follow up about the renewal, pricing tier and onboarding plan, with the analytics team copied.`]));
+    const notes = (i: number) =>
+      Object.fromEntries(
+        Array.from({ length: 50 }, (_, k) => [
+          `note_${k}`,
+          `Met at event ${i}-${k}; follow up about the renewal, pricing tier and onboarding plan, with the analytics team copied.`,
+        ]),
+      );
     const items = Array.from({ length: 200 }, (_, i) => ({
       email: `full${i}-${t}@batch.example`,
       first_name: 'Augusta Ada',
@@ -247,7 +285,10 @@ describe('Batch writes', () => {
     expect(Buffer.byteLength(JSON.stringify({ operation: 'create', items }))).toBeGreaterThan(1024 * 1024);
     const full = await stack.api.post('/contacts/batch', { operation: 'create', items });
     expect(statuses(full)).toEqual(items.map(() => 201));
-    const tooBig = await stack.api.post('/contacts/batch', { operation: 'create', items: Array.from({ length: 15 }, () => ({ email: 'big@batch.example', metadata: { a: big } })) });
+    const tooBig = await stack.api.post('/contacts/batch', {
+      operation: 'create',
+      items: Array.from({ length: 15 }, () => ({ email: 'big@batch.example', metadata: { a: big } })),
+    });
     expect([tooBig.status, tooBig.body.error.message]).toEqual([413, 'Request body exceeds the 8388608 byte limit.']);
   });
 
@@ -255,14 +296,25 @@ describe('Batch writes', () => {
     const t = tag();
     const companies = await stack.api.post('/companies/batch', {
       operation: 'upsert',
-      items: [{ name: 'One', domain: `one-${t}.example.com` }, { name: 'Two', domain: `two-${t}.example.com` }],
+      items: [
+        { name: 'One', domain: `one-${t}.example.com` },
+        { name: 'Two', domain: `two-${t}.example.com` },
+      ],
     });
     expect(statuses(companies)).toEqual([201, 201]);
     const renamed = await stack.api.post('/companies/batch', { operation: 'upsert', items: [{ name: 'One Inc', domain: `ONE-${t}.example.com` }] });
     expect(renamed.body.data[0].data).toMatchObject({ id: companies.body.data[0].data.id, name: 'One Inc' });
 
     const contact = (await stack.api.post('/contacts', { email: `w-${t}@batch.example` })).body.data;
-    const pipeline = (await stack.api.post('/pipelines', { name: `P ${t}`, stages: [{ name: 'New', type: 'open' }, { name: 'Won', type: 'won' }] })).body.data;
+    const pipeline = (
+      await stack.api.post('/pipelines', {
+        name: `P ${t}`,
+        stages: [
+          { name: 'New', type: 'open' },
+          { name: 'Won', type: 'won' },
+        ],
+      })
+    ).body.data;
     const [open, won] = pipeline.stages;
     const deals = await stack.api.post('/deals/batch', {
       operation: 'create',
@@ -277,7 +329,13 @@ describe('Batch writes', () => {
     expect(deals.body.data[1].data).toMatchObject({ status: 'won' });
     const [d1, d2] = deals.body.data.map((r: { data?: { id: string } }) => r.data?.id);
     const moved = await stack.api.post('/deals/batch', { operation: 'update', items: [{ id: d1, stage_id: won.id, value: 250 }] });
-    expect(moved.body.data[0].data).toMatchObject({ id: d1, stage_id: won.id, status: 'won', value: 250, relationships: { stage: { name: 'Won' }, contact: { id: contact.id } } });
+    expect(moved.body.data[0].data).toMatchObject({
+      id: d1,
+      stage_id: won.id,
+      status: 'won',
+      value: 250,
+      relationships: { stage: { name: 'Won' }, contact: { id: contact.id } },
+    });
     expect(moved.body.data[0].data).toEqual({ ...(await stack.api.get(`/deals/${d1}`)).body.data, days_in_stage: 0 });
     const dealMarker: Marker = async () => ({
       type: 'deal.created',
@@ -310,19 +368,36 @@ describe('Batch writes', () => {
     expect(reopened.body.data[0].data).toMatchObject({ status: 'pending', completed_at: null });
 
     const s = `proj_${t}`;
-    await stack.api.post('/objects', { name: 'Project', slug: s, enforcement_level: 'hard', fields: [{ name: 'code', type: 'string', unique: true }, { name: 'title', type: 'string' }] });
+    await stack.api.post('/objects', {
+      name: 'Project',
+      slug: s,
+      enforcement_level: 'hard',
+      fields: [
+        { name: 'code', type: 'string', unique: true },
+        { name: 'title', type: 'string' },
+      ],
+    });
     const records = await stack.api.post(`/objects/${s}/records/batch`, {
       operation: 'upsert',
       key: 'code',
       items: [{ values: { code: 'A', title: 'Alpha' } }, { values: { code: 'B', title: 'Beta' } }],
     });
     expect(statuses(records)).toEqual([201, 201]);
-    const again = await stack.api.post(`/objects/${s}/records/batch`, { operation: 'upsert', key: 'code', items: [{ values: { code: 'A', title: 'Alpha 2' } }, { values: { code: 'C' } }] });
+    const again = await stack.api.post(`/objects/${s}/records/batch`, {
+      operation: 'upsert',
+      key: 'code',
+      items: [{ values: { code: 'A', title: 'Alpha 2' } }, { values: { code: 'C' } }],
+    });
     expect(statuses(again)).toEqual([200, 201]);
     expect(again.body.data[0].data).toMatchObject({ id: records.body.data[0].data.id, values: { code: 'A', title: 'Alpha 2' } });
-    const dup = await stack.api.post(`/objects/${s}/records/batch`, { operation: 'create', items: [{ values: { code: 'D' } }, { values: { code: 'D' } }, { values: { code: 'A' } }] });
+    const dup = await stack.api.post(`/objects/${s}/records/batch`, {
+      operation: 'create',
+      items: [{ values: { code: 'D' } }, { values: { code: 'D' } }, { values: { code: 'A' } }],
+    });
     expect(statuses(dup)).toEqual([201, 400, 400]);
-    expect((await stack.api.post(`/objects/${s}/records/batch`, { operation: 'upsert', items: [{ values: { code: 'E' } }] })).body.error.details[0].field).toBe('key');
+    expect((await stack.api.post(`/objects/${s}/records/batch`, { operation: 'upsert', items: [{ values: { code: 'E' } }] })).body.error.details[0].field).toBe(
+      'key',
+    );
     expect((await stack.api.post(`/objects/nope_${t}/records/batch`, { operation: 'create', items: [{ values: {} }] })).status).toBe(404);
   });
 });

@@ -22,7 +22,11 @@ describe('GET /changes within its indexes and its budget', () => {
       // A day of API changes, then a few captures at its end: the rare channel sits behind all the rest.
       const next = monotonicFactory();
       const start = Date.now() - 86_400_000;
-      const rows = Array.from({ length: HISTORY + 3 }, (_, i) => ({ id: `chg_${next(start + i).toLowerCase()}`, at: new Date(start + i).toISOString(), via: i < HISTORY ? 'api' : 'capture' }));
+      const rows = Array.from({ length: HISTORY + 3 }, (_, i) => ({
+        id: `chg_${next(start + i).toLowerCase()}`,
+        at: new Date(start + i).toISOString(),
+        via: i < HISTORY ? 'api' : 'capture',
+      }));
       await db.query(
         `INSERT INTO contacts.changes (id, object, record_id, action, changed, previous, current, actor_type, actor_id, via, request_id, occurred_at)
          SELECT r.id, 'contacts', 'cont_' || lpad(r.n::text, 26, '0'), 'updated', ARRAY['first_name'], NULL, NULL, 'system', NULL, r.via, NULL, r.at
@@ -57,10 +61,14 @@ describe('GET /changes within its indexes and its budget', () => {
   async function entriesReadBy(request: () => Promise<void>): Promise<number> {
     const before = await reads();
     await request();
-    const after = await eventually(async () => {
-      const now = await reads();
-      return now.scans > before.scans ? now : undefined;
-    }, 60_000, 200);
+    const after = await eventually(
+      async () => {
+        const now = await reads();
+        return now.scans > before.scans ? now : undefined;
+      },
+      60_000,
+      200,
+    );
     return after.entries - before.entries;
   }
 
@@ -102,10 +110,16 @@ describe('GET /changes within its indexes and its budget', () => {
       expect(res.body.error.code).toBe('query_too_expensive');
       expect(res.body.error.message).toMatch(/record_id/);
       // Checked while the lock is still held: a read that ran on would still be waiting for it.
-      await eventually(async () => {
-        const { rows } = await monitor.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
-        return rows[0].n === 0 ? true : undefined;
-      }, 20_000, 100);
+      await eventually(
+        async () => {
+          const { rows } = await monitor.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          );
+          return rows[0].n === 0 ? true : undefined;
+        },
+        20_000,
+        100,
+      );
     } finally {
       await holder.query('ROLLBACK').catch(() => undefined);
       await holder.end();

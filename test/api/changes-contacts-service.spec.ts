@@ -4,8 +4,26 @@ import { startStack, TestStack } from '../support/stack';
 
 const tag = () => randomBytes(4).toString('hex');
 
-type Entry = { id: string; object: string; record_id: string; action: string; changed: string[]; previous: any; current: any; actor: { type: string; id: string | null }; via: string; request_id: string | null };
-type LoggedEvent = { id: string; type: string; actor?: { type: string; id: string | null }; via?: string; request_id?: string | null; data: Record<string, any> };
+type Entry = {
+  id: string;
+  object: string;
+  record_id: string;
+  action: string;
+  changed: string[];
+  previous: any;
+  current: any;
+  actor: { type: string; id: string | null };
+  via: string;
+  request_id: string | null;
+};
+type LoggedEvent = {
+  id: string;
+  type: string;
+  actor?: { type: string; id: string | null };
+  via?: string;
+  request_id?: string | null;
+  data: Record<string, any>;
+};
 
 /**
  * Change history of the objects the contacts service keeps besides contacts (changes.spec.ts covers
@@ -44,15 +62,34 @@ describe('change history of companies, work items, users and custom records', ()
   };
   const newContact = (extra: Record<string, unknown> = {}) => created('/contacts', { email: `c.${tag()}@example.com`, ...extra });
   const newDeal = async (contactId?: string) => {
-    const pipeline = await created('/pipelines', { name: `P ${tag()}`, stages: [{ name: 'Open', type: 'open' }, { name: 'Won', type: 'won' }] });
-    return created('/deals', { name: `D ${tag()}`, pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, ...(contactId ? { contact_id: contactId } : {}) });
+    const pipeline = await created('/pipelines', {
+      name: `P ${tag()}`,
+      stages: [
+        { name: 'Open', type: 'open' },
+        { name: 'Won', type: 'won' },
+      ],
+    });
+    return created('/deals', {
+      name: `D ${tag()}`,
+      pipeline_id: pipeline.id,
+      stage_id: pipeline.stages[0].id,
+      ...(contactId ? { contact_id: contactId } : {}),
+    });
   };
 
   it('records a company created, really updated and deleted; a no-op PATCH records nothing; its contacts each get an entry for losing it', async () => {
     expect((await stack.api.post('/objects/companies/fields', { name: 'tier', type: 'string' })).status).toBeLessThan(300);
     const domain = `co-${tag()}.example`;
     const company = await created('/companies', { name: 'Acme', domain, custom_fields: { tier: 'gold' } }, { 'X-Request-Id': 'req-co-create' });
-    expect((await stack.api.patch(`/companies/${company.id}`, { industry: 'Rockets', custom_fields: { tier: 'silver' } }, { headers: { 'X-Request-Id': 'req-co-patch' } })).status).toBe(200);
+    expect(
+      (
+        await stack.api.patch(
+          `/companies/${company.id}`,
+          { industry: 'Rockets', custom_fields: { tier: 'silver' } },
+          { headers: { 'X-Request-Id': 'req-co-patch' } },
+        )
+      ).status,
+    ).toBe(200);
     expect((await stack.api.patch(`/companies/${company.id}`, { name: 'Acme', industry: 'Rockets', custom_fields: { tier: 'silver' } })).status).toBe(200);
     const employee = await newContact({ company_id: company.id });
     expect((await stack.api.delete(`/companies/${company.id}`, { headers: { 'X-Request-Id': 'req-co-delete' } })).status).toBe(204);
@@ -61,7 +98,14 @@ describe('change history of companies, work items, users and custom records', ()
     const log = await historyOf(`/companies/${company.id}`);
     expect(log.map((c) => c.action)).toEqual(['created', 'updated', 'deleted']);
     const [creation, update, deletion] = log;
-    expect(creation).toMatchObject({ object: 'companies', record_id: company.id, previous: null, actor: { type: 'api_key', id: keyId }, via: 'api', request_id: 'req-co-create' });
+    expect(creation).toMatchObject({
+      object: 'companies',
+      record_id: company.id,
+      previous: null,
+      actor: { type: 'api_key', id: keyId },
+      via: 'api',
+      request_id: 'req-co-create',
+    });
     expect(creation.current).toEqual({ name: 'Acme', domain, 'custom_fields.tier': 'gold' });
     expect([...creation.changed].sort()).toEqual(['custom_fields.tier', 'domain', 'name']);
     expect(update).toMatchObject({
@@ -70,7 +114,12 @@ describe('change history of companies, work items, users and custom records', ()
       current: { industry: 'Rockets', 'custom_fields.tier': 'silver' },
       request_id: 'req-co-patch',
     });
-    expect(deletion).toMatchObject({ previous: { name: 'Acme', domain, industry: 'Rockets', 'custom_fields.tier': 'silver' }, current: null, via: 'api', request_id: 'req-co-delete' });
+    expect(deletion).toMatchObject({
+      previous: { name: 'Acme', domain, industry: 'Rockets', 'custom_fields.tier': 'silver' },
+      current: null,
+      via: 'api',
+      request_id: 'req-co-delete',
+    });
     expect((await stack.api.get(`/companies/${company.id}/changes?field=custom_fields.tier`)).body.data.map((c: Entry) => c.id)).toEqual(log.map((c) => c.id));
 
     expect(await last(`/contacts/${employee.id}`)).toMatchObject({
@@ -84,7 +133,11 @@ describe('change history of companies, work items, users and custom records', ()
 
   it('records an activity created, updated and deleted, and activity.updated carries previous and current', async () => {
     const contact = await newContact();
-    const activity = await created('/activities', { type: 'call', subject: 'Intro', contact_id: contact.id, occurred_at: '2030-01-02T03:04:05.000Z' }, { 'X-Request-Id': 'req-act-create' });
+    const activity = await created(
+      '/activities',
+      { type: 'call', subject: 'Intro', contact_id: contact.id, occurred_at: '2030-01-02T03:04:05.000Z' },
+      { 'X-Request-Id': 'req-act-create' },
+    );
     expect((await stack.api.patch(`/activities/${activity.id}`, { subject: 'Follow-up', body: 'Notes' })).status).toBe(200);
     expect((await stack.api.patch(`/activities/${activity.id}`, { subject: 'Follow-up', type: 'call' })).status).toBe(200);
     expect((await stack.api.delete(`/activities/${activity.id}`)).status).toBe(204);
@@ -98,7 +151,11 @@ describe('change history of companies, work items, users and custom records', ()
       actor: { type: 'api_key', id: keyId },
       request_id: 'req-act-create',
     });
-    expect(log[1]).toMatchObject({ changed: ['subject', 'body'], previous: { subject: 'Intro', body: null }, current: { subject: 'Follow-up', body: 'Notes' } });
+    expect(log[1]).toMatchObject({
+      changed: ['subject', 'body'],
+      previous: { subject: 'Intro', body: null },
+      current: { subject: 'Follow-up', body: 'Notes' },
+    });
     expect(log[2]).toMatchObject({ previous: { type: 'call', subject: 'Follow-up', body: 'Notes', contact_id: contact.id }, current: null });
 
     const [event] = await eventsOf('activity.updated', (d) => d.activity_id === activity.id);
@@ -124,7 +181,11 @@ describe('change history of companies, work items, users and custom records', ()
     expect(log.map((c) => c.action)).toEqual(['created', 'updated', 'deleted']);
     expect(log[0]).toMatchObject({ object: 'tasks', current: { title: 'Send quote', priority: 'medium', status: 'pending' } });
     expect(log[0].changed).not.toContain('completed_at');
-    expect(log[1]).toMatchObject({ changed: ['priority', 'status'], previous: { priority: 'medium', status: 'pending' }, current: { priority: 'high', status: 'completed' } });
+    expect(log[1]).toMatchObject({
+      changed: ['priority', 'status'],
+      previous: { priority: 'medium', status: 'pending' },
+      current: { priority: 'high', status: 'completed' },
+    });
     expect(log[2]).toMatchObject({ previous: { title: 'Send quote', priority: 'high', status: 'completed', completed_at: expect.any(String) }, current: null });
 
     const [event] = await eventsOf('task.updated', (d) => d.task_id === task.id);
@@ -146,8 +207,20 @@ describe('change history of companies, work items, users and custom records', ()
     const shared = await created('/tasks', { title: 'Shared', contact_id: contact.id, deal_id: deal.id });
     expect((await stack.api.delete(`/contacts/${contact.id}`, { headers: { 'X-Request-Id': 'req-contact-gone' } })).status).toBe(204);
 
-    expect(await last(`/activities/${own.id}`)).toMatchObject({ action: 'deleted', previous: { subject: 'Only the contact', contact_id: contact.id }, current: null, request_id: 'req-contact-gone', via: 'api' });
-    expect(await last(`/tasks/${shared.id}`)).toMatchObject({ action: 'updated', changed: ['contact_id'], previous: { contact_id: contact.id }, current: { contact_id: null }, request_id: 'req-contact-gone' });
+    expect(await last(`/activities/${own.id}`)).toMatchObject({
+      action: 'deleted',
+      previous: { subject: 'Only the contact', contact_id: contact.id },
+      current: null,
+      request_id: 'req-contact-gone',
+      via: 'api',
+    });
+    expect(await last(`/tasks/${shared.id}`)).toMatchObject({
+      action: 'updated',
+      changed: ['contact_id'],
+      previous: { contact_id: contact.id },
+      current: { contact_id: null },
+      request_id: 'req-contact-gone',
+    });
     const [unlinked] = await eventsOf('task.updated', (d) => d.task_id === shared.id);
     expect(unlinked.data).toMatchObject({ changed: ['contact_id'], previous: { contact_id: contact.id }, current: { contact_id: null } });
 
@@ -159,19 +232,33 @@ describe('change history of companies, work items, users and custom records', ()
       const entry = await last(`/tasks/${shared.id}`);
       return entry.action === 'deleted' ? entry : undefined;
     });
-    expect(gone).toMatchObject({ previous: { title: 'Shared', deal_id: deal.id }, current: null, actor: { type: 'system', id: 'contacts-deal-links' }, via: 'system', request_id: null });
+    expect(gone).toMatchObject({
+      previous: { title: 'Shared', deal_id: deal.id },
+      current: null,
+      actor: { type: 'system', id: 'contacts-deal-links' },
+      via: 'system',
+      request_id: null,
+    });
     const detached = await eventually(async () => {
       const entry = await last(`/activities/${kept.id}`);
       return entry.action === 'updated' ? entry : undefined;
     });
-    expect(detached).toMatchObject({ changed: ['deal_id'], previous: { deal_id: deal.id }, current: { deal_id: null }, actor: { type: 'system', id: 'contacts-deal-links' }, via: 'system' });
+    expect(detached).toMatchObject({
+      changed: ['deal_id'],
+      previous: { deal_id: deal.id },
+      current: { deal_id: null },
+      actor: { type: 'system', id: 'contacts-deal-links' },
+      via: 'system',
+    });
   });
 
   it('records the work a merge moves to the winner, via merge', async () => {
     const winner = await newContact();
     const loser = await newContact();
     const task = await created('/tasks', { title: 'Moves', contact_id: loser.id });
-    expect((await stack.api.post('/contacts/merge', { winner_id: winner.id, loser_id: loser.id }, { headers: { 'X-Request-Id': 'req-merge-work' } })).status).toBe(200);
+    expect(
+      (await stack.api.post('/contacts/merge', { winner_id: winner.id, loser_id: loser.id }, { headers: { 'X-Request-Id': 'req-merge-work' } })).status,
+    ).toBe(200);
     expect(await last(`/tasks/${task.id}`)).toMatchObject({
       action: 'updated',
       changed: ['contact_id'],
@@ -194,7 +281,14 @@ describe('change history of companies, work items, users and custom records', ()
 
     const log = await historyOf(`/users/${user.id}`);
     expect(log.map((c) => c.action)).toEqual(['created', 'updated', 'deleted']);
-    expect(log[0]).toMatchObject({ object: 'users', previous: null, current: { name: 'Uma', email, role: 'member' }, actor: { type: 'api_key', id: keyId }, via: 'api', request_id: 'req-user-create' });
+    expect(log[0]).toMatchObject({
+      object: 'users',
+      previous: null,
+      current: { name: 'Uma', email, role: 'member' },
+      actor: { type: 'api_key', id: keyId },
+      via: 'api',
+      request_id: 'req-user-create',
+    });
     expect(log[1]).toMatchObject({ changed: ['role'], previous: { role: 'member' }, current: { role: 'manager' } });
     expect(log[2]).toMatchObject({ previous: { name: 'Uma', email, role: 'manager' }, current: null });
     expect((await stack.api.get(`/changes?object=users&record_id=${user.id}`)).body.data).toHaveLength(3);
@@ -202,7 +296,18 @@ describe('change history of companies, work items, users and custom records', ()
 
   it('records a custom object record with values.<name> paths, and object_record.updated carries previous and current by value name', async () => {
     const slug = `proj_${tag()}`;
-    expect((await stack.api.post('/objects', { name: `Project ${slug}`, slug, fields: [{ name: 'title', type: 'string' }, { name: 'budget', type: 'number' }] })).status).toBe(201);
+    expect(
+      (
+        await stack.api.post('/objects', {
+          name: `Project ${slug}`,
+          slug,
+          fields: [
+            { name: 'title', type: 'string' },
+            { name: 'budget', type: 'number' },
+          ],
+        })
+      ).status,
+    ).toBe(201);
     const record = await created(`/objects/${slug}/records`, { values: { title: 'Apollo', budget: 10 } }, { 'X-Request-Id': 'req-rec-create' });
     expect((await stack.api.patch(`/objects/${slug}/records/${record.id}`, { values: { budget: 20, title: null } })).status).toBe(200);
     expect((await stack.api.patch(`/objects/${slug}/records/${record.id}`, { values: { budget: 20 } })).status).toBe(200);
@@ -211,28 +316,60 @@ describe('change history of companies, work items, users and custom records', ()
     const path = `/objects/${slug}/records/${record.id}`;
     const log = await historyOf(path);
     expect(log.map((c) => c.action)).toEqual(['created', 'updated', 'deleted']);
-    expect(log[0]).toMatchObject({ object: slug, record_id: record.id, previous: null, current: { 'values.title': 'Apollo', 'values.budget': 10 }, request_id: 'req-rec-create' });
+    expect(log[0]).toMatchObject({
+      object: slug,
+      record_id: record.id,
+      previous: null,
+      current: { 'values.title': 'Apollo', 'values.budget': 10 },
+      request_id: 'req-rec-create',
+    });
     expect([...log[0].changed].sort()).toEqual(['values.budget', 'values.title']);
-    expect(log[1]).toMatchObject({ changed: ['values.budget', 'values.title'], previous: { 'values.budget': 10, 'values.title': 'Apollo' }, current: { 'values.budget': 20, 'values.title': null } });
+    expect(log[1]).toMatchObject({
+      changed: ['values.budget', 'values.title'],
+      previous: { 'values.budget': 10, 'values.title': 'Apollo' },
+      current: { 'values.budget': 20, 'values.title': null },
+    });
     expect(log[2]).toMatchObject({ changed: ['values.budget'], previous: { 'values.budget': 20 }, current: null });
     expect((await stack.api.get(`${path}/changes?field=values.title`)).body.data.map((c: Entry) => c.id)).toEqual([log[0].id, log[1].id]);
     expect((await stack.api.get(`/changes?object=${slug}`)).body.data).toHaveLength(3);
 
     const [event] = await eventsOf('object_record.updated', (d) => d.record_id === record.id);
-    expect(event.data).toMatchObject({ object: slug, changed: ['budget', 'title'], previous: { budget: 10, title: 'Apollo' }, current: { budget: 20, title: null } });
+    expect(event.data).toMatchObject({
+      object: slug,
+      changed: ['budget', 'title'],
+      previous: { budget: 10, title: 'Apollo' },
+      current: { budget: 20, title: null },
+    });
   });
 
   it('records every applied batch item via batch: creates, upserts, deletes and what they unlink; failed items and no-ops record nothing', async () => {
     const [d1, d2, d3] = [tag(), tag(), tag()].map((t) => `b-${t}.example`);
-    const made = await stack.api.post('/companies/batch', { operation: 'create', items: [{ name: 'B1', domain: d1 }, { name: 'B2', domain: d2 }, { domain: 'nameless.example' }] }, { headers: { 'X-Request-Id': 'req-batch-create' } });
+    const made = await stack.api.post(
+      '/companies/batch',
+      { operation: 'create', items: [{ name: 'B1', domain: d1 }, { name: 'B2', domain: d2 }, { domain: 'nameless.example' }] },
+      { headers: { 'X-Request-Id': 'req-batch-create' } },
+    );
     expect(made.status).toBe(200);
     expect(made.body.data.map((r: any) => r.status)).toEqual([201, 201, 400]);
     const [b1, b2] = made.body.data.map((r: any) => r.data?.id);
     expect(await historyOf(`/companies/${b1}`)).toEqual([
-      expect.objectContaining({ action: 'created', current: { name: 'B1', domain: d1 }, via: 'batch', actor: { type: 'api_key', id: keyId }, request_id: 'req-batch-create' }),
+      expect.objectContaining({
+        action: 'created',
+        current: { name: 'B1', domain: d1 },
+        via: 'batch',
+        actor: { type: 'api_key', id: keyId },
+        request_id: 'req-batch-create',
+      }),
     ]);
 
-    const upserted = await stack.api.post('/companies/batch', { operation: 'upsert', items: [{ name: 'B1 renamed', domain: d1 }, { name: 'B2', domain: d2 }, { name: 'B3', domain: d3 }] });
+    const upserted = await stack.api.post('/companies/batch', {
+      operation: 'upsert',
+      items: [
+        { name: 'B1 renamed', domain: d1 },
+        { name: 'B2', domain: d2 },
+        { name: 'B3', domain: d3 },
+      ],
+    });
     expect(upserted.body.data.map((r: any) => r.status)).toEqual([200, 200, 201]);
     expect((await historyOf(`/companies/${b1}`)).map((c) => [c.action, c.via, c.changed])).toEqual([
       ['created', 'batch', expect.any(Array)],
@@ -244,17 +381,45 @@ describe('change history of companies, work items, users and custom records', ()
     const employee = await newContact({ company_id: b2 });
     const removed = await stack.api.post('/companies/batch', { operation: 'delete', items: [{ id: b2 }] }, { headers: { 'X-Request-Id': 'req-batch-delete' } });
     expect(removed.body.data[0].status).toBe(204);
-    expect(await last(`/companies/${b2}`)).toMatchObject({ action: 'deleted', previous: { name: 'B2', domain: d2 }, via: 'batch', request_id: 'req-batch-delete' });
-    expect(await last(`/contacts/${employee.id}`)).toMatchObject({ action: 'updated', changed: ['company_id'], previous: { company_id: b2 }, current: { company_id: null }, via: 'batch' });
+    expect(await last(`/companies/${b2}`)).toMatchObject({
+      action: 'deleted',
+      previous: { name: 'B2', domain: d2 },
+      via: 'batch',
+      request_id: 'req-batch-delete',
+    });
+    expect(await last(`/contacts/${employee.id}`)).toMatchObject({
+      action: 'updated',
+      changed: ['company_id'],
+      previous: { company_id: b2 },
+      current: { company_id: null },
+      via: 'batch',
+    });
 
     const task = await created('/tasks', { title: 'Batch me' });
     expect((await stack.api.post('/tasks/batch', { operation: 'update', items: [{ id: task.id, status: 'cancelled' }] })).body.data[0].status).toBe(200);
-    expect(await last(`/tasks/${task.id}`)).toMatchObject({ action: 'updated', changed: ['status'], previous: { status: 'pending' }, current: { status: 'cancelled' }, via: 'batch' });
+    expect(await last(`/tasks/${task.id}`)).toMatchObject({
+      action: 'updated',
+      changed: ['status'],
+      previous: { status: 'pending' },
+      current: { status: 'cancelled' },
+      via: 'batch',
+    });
     const [batchEvent] = await eventsOf('task.updated', (d) => d.task_id === task.id);
     expect(batchEvent).toMatchObject({ via: 'batch', data: { changed: ['status'], previous: { status: 'pending' }, current: { status: 'cancelled' } } });
 
     const slug = `batch_${tag()}`;
-    expect((await stack.api.post('/objects', { name: `Batch ${slug}`, slug, fields: [{ name: 'code', type: 'string', unique: true }, { name: 'title', type: 'string' }] })).status).toBe(201);
+    expect(
+      (
+        await stack.api.post('/objects', {
+          name: `Batch ${slug}`,
+          slug,
+          fields: [
+            { name: 'code', type: 'string', unique: true },
+            { name: 'title', type: 'string' },
+          ],
+        })
+      ).status,
+    ).toBe(201);
     const records = await stack.api.post(`/objects/${slug}/records/batch`, { operation: 'create', items: [{ values: { code: 'A', title: 'Alpha' } }] });
     const recordId = records.body.data[0].data.id;
     await stack.api.post(`/objects/${slug}/records/batch`, { operation: 'upsert', key: 'code', items: [{ values: { code: 'A', title: 'Alpha 2' } }] });
@@ -278,8 +443,20 @@ describe('change history of companies, work items, users and custom records', ()
 
     const log = await historyOf(`/contacts/${contactId}`);
     expect(log.map((c) => c.action)).toEqual(['created', 'updated']);
-    expect(log[0]).toMatchObject({ action: 'created', current: { email, first_name: 'Nia', source: 'organic' }, actor: { type: 'api_key', id: key.id }, via: 'capture', request_id: 'req-capture-1' });
-    expect(log[1]).toMatchObject({ changed: ['last_name'], previous: { last_name: null }, current: { last_name: 'Ode' }, via: 'capture', actor: { type: 'api_key', id: key.id } });
+    expect(log[0]).toMatchObject({
+      action: 'created',
+      current: { email, first_name: 'Nia', source: 'organic' },
+      actor: { type: 'api_key', id: key.id },
+      via: 'capture',
+      request_id: 'req-capture-1',
+    });
+    expect(log[1]).toMatchObject({
+      changed: ['last_name'],
+      previous: { last_name: null },
+      current: { last_name: 'Ode' },
+      via: 'capture',
+      actor: { type: 'api_key', id: key.id },
+    });
   });
 
   it('records imported rows via import, with the importing key as actor and the upload request id', async () => {
@@ -303,8 +480,16 @@ describe('change history of companies, work items, users and custom records', ()
 
     const origin = { actor: { type: 'api_key', id: importer.id }, via: 'import', request_id: 'req-import-1' };
     const [freshCompany] = (await stack.api.get(`/companies?domain=${fresh}`)).body.data;
-    expect(await historyOf(`/companies/${freshCompany.id}`)).toEqual([expect.objectContaining({ action: 'created', current: { name: 'Fresh', domain: fresh }, ...origin })]);
-    expect(await last(`/companies/${existing.id}`)).toMatchObject({ action: 'updated', changed: ['name'], previous: { name: 'Known' }, current: { name: 'Known renamed' }, ...origin });
+    expect(await historyOf(`/companies/${freshCompany.id}`)).toEqual([
+      expect.objectContaining({ action: 'created', current: { name: 'Fresh', domain: fresh }, ...origin }),
+    ]);
+    expect(await last(`/companies/${existing.id}`)).toMatchObject({
+      action: 'updated',
+      changed: ['name'],
+      previous: { name: 'Known' },
+      current: { name: 'Known renamed' },
+      ...origin,
+    });
     const [event] = await eventsOf('company.created', (d) => d.company_id === freshCompany.id);
     expect(event).toMatchObject(origin);
     expect((await stack.api.get(`/changes?via=import&actor_id=${importer.id}`)).body.data).toHaveLength(2);

@@ -45,9 +45,11 @@ describe('change history of deals and pipelines', () => {
     return res.body.data;
   };
   const eventsOf = async (type: string, idField: string, id: string) =>
-    (await stack.api.listAll<{ type: string; actor: Entry['actor']; via: string; request_id: string | null; data: Record<string, any> }>(`/events?type=${type}`)).filter(
-      (e) => e.data[idField] === id,
-    );
+    (
+      await stack.api.listAll<{ type: string; actor: Entry['actor']; via: string; request_id: string | null; data: Record<string, any> }>(
+        `/events?type=${type}`,
+      )
+    ).filter((e) => e.data[idField] === id);
 
   async function pipeline(stages: Array<{ name: string; type: 'open' | 'won' | 'lost' }>): Promise<{ id: string; name: string; stages: Stage[] }> {
     const res = await stack.api.post('/pipelines', { name: `P ${tag()}`, stages });
@@ -63,7 +65,11 @@ describe('change history of deals and pipelines', () => {
       { name: 'Won', type: 'won' },
     ]);
     const [open, propose, won] = sales.stages;
-    const created = await stack.api.post('/deals', { name: 'Pilot', pipeline_id: sales.id, stage_id: open.id, value: 100, custom_fields: { tier: 2 } }, { headers: { 'X-Request-Id': 'deal-create-1' } });
+    const created = await stack.api.post(
+      '/deals',
+      { name: 'Pilot', pipeline_id: sales.id, stage_id: open.id, value: 100, custom_fields: { tier: 2 } },
+      { headers: { 'X-Request-Id': 'deal-create-1' } },
+    );
     expect(created.status).toBe(201);
     const id: string = created.body.data.id;
 
@@ -79,7 +85,15 @@ describe('change history of deals and pipelines', () => {
     expect(entries.map((e) => e.action)).toEqual(['created', 'updated', 'updated', 'updated']);
     const [first, renamed, closed, moved] = entries;
     expect(first).toMatchObject({ object: 'deals', record_id: id, previous: null, actor: byKey, via: 'api', request_id: 'deal-create-1' });
-    expect(first.current).toEqual({ name: 'Pilot', pipeline_id: sales.id, stage_id: open.id, value: 100, currency: 'USD', status: 'open', 'custom_fields.tier': 2 });
+    expect(first.current).toEqual({
+      name: 'Pilot',
+      pipeline_id: sales.id,
+      stage_id: open.id,
+      value: 100,
+      currency: 'USD',
+      status: 'open',
+      'custom_fields.tier': 2,
+    });
     expect(first.changed.sort()).toEqual(Object.keys(first.current!).sort());
     expect(renamed).toMatchObject({ changed: ['name'], previous: { name: 'Pilot' }, current: { name: 'Renamed' }, request_id: 'deal-patch-1' });
     expect(closed).toMatchObject({
@@ -87,7 +101,13 @@ describe('change history of deals and pipelines', () => {
       previous: { 'custom_fields.tier': 2, stage_id: open.id, status: 'open' },
       current: { 'custom_fields.tier': 3, stage_id: won.id, status: 'won' },
     });
-    expect(moved).toMatchObject({ changed: ['stage_id', 'status'], previous: { stage_id: won.id, status: 'won' }, current: { stage_id: propose.id, status: 'open' }, actor: byKey, request_id: 'deal-move-1' });
+    expect(moved).toMatchObject({
+      changed: ['stage_id', 'status'],
+      previous: { stage_id: won.id, status: 'won' },
+      current: { stage_id: propose.id, status: 'open' },
+      actor: byKey,
+      request_id: 'deal-move-1',
+    });
 
     // Stage history names the same actor: a key with no team member is recorded as changed_by_key_id.
     const stageHistory = (await stack.api.get(`/deals/${id}/history`)).body.data as Array<{ changed_by_key_id: string }>;
@@ -112,7 +132,15 @@ describe('change history of deals and pipelines', () => {
     expect(after.map((e) => e.id).slice(0, 4)).toEqual(entries.map((e) => e.id));
     const deleted = after[4];
     expect(deleted).toMatchObject({ action: 'deleted', current: null, actor: byKey, request_id: 'deal-delete-1' });
-    expect(deleted.previous).toEqual({ name: 'Renamed', pipeline_id: sales.id, stage_id: propose.id, value: 100, currency: 'USD', status: 'open', 'custom_fields.tier': 3 });
+    expect(deleted.previous).toEqual({
+      name: 'Renamed',
+      pipeline_id: sales.id,
+      stage_id: propose.id,
+      value: 100,
+      currency: 'USD',
+      status: 'open',
+      'custom_fields.tier': 3,
+    });
 
     expect((await history(`/changes?record_id=${id}`)).map((e) => e.id)).toEqual(after.map((e) => e.id));
     const allDeals = await stack.api.listAll<Entry>('/changes?object=deals');
@@ -157,7 +185,9 @@ describe('change history of deals and pipelines', () => {
     const [lead, doomed, lost] = first.stages;
     const a = (await stack.api.post('/deals', { name: 'A', pipeline_id: first.id, stage_id: doomed.id })).body.data;
     const b = (await stack.api.post('/deals', { name: 'B', pipeline_id: first.id, stage_id: doomed.id })).body.data;
-    const removed = await stack.api.delete(`/pipelines/${first.id}/stages/${doomed.id}?move_to_stage_id=${lost.id}`, { headers: { 'X-Request-Id': 'stage-delete' } });
+    const removed = await stack.api.delete(`/pipelines/${first.id}/stages/${doomed.id}?move_to_stage_id=${lost.id}`, {
+      headers: { 'X-Request-Id': 'stage-delete' },
+    });
     expect(removed.status).toBe(204);
     for (const deal of [a, b]) {
       const [, movedEntry] = await history(`/deals/${deal.id}/changes`);
@@ -195,7 +225,11 @@ describe('change history of deals and pipelines', () => {
     });
     const gone = await history(`/pipelines/${first.id}/changes`);
     expect(gone).toHaveLength(3);
-    expect(gone[2]).toMatchObject({ action: 'deleted', current: null, previous: { name: expect.any(String), stages: [expect.objectContaining({ id: lead.id }), expect.objectContaining({ id: lost.id })] } });
+    expect(gone[2]).toMatchObject({
+      action: 'deleted',
+      current: null,
+      previous: { name: expect.any(String), stages: [expect.objectContaining({ id: lead.id }), expect.objectContaining({ id: lost.id })] },
+    });
   });
 
   it('records pipeline renames, stage changes and default moves, with previous and current on pipeline.updated', async () => {
@@ -232,7 +266,10 @@ describe('change history of deals and pipelines', () => {
       return found.length >= 4 ? found : undefined;
     });
     expect(updates[0].data).toEqual({ pipeline_id: sales.id, changed: ['name'], previous: { name: sales.name }, current: { name: 'Renamed pipeline' } });
-    expect(updates[1].data).toMatchObject({ changed: ['stages'], previous: { stages: [expect.objectContaining({ name: 'One' }), expect.objectContaining({ name: 'Two' })] } });
+    expect(updates[1].data).toMatchObject({
+      changed: ['stages'],
+      previous: { stages: [expect.objectContaining({ name: 'One' }), expect.objectContaining({ name: 'Two' })] },
+    });
     expect(updates[3].data).toEqual({ pipeline_id: sales.id, changed: ['is_default'], previous: { is_default: false }, current: { is_default: true } });
   });
 
@@ -256,14 +293,32 @@ describe('change history of deals and pipelines', () => {
     );
     expect(created.body.data.map((r: { status: number }) => r.status)).toEqual([201, 201, 400]);
     const [b1, b2] = created.body.data.map((r: { data: { id: string } }) => r.data?.id);
-    const updated = await stack.api.post('/deals/batch', { operation: 'update', items: [{ id: b1, stage_id: won.id, value: 20 }, { id: b2, name: 'B2' }] });
+    const updated = await stack.api.post('/deals/batch', {
+      operation: 'update',
+      items: [
+        { id: b1, stage_id: won.id, value: 20 },
+        { id: b2, name: 'B2' },
+      ],
+    });
     expect(updated.body.data.map((r: { status: number }) => r.status)).toEqual([200, 200]);
     expect((await stack.api.post('/deals/batch', { operation: 'delete', items: [{ id: b2 }] })).body.data[0].status).toBe(204);
 
     const one = await history(`/deals/${b1}/changes`);
     expect(one).toEqual([
-      expect.objectContaining({ action: 'created', via: 'batch', actor: byKey, request_id: 'batch-create', current: { name: 'B1', pipeline_id: sales.id, stage_id: open.id, value: 10, currency: 'USD', status: 'open' } }),
-      expect.objectContaining({ action: 'updated', via: 'batch', changed: ['value', 'stage_id', 'status'], previous: { value: 10, stage_id: open.id, status: 'open' }, current: { value: 20, stage_id: won.id, status: 'won' } }),
+      expect.objectContaining({
+        action: 'created',
+        via: 'batch',
+        actor: byKey,
+        request_id: 'batch-create',
+        current: { name: 'B1', pipeline_id: sales.id, stage_id: open.id, value: 10, currency: 'USD', status: 'open' },
+      }),
+      expect.objectContaining({
+        action: 'updated',
+        via: 'batch',
+        changed: ['value', 'stage_id', 'status'],
+        previous: { value: 10, stage_id: open.id, status: 'open' },
+        current: { value: 20, stage_id: won.id, status: 'won' },
+      }),
     ]);
     // B2's update changed nothing (its name was already B2): created, then deleted, nothing between.
     const two = await history(`/deals/${b2}/changes`);
@@ -277,32 +332,58 @@ describe('change history of deals and pipelines', () => {
       return found.length ? found : undefined;
     });
     expect(batchUpdate.via).toBe('batch');
-    expect(batchUpdate.data).toMatchObject({ changed: ['value', 'stage_id', 'stage_entered_at', 'status'], previous: { value: 10, stage_id: open.id, status: 'open' }, current: { value: 20, stage_id: won.id, status: 'won' } });
+    expect(batchUpdate.data).toMatchObject({
+      changed: ['value', 'stage_id', 'stage_entered_at', 'status'],
+      previous: { value: 10, stage_id: open.id, status: 'open' },
+      current: { value: 20, stage_id: won.id, status: 'won' },
+    });
   });
 
   it('records the deals an import creates through the import channel', async () => {
     const sales = await pipeline([{ name: 'New', type: 'open' }]);
     const csv = ['name,pipeline_id,stage_id,value', `Imported one,${sales.id},${sales.stages[0].id},300`].join('\n');
-    const res = await fetch(`${stack.gateway.url}/imports?object=deals`, { method: 'POST', headers: { 'X-Api-Key': stack.apiKey, 'Content-Type': 'text/csv', 'X-Request-Id': 'deal-import' }, body: csv });
+    const res = await fetch(`${stack.gateway.url}/imports?object=deals`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': stack.apiKey, 'Content-Type': 'text/csv', 'X-Request-Id': 'deal-import' },
+      body: csv,
+    });
     expect(res.status).toBe(202);
     const [deal] = await eventually(async () => {
       const found = (await stack.api.get(`/deals?pipeline_id=${sales.id}`)).body.data;
       return found.length ? found : undefined;
     }, 30_000);
     const [entry] = await history(`/deals/${deal.id}/changes`);
-    expect(entry).toMatchObject({ action: 'created', via: 'import', actor: byKey, request_id: 'deal-import', current: expect.objectContaining({ name: 'Imported one', value: 300 }) });
+    expect(entry).toMatchObject({
+      action: 'created',
+      via: 'import',
+      actor: byKey,
+      request_id: 'deal-import',
+      current: expect.objectContaining({ name: 'Imported one', value: 300 }),
+    });
   });
 
-  it("records deals re-pointed by a contact merge, and unlinked by the system when their contact or company is deleted", async () => {
+  it('records deals re-pointed by a contact merge, and unlinked by the system when their contact or company is deleted', async () => {
     const sales = await pipeline([{ name: 'Open', type: 'open' }]);
     const winner = (await stack.api.post('/contacts', { email: `winner.${tag()}@example.com` })).body.data;
     const loser = (await stack.api.post('/contacts', { email: `loser.${tag()}@example.com` })).body.data;
     const company = (await stack.api.post('/companies', { name: `Acme ${tag()}` })).body.data;
-    const deal = (await stack.api.post('/deals', { name: 'Linked', pipeline_id: sales.id, stage_id: sales.stages[0].id, contact_id: loser.id, company_id: company.id })).body.data;
+    const deal = (
+      await stack.api.post('/deals', { name: 'Linked', pipeline_id: sales.id, stage_id: sales.stages[0].id, contact_id: loser.id, company_id: company.id })
+    ).body.data;
 
-    expect((await stack.api.post('/contacts/merge', { winner_id: winner.id, loser_id: loser.id }, { headers: { 'X-Request-Id': 'merge-1' } })).status).toBe(200);
+    expect((await stack.api.post('/contacts/merge', { winner_id: winner.id, loser_id: loser.id }, { headers: { 'X-Request-Id': 'merge-1' } })).status).toBe(
+      200,
+    );
     const [, merged] = await history(`/deals/${deal.id}/changes?field=contact_id`);
-    expect(merged).toMatchObject({ action: 'updated', changed: ['contact_id'], previous: { contact_id: loser.id }, current: { contact_id: winner.id }, via: 'merge', actor: byKey, request_id: 'merge-1' });
+    expect(merged).toMatchObject({
+      action: 'updated',
+      changed: ['contact_id'],
+      previous: { contact_id: loser.id },
+      current: { contact_id: winner.id },
+      via: 'merge',
+      actor: byKey,
+      request_id: 'merge-1',
+    });
     // The association moved with it, in the same request (docs/associations.md).
     const moved = (await history(`/deals/${deal.id}/changes?field=contacts`)).filter((e) => e.via === 'merge');
     expect(moved.map((e) => [e.changed, e.previous, e.current])).toEqual([
@@ -319,15 +400,37 @@ describe('change history of deals and pipelines', () => {
     });
     const unlinked = entries.slice(2).sort((x, y) => x.changed[0].localeCompare(y.changed[0]));
     expect(unlinked).toEqual([
-      expect.objectContaining({ changed: ['company_id'], previous: { company_id: company.id }, current: { company_id: null }, actor: { type: 'system', id: 'company_cleanup' }, via: 'system', request_id: null }),
-      expect.objectContaining({ changed: ['contact_id'], previous: { contact_id: winner.id }, current: { contact_id: null }, actor: { type: 'system', id: 'contact_cleanup' }, via: 'system', request_id: null }),
+      expect.objectContaining({
+        changed: ['company_id'],
+        previous: { company_id: company.id },
+        current: { company_id: null },
+        actor: { type: 'system', id: 'company_cleanup' },
+        via: 'system',
+        request_id: null,
+      }),
+      expect.objectContaining({
+        changed: ['contact_id'],
+        previous: { contact_id: winner.id },
+        current: { contact_id: null },
+        actor: { type: 'system', id: 'contact_cleanup' },
+        via: 'system',
+        request_id: null,
+      }),
     ]);
     const updates = await eventually(async () => {
       const found = await eventsOf('deal.updated', 'deal_id', deal.id);
       return found.length >= 3 ? found : undefined;
     });
-    expect(updates[0]).toMatchObject({ via: 'merge', data: { changed: ['contact_id'], previous: { contact_id: loser.id }, current: { contact_id: winner.id } } });
-    expect(updates.slice(1).map((e) => e.actor.id).sort()).toEqual(['company_cleanup', 'contact_cleanup']);
+    expect(updates[0]).toMatchObject({
+      via: 'merge',
+      data: { changed: ['contact_id'], previous: { contact_id: loser.id }, current: { contact_id: winner.id } },
+    });
+    expect(
+      updates
+        .slice(1)
+        .map((e) => e.actor.id)
+        .sort(),
+    ).toEqual(['company_cleanup', 'contact_cleanup']);
   });
 
   it('reports stale deals as the system, through the system channel', async () => {

@@ -32,7 +32,9 @@ describe('change history', () => {
   it('records creation and real updates with actor, channel and request id; a no-op PATCH records nothing', async () => {
     expect((await stack.api.post('/objects/contacts/fields', { name: 'tier', type: 'string' })).status).toBeLessThan(300);
     const contact = await newContact({ first_name: 'Ada', custom_fields: { tier: 'gold' } }, { 'X-Request-Id': 'req-create-1' });
-    expect((await stack.api.patch(`/contacts/${contact.id}`, { first_name: 'Grace', phone: '+1 555' }, { headers: { 'X-Request-Id': 'req-patch-1' } })).status).toBe(200);
+    expect(
+      (await stack.api.patch(`/contacts/${contact.id}`, { first_name: 'Grace', phone: '+1 555' }, { headers: { 'X-Request-Id': 'req-patch-1' } })).status,
+    ).toBe(200);
     expect((await stack.api.patch(`/contacts/${contact.id}`, { first_name: 'Grace', custom_fields: { tier: 'gold' } })).status).toBe(200);
     expect((await stack.api.patch(`/contacts/${contact.id}`, { custom_fields: { tier: 'silver' } })).status).toBe(200);
 
@@ -41,12 +43,31 @@ describe('change history', () => {
     expect(history.body.has_more).toBe(false);
     const [created, updated, custom, ...rest] = history.body.data;
     expect(rest).toEqual([]);
-    expect(created).toMatchObject({ object: 'contacts', record_id: contact.id, action: 'created', previous: null, actor: { type: 'api_key', id: keyId }, via: 'api', request_id: 'req-create-1' });
+    expect(created).toMatchObject({
+      object: 'contacts',
+      record_id: contact.id,
+      action: 'created',
+      previous: null,
+      actor: { type: 'api_key', id: keyId },
+      via: 'api',
+      request_id: 'req-create-1',
+    });
     expect(created.id).toMatch(/^chg_[0-9a-z]{26}$/);
     expect(created.current).toEqual({ email: contact.email, first_name: 'Ada', 'custom_fields.tier': 'gold' });
     expect(created.changed.sort()).toEqual(['custom_fields.tier', 'email', 'first_name']);
-    expect(updated).toMatchObject({ action: 'updated', changed: ['first_name', 'phone'], previous: { first_name: 'Ada', phone: null }, current: { first_name: 'Grace', phone: '+1 555' }, request_id: 'req-patch-1' });
-    expect(custom).toMatchObject({ action: 'updated', changed: ['custom_fields.tier'], previous: { 'custom_fields.tier': 'gold' }, current: { 'custom_fields.tier': 'silver' } });
+    expect(updated).toMatchObject({
+      action: 'updated',
+      changed: ['first_name', 'phone'],
+      previous: { first_name: 'Ada', phone: null },
+      current: { first_name: 'Grace', phone: '+1 555' },
+      request_id: 'req-patch-1',
+    });
+    expect(custom).toMatchObject({
+      action: 'updated',
+      changed: ['custom_fields.tier'],
+      previous: { 'custom_fields.tier': 'gold' },
+      current: { 'custom_fields.tier': 'silver' },
+    });
     // Without X-Request-Id the gateway's own id is recorded, the one it answered with.
     expect(custom.request_id).toEqual(expect.any(String));
 
@@ -65,7 +86,7 @@ describe('change history', () => {
     const first = await stack.api.get(`/contacts/${contact.id}/changes?limit=2`);
     expect(first.body).toMatchObject({ has_more: true, next_cursor: expect.any(String) });
     const entries = [...first.body.data];
-    for (let cursor = first.body.next_cursor; cursor; ) {
+    for (let cursor = first.body.next_cursor; cursor;) {
       const page = await stack.api.get(`/contacts/${contact.id}/changes?limit=2&cursor=${cursor}`);
       entries.push(...page.body.data);
       cursor = page.body.next_cursor;
@@ -109,9 +130,15 @@ describe('change history', () => {
   it('attributes an agent change through MCP to mcp, and answers list_changes', async () => {
     const contact = await newContact({ first_name: 'Agent' });
     const client = new Client({ name: 'crm-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.gateway.url), { requestInit: { headers: { 'X-Api-Key': stack.apiKey, 'X-Request-Id': 'req-mcp-1' } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('/mcp', stack.gateway.url), {
+        requestInit: { headers: { 'X-Api-Key': stack.apiKey, 'X-Request-Id': 'req-mcp-1' } },
+      }),
+    );
     try {
-      const result = (await client.callTool({ name: 'update_record', arguments: { object: 'contacts', id: contact.id, data: { title: 'CTO' } } })) as { isError?: boolean };
+      const result = (await client.callTool({ name: 'update_record', arguments: { object: 'contacts', id: contact.id, data: { title: 'CTO' } } })) as {
+        isError?: boolean;
+      };
       expect(result.isError).toBeFalsy();
       const log = (await stack.api.get(`/contacts/${contact.id}/changes`)).body.data;
       expect(log[log.length - 1]).toMatchObject({ changed: ['title'], via: 'mcp', actor: { type: 'api_key', id: keyId }, request_id: 'req-mcp-1' });
@@ -128,7 +155,15 @@ describe('change history', () => {
     const otherApi = stack.api.withKey(other.body.data.key);
     const before = new Date().toISOString();
     // Interleave writes kept by the contacts service and by the deals service.
-    const pipeline = (await otherApi.post('/pipelines', { name: `P ${tag()}`, stages: [{ name: 'Open', type: 'open' }, { name: 'Won', type: 'won' }] })).body.data;
+    const pipeline = (
+      await otherApi.post('/pipelines', {
+        name: `P ${tag()}`,
+        stages: [
+          { name: 'Open', type: 'open' },
+          { name: 'Won', type: 'won' },
+        ],
+      })
+    ).body.data;
     const c1 = (await otherApi.post('/contacts', { email: `f.${tag()}@example.com` })).body.data;
     const deal = (await otherApi.post('/deals', { name: 'D', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, contact_id: c1.id })).body.data;
     await otherApi.patch(`/contacts/${c1.id}`, { title: 'VP' });
@@ -165,7 +200,9 @@ describe('change history', () => {
     expect(deals.body.data.map((c: any) => c.record_id)).toEqual([deal.id, deal.id, deal.id]);
     const updates = await stack.api.get(`/changes?object=contacts&record_id=${c1.id}&via=api`);
     expect(updates.body.data.map((c: any) => c.action)).toEqual(['created', 'updated']);
-    const inWindow = await stack.api.get(`/changes?created_after=${encodeURIComponent(before)}&created_before=${encodeURIComponent(after)}&actor_id=${other.body.data.id}`);
+    const inWindow = await stack.api.get(
+      `/changes?created_after=${encodeURIComponent(before)}&created_before=${encodeURIComponent(after)}&actor_id=${other.body.data.id}`,
+    );
     expect(inWindow.body.data.map((c: any) => c.id)).toEqual(ids);
     const later = await stack.api.get(`/changes?created_after=${encodeURIComponent(after)}&actor_id=${other.body.data.id}`);
     expect(later.body.data).toEqual([]);

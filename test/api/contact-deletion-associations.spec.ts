@@ -54,7 +54,13 @@ describe("A contact's deletion and its company associations", () => {
     expect(await members(board)).toEqual([stays]);
 
     const events = await eventsOf(requestId);
-    expect(events).toEqual(expect.arrayContaining([removed(contact, employer, null, true), removed(contact, board, 'board', false), { type: 'contact.deleted', data: { contact_id: contact } }]));
+    expect(events).toEqual(
+      expect.arrayContaining([
+        removed(contact, employer, null, true),
+        removed(contact, board, 'board', false),
+        { type: 'contact.deleted', data: { contact_id: contact } },
+      ]),
+    );
     expect(events).toHaveLength(3);
   }, 300_000);
 
@@ -65,7 +71,11 @@ describe("A contact's deletion and its company associations", () => {
     const second = await associatedContact(employer, board);
 
     const requestId = `batch-delete-${tag()}`;
-    const res = await stack.api.post('/contacts/batch', { operation: 'delete', items: [{ id: first }, { id: second }] }, { headers: { 'X-Request-Id': requestId } });
+    const res = await stack.api.post(
+      '/contacts/batch',
+      { operation: 'delete', items: [{ id: first }, { id: second }] },
+      { headers: { 'X-Request-Id': requestId } },
+    );
     expect(res.status).toBe(200);
     expect(res.body.data.map((r: { status: number }) => r.status)).toEqual([204, 204]);
     expect(await members(employer)).toEqual([]);

@@ -25,7 +25,13 @@ describe('Contacts with deals: merge, deal lists and deletion', () => {
 
   beforeAll(async () => {
     stack = await startStack();
-    const pipeline = await stack.api.post('/pipelines', { name: 'Sales', stages: [{ name: 'New', type: 'open' }, { name: 'Won', type: 'won' }] });
+    const pipeline = await stack.api.post('/pipelines', {
+      name: 'Sales',
+      stages: [
+        { name: 'New', type: 'open' },
+        { name: 'Won', type: 'won' },
+      ],
+    });
     expect(pipeline.status).toBe(201);
     pipelineId = pipeline.body.data.id;
     stageId = pipeline.body.data.stages[0].id;
@@ -33,7 +39,7 @@ describe('Contacts with deals: merge, deal lists and deletion', () => {
   afterAll(() => stack.stop());
 
   describe('GET /contacts/:id/deals', () => {
-    it('lists the contact\'s deals in the spec\'s subset plus how each is associated, with paging', async () => {
+    it("lists the contact's deals in the spec's subset plus how each is associated, with paging", async () => {
       const c = await contact();
       const d1 = await deal(c.id, 'First');
       const d2 = await deal(c.id, 'Second');
@@ -41,7 +47,18 @@ describe('Contacts with deals: merge, deal lists and deletion', () => {
       expect(res.status).toBe(200);
       expect(res.body.has_more).toBe(false);
       expect(res.body.data.map((d: { id: string }) => d.id)).toEqual([d1.id, d2.id]);
-      expect(Object.keys(res.body.data[0]).sort()).toEqual(['association', 'created_at', 'currency', 'id', 'name', 'pipeline_id', 'stage_id', 'status', 'updated_at', 'value']);
+      expect(Object.keys(res.body.data[0]).sort()).toEqual([
+        'association',
+        'created_at',
+        'currency',
+        'id',
+        'name',
+        'pipeline_id',
+        'stage_id',
+        'status',
+        'updated_at',
+        'value',
+      ]);
       const first = await stack.api.get(`/contacts/${c.id}/deals?limit=1`);
       expect(first.body).toMatchObject({ has_more: true, data: [{ id: d1.id }] });
       const second = await stack.api.get(`/contacts/${c.id}/deals?limit=1&cursor=${first.body.next_cursor}`);

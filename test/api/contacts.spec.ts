@@ -169,12 +169,18 @@ describe('Contacts', () => {
 
   describe('update', () => {
     it('changes only the given fields, clears with null and returns the record as get does', async () => {
-      const created = (await stack.api.post('/contacts', { email: email(), first_name: 'Alan', last_name: 'Turing', stage: 'lead', title: 'Dr' })).body
-        .data;
+      const created = (await stack.api.post('/contacts', { email: email(), first_name: 'Alan', last_name: 'Turing', stage: 'lead', title: 'Dr' })).body.data;
       await new Promise((r) => setTimeout(r, 5));
       const res = await stack.api.patch(`/contacts/${created.id}`, { stage: 'customer', title: null, metadata: { plan: 'pro' } });
       expect(res.status).toBe(200);
-      expect(res.body.data).toMatchObject({ id: created.id, first_name: 'Alan', last_name: 'Turing', stage: 'customer', title: null, metadata: { plan: 'pro' } });
+      expect(res.body.data).toMatchObject({
+        id: created.id,
+        first_name: 'Alan',
+        last_name: 'Turing',
+        stage: 'customer',
+        title: null,
+        metadata: { plan: 'pro' },
+      });
       expect(res.body.data.relationships).toEqual({ company: null, owner: null });
       expect(res.body.included).toEqual([]);
       expect(Date.parse(res.body.data.updated_at)).toBeGreaterThan(Date.parse(created.updated_at));

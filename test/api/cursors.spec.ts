@@ -38,7 +38,17 @@ describe('cursors', () => {
 
   it('finds the routes that take a cursor in the OpenAPI document', () => {
     const names = routes.map((r) => `${r.method} ${r.template}`);
-    expect(names).toEqual(expect.arrayContaining(['GET /contacts', 'POST /contacts/query', 'GET /events', 'GET /changes', 'GET /apikeys', 'GET /webhooks/{id}/deliveries', 'GET /deals/{id}/history']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'GET /contacts',
+        'POST /contacts/query',
+        'GET /events',
+        'GET /changes',
+        'GET /apikeys',
+        'GET /webhooks/{id}/deliveries',
+        'GET /deals/{id}/history',
+      ]),
+    );
     expect(names.length).toBeGreaterThanOrEqual(40);
   });
 

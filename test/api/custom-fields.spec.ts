@@ -28,13 +28,17 @@ describe('Custom fields on every built-in object', () => {
 
       const badActivity = await stack.api.post('/activities', { type: 'call', custom_fields: { sentiment: 'meh' } });
       expect(badActivity.status).toBe(400);
-      expect(badActivity.body.error.details).toEqual([{ field: 'custom_fields.sentiment', code: 'invalid_value', message: 'custom_fields.sentiment must be one of positive, negative' }]);
+      expect(badActivity.body.error.details).toEqual([
+        { field: 'custom_fields.sentiment', code: 'invalid_value', message: 'custom_fields.sentiment must be one of positive, negative' },
+      ]);
       const activity = (await ok('post', '/activities', { type: 'call', custom_fields: { sentiment: 'positive' } })).data;
       expect(activity.custom_fields).toEqual({ sentiment: 'positive' });
       expect((await stack.api.get(`/activities/${activity.id}`)).body.data.custom_fields).toEqual({ sentiment: 'positive' });
 
       const missing = await stack.api.post('/tasks', { title: 'No estimate' });
-      expect(missing.body.error.details).toEqual([{ field: 'custom_fields.estimate_hours', code: 'required', message: 'custom_fields.estimate_hours is required' }]);
+      expect(missing.body.error.details).toEqual([
+        { field: 'custom_fields.estimate_hours', code: 'required', message: 'custom_fields.estimate_hours is required' },
+      ]);
       const task = (await ok('post', '/tasks', { title: 'Estimated', custom_fields: { estimate_hours: 3 } })).data;
       const renamed = (await ok('patch', `/tasks/${task.id}`, { title: 'Estimated again' })).data;
       expect(renamed.custom_fields).toEqual({ estimate_hours: 3 });
@@ -42,16 +46,35 @@ describe('Custom fields on every built-in object', () => {
       expect(cleared.status).toBe(400); // still required
       expect((await ok('patch', `/tasks/${task.id}`, { custom_fields: { estimate_hours: 5 } })).data.custom_fields).toEqual({ estimate_hours: 5 });
 
-      const schema = (await stack.api.get('/schema')).body.data.objects as Array<{ slug: string; accepts_custom_fields: boolean; fields: Array<{ name: string }> }>;
-      for (const slug of ['contacts', 'companies', 'activities', 'tasks']) expect({ slug, accepts: schema.find((o) => o.slug === slug)!.accepts_custom_fields }).toEqual({ slug, accepts: true });
-      expect(schema.find((o) => o.slug === 'tasks')!.fields).toContainEqual({ name: 'estimate_hours', label: 'estimate_hours', type: 'number', required: true, custom: true });
+      const schema = (await stack.api.get('/schema')).body.data.objects as Array<{
+        slug: string;
+        accepts_custom_fields: boolean;
+        fields: Array<{ name: string }>;
+      }>;
+      for (const slug of ['contacts', 'companies', 'activities', 'tasks'])
+        expect({ slug, accepts: schema.find((o) => o.slug === slug)!.accepts_custom_fields }).toEqual({ slug, accepts: true });
+      expect(schema.find((o) => o.slug === 'tasks')!.fields).toContainEqual({
+        name: 'estimate_hours',
+        label: 'estimate_hours',
+        type: 'number',
+        required: true,
+        custom: true,
+      });
     });
   });
 
   describe('deals and pipelines (the deals service)', () => {
     it('define, check, return, rename and remove custom fields, shown in /schema beside the others', async () => {
       const contact = (await ok('post', '/contacts', { email: 'deal-ref@example.com' })).data;
-      const pipeline = (await ok('post', '/pipelines', { name: 'Custom', stages: [{ name: 'Open', type: 'open' }, { name: 'Won', type: 'won' }] })).data;
+      const pipeline = (
+        await ok('post', '/pipelines', {
+          name: 'Custom',
+          stages: [
+            { name: 'Open', type: 'open' },
+            { name: 'Won', type: 'won' },
+          ],
+        })
+      ).data;
       const added = await ok('post', '/objects/deals/fields', { name: 'champion', type: 'reference', reference_target: 'contacts' });
       expect(added.data).toMatchObject({ slug: 'deals', kind: 'built_in', enforcement_level: 'hard', accepts_custom_fields: true });
       await ok('post', '/objects/deals/fields', { name: 'po_number', type: 'string', unique: true });
@@ -63,7 +86,10 @@ describe('Custom fields on every built-in object', () => {
       const base = { pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id };
       const bad = await stack.api.post('/deals', { ...base, name: 'Bad', custom_fields: { champion: 'cont_01aaaaaaaaaaaaaaaaaaaaaaaa', po_number: 7 } });
       expect(bad.status).toBe(400);
-      expect(bad.body.error.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort()).toEqual(['custom_fields.champion:not_found', 'custom_fields.po_number:invalid_type']);
+      expect(bad.body.error.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort()).toEqual([
+        'custom_fields.champion:not_found',
+        'custom_fields.po_number:invalid_type',
+      ]);
       const deal = (await ok('post', '/deals', { ...base, name: 'Good', custom_fields: { champion: contact.id, po_number: 'PO-1' } })).data;
       expect(deal.custom_fields).toEqual({ champion: contact.id, po_number: 'PO-1' });
       const dup = await stack.api.post('/deals', { ...base, name: 'Dup', custom_fields: { po_number: 'PO-1' } });
@@ -73,7 +99,9 @@ describe('Custom fields on every built-in object', () => {
 
       expect((await stack.api.patch(`/pipelines/${pipeline.id}`, { custom_fields: { region: 'apac' } })).status).toBe(400);
       expect((await ok('patch', `/pipelines/${pipeline.id}`, { custom_fields: { region: 'emea' } })).data.custom_fields).toEqual({ region: 'emea' });
-      expect((await stack.api.post('/pipelines', { name: 'No region' })).body.error.details).toEqual([expect.objectContaining({ field: 'custom_fields.region', code: 'required' })]);
+      expect((await stack.api.post('/pipelines', { name: 'No region' })).body.error.details).toEqual([
+        expect.objectContaining({ field: 'custom_fields.region', code: 'required' }),
+      ]);
 
       const soft = await ok('patch', '/objects/deals', { enforcement_level: 'soft' });
       expect(soft.data.enforcement_level).toBe('soft');
@@ -87,9 +115,16 @@ describe('Custom fields on every built-in object', () => {
       expect((await stack.api.get(`/pipelines/${pipeline.id}`)).body.data.custom_fields).toEqual({});
 
       const schema = (await stack.api.get('/schema')).body.data.objects as Array<{ slug: string; fields: Array<{ name: string; custom?: boolean }> }>;
-      expect(schema.find((o) => o.slug === 'deals')!.fields.filter((f) => f.custom).map((f) => f.name)).toEqual(['champion', 'purchase_order']);
+      expect(
+        schema
+          .find((o) => o.slug === 'deals')!
+          .fields.filter((f) => f.custom)
+          .map((f) => f.name),
+      ).toEqual(['champion', 'purchase_order']);
       expect(schema.find((o) => o.slug === 'pipelines')!.fields.filter((f) => f.custom)).toEqual([]);
-      expect((await stack.api.get('/objects/deals')).body.data.fields.filter((f: { custom?: boolean }) => f.custom).map((f: { name: string }) => f.name)).toEqual(['champion', 'purchase_order']);
+      expect(
+        (await stack.api.get('/objects/deals')).body.data.fields.filter((f: { custom?: boolean }) => f.custom).map((f: { name: string }) => f.name),
+      ).toEqual(['champion', 'purchase_order']);
     });
 
     it('answers /schema with 503 while the deals service, which keeps the deal fields, is away', async () => {
@@ -155,8 +190,17 @@ describe('Custom fields on every built-in object', () => {
   describe('renaming and removing fields', () => {
     it('renames a custom object field, moving every stored value, and changes labels', async () => {
       const slug = unique('ticket');
-      await ok('post', '/objects', { name: 'Ticket', slug, fields: [{ name: 'sev', type: 'enum', enum_values: ['low', 'high'], required: true }, { name: 'note', type: 'string' }] });
-      const records = await Promise.all(['low', 'high'].map(async (sev) => (await ok('post', `/objects/${slug}/records`, { values: { sev, note: sev } })).data));
+      await ok('post', '/objects', {
+        name: 'Ticket',
+        slug,
+        fields: [
+          { name: 'sev', type: 'enum', enum_values: ['low', 'high'], required: true },
+          { name: 'note', type: 'string' },
+        ],
+      });
+      const records = await Promise.all(
+        ['low', 'high'].map(async (sev) => (await ok('post', `/objects/${slug}/records`, { values: { sev, note: sev } })).data),
+      );
 
       const renamed = await ok('patch', `/objects/${slug}/fields/sev`, { name: 'severity', label: 'Severity' });
       expect(renamed.data.fields.map((f: { name: string; label: string }) => [f.name, f.label])).toEqual([
@@ -169,8 +213,12 @@ describe('Custom fields on every built-in object', () => {
         expect(got.updated_at).toBe(r.updated_at);
       }
       // The rules came along: the renamed field is still a required enum; the old name is unknown.
-      expect((await stack.api.post(`/objects/${slug}/records`, { values: { note: 'x' } })).body.error.details).toEqual([expect.objectContaining({ field: 'values.severity', code: 'required' })]);
-      expect((await stack.api.post(`/objects/${slug}/records`, { values: { sev: 'low', severity: 'low' } })).body.error.details).toEqual([expect.objectContaining({ field: 'values.sev', code: 'unknown_field' })]);
+      expect((await stack.api.post(`/objects/${slug}/records`, { values: { note: 'x' } })).body.error.details).toEqual([
+        expect.objectContaining({ field: 'values.severity', code: 'required' }),
+      ]);
+      expect((await stack.api.post(`/objects/${slug}/records`, { values: { sev: 'low', severity: 'low' } })).body.error.details).toEqual([
+        expect.objectContaining({ field: 'values.sev', code: 'unknown_field' }),
+      ]);
 
       expect((await stack.api.patch(`/objects/${slug}/fields/note`, { label: 'Notes' })).body.data.fields[1]).toMatchObject({ name: 'note', label: 'Notes' });
       expect((await stack.api.patch(`/objects/${slug}/fields/note`, { name: 'severity' })).status).toBe(409);

@@ -57,7 +57,12 @@ describe('POST /deals/query', () => {
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
-      const res = await stack.api.post('/deals/query', { sort: [{ field: 'value', direction: 'desc' }], fields: ['value'], limit: 5, ...(cursor ? { cursor } : {}) });
+      const res = await stack.api.post('/deals/query', {
+        sort: [{ field: 'value', direction: 'desc' }],
+        fields: ['value'],
+        limit: 5,
+        ...(cursor ? { cursor } : {}),
+      });
       expect(res.status).toBe(200);
       seen.push(...ids(res));
       cursor = res.body.next_cursor;

@@ -204,7 +204,18 @@ describe('Deals', () => {
       const listed = await stack.api.get(`/contacts/${contact.body.data.id}/deals`);
       expect(listed.status).toBe(200);
       expect(listed.body.data.map((d: { id: string }) => d.id)).toEqual([deal.id]);
-      expect(Object.keys(listed.body.data[0]).sort()).toEqual(['association', 'created_at', 'currency', 'id', 'name', 'pipeline_id', 'stage_id', 'status', 'updated_at', 'value']);
+      expect(Object.keys(listed.body.data[0]).sort()).toEqual([
+        'association',
+        'created_at',
+        'currency',
+        'id',
+        'name',
+        'pipeline_id',
+        'stage_id',
+        'status',
+        'updated_at',
+        'value',
+      ]);
       expect(listed.body.data[0].association).toEqual({ role: null, is_primary: true });
 
       const badPatch = await stack.api.patch(`/deals/${deal.id}`, { contact_id: 'cont_00000000000000000000000000' });
@@ -213,7 +224,8 @@ describe('Deals', () => {
     });
 
     it('moves the deals of a merged contact to the winner, unlinks a deleted contact or company, once', async () => {
-      const newContact = async (name: string) => (await stack.api.post('/contacts', { email: `${name}.${randomUUID()}@example.com`, first_name: name })).body.data.id as string;
+      const newContact = async (name: string) =>
+        (await stack.api.post('/contacts', { email: `${name}.${randomUUID()}@example.com`, first_name: name })).body.data.id as string;
       const loser = await newContact('Loser');
       const winner = await newContact('Winner');
       const company = (await stack.api.post('/companies', { name: 'Unlinked Co' })).body.data.id as string;
@@ -331,7 +343,12 @@ describe('Deals', () => {
       expect(changed.data).toEqual({ deal_id: deal.id, from_stage_id: stage.qualify, to_stage_id: stage.propose });
       const history = (await stack.api.get(`/deals/${deal.id}/history`)).body.data;
       expect(history).toHaveLength(2);
-      expect(history[1]).toMatchObject({ from_stage_id: stage.qualify, to_stage_id: stage.propose, changed_at: moved.stage_entered_at, changed_by: SERVICE_USER });
+      expect(history[1]).toMatchObject({
+        from_stage_id: stage.qualify,
+        to_stage_id: stage.propose,
+        changed_at: moved.stage_entered_at,
+        changed_by: SERVICE_USER,
+      });
     });
 
     it('wins and loses through won and lost stages, and reopens through an open stage', async () => {
@@ -418,7 +435,14 @@ describe('Deals', () => {
       const tenDaysAgo = new Date(Date.now() - 10 * DAY_MS).toISOString();
       const twentyDaysAgo = new Date(Date.now() - 20 * DAY_MS).toISOString();
       await publish('activity.created', { activity_id: 'act_1', type: 'email', contact_id: null, deal_id: deal.id, occurred_at: tenDaysAgo });
-      await publish('activity.updated', { activity_id: 'act_2', type: 'call', contact_id: null, deal_id: deal.id, occurred_at: twentyDaysAgo, changed: ['occurred_at'] });
+      await publish('activity.updated', {
+        activity_id: 'act_2',
+        type: 'call',
+        contact_id: null,
+        deal_id: deal.id,
+        occurred_at: twentyDaysAgo,
+        changed: ['occurred_at'],
+      });
       await publish('activity.created', { activity_id: 'act_3', type: 'email', contact_id: null, deal_id: fresh.id, occurred_at: new Date().toISOString() });
       await eventually(async () => ((await stack.api.get(`/deals/${fresh.id}`)).body.data.last_activity_at ? true : undefined));
       const got = (await stack.api.get(`/deals/${deal.id}`)).body.data;

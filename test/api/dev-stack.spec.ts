@@ -47,7 +47,13 @@ async function freeRange(taken: number[]): Promise<number> {
 
 async function startDevStack(taken: number[] = []): Promise<DevStack> {
   const port = await freeRange(taken);
-  const { PORT: _port, HOST: _host, HEALTH_PORT: _hp, HEALTH_HOST: _hh, ...env } = testEnv(undefined, { CRM_BOOTSTRAP_API_KEY: randomKey(), LOG_LEVEL: 'info' });
+  const {
+    PORT: _port,
+    HOST: _host,
+    HEALTH_PORT: _hp,
+    HEALTH_HOST: _hh,
+    ...env
+  } = testEnv(undefined, { CRM_BOOTSTRAP_API_KEY: randomKey(), LOG_LEVEL: 'info' });
   const child = spawn(process.execPath, [SCRIPT], { env: { PATH: process.env.PATH, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout!.on('data', (d: Buffer) => (log += d.toString()));

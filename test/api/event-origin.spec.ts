@@ -84,10 +84,17 @@ describe('the origin of events: actor, via and request_id', () => {
   it('records mcp as the channel of an agent tool call', async () => {
     const requestId = `mcp-${tag()}`;
     const client = new Client({ name: 'crm-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.gateway.url), { requestInit: { headers: { 'X-Api-Key': stack.apiKey, 'X-Request-Id': requestId } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('/mcp', stack.gateway.url), {
+        requestInit: { headers: { 'X-Api-Key': stack.apiKey, 'X-Request-Id': requestId } },
+      }),
+    );
     try {
       const email = `agent.${tag()}@example.com`;
-      const created = (await client.callTool({ name: 'create_record', arguments: { object: 'contacts', data: { email } } })) as { isError?: boolean; structuredContent?: any };
+      const created = (await client.callTool({ name: 'create_record', arguments: { object: 'contacts', data: { email } } })) as {
+        isError?: boolean;
+        structuredContent?: any;
+      };
       expect(created.isError).toBeFalsy();
       const contactId = created.structuredContent.data.id;
       const event = await logged('contact.created', (d) => d.contact_id === contactId);
@@ -100,7 +107,8 @@ describe('the origin of events: actor, via and request_id', () => {
   it('attributes a clean-up made in reaction to another event to the system, named by the consumer', async () => {
     const pipeline = (await stack.api.post('/pipelines', { name: `Origin ${tag()}`, stages: [{ name: 'Open', type: 'open' }] })).body.data;
     const contact = (await stack.api.post('/contacts', { email: `cleanup.${tag()}@example.com` })).body.data;
-    const deal = (await stack.api.post('/deals', { name: 'Linked', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, contact_id: contact.id })).body.data;
+    const deal = (await stack.api.post('/deals', { name: 'Linked', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, contact_id: contact.id })).body
+      .data;
     const activity = (await stack.api.post('/activities', { type: 'call', contact_id: contact.id, deal_id: deal.id })).body.data;
     expect((await stack.api.delete(`/deals/${deal.id}`, { headers: { 'X-Request-Id': `cleanup-${tag()}` } })).status).toBe(204);
 

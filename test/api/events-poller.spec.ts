@@ -19,49 +19,53 @@ describe('a cursor poller during concurrent writes', () => {
   });
   afterAll(() => stack.stop(), BUDGET_MS);
 
-  it(`sees each of ${EVENTS} events exactly once`, async () => {
-    const written: string[] = [];
-    let next = 0;
-    const writer = async () => {
-      while (next < EVENTS) {
-        next++;
-        const res = await stack.api.post('/apikeys', { name: 'poll', scope: 'read' });
-        if (res.status !== 201) throw new Error(`create answered ${res.status}: ${res.text}`);
-        written.push(res.body.data.id);
+  it(
+    `sees each of ${EVENTS} events exactly once`,
+    async () => {
+      const written: string[] = [];
+      let next = 0;
+      const writer = async () => {
+        while (next < EVENTS) {
+          next++;
+          const res = await stack.api.post('/apikeys', { name: 'poll', scope: 'read' });
+          if (res.status !== 201) throw new Error(`create answered ${res.status}: ${res.text}`);
+          written.push(res.body.data.id);
+        }
+      };
+      let writing = true;
+      let failed = false;
+      const writers = Promise.all(Array.from({ length: 12 }, writer))
+        .catch((err) => {
+          failed = true;
+          throw err;
+        })
+        .finally(() => (writing = false));
+
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let polls = 0;
+      // Polls until it has seen every event written (or a writer failed): a signal, not a time.
+      while (!failed) {
+        const res = await stack.api.get(`/events?type=api_key.created&limit=200${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(res.status).toBe(200);
+        polls++;
+        seen.push(...res.body.data.map((e: any) => e.data.key_id));
+        expect(typeof res.body.next_cursor).toBe('string');
+        cursor = res.body.next_cursor;
+        if (!writing && seen.length >= EVENTS + 1) break;
+        if (!res.body.has_more) await new Promise((r) => setTimeout(r, 25));
       }
-    };
-    let writing = true;
-    let failed = false;
-    const writers = Promise.all(Array.from({ length: 12 }, writer))
-      .catch((err) => {
-        failed = true;
-        throw err;
-      })
-      .finally(() => (writing = false));
+      await writers;
 
-    const seen: string[] = [];
-    let cursor: string | undefined;
-    let polls = 0;
-    // Polls until it has seen every event written (or a writer failed): a signal, not a time.
-    while (!failed) {
-      const res = await stack.api.get(`/events?type=api_key.created&limit=200${cursor ? `&cursor=${cursor}` : ''}`);
-      expect(res.status).toBe(200);
-      polls++;
-      seen.push(...res.body.data.map((e: any) => e.data.key_id));
-      expect(typeof res.body.next_cursor).toBe('string');
-      cursor = res.body.next_cursor;
-      if (!writing && seen.length >= EVENTS + 1) break;
-      if (!res.body.has_more) await new Promise((r) => setTimeout(r, 25));
-    }
-    await writers;
-
-    expect(written).toHaveLength(EVENTS);
-    expect(new Set(seen).size).toBe(seen.length);
-    expect(seen).toHaveLength(EVENTS + 1); // and the bootstrap key created at start-up
-    expect(new Set(seen)).toEqual(new Set([...written, seen[0]]));
-    // The same order as a fresh read of the whole log afterwards.
-    const after = (await stack.api.listAll('/events?type=api_key.created')).map((e) => e.data.key_id);
-    expect(seen).toEqual(after);
-    expect(polls).toBeGreaterThan(10);
-  }, BUDGET_MS);
+      expect(written).toHaveLength(EVENTS);
+      expect(new Set(seen).size).toBe(seen.length);
+      expect(seen).toHaveLength(EVENTS + 1); // and the bootstrap key created at start-up
+      expect(new Set(seen)).toEqual(new Set([...written, seen[0]]));
+      // The same order as a fresh read of the whole log afterwards.
+      const after = (await stack.api.listAll('/events?type=api_key.created')).map((e) => e.data.key_id);
+      expect(seen).toEqual(after);
+      expect(polls).toBeGreaterThan(10);
+    },
+    BUDGET_MS,
+  );
 });

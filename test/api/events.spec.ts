@@ -42,10 +42,7 @@ describe('GET /events', () => {
       expect(new Date(event.occurred_at).toISOString()).toBe(event.occurred_at);
     }
     const mine = all.filter((e) => ids.includes(e.data.key_id));
-    expect(mine.map((e) => [e.type, e.data.key_id])).toEqual([
-      ...ids.map((id) => ['api_key.created', id]),
-      ['api_key.revoked', ids[0]],
-    ]);
+    expect(mine.map((e) => [e.type, e.data.key_id])).toEqual([...ids.map((id) => ['api_key.created', id]), ['api_key.revoked', ids[0]]]);
     expect(mine[0].data).toEqual({ key_id: ids[0], name: 'k0', scope: 'read', last4: expect.stringMatching(/^[A-Za-z0-9]{4}$/) });
 
     const pages: any[] = [];

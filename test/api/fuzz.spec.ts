@@ -34,7 +34,11 @@ const jsonValue = fc.jsonValue({ maxDepth: 6 });
 const oddString = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.constantFrom('\u0000', '\ud800', '__proto__', '%00', '../', 'null', '1e309', '-0'));
 const body = fc.oneof(
   jsonValue,
-  fc.dictionary(fc.oneof(fc.constantFrom('email', 'name', 'stages', 'pipeline_id', 'stage_id', 'value', 'metadata', 'url', 'scope', 'values'), oddString), jsonValue, { maxKeys: 6 }),
+  fc.dictionary(
+    fc.oneof(fc.constantFrom('email', 'name', 'stages', 'pipeline_id', 'stage_id', 'value', 'metadata', 'url', 'scope', 'values'), oddString),
+    jsonValue,
+    { maxKeys: 6 },
+  ),
   fc.string().map((text) => ({ raw: text })),
 );
 /** Path parameters a client may get wrong: past the router's 1,024 characters, at it, badly percent-encoded, or encoding odd characters. */
@@ -58,7 +62,8 @@ function expectClientAnswer(res: ApiResponse, request: string): void {
   if (res.status >= 500) throw new Error(`${request.slice(0, 300)} answered ${res.status}: ${res.text.slice(0, 300)}`);
   if (res.status < 400) return;
   const error = res.body?.error;
-  if (typeof error?.message !== 'string' || !ERROR_CODES.has(error?.code)) throw new Error(`${request.slice(0, 300)} answered ${res.status} outside the error shape: ${res.text.slice(0, 300)}`);
+  if (typeof error?.message !== 'string' || !ERROR_CODES.has(error?.code))
+    throw new Error(`${request.slice(0, 300)} answered ${res.status} outside the error shape: ${res.text.slice(0, 300)}`);
 }
 
 const query = fc.dictionary(fc.constantFrom('limit', 'cursor', 'search', 'type', 'stage', 'status', 'sort', 'created_after', 'x'), oddString, { maxKeys: 4 });
@@ -102,12 +107,35 @@ describe('fuzzing the running stack', () => {
     });
     expect(object.status).toBe(201);
     const path = fc.oneof(
-      fc.constantFrom('email', 'icp_score', 'stage', 'created_at', 'company.name', 'owner.email', 'custom_fields.x', 'metadata', 'id', 'name', 'type', 'due_at'),
+      fc.constantFrom(
+        'email',
+        'icp_score',
+        'stage',
+        'created_at',
+        'company.name',
+        'owner.email',
+        'custom_fields.x',
+        'metadata',
+        'id',
+        'name',
+        'type',
+        'due_at',
+      ),
       fc.constantFrom('contact.email', 'deal.value', 'owner.name', 'values.title', 'values.lead.email', 'values.deal.name', 'values.deal', 'values'),
       oddString,
     );
-    const hostile = fc.oneof(oddString, fc.constantFrom("'; DROP TABLE contacts; --", '%', '_', '\\', '$1', '::text', '2026-02-30T25:61:00Z'), fc.double(), fc.integer(), fc.boolean(), fc.constant(null));
-    const operator = fc.oneof(fc.constantFrom('$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$contains', '$starts_with', '$ends_with', '$exists'), oddString);
+    const hostile = fc.oneof(
+      oddString,
+      fc.constantFrom("'; DROP TABLE contacts; --", '%', '_', '\\', '$1', '::text', '2026-02-30T25:61:00Z'),
+      fc.double(),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+    );
+    const operator = fc.oneof(
+      fc.constantFrom('$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$contains', '$starts_with', '$ends_with', '$exists'),
+      oddString,
+    );
     const leaf = fc.oneof(
       fc.tuple(path, hostile).map(([p, v]) => ({ [p]: v })),
       fc.tuple(path, operator, fc.oneof(hostile, fc.array(hostile, { maxLength: 4 }), jsonValue)).map(([p, o, v]) => ({ [p]: { [o]: v } })),
@@ -132,7 +160,15 @@ describe('fuzzing the running stack', () => {
       },
       { requiredKeys: [] },
     );
-    const objects = fc.constantFrom('/contacts/query', '/companies/query', '/users/query', '/activities/query', '/tasks/query', '/deals/query', '/objects/fuzzed/records/query');
+    const objects = fc.constantFrom(
+      '/contacts/query',
+      '/companies/query',
+      '/users/query',
+      '/activities/query',
+      '/tasks/query',
+      '/deals/query',
+      '/objects/fuzzed/records/query',
+    );
     await fc.assert(
       fc.asyncProperty(objects, request, async (url, payload) => {
         const res = await stack.api.request('POST', url, undefined, { rawBody: JSON.stringify(payload) });
@@ -151,7 +187,9 @@ describe('fuzzing the running stack', () => {
       const document = (await (await fetch(`${stack.gateway.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
       routes = Object.entries(document.paths)
         .filter(([template]) => template.includes('{'))
-        .flatMap(([template, operations]) => ['get', 'post', 'put', 'patch', 'delete'].filter((m) => operations[m]).map((m) => ({ method: m.toUpperCase(), template })));
+        .flatMap(([template, operations]) =>
+          ['get', 'post', 'put', 'patch', 'delete'].filter((m) => operations[m]).map((m) => ({ method: m.toUpperCase(), template })),
+        );
       expect(routes.length).toBeGreaterThan(40);
     });
 
@@ -179,9 +217,17 @@ describe('fuzzing the running stack', () => {
       for (const { method, template } of routes) {
         const url = template.replace(/\{\w+\}/g, 'x'.repeat(2000));
         const long = await request(method, url);
-        expect({ url: `${method} ${template}`, status: long.status, code: long.body?.error?.code }).toEqual({ url: `${method} ${template}`, status: 404, code: 'not_found' });
+        expect({ url: `${method} ${template}`, status: long.status, code: long.body?.error?.code }).toEqual({
+          url: `${method} ${template}`,
+          status: 404,
+          code: 'not_found',
+        });
         const encoded = await request(method, template.replace(/\{\w+\}/g, 'cont_%ZZ'));
-        expect({ url: `${method} ${template}`, status: encoded.status, code: encoded.body?.error?.code }).toEqual({ url: `${method} ${template}`, status: 400, code: 'invalid_request' });
+        expect({ url: `${method} ${template}`, status: encoded.status, code: encoded.body?.error?.code }).toEqual({
+          url: `${method} ${template}`,
+          status: 400,
+          code: 'invalid_request',
+        });
       }
     }, 300_000);
 
@@ -219,16 +265,24 @@ describe('fuzzing cursors on every route that takes one', () => {
 
   it('never answers 5xx to a forged, tampered or foreign cursor, and always in the error shape', async () => {
     const base64url = (value: unknown) => Buffer.from(JSON.stringify(value) ?? 'null', 'utf8').toString('base64url');
-    const hostileKey = fc.oneof(jsonValue, oddString, fc.constantFrom('not-a-date', '2026-02-30 00:00:00+00', 'cont_\u0000', '99999999999999999999', 'NaN', -1, 2 ** 62, 1.5));
+    const hostileKey = fc.oneof(
+      jsonValue,
+      oddString,
+      fc.constantFrom('not-a-date', '2026-02-30 00:00:00+00', 'cont_\u0000', '99999999999999999999', 'NaN', -1, 2 ** 62, 1.5),
+    );
     const signature = fc.string({ unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'), minLength: 43, maxLength: 43 });
     const given = fc.nat().map((i) => genuine[i % genuine.length]);
     const body = (cursor: string) => JSON.parse(Buffer.from(cursor.split('.')[0], 'base64url').toString('utf8')) as { l: string; k: unknown };
     const cursor = fc.oneof(
       oddString,
       jsonValue.map(base64url),
-      fc.tuple(fc.constantFrom('contacts', 'contacts?sort=created_at', 'contacts/query', 'events', 'changes', 'apikeys'), hostileKey).map(([l, k]) => base64url({ l, k })),
+      fc
+        .tuple(fc.constantFrom('contacts', 'contacts?sort=created_at', 'contacts/query', 'events', 'changes', 'apikeys'), hostileKey)
+        .map(([l, k]) => base64url({ l, k })),
       fc.tuple(given, hostileKey, signature).map(([c, k, tag]) => `${base64url({ ...body(c), k })}.${tag}`),
-      fc.tuple(given, hostileKey).map(([c, k]) => `${base64url({ ...body(c), k: typeof body(c).k === 'object' ? { ...(body(c).k as object), k: [k] } : k })}.${c.split('.')[1]}`),
+      fc
+        .tuple(given, hostileKey)
+        .map(([c, k]) => `${base64url({ ...body(c), k: typeof body(c).k === 'object' ? { ...(body(c).k as object), k: [k] } : k })}.${c.split('.')[1]}`),
       fc.tuple(given, fc.nat(), fc.constantFrom(...'Aa0_-.')).map(([c, at, char]) => `${c.slice(0, at % c.length)}${char}${c.slice((at % c.length) + 1)}`),
       fc.tuple(given, fc.nat()).map(([c, at]) => c.slice(0, at % c.length)),
       fc.tuple(given, oddString).map(([c, tail]) => `${c}${tail}`),
@@ -242,11 +296,13 @@ describe('fuzzing cursors on every route that takes one', () => {
         sort,
         async (route, raw, order) => {
           const res = await route.send(stack.api, raw, route.sortable ? order : undefined);
-          if (res.status >= 500) throw new Error(`${route.method} ${route.path} cursor=${JSON.stringify(raw)} sort=${order} answered ${res.status}: ${res.text.slice(0, 300)}`);
+          if (res.status >= 500)
+            throw new Error(`${route.method} ${route.path} cursor=${JSON.stringify(raw)} sort=${order} answered ${res.status}: ${res.text.slice(0, 300)}`);
           if (res.status >= 400) {
             expect(typeof res.body?.error?.code).toBe('string');
             expect(typeof res.body?.error?.message).toBe('string');
-            for (const detail of res.body.error.details ?? []) expect(detail).toEqual({ field: expect.any(String), code: expect.any(String), message: expect.any(String) });
+            for (const detail of res.body.error.details ?? [])
+              expect(detail).toEqual({ field: expect.any(String), code: expect.any(String), message: expect.any(String) });
           } else {
             expect(Array.isArray(res.body?.data)).toBe(true);
           }

@@ -16,15 +16,26 @@ interface Answer {
   endedAt: number;
 }
 
-function send(agent: Agent, url: string, method: string, path: string, key: string, body?: unknown): Promise<{ status: number; connection?: string; body: string }> {
+function send(
+  agent: Agent,
+  url: string,
+  method: string,
+  path: string,
+  key: string,
+  body?: unknown,
+): Promise<{ status: number; connection?: string; body: string }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(`${url}${path}`, { agent, method, headers: { 'X-Api-Key': key, ...(payload ? { 'Content-Type': 'application/json' } : {}) } }, (res) => {
-      let text = '';
-      res.on('data', (d: Buffer) => (text += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, body: text }));
-      res.on('error', reject);
-    });
+    const req = request(
+      `${url}${path}`,
+      { agent, method, headers: { 'X-Api-Key': key, ...(payload ? { 'Content-Type': 'application/json' } : {}) } },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, body: text }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -65,7 +76,9 @@ describe('gateway shutdown on SIGTERM under keep-alive load', () => {
     await db.query('SELECT 1 FROM contacts.contacts WHERE id = $1 FOR UPDATE', [id]);
     const inFlight = send(new Agent({ keepAlive: true }), gateway.url, 'PATCH', `/contacts/${id}`, stack.apiKey, { first_name: 'Finished' });
     await eventually(async () => {
-      const { rows } = await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`);
+      const { rows } = await db.query(
+        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`,
+      );
       return rows.length ? true : undefined;
     });
 

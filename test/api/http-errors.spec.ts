@@ -76,7 +76,10 @@ describe('HTTP edge cases at the gateway', () => {
 
   it('answers a path parameter over 1,024 characters like an unknown id, and a bad percent-encoding with 400, in the error shape', async () => {
     const long = await stack.api.get(`/contacts/cont_${'0'.repeat(1020)}`, { headers: { 'X-Request-Id': 'too-long-id' } });
-    expect([long.status, long.body]).toEqual([404, { error: { code: 'not_found', message: 'No resource has an id, slug or key longer than 1024 characters.' } }]);
+    expect([long.status, long.body]).toEqual([
+      404,
+      { error: { code: 'not_found', message: 'No resource has an id, slug or key longer than 1024 characters.' } },
+    ]);
     expect(long.headers.get('x-request-id')).toBe('too-long-id');
     // At the limit the request reaches its route: only the events service runs here, so contacts are unavailable.
     expect((await stack.api.get(`/contacts/cont_${'0'.repeat(1019)}`)).status).toBe(503);
@@ -93,7 +96,10 @@ describe('HTTP edge cases at the gateway', () => {
 
     // Well encoded, but a NUL no store takes: refused as in a body or query, before any service reads it.
     const nul = await stack.api.get('/contacts/cont_%00/changes');
-    expect([nul.status, nul.body.error.details]).toEqual([400, [{ field: 'id', code: 'invalid_characters', message: 'id contains a NUL character or an unpaired UTF-16 surrogate' }]]);
+    expect([nul.status, nul.body.error.details]).toEqual([
+      400,
+      [{ field: 'id', code: 'invalid_characters', message: 'id contains a NUL character or an unpaired UTF-16 surrogate' }],
+    ]);
   });
 
   it('echoes a well-formed X-Request-Id and makes one up otherwise', async () => {

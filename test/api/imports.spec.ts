@@ -15,13 +15,21 @@ describe('Imports', () => {
 
   const json = async (res: Response): Promise<any> => res.json();
   const upload = (object: string, contentType: string, body: string | Buffer, headers: Record<string, string> = {}) =>
-    fetch(`${stack.gateway.url}/imports?object=${object}`, { method: 'POST', headers: { 'X-Api-Key': stack.apiKey, 'Content-Type': contentType, ...headers }, body });
+    fetch(`${stack.gateway.url}/imports?object=${object}`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': stack.apiKey, 'Content-Type': contentType, ...headers },
+      body,
+    });
 
   const finished = (id: string, timeoutMs = 30_000) =>
-    eventually(async () => {
-      const job = (await stack.api.get(`/imports/${id}`)).body.data;
-      return ['completed', 'failed'].includes(job.status) ? job : undefined;
-    }, timeoutMs, 100);
+    eventually(
+      async () => {
+        const job = (await stack.api.get(`/imports/${id}`)).body.data;
+        return ['completed', 'failed'].includes(job.status) ? job : undefined;
+      },
+      timeoutMs,
+      100,
+    );
 
   it('imports contacts from CSV: creates new ones, updates those matched by email, reports bad rows by line', async () => {
     await stack.api.post('/objects/contacts/fields', { name: 'tier', type: 'number' });
@@ -96,13 +104,26 @@ describe('Imports', () => {
     expect(res.status).toBe(202);
     const job = await finished((await json(res)).data.id);
     expect(job.counts).toEqual({ total: 6, processed: 6, created: 1, updated: 1, failed: 4 });
-    expect(job.errors.map((e: { line: number; code: string }) => `${e.line}:${e.code}`)).toEqual(['2:invalid_request', '5:invalid_request', '6:validation_failed', '7:required']);
+    expect(job.errors.map((e: { line: number; code: string }) => `${e.line}:${e.code}`)).toEqual([
+      '2:invalid_request',
+      '5:invalid_request',
+      '6:validation_failed',
+      '7:required',
+    ]);
     expect((await stack.api.get(`/companies/${acme.id}`)).body.data).toMatchObject({ name: 'Acme Corp', industry: 'Rockets' });
     expect((await stack.api.get('/companies?domain=globex.import.test')).body.data).toHaveLength(1);
   });
 
   it('imports deals from CSV through the deals service, with the same checks as a single create', async () => {
-    const pipeline = (await stack.api.post('/pipelines', { name: 'Imported', stages: [{ name: 'New', type: 'open' }, { name: 'Won', type: 'won' }] })).body.data;
+    const pipeline = (
+      await stack.api.post('/pipelines', {
+        name: 'Imported',
+        stages: [
+          { name: 'New', type: 'open' },
+          { name: 'Won', type: 'won' },
+        ],
+      })
+    ).body.data;
     const [open, won] = pipeline.stages as Array<{ id: string }>;
     const contact = (await stack.api.post('/contacts', { email: 'buyer@import.test' })).body.data;
     const csv = [
@@ -118,7 +139,13 @@ describe('Imports', () => {
     const job = await finished((await json(res)).data.id);
     expect(job.counts).toEqual({ total: 5, processed: 5, created: 2, updated: 0, failed: 3 });
     expect(job.errors.map((e: { line: number; field: string | null }) => `${e.line}:${e.field}`)).toEqual(['4:stage_id', '5:contact_id', '6:value']);
-    const deals = (await stack.api.listAll(`/deals?pipeline_id=${pipeline.id}`)) as Array<{ name: string; value: number; currency: string; status: string; contact_id: string | null }>;
+    const deals = (await stack.api.listAll(`/deals?pipeline_id=${pipeline.id}`)) as Array<{
+      name: string;
+      value: number;
+      currency: string;
+      status: string;
+      contact_id: string | null;
+    }>;
     expect(deals.map((d) => [d.name, d.value, d.currency, d.status, d.contact_id])).toEqual([
       ['Big one', 120000, 'EUR', 'open', contact.id],
       ['Closed', 5000, 'USD', 'won', null],
@@ -148,7 +175,11 @@ describe('Imports', () => {
     expect(unknown.status).toBe(400);
     expect((await json(unknown)).error.details).toEqual([expect.objectContaining({ field: 'object' })]);
     const readKey = (await stack.api.post('/apikeys', { name: 'reader', scope: 'read' })).body.data.key;
-    const forbidden = await fetch(`${stack.gateway.url}/imports?object=contacts`, { method: 'POST', headers: { 'X-Api-Key': readKey, 'Content-Type': 'text/csv' }, body: 'email\n' });
+    const forbidden = await fetch(`${stack.gateway.url}/imports?object=contacts`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': readKey, 'Content-Type': 'text/csv' },
+      body: 'email\n',
+    });
     expect(forbidden.status).toBe(403);
 
     const broken = await upload('contacts', 'text/csv', 'email,first_name\n"unterminated@import.test,Broken\n');
@@ -156,7 +187,10 @@ describe('Imports', () => {
     const brokenError = (await json(broken)).error;
     expect(brokenError.message).toMatch(/could not be read as CSV.*failed; nothing was applied/);
     const failedId = /Import '(imp_[0-9a-z]+)'/.exec(brokenError.message)![1];
-    expect((await stack.api.get(`/imports/${failedId}`)).body.data).toMatchObject({ status: 'failed', failure_reason: expect.stringMatching(/could not be read as CSV/) });
+    expect((await stack.api.get(`/imports/${failedId}`)).body.data).toMatchObject({
+      status: 'failed',
+      failure_reason: expect.stringMatching(/could not be read as CSV/),
+    });
     expect((await stack.api.get('/contacts?search=unterminated')).body.data).toEqual([]);
 
     const header = await upload('contacts', 'text/csv', 'email,email\na@import.test,b@import.test\n');
@@ -211,13 +245,19 @@ describe('Imports', () => {
     const res = await upload('contacts', 'text/csv', csv);
     expect(res.status).toBe(202);
     const id = (await json(res)).data.id;
-    const midway = await eventually(async () => {
-      const job = (await stack.api.get(`/imports/${id}`)).body.data;
-      return job.counts.processed > 0 ? job : undefined;
-    }, 30_000, 20);
+    const midway = await eventually(
+      async () => {
+        const job = (await stack.api.get(`/imports/${id}`)).body.data;
+        return job.counts.processed > 0 ? job : undefined;
+      },
+      30_000,
+      20,
+    );
     await stack.stopService('contacts');
     // Stopped with rows still to apply (a stop lets the batch in hand commit first).
-    const [{ left }] = (await stack.services.events!.dataSource.query(`SELECT count(*)::int AS left FROM contacts.import_rows WHERE import_id = $1`, [id])) as Array<{ left: number }>;
+    const [{ left }] = (await stack.services.events!.dataSource.query(`SELECT count(*)::int AS left FROM contacts.import_rows WHERE import_id = $1`, [
+      id,
+    ])) as Array<{ left: number }>;
     expect({ processed: midway.counts.processed < rows, left: left > 0 }).toEqual({ processed: true, left: true });
     await stack.startService('contacts');
 
@@ -225,11 +265,15 @@ describe('Imports', () => {
     expect(job.counts).toEqual({ total: rows, processed: rows, created: rows, updated: 0, failed: 0 });
     const stored = (await stack.api.listAll('/contacts?search=resume.test')) as Array<{ id: string }>;
     expect(stored).toHaveLength(rows);
-    const created = await eventually(async () => {
-      const events = (await stack.api.listAll('/events?type=contact.created')) as Array<{ data: { email: string } }>;
-      const mine = events.filter((e) => e.data.email.endsWith('@resume.test'));
-      return mine.length >= rows ? mine : undefined;
-    }, 60_000, 500);
+    const created = await eventually(
+      async () => {
+        const events = (await stack.api.listAll('/events?type=contact.created')) as Array<{ data: { email: string } }>;
+        const mine = events.filter((e) => e.data.email.endsWith('@resume.test'));
+        return mine.length >= rows ? mine : undefined;
+      },
+      60_000,
+      500,
+    );
     expect(new Set(created.map((e) => e.data.email)).size).toBe(rows);
     expect(created).toHaveLength(rows);
   }, 180_000);

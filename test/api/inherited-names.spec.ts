@@ -29,7 +29,9 @@ describe('names every JavaScript object has', () => {
       const res = await stack.api.get(`/changes?object=${encodeURIComponent(name)}`);
       expect([name, res.status]).toEqual([name, 400]);
     }
-    expect((await stack.api.get('/changes?object=constructor')).body.error.details).toEqual([expect.objectContaining({ field: 'object', code: 'unknown_object' })]);
+    expect((await stack.api.get('/changes?object=constructor')).body.error.details).toEqual([
+      expect.objectContaining({ field: 'object', code: 'unknown_object' }),
+    ]);
   });
 
   it('reserves them as custom object slugs and field names', async () => {
@@ -65,7 +67,9 @@ describe('names every JavaScript object has', () => {
   });
 
   it('refuses them as keys of a body rather than dropping them', async () => {
-    expect(problems(await stack.api.post('/contacts', { email: 'keys@inherited.example', metadata: { valueOf: 1 } }))).toEqual(['metadata.valueOf:unknown_field']);
+    expect(problems(await stack.api.post('/contacts', { email: 'keys@inherited.example', metadata: { valueOf: 1 } }))).toEqual([
+      'metadata.valueOf:unknown_field',
+    ]);
     expect(problems(await stack.api.post('/objects/project/records', { values: { code: 'a', toString: 'x' } }))).toEqual(['values.toString:unknown_field']);
     expect(problems(await stack.api.post('/contacts', { email: 'keys@inherited.example', hasOwnProperty: 'x' }))).toEqual(['hasOwnProperty:unknown_field']);
     expect((await stack.api.post('/contacts/query', { filter: { email: 'keys@inherited.example' } })).body.data).toEqual([]);
@@ -92,7 +96,10 @@ describe('names every JavaScript object has', () => {
     expect(child.status).toBe(201);
     const missing = await stack.api.post('/objects/constructor/records', { values: { code: 'orphan', parent: `rec_${'0'.repeat(26)}` } });
     expect(problems(missing)).toEqual(['values.parent:not_found']);
-    const found = await stack.api.post('/objects/constructor/records/query', { filter: { 'values.parent.values.code': 'root' }, fields: ['values.code', 'values.parent.values.code'] });
+    const found = await stack.api.post('/objects/constructor/records/query', {
+      filter: { 'values.parent.values.code': 'root' },
+      fields: ['values.code', 'values.parent.values.code'],
+    });
     expect(found.status).toBe(200);
     expect(found.body.data).toEqual([{ id: child.body.data.id, values: { code: 'child', parent: { values: { code: 'root' } } } }]);
   });

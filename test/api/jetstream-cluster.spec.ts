@@ -18,7 +18,11 @@ describe('the event stream on a NATS cluster', () => {
 
   it('is created with three replicas when JETSTREAM_REPLICAS=3, and events flow through it', async () => {
     // The cluster needs a moment to elect its JetStream leader; the stack's start-up retries until then.
-    stack = await eventually(() => startStack({ services: ['events'], env: { NATS_URL: cluster.url, JETSTREAM_REPLICAS: '3' } }).catch(() => undefined), 30_000, 500);
+    stack = await eventually(
+      () => startStack({ services: ['events'], env: { NATS_URL: cluster.url, JETSTREAM_REPLICAS: '3' } }).catch(() => undefined),
+      30_000,
+      500,
+    );
     const key = await stack.api.post('/apikeys', { name: 'clustered', scope: 'read' });
     expect(key.status).toBe(201);
     await eventually(async () => {

@@ -68,7 +68,11 @@ describe('Sorting GET lists (sort=-value,created_at)', () => {
     const scores = [40, null, 10, null, 40];
     const made: Array<{ id: string; icp_score: number | null }> = [];
     for (const score of scores) {
-      const res = await stack.api.post('/contacts', { email: `n${made.length}.${tag}@example.com`, stage: 'prospect', ...(score === null ? {} : { icp_score: score }) });
+      const res = await stack.api.post('/contacts', {
+        email: `n${made.length}.${tag}@example.com`,
+        stage: 'prospect',
+        ...(score === null ? {} : { icp_score: score }),
+      });
       made.push({ id: res.body.data.id, icp_score: score });
     }
     const mine = (items: any[]) => items.filter((c) => made.some((m) => m.id === c.id)).map((c) => c.id);
@@ -82,7 +86,13 @@ describe('Sorting GET lists (sort=-value,created_at)', () => {
     const contact = (await stack.api.post('/contacts', { email: `owner.${tag}@example.com` })).body.data;
     const mine: Array<{ id: string; value: number }> = [];
     for (const value of [5, 50, 20]) {
-      const res = await stack.api.post('/deals', { name: `C${value}`, pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, value, contact_id: contact.id });
+      const res = await stack.api.post('/deals', {
+        name: `C${value}`,
+        pipeline_id: pipeline.id,
+        stage_id: pipeline.stages[0].id,
+        value,
+        contact_id: contact.id,
+      });
       mine.push(res.body.data);
     }
     expect((await walk(`/contacts/${contact.id}/deals?sort=-value`, 1)).map((d) => d.value)).toEqual([50, 20, 5]);

@@ -56,8 +56,7 @@ describe('MCP server at POST /mcp', () => {
     await stack.stop();
   });
 
-  const call = (scope: string, name: string, args: Record<string, unknown> = {}) =>
-    clients[scope].callTool({ name, arguments: args }) as Promise<ToolResult>;
+  const call = (scope: string, name: string, args: Record<string, unknown> = {}) => clients[scope].callTool({ name, arguments: args }) as Promise<ToolResult>;
   async function ok(name: string, args: Record<string, unknown> = {}) {
     const result = await call('read-write', name, args);
     if (result.isError) throw new Error(`${name} failed: ${result.content[0].text}`);
@@ -89,7 +88,10 @@ describe('MCP server at POST /mcp', () => {
     const schema = tools.find((tool) => tool.name === 'upsert_records')!.inputSchema as any;
     expect(schema.required).toEqual(['object', 'items']);
     expect(schema.properties.operation).toBeUndefined();
-    const result = await ok('upsert_records', { object: 'contacts', items: [{ email: `LIST-${t}@example.com`, title: 'CTO' }, { email: `list2-${t}@example.com` }, { email: 'bad' }] });
+    const result = await ok('upsert_records', {
+      object: 'contacts',
+      items: [{ email: `LIST-${t}@example.com`, title: 'CTO' }, { email: `list2-${t}@example.com` }, { email: 'bad' }],
+    });
     expect(result.structuredContent.data.map((r: { status: number }) => r.status)).toEqual([200, 201, 400]);
     expect(result.structuredContent.data[0].data).toMatchObject({ id: existing.id, first_name: 'Ada', title: 'CTO' });
     const companies = await ok('upsert_records', { object: 'companies', items: [{ name: 'Acme', domain: `acme-${t}.example.com` }], all_or_none: true });
@@ -128,15 +130,24 @@ describe('MCP server at POST /mcp', () => {
 
   it('runs pipeline and deal tools', async () => {
     const pipeline = (
-      await stack.api.post('/pipelines', { name: 'MCP', stages: [{ name: 'New', type: 'open' }, { name: 'Won', type: 'won' }] })
+      await stack.api.post('/pipelines', {
+        name: 'MCP',
+        stages: [
+          { name: 'New', type: 'open' },
+          { name: 'Won', type: 'won' },
+        ],
+      })
     ).body.data;
     expect((await ok('list_pipelines')).structuredContent.data.map((p: { id: string }) => p.id)).toContain(pipeline.id);
     const [open, won] = pipeline.stages;
-    const deal = (await ok('create_record', { object: 'deals', data: { name: 'Agent deal', pipeline_id: pipeline.id, stage_id: open.id, value: 500 } })).structuredContent.data;
+    const deal = (await ok('create_record', { object: 'deals', data: { name: 'Agent deal', pipeline_id: pipeline.id, stage_id: open.id, value: 500 } }))
+      .structuredContent.data;
     expect((await ok('update_record', { object: 'deals', id: deal.id, data: { value: 750 } })).structuredContent.data.value).toBe(750);
     expect((await ok('move_deal_stage', { id: deal.id, stage_id: won.id })).structuredContent.data).toMatchObject({ stage_id: won.id, status: 'won' });
     expect((await ok('get_record', { object: 'deals', id: deal.id })).structuredContent).toEqual((await stack.api.get(`/deals/${deal.id}`)).body);
-    expect((await ok('query_records', { object: 'deals', filter: { pipeline_id: pipeline.id } })).structuredContent.data.map((d: { id: string }) => d.id)).toEqual([deal.id]);
+    expect(
+      (await ok('query_records', { object: 'deals', filter: { pipeline_id: pipeline.id } })).structuredContent.data.map((d: { id: string }) => d.id),
+    ).toEqual([deal.id]);
     const history = await ok('get_deal_history', { id: deal.id });
     expect(history.structuredContent).toEqual((await stack.api.get(`/deals/${deal.id}/history`)).body);
   });
@@ -154,9 +165,9 @@ describe('MCP server at POST /mcp', () => {
     expect((await ok('describe_object', { object: 'projects' })).structuredContent.data.object).toBe('projects');
 
     const record = (await ok('create_record', { object: 'projects', data: { values: { title: 'Launch' } } })).structuredContent.data;
-    expect((await ok('update_record', { object: 'projects', id: record.id, data: { values: { title: 'Relaunch' } } })).structuredContent.data.values.title).toBe(
-      'Relaunch',
-    );
+    expect(
+      (await ok('update_record', { object: 'projects', id: record.id, data: { values: { title: 'Relaunch' } } })).structuredContent.data.values.title,
+    ).toBe('Relaunch');
     expect((await ok('get_record', { object: 'projects', id: record.id })).structuredContent).toEqual(
       (await stack.api.get(`/objects/projects/records/${record.id}`)).body,
     );
@@ -166,7 +177,7 @@ describe('MCP server at POST /mcp', () => {
     expect(missing.structuredContent.error.code).toBe('validation_failed');
   });
 
-  it('describes each object\'s live paths and their operators on demand, and queries any object', async () => {
+  it("describes each object's live paths and their operators on demand, and queries any object", async () => {
     expect((await stack.api.post('/objects/deals/fields', { name: 'tier', type: 'enum', enum_values: ['gold', 'silver'] })).status).toBe(201);
     const tools = Object.fromEntries((await clients.read.listTools()).tools.map((t) => [t.name, t]));
     const described = async (object: string): Promise<Record<string, any>> =>
@@ -231,7 +242,9 @@ describe('MCP server at POST /mcp', () => {
     const wrongArgument = await call('read', 'get_record', { object: 'contacts', idd: 'x' });
     expect(wrongArgument.structuredContent.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['id', 'idd']);
     expect(wrongArgument.content[0].text).toContain('get_record takes object, id');
-    expect((await call('read-write', 'upsert_records', { object: 'users', items: [{ email: 'u@example.com' }] })).content[0].text).toContain('users has no batch writes');
+    expect((await call('read-write', 'upsert_records', { object: 'users', items: [{ email: 'u@example.com' }] })).content[0].text).toContain(
+      'users has no batch writes',
+    );
   });
 
   it('answers bad arguments, unknown tools and out-of-scope calls with tool errors carrying our codes', async () => {
@@ -266,9 +279,7 @@ describe('MCP server at POST /mcp', () => {
     const main = join(__dirname, '..', '..', 'dist', 'scripts', 'mcp-stdio.js');
     expect(existsSync(main)).toBe(true);
     const client = new Client({ name: 'crm-desktop', version: '1.0.0' });
-    await client.connect(
-      new StdioClientTransport({ command: process.execPath, args: [main, '--key', keys.read, '--url', stack.gateway.url], stderr: 'pipe' }),
-    );
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [main, '--key', keys.read, '--url', stack.gateway.url], stderr: 'pipe' }));
     try {
       // The custom object an earlier test made adds no tool: the record tools take it as their object.
       expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(READ_TOOLS);

@@ -66,14 +66,22 @@ describe('Querying custom object records (POST /objects/:slug/records/query)', (
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
-      const res = await query({ filter: { $or: [{ 'values.budget': { $gte: 1000 } }, { 'values.phase': 'plan' }] }, sort: [{ field: 'values.budget', direction: 'desc' }], limit: 2, ...(cursor ? { cursor } : {}) });
+      const res = await query({
+        filter: { $or: [{ 'values.budget': { $gte: 1000 } }, { 'values.phase': 'plan' }] },
+        sort: [{ field: 'values.budget', direction: 'desc' }],
+        limit: 2,
+        ...(cursor ? { cursor } : {}),
+      });
       expect(res.status).toBe(200);
       seen.push(...labels(res));
       cursor = res.body.next_cursor;
     } while (cursor);
     expect(seen).toEqual(['gamma', 'beta', 'alpha']);
     expect(labels(await query({ filter: { 'values.budget': null } }))).toEqual(['delta']);
-    expect(labels(await query({ filter: { $not: { 'values.phase': { $in: ['plan', 'build'] } } }, sort: [{ field: 'values.title' }] }))).toEqual(['delta', 'gamma']);
+    expect(labels(await query({ filter: { $not: { 'values.phase': { $in: ['plan', 'build'] } } }, sort: [{ field: 'values.title' }] }))).toEqual([
+      'delta',
+      'gamma',
+    ]);
   });
 
   it('reaches the contact, deal and custom record a reference field names', async () => {
@@ -91,7 +99,10 @@ describe('Querying custom object records (POST /objects/:slug/records/query)', (
     });
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual([
-      { id: made.alpha.id, values: { title: 'Alpha', lead: { email: `ada.${tag}@example.com` }, deal: { name: 'Big' }, program: { values: { title: 'Apollo' } } } },
+      {
+        id: made.alpha.id,
+        values: { title: 'Alpha', lead: { email: `ada.${tag}@example.com` }, deal: { name: 'Big' }, program: { values: { title: 'Apollo' } } },
+      },
       { id: made.delta.id, values: { title: 'Delta', lead: null, deal: null, program: null } },
     ]);
   });

@@ -42,7 +42,10 @@ describe('Custom objects and fields', () => {
         name: 'Project',
         slug: s,
         enforcement_level: 'soft',
-        fields: [{ name: 'title', type: 'string', required: true }, { name: 'budget', label: 'Budget', type: 'currency' }],
+        fields: [
+          { name: 'title', type: 'string', required: true },
+          { name: 'budget', label: 'Budget', type: 'currency' },
+        ],
       });
       expect(created.status).toBe(201);
       expect(created.body.data).toEqual({
@@ -190,8 +193,10 @@ describe('Custom objects and fields', () => {
 
     it('treats unknown fields per the level', async () => {
       const res = await stack.api.post(`/objects/${s}/records`, { values: { surprise: 1 } });
-      if (level === 'hard') expect(res.body.error.details).toEqual([{ field: 'values.surprise', code: 'unknown_field', message: "unknown field 'values.surprise'" }]);
-      if (level === 'soft') expect(res.body.warnings).toEqual([{ field: 'values.surprise', code: 'unknown_field', message: "unknown field 'values.surprise'" }]);
+      if (level === 'hard')
+        expect(res.body.error.details).toEqual([{ field: 'values.surprise', code: 'unknown_field', message: "unknown field 'values.surprise'" }]);
+      if (level === 'soft')
+        expect(res.body.warnings).toEqual([{ field: 'values.surprise', code: 'unknown_field', message: "unknown field 'values.surprise'" }]);
       if (level === 'none') expect(res.body).toEqual({ data: expect.objectContaining({ values: { surprise: 1 } }) });
     });
   });
@@ -248,7 +253,14 @@ describe('Custom objects and fields', () => {
       const parent = slug('site');
       const child = slug('visit');
       await createType({ name: 'Site', slug: parent, fields: [{ name: 'name', type: 'string' }] });
-      await createType({ name: 'Visit', slug: child, fields: [{ name: 'site', type: 'reference', reference_target: parent }, { name: 'notes', type: 'string' }] });
+      await createType({
+        name: 'Visit',
+        slug: child,
+        fields: [
+          { name: 'site', type: 'reference', reference_target: parent },
+          { name: 'notes', type: 'string' },
+        ],
+      });
       const sites = [];
       for (let i = 0; i < 5; i++) sites.push((await stack.api.post(`/objects/${parent}/records`, { values: { name: `s${i}` } })).body.data);
       expect(sites[0]).toEqual({
@@ -291,7 +303,11 @@ describe('Custom objects and fields', () => {
 
       const bad = await stack.api.post('/contacts', { email: 'cf1@example.com', custom_fields: { mobile: '555-0100', segments: ['smb', 'mid'], other: 1 } });
       expect(bad.status).toBe(400);
-      expect(bad.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['custom_fields.mobile', 'custom_fields.other', 'custom_fields.segments.1']);
+      expect(bad.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual([
+        'custom_fields.mobile',
+        'custom_fields.other',
+        'custom_fields.segments.1',
+      ]);
 
       const created = await stack.api.post('/contacts', { email: 'cf1@example.com', custom_fields: { mobile: '+447700900123', segments: ['smb'] } });
       expect(created.status).toBe(201);
@@ -314,7 +330,13 @@ describe('Custom objects and fields', () => {
       expect(stages.status).toBe(400);
       const schema = (await stack.api.get('/schema')).body.data.objects;
       expect(schema.find((o: { slug: string }) => o.slug === 'stages').accepts_custom_fields).toBe(false);
-      expect(schema.find((o: { slug: string }) => o.slug === 'companies').fields).toContainEqual({ name: 'founded', label: 'founded', type: 'date', required: true, custom: true });
+      expect(schema.find((o: { slug: string }) => o.slug === 'companies').fields).toContainEqual({
+        name: 'founded',
+        label: 'founded',
+        type: 'date',
+        required: true,
+        custom: true,
+      });
     });
   });
 });

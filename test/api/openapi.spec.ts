@@ -44,19 +44,24 @@ describe('the published contract and the typed SDK', () => {
   it('queries through the SDK helpers, typed by path, page after page', async () => {
     const tag = `sdkq${Date.now()}`;
     const made: string[] = [];
-    for (const score of [5, 50, 80, 95]) made.push((await crm.POST('/contacts', { body: { email: `${score}.${tag}@example.com`, icp_score: score } })).data!.data.id);
+    for (const score of [5, 50, 80, 95])
+      made.push((await crm.POST('/contacts', { body: { email: `${score}.${tag}@example.com`, icp_score: score } })).data!.data.id);
     const filter: Filter<'email' | 'icp_score'> = { $and: [{ email: { $ends_with: `${tag}@example.com` } }, { icp_score: { $gte: 50 } }] };
     // @ts-expect-error a path the helper was not told of is a compile error
     const misspelt: Filter<'email' | 'icp_score'> = { emial: 'x' };
     expect(misspelt).toBeDefined();
     const seen: Array<Record<string, unknown>> = [];
-    for await (const item of queryAll(crm, 'contacts', { filter, sort: [{ field: 'icp_score', direction: 'desc' }], fields: ['icp_score'], limit: 1 })) seen.push(item);
+    for await (const item of queryAll(crm, 'contacts', { filter, sort: [{ field: 'icp_score', direction: 'desc' }], fields: ['icp_score'], limit: 1 }))
+      seen.push(item);
     expect(seen).toEqual([
       { id: made[3], icp_score: 95 },
       { id: made[2], icp_score: 80 },
       { id: made[1], icp_score: 50 },
     ]);
-    await expect(queryAll(crm, 'contacts', { filter: { nope: 1 } }).next()).rejects.toMatchObject({ status: 400, error: { error: { code: 'validation_failed' } } });
+    await expect(queryAll(crm, 'contacts', { filter: { nope: 1 } }).next()).rejects.toMatchObject({
+      status: 400,
+      error: { error: { code: 'validation_failed' } },
+    });
   });
 
   it('runs the walkthrough through the SDK: contact, pipeline, deal, stage move, events, webhook', async () => {
@@ -69,11 +74,20 @@ describe('the published contract and the typed SDK', () => {
     const contactId = contact.data!.data.id;
 
     const pipeline = await crm.POST('/pipelines', {
-      body: { name: 'Sales', stages: [{ name: 'Qualified', type: 'open' }, { name: 'Won', type: 'won' }, { name: 'Lost', type: 'lost' }] },
+      body: {
+        name: 'Sales',
+        stages: [
+          { name: 'Qualified', type: 'open' },
+          { name: 'Won', type: 'won' },
+          { name: 'Lost', type: 'lost' },
+        ],
+      },
     });
     const [qualified, won] = pipeline.data!.data.stages;
 
-    const deal = await crm.POST('/deals', { body: { name: 'Pilot', pipeline_id: pipeline.data!.data.id, stage_id: qualified.id, contact_id: contactId, value: 120000, currency: 'EUR' } });
+    const deal = await crm.POST('/deals', {
+      body: { name: 'Pilot', pipeline_id: pipeline.data!.data.id, stage_id: qualified.id, contact_id: contactId, value: 120000, currency: 'EUR' },
+    });
     expect(deal.response.status).toBe(201);
     const dealId = deal.data!.data.id;
 

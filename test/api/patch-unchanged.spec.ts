@@ -125,7 +125,12 @@ describe('PATCH with identical values', () => {
     {
       resource: 'object type',
       create: async () => {
-        const o = await created('/objects', { name: 'Project', slug: `project_${tag()}`, enforcement_level: 'soft', fields: [{ name: 'title', type: 'string' }] });
+        const o = await created('/objects', {
+          name: 'Project',
+          slug: `project_${tag()}`,
+          enforcement_level: 'soft',
+          fields: [{ name: 'title', type: 'string' }],
+        });
         return { path: `/objects/${o.slug}`, body: o };
       },
       same: (o) => ({ name: o.name, enforcement_level: o.enforcement_level, status: o.status }),

@@ -87,7 +87,13 @@ describe('Pipelines', () => {
     const missing = await stack.api.post('/pipelines', { stages: [] });
     expect(missing.status).toBe(400);
     expect(missing.body.error.details).toEqual([{ field: 'name', code: 'required', message: 'name is required' }]);
-    const duplicate = await stack.api.post('/pipelines', { name: 'Dup', stages: [{ name: 'Same', type: 'open' }, { name: 'same', type: 'won' }] });
+    const duplicate = await stack.api.post('/pipelines', {
+      name: 'Dup',
+      stages: [
+        { name: 'Same', type: 'open' },
+        { name: 'same', type: 'won' },
+      ],
+    });
     expect(duplicate.status).toBe(400);
     const unknown = await stack.api.post('/pipelines', { name: 'X', colour: '#ffffff' });
     expect(unknown.status).toBe(400);
@@ -130,7 +136,12 @@ describe('Pipelines', () => {
   });
 
   it('adds a stage at the end or at a position, and rejects bad input', async () => {
-    const pipeline = await createPipeline({ stages: [{ name: 'One', type: 'open' }, { name: 'Two', type: 'open' }] });
+    const pipeline = await createPipeline({
+      stages: [
+        { name: 'One', type: 'open' },
+        { name: 'Two', type: 'open' },
+      ],
+    });
     const appended = await stack.api.post(`/pipelines/${pipeline.id}/stages`, { name: 'Closed won', type: 'won', color: '#00FF00' });
     expect(appended.status).toBe(201);
     expect(appended.body.data.stages.map((s: { name: string }) => s.name)).toEqual(['One', 'Two', 'Closed won']);

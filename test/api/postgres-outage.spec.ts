@@ -69,8 +69,7 @@ describe('a PostgreSQL outage', () => {
       ['gateway', stack.gateway.url],
       ...Object.entries(stack.services).map(([name, service]) => [name, service!.healthUrl.replace(/\/health$/, '')]),
     ];
-    const statuses = async (path: string) =>
-      Promise.all(probes.map(async ([name, base]) => [name, (await fetch(`${base}${path}`)).status] as const));
+    const statuses = async (path: string) => Promise.all(probes.map(async ([name, base]) => [name, (await fetch(`${base}${path}`)).status] as const));
     const all = (status: number) => probes.map(([name]) => [name, status] as const);
     expect(await statuses('/health/live')).toEqual(all(200));
     expect(await statuses('/health/ready')).toEqual(all(200));

@@ -63,7 +63,9 @@ describe('Events of a primary association moved with is_primary', () => {
       expect.arrayContaining([association(first, null, false), association(second, 'champion', true, 'deal.contact_added'), moved(first, second)]),
     );
     expect(ofRequest(events, add)).toHaveLength(3);
-    expect(ofRequest(events, promote)).toEqual(expect.arrayContaining([association(second, 'champion', false), association(first, null, true), moved(second, first)]));
+    expect(ofRequest(events, promote)).toEqual(
+      expect.arrayContaining([association(second, 'champion', false), association(first, null, true), moved(second, first)]),
+    );
     expect(ofRequest(events, promote)).toHaveLength(3);
     expect(ofRequest(events, demote)).toEqual(expect.arrayContaining([association(first, null, false), moved(first, null)]));
     expect(ofRequest(events, demote)).toHaveLength(2);
@@ -103,7 +105,9 @@ describe('Events of a primary association moved with is_primary', () => {
       expect.arrayContaining([association(employer, null, false), association(advised, 'advisor', true, 'contact.company_added'), moved(employer, advised)]),
     );
     expect(ofRequest(events, add)).toHaveLength(3);
-    expect(ofRequest(events, promote)).toEqual(expect.arrayContaining([association(advised, 'advisor', false), association(employer, null, true), moved(advised, employer)]));
+    expect(ofRequest(events, promote)).toEqual(
+      expect.arrayContaining([association(advised, 'advisor', false), association(employer, null, true), moved(advised, employer)]),
+    );
     expect(ofRequest(events, promote)).toHaveLength(3);
     expect(ofRequest(events, demote)).toEqual(expect.arrayContaining([association(employer, null, false), moved(employer, null)]));
     expect(ofRequest(events, demote)).toHaveLength(2);

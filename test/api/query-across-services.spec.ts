@@ -36,7 +36,8 @@ describe('Querying across services (deals to contact.*, company.*, owner.*; task
     return res.body.data;
   }
   const contact = (fields: Record<string, unknown> = {}) => create('/contacts', { email: `c${++seq}.${tag}@example.com`, ...fields });
-  const deal = (fields: Record<string, unknown> = {}) => create('/deals', { name: `Deal ${++seq}`, pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, value: 0, ...fields });
+  const deal = (fields: Record<string, unknown> = {}) =>
+    create('/deals', { name: `Deal ${++seq}`, pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, value: 0, ...fields });
 
   /** Every item of a query, following next_cursor. */
   async function queryAll(object: string, body: Record<string, unknown>): Promise<any[]> {
@@ -62,7 +63,10 @@ describe('Querying across services (deals to contact.*, company.*, owner.*; task
       const dealsPipeline = (await stack.api.post('/pipelines', { name: `Model ${tag}`, stages: [{ name: 'New', type: 'open' }] })).body.data;
       scope = { pipeline_id: dealsPipeline.id };
       const companies = [await create('/companies', { name: 'Acme', domain: `acme-${tag}.example` }), await create('/companies', { name: 'Nodomain' })];
-      const owners = [await create('/users', { name: 'Ada Owner', email: `o1.${tag}@example.com` }), await create('/users', { name: 'Bo Owner', email: `o2.${tag}@example.com` })];
+      const owners = [
+        await create('/users', { name: 'Ada Owner', email: `o1.${tag}@example.com` }),
+        await create('/users', { name: 'Bo Owner', email: `o2.${tag}@example.com` }),
+      ];
       const contacts: Array<{ id: string; first_name: string | null; stage: string | null }> = [];
       for (let i = 0; i < 8; i++) {
         const first_name = i % 5 === 4 ? null : FIRST_NAMES[i % FIRST_NAMES.length];
@@ -95,11 +99,20 @@ describe('Querying across services (deals to contact.*, company.*, owner.*; task
     });
 
     const leaf: fc.Arbitrary<Expr> = fc.oneof(
-      fc.record({ path: fc.constant('value'), op: fc.constantFrom('$eq', '$ne', '$gt', '$lte'), arg: fc.constantFrom(...VALUES) }).map(({ path, op, arg }) => ({ [path]: { [op]: arg } })),
+      fc
+        .record({ path: fc.constant('value'), op: fc.constantFrom('$eq', '$ne', '$gt', '$lte'), arg: fc.constantFrom(...VALUES) })
+        .map(({ path, op, arg }) => ({ [path]: { [op]: arg } })),
       fc
         .record({ op: fc.constantFrom('$eq', '$ne', '$in', '$nin', '$starts_with', '$exists'), arg: fc.constantFrom(...FIRST_NAMES, null) })
         .map(({ op, arg }) => ({
-          'contact.first_name': op === '$exists' ? { $exists: arg !== null } : op === '$in' || op === '$nin' ? { [op]: [arg, 'Bo'] } : op === '$starts_with' ? { $starts_with: arg ?? 'a' } : { [op]: arg },
+          'contact.first_name':
+            op === '$exists'
+              ? { $exists: arg !== null }
+              : op === '$in' || op === '$nin'
+                ? { [op]: [arg, 'Bo'] }
+                : op === '$starts_with'
+                  ? { $starts_with: arg ?? 'a' }
+                  : { [op]: arg },
         })),
       fc.constantFrom<Expr>(
         { 'contact.stage': 'customer' },
@@ -206,7 +219,13 @@ describe('Querying across services (deals to contact.*, company.*, owner.*; task
       });
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual([
-        { id: full.id, value: 42, contact: { email: c.email, first_name: 'Nested' }, company: { domain: `nested-${tag}.example` }, owner: { name: 'Nested Owner' } },
+        {
+          id: full.id,
+          value: 42,
+          contact: { email: c.email, first_name: 'Nested' },
+          company: { domain: `nested-${tag}.example` },
+          owner: { name: 'Nested Owner' },
+        },
         { id: bare.id, value: 43, contact: null, company: null, owner: null },
       ]);
     });
@@ -214,7 +233,11 @@ describe('Querying across services (deals to contact.*, company.*, owner.*; task
     it('reaches a task’s and an activity’s deal from the contacts service', async () => {
       const big = await deal({ name: `Big ${tag}`, value: 90_000 });
       const small = await deal({ name: `Small ${tag}`, value: 10 });
-      const tasks = [await create('/tasks', { title: 'on big', deal_id: big.id }), await create('/tasks', { title: 'on small', deal_id: small.id }), await create('/tasks', { title: 'no deal' })];
+      const tasks = [
+        await create('/tasks', { title: 'on big', deal_id: big.id }),
+        await create('/tasks', { title: 'on small', deal_id: small.id }),
+        await create('/tasks', { title: 'no deal' }),
+      ];
       const mine = { id: { $in: tasks.map((t) => t.id) } };
       const res = await stack.api.post('/tasks/query', { filter: { ...mine, 'deal.value': { $gte: 50_000 } }, fields: ['title', 'deal.name'] });
       expect(res.status).toBe(200);

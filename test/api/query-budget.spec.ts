@@ -25,7 +25,10 @@ describe('the query time budget', () => {
   afterAll(() => stack?.stop());
 
   it('answers a query past its budget with 400 query_too_expensive and a hint, and goes on serving', async () => {
-    const slow = await stack.api.post('/contacts/query', { filter: { first_name: { $ends_with: 'no such ending' } }, sort: [{ field: 'first_name', direction: 'desc' }] });
+    const slow = await stack.api.post('/contacts/query', {
+      filter: { first_name: { $ends_with: 'no such ending' } },
+      sort: [{ field: 'first_name', direction: 'desc' }],
+    });
     expect(slow.status).toBe(400);
     expect(slow.body.error.code).toBe('query_too_expensive');
     expect(slow.body.error.message).toMatch(/indexed field/);

@@ -23,7 +23,9 @@ describe('a query ends when its caller stops waiting', () => {
     api = new ApiClient((await stack.startGateway({ RPC_TIMEOUT_MS: '3000' })).url, stack.apiKey);
     pipeline = (await api.post('/pipelines', { name: 'Deadline', stages: [{ name: 'New', type: 'open' }] })).body.data;
     const contact = (await api.post('/contacts', { email: 'held@example.com', first_name: 'Held' })).body.data;
-    expect((await api.post('/deals', { name: 'Held deal', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, contact_id: contact.id })).status).toBe(201);
+    expect((await api.post('/deals', { name: 'Held deal', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, contact_id: contact.id })).status).toBe(
+      201,
+    );
     // Each path once before it is timed (a first call loads what it needs), an error's included.
     expect((await api.post('/deals/query', { filter: { 'contact.first_name': 'Held' } })).status).toBe(200);
     expect((await api.post('/contacts/query', { filter: { no_such_field: 1 } })).status).toBe(400);

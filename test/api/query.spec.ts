@@ -45,7 +45,8 @@ const KIND: Record<string, Kind> = {
  * database's collation puts it, which the service sorts by: `textRank` is each text's place in that order.
  */
 function outOfOrder(a: Row, b: Row, sort: SortKey[], textRank: (text: string) => number): string | undefined {
-  const ordered = (kind: Kind, x: Value, y: Value) => (kind === 'number' || kind === 'datetime' ? [x as number, y as number] : [textRank(x as string), textRank(y as string)]);
+  const ordered = (kind: Kind, x: Value, y: Value) =>
+    kind === 'number' || kind === 'datetime' ? [x as number, y as number] : [textRank(x as string), textRank(y as string)];
   for (const { field, direction } of sort) {
     const kind = KIND[field];
     const x = normalise(kind, a[field]);
@@ -156,7 +157,10 @@ describe('Querying contacts (POST /contacts/query)', () => {
     expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status: 400, code: 'validation_failed' });
     const named: string[] = (res.body.error.details ?? []).map((d: { field: string }) => d.field);
     const accepts = typeof fields === 'function' ? fields : (f: string) => (Array.isArray(fields) ? fields : [fields]).includes(f);
-    if (!named.some(accepts)) throw new Error(`${JSON.stringify(body).slice(0, 300)} named ${JSON.stringify(named)}, not ${typeof fields === 'function' ? 'the expected path' : JSON.stringify(fields)}`);
+    if (!named.some(accepts))
+      throw new Error(
+        `${JSON.stringify(body).slice(0, 300)} named ${JSON.stringify(named)}, not ${typeof fields === 'function' ? 'the expected path' : JSON.stringify(fields)}`,
+      );
     return res;
   }
   const underFilter = (field: string) => field === 'filter' || field.startsWith('filter.');
@@ -245,8 +249,18 @@ describe('Querying contacts (POST /contacts/query)', () => {
         });
       }
       // The database orders every text the rows hold, so the model follows its collation exactly, whatever it is.
-      const texts = [...new Set(rows.flatMap((r) => Object.entries(r).filter(([path, v]) => typeof v === 'string' && KIND[path] !== 'datetime').map(([, v]) => v as string)))];
-      const ordered: Array<{ text: string }> = await stack.services.contacts!.dataSource.query(`SELECT text FROM unnest($1::text[]) AS text ORDER BY text`, [texts]);
+      const texts = [
+        ...new Set(
+          rows.flatMap((r) =>
+            Object.entries(r)
+              .filter(([path, v]) => typeof v === 'string' && KIND[path] !== 'datetime')
+              .map(([, v]) => v as string),
+          ),
+        ),
+      ];
+      const ordered: Array<{ text: string }> = await stack.services.contacts!.dataSource.query(`SELECT text FROM unnest($1::text[]) AS text ORDER BY text`, [
+        texts,
+      ]);
       for (const [i, { text }] of ordered.entries()) textRanks.set(text, i);
     }, 120_000);
 
@@ -266,10 +280,22 @@ describe('Querying contacts (POST /contacts/query)', () => {
         icp_scored_at: fc.constantFrom(...SCORED_AT, '2030-02-15T00:00:00Z', '2029-12-31T23:59:59Z'),
         'custom_fields.score2': fc.constantFrom(...SCORE2, 1, -2, 3.5),
         'custom_fields.nickname': strings(NICKNAMES, ['nobody', 'z%']),
-        'company.name': strings(companies.map((c) => c.name), ['Acme']),
-        'company.domain': strings(companies.map((c) => c.domain).filter((d): d is string => d !== null), ['nowhere.example']),
-        'owner.email': strings(owners.map((o) => o.email), ['nobody@example.com']),
-        'owner.name': strings(owners.map((o) => o.name), ['Owner']),
+        'company.name': strings(
+          companies.map((c) => c.name),
+          ['Acme'],
+        ),
+        'company.domain': strings(
+          companies.map((c) => c.domain).filter((d): d is string => d !== null),
+          ['nowhere.example'],
+        ),
+        'owner.email': strings(
+          owners.map((o) => o.email),
+          ['nobody@example.com'],
+        ),
+        'owner.name': strings(
+          owners.map((o) => o.name),
+          ['Owner'],
+        ),
       };
       const swapCase = (text: string) => Array.from(text, (c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).join('');
       /** A piece of a value the path holds, often in the other case, or a character LIKE would treat as a wildcard. */
@@ -278,11 +304,13 @@ describe('Querying contacts (POST /contacts/query)', () => {
           { weight: 1, arbitrary: fc.constantFrom('%', '_', '\\', 'n%', 'A_', '\\O') },
           {
             weight: 4,
-            arbitrary: fc.tuple(literal[path] as fc.Arbitrary<string>, fc.nat(), fc.integer({ min: 1, max: 4 }), fc.boolean()).map(([text, at, length, flip]) => {
-              const from = op === '$starts_with' ? 0 : op === '$ends_with' ? Math.max(0, text.length - length) : at % text.length;
-              const part = text.slice(from, from + length);
-              return flip ? swapCase(part) : part;
-            }),
+            arbitrary: fc
+              .tuple(literal[path] as fc.Arbitrary<string>, fc.nat(), fc.integer({ min: 1, max: 4 }), fc.boolean())
+              .map(([text, at, length, flip]) => {
+                const from = op === '$starts_with' ? 0 : op === '$ends_with' ? Math.max(0, text.length - length) : at % text.length;
+                const part = text.slice(from, from + length);
+                return flip ? swapCase(part) : part;
+              }),
           },
         );
 
@@ -311,7 +339,10 @@ describe('Querying contacts (POST /contacts/query)', () => {
       const entry = fc.constantFrom(...paths).chain((path) => condition(path).map((c) => [path, c] as [string, unknown]));
       const leaf: fc.Arbitrary<Expr> = fc.oneof(
         { weight: 3, arbitrary: entry.map((e) => Object.fromEntries([e])) },
-        { weight: 1, arbitrary: fc.uniqueArray(entry, { minLength: 2, maxLength: 2, selector: ([path]) => path }).map((entries) => Object.fromEntries(entries)) },
+        {
+          weight: 1,
+          arbitrary: fc.uniqueArray(entry, { minLength: 2, maxLength: 2, selector: ([path]) => path }).map((entries) => Object.fromEntries(entries)),
+        },
       );
       const expr = (depth: number): fc.Arbitrary<Expr> =>
         depth === 0
@@ -325,10 +356,11 @@ describe('Querying contacts (POST /contacts/query)', () => {
       // Four levels at most, and well inside the 50-condition limit once the scope is added.
       const filter = expr(3).filter((e) => countConditions(e) <= 40);
       const sortable = ['icp_score', 'custom_fields.score2', 'icp_scored_at', 'first_name', 'last_name', 'custom_fields.nickname', 'stage', 'email', 'id'];
-      const sort = fc.uniqueArray(
-        fc.record({ field: fc.constantFrom(...sortable), direction: fc.constantFrom<Direction>('asc', 'desc') }),
-        { minLength: 0, maxLength: 2, selector: (k) => k.field },
-      );
+      const sort = fc.uniqueArray(fc.record({ field: fc.constantFrom(...sortable), direction: fc.constantFrom<Direction>('asc', 'desc') }), {
+        minLength: 0,
+        maxLength: 2,
+        selector: (k) => k.field,
+      });
       return { filter, sort };
     }
 
@@ -485,20 +517,18 @@ describe('Querying contacts (POST /contacts/query)', () => {
       expect(desc[0]).toBe('none');
       expect(desc.slice(1, 3).sort()).toEqual(['tieHigh', 'tieLow']);
       expect(desc.slice(3)).toEqual(['fifty', 'ten']);
-      expect(await f.inOrder(undefined, [{ field: 'icp_score', direction: 'desc' }, { field: 'custom_fields.score2', direction: 'desc' }])).toEqual([
-        'none',
-        'tieHigh',
-        'tieLow',
-        'fifty',
-        'ten',
-      ]);
-      expect(await f.inOrder(undefined, [{ field: 'custom_fields.score2', direction: 'asc' }, { field: 'icp_score', direction: 'desc' }])).toEqual([
-        'tieLow',
-        'ten',
-        'none',
-        'fifty',
-        'tieHigh',
-      ]);
+      expect(
+        await f.inOrder(undefined, [
+          { field: 'icp_score', direction: 'desc' },
+          { field: 'custom_fields.score2', direction: 'desc' },
+        ]),
+      ).toEqual(['none', 'tieHigh', 'tieLow', 'fifty', 'ten']);
+      expect(
+        await f.inOrder(undefined, [
+          { field: 'custom_fields.score2', direction: 'asc' },
+          { field: 'icp_score', direction: 'desc' },
+        ]),
+      ).toEqual(['tieLow', 'ten', 'none', 'fifty', 'tieHigh']);
     });
   });
 
@@ -609,7 +639,7 @@ describe('Querying contacts (POST /contacts/query)', () => {
         }
       }
       // Hostile paths are unknown fields, not SQL.
-      for (const path of ["first_name; DROP TABLE contacts; --", "custom_fields.x'); DROP TABLE contacts; --", 'company.name"--', 'owner.email) OR (1=1']) {
+      for (const path of ['first_name; DROP TABLE contacts; --', "custom_fields.x'); DROP TABLE contacts; --", 'company.name"--', 'owner.email) OR (1=1']) {
         await expectInvalid({ filter: { [path]: 'x' } }, underFilter);
         await expectInvalid({ sort: [{ field: path, direction: 'asc' }] }, 'sort.0.field');
         await expectInvalid({ fields: ['email', path] }, 'fields.1');
@@ -624,7 +654,15 @@ describe('Querying contacts (POST /contacts/query)', () => {
     it('without fields, items are exactly what GET /contacts lists', async () => {
       const company = await newCompany('Summary Co', `summary-${randomBytes(3).toString('hex')}.example`);
       const f = await fixture({
-        full: { first_name: 'Full', last_name: 'Fields', stage: 'customer', source: 'paid', company_id: company.id, icp_score: 42, custom_fields: { score2: 1 } },
+        full: {
+          first_name: 'Full',
+          last_name: 'Fields',
+          stage: 'customer',
+          source: 'paid',
+          company_id: company.id,
+          icp_score: 42,
+          custom_fields: { score2: 1 },
+        },
         bare: {},
       });
       const listed = await stack.api.listAll(`/contacts?owner_id=${f.owner.id}`);
@@ -649,8 +687,16 @@ describe('Querying contacts (POST /contacts/query)', () => {
 
       expect(await select(['first_name'])).toEqual({ rich: { id: f.ids.rich, first_name: 'Rich' }, poor: { id: f.ids.poor, first_name: 'Poor' } });
       expect(await select(['id'])).toEqual({ rich: { id: f.ids.rich }, poor: { id: f.ids.poor } });
-      expect((await select(['email', 'icp_score', 'created_at'])).rich).toEqual({ id: f.ids.rich, email: rich.email, icp_score: null, created_at: rich.created_at });
-      expect((await select(['custom_fields.score2', 'custom_fields.nickname'])).rich).toEqual({ id: f.ids.rich, custom_fields: { score2: 7, nickname: 'Ricky' } });
+      expect((await select(['email', 'icp_score', 'created_at'])).rich).toEqual({
+        id: f.ids.rich,
+        email: rich.email,
+        icp_score: null,
+        created_at: rich.created_at,
+      });
+      expect((await select(['custom_fields.score2', 'custom_fields.nickname'])).rich).toEqual({
+        id: f.ids.rich,
+        custom_fields: { score2: 7, nickname: 'Ricky' },
+      });
 
       const nested = await select(['email', 'custom_fields.nickname', 'company.name', 'owner.email']);
       expect(nested.rich).toEqual({
@@ -660,7 +706,13 @@ describe('Querying contacts (POST /contacts/query)', () => {
         company: { name: 'Fields Co' },
         owner: { email: owner.email },
       });
-      expect(nested.poor).toEqual({ id: f.ids.poor, email: expect.any(String), custom_fields: { nickname: 'Po' }, company: null, owner: { email: owner.email } });
+      expect(nested.poor).toEqual({
+        id: f.ids.poor,
+        email: expect.any(String),
+        custom_fields: { nickname: 'Po' },
+        company: null,
+        owner: { email: owner.email },
+      });
 
       const both = await select(['company.name', 'company.domain']);
       expect(both.rich).toEqual({ id: f.ids.rich, company: { name: 'Fields Co', domain: company.domain } });
@@ -723,7 +775,15 @@ describe('Querying contacts (POST /contacts/query)', () => {
       await expectInvalid({ filter: { $nor: [{ email: 'x' }] } }, 'filter.$nor');
       await expectInvalid({ filter: { $or: [{ email: 'x' }, { icp_score: { $near: 1 } }] } }, ['filter.$or.1.icp_score', 'filter.$or.1.icp_score.$near']);
       await expectInvalid({ filter: { icp_score: { $regex: '.*' } } }, ['filter.icp_score', 'filter.icp_score.$regex']);
-      await expectInvalid({ sort: [{ field: 'icp_score', direction: 'asc' }, { field: 'nope', direction: 'asc' }] }, 'sort.1.field');
+      await expectInvalid(
+        {
+          sort: [
+            { field: 'icp_score', direction: 'asc' },
+            { field: 'nope', direction: 'asc' },
+          ],
+        },
+        'sort.1.field',
+      );
       await expectInvalid({ sort: [{ field: 'custom_fields', direction: 'asc' }] }, 'sort.0.field');
       await expectInvalid({ sort: [{ field: 'email', direction: 'up' }] }, 'sort.0.direction');
       await expectInvalid({ fields: ['email', 'first_name', 'nope'] }, 'fields.2');
@@ -731,8 +791,14 @@ describe('Querying contacts (POST /contacts/query)', () => {
     });
 
     it('operators that do not fit the type, values of the wrong type and values outside an enum', async () => {
-      await expectInvalid({ filter: { $and: [{ email: { $exists: true } }, { icp_score: { $contains: '1' } }] } }, ['filter.$and.1.icp_score', 'filter.$and.1.icp_score.$contains']);
-      await expectInvalid({ filter: { 'custom_fields.score2': { $starts_with: '1' } } }, ['filter.custom_fields.score2', 'filter.custom_fields.score2.$starts_with']);
+      await expectInvalid({ filter: { $and: [{ email: { $exists: true } }, { icp_score: { $contains: '1' } }] } }, [
+        'filter.$and.1.icp_score',
+        'filter.$and.1.icp_score.$contains',
+      ]);
+      await expectInvalid({ filter: { 'custom_fields.score2': { $starts_with: '1' } } }, [
+        'filter.custom_fields.score2',
+        'filter.custom_fields.score2.$starts_with',
+      ]);
       await expectInvalid({ filter: { 'custom_fields.vip': { $gt: true } } }, ['filter.custom_fields.vip', 'filter.custom_fields.vip.$gt']);
       await expectInvalid({ filter: { icp_score: 'high' } }, 'filter.icp_score');
       await expectInvalid({ filter: { icp_score: { $gt: '10' } } }, ['filter.icp_score', 'filter.icp_score.$gt']);
@@ -781,7 +847,12 @@ describe('Querying contacts (POST /contacts/query)', () => {
 
     it('a cursor belongs to its query: another filter, sort or fields is refused', async () => {
       const f = await fixture({ a: { icp_score: 20 }, b: { icp_score: 30 }, c: { icp_score: 40 }, d: { icp_score: 50 } });
-      const body = { filter: scoped(f.owner.id, { icp_score: { $gt: 10 } }), sort: [{ field: 'icp_score', direction: 'asc' }], fields: ['icp_score'], limit: 2 };
+      const body = {
+        filter: scoped(f.owner.id, { icp_score: { $gt: 10 } }),
+        sort: [{ field: 'icp_score', direction: 'asc' }],
+        fields: ['icp_score'],
+        limit: 2,
+      };
       const first = await query(body);
       expect(first.status).toBe(200);
       expect(first.body.has_more).toBe(true);

@@ -100,7 +100,17 @@ describe('rate limiting', () => {
       const port = await freePort();
       const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
       const admin = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 100 });
-      await eventually(async () => ((await admin.connect().then(() => admin.ping()).catch(() => undefined)) ? true : undefined), 10_000, 50);
+      await eventually(
+        async () =>
+          (await admin
+            .connect()
+            .then(() => admin.ping())
+            .catch(() => undefined))
+            ? true
+            : undefined,
+        10_000,
+        50,
+      );
       const stack = await startStack({ services: [], env: { REDIS_URL: `redis://127.0.0.1:${port}` } });
       try {
         expect((await stack.api.get('/apikeys')).status).toBe(200);

@@ -98,21 +98,43 @@ describe('GET /schema', () => {
   });
 
   it('tells the truth: each required field missing and each enum field out of its values is rejected by the API', async () => {
-    const writable: Record<string, string> = { contacts: '/contacts', companies: '/companies', deals: '/deals', pipelines: '/pipelines', activities: '/activities', tasks: '/tasks' };
+    const writable: Record<string, string> = {
+      contacts: '/contacts',
+      companies: '/companies',
+      deals: '/deals',
+      pipelines: '/pipelines',
+      activities: '/activities',
+      tasks: '/tasks',
+    };
     for (const [slug, path] of Object.entries(writable)) {
       const fields = object(slug).fields.filter((f) => !f.update_only);
       const missing = await stack.api.post(path, {});
-      const required = fields.filter((f) => f.required).map((f) => f.name).sort();
-      const reported = (missing.body.error?.details ?? []).filter((d: { code: string }) => d.code === 'required').map((d: { field: string }) => d.field).sort();
+      const required = fields
+        .filter((f) => f.required)
+        .map((f) => f.name)
+        .sort();
+      const reported = (missing.body.error?.details ?? [])
+        .filter((d: { code: string }) => d.code === 'required')
+        .map((d: { field: string }) => d.field)
+        .sort();
       expect({ slug, required: reported }).toEqual({ slug, required });
       for (const f of fields.filter((x) => x.type === 'enum')) {
         const res = await stack.api.post(path, { [f.name]: 'definitely-not-allowed' });
         const fieldsReported = (res.body.error?.details ?? []).map((d: { field: string }) => d.field);
-        expect({ slug, field: f.name, status: res.status, reported: fieldsReported.includes(f.name) }).toEqual({ slug, field: f.name, status: 400, reported: true });
+        expect({ slug, field: f.name, status: res.status, reported: fieldsReported.includes(f.name) }).toEqual({
+          slug,
+          field: f.name,
+          status: 400,
+          reported: true,
+        });
       }
       for (const f of fields.filter((x) => x.type === 'email')) {
         const res = await stack.api.post(path, { [f.name]: 'not-an-email' });
-        expect({ slug, field: f.name, reported: res.body.error.details.some((d: { field: string }) => d.field === f.name) }).toEqual({ slug, field: f.name, reported: true });
+        expect({ slug, field: f.name, reported: res.body.error.details.some((d: { field: string }) => d.field === f.name) }).toEqual({
+          slug,
+          field: f.name,
+          reported: true,
+        });
       }
     }
   });
@@ -123,7 +145,10 @@ describe('GET /schema', () => {
       name: 'Invoice',
       slug: 'invoice',
       enforcement_level: 'soft',
-      fields: [{ name: 'lines', type: 'array', items: { type: 'currency' } }, { name: 'customer', type: 'reference', reference_target: 'contacts', required: true }],
+      fields: [
+        { name: 'lines', type: 'array', items: { type: 'currency' } },
+        { name: 'customer', type: 'reference', reference_target: 'contacts', required: true },
+      ],
     });
     const res = await stack.api.get('/schema');
     const contacts = res.body.data.objects.find((o: { slug: string }) => o.slug === 'contacts');

@@ -45,10 +45,15 @@ describe('secrets never reach the logs', () => {
     expect((await api.get('/contacts', { key: wrongKey })).status).toBe(401);
     expect((await api.get('/contacts', { key: spareKey.key })).status).toBe(401);
     expect((await api.post('/contacts', { email: 'x@example.com' }, { key: readKey.key })).status).toBe(403);
-    expect((await api.post('/contacts', { email: 'not-an-email' }, { headers: { Cookie: `session=${stack.apiKey}`, Authorization: `Bearer ${readKey.key}` } })).status).toBe(400);
+    expect(
+      (await api.post('/contacts', { email: 'not-an-email' }, { headers: { Cookie: `session=${stack.apiKey}`, Authorization: `Bearer ${readKey.key}` } }))
+        .status,
+    ).toBe(400);
     expect((await api.get('/contacts/cont_00000000000000000000000000')).status).toBe(404);
     expect((await api.post('/contacts', undefined, { rawBody: `{"email": "${stack.apiKey}",` })).status).toBe(400);
-    expect((await api.post('/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { key: null, headers: { Authorization: `Bearer ${wrongKey}` } })).status).toBe(401);
+    expect(
+      (await api.post('/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { key: null, headers: { Authorization: `Bearer ${wrongKey}` } })).status,
+    ).toBe(401);
 
     // Webhooks: a generated secret, a chosen one, a replaced one; deliveries that fail and are retried.
     const generated = await api.post('/webhooks', { name: 'gen', url: receiverUrl, event_types: ['contact.created'] });

@@ -35,7 +35,9 @@ describe('service shutdown on SIGTERM', () => {
     await db.query('SELECT 1 FROM contacts.contacts WHERE id = $1 FOR UPDATE', [id]);
     const update = stack.api.patch(`/contacts/${id}`, { first_name: 'Finished' });
     await eventually(async () => {
-      const { rows } = await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`);
+      const { rows } = await db.query(
+        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`,
+      );
       return rows.length ? true : undefined;
     });
 

@@ -84,19 +84,29 @@ describe('Tasks', () => {
     expect((await stack.api.get('/tasks?priority=urgent')).status).toBe(400);
   });
 
-  it('lists a contact\'s tasks as summaries, 404 for an unknown contact', async () => {
+  it("lists a contact's tasks as summaries, 404 for an unknown contact", async () => {
     const contact = await newContact();
     const t = (await stack.api.post('/tasks', { title: 'Follow up', priority: 'high', contact_id: contact.id, due_at: '2030-01-01T00:00:00Z' })).body.data;
     const res = await stack.api.get(`/contacts/${contact.id}/tasks`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      data: [{ id: t.id, title: 'Follow up', priority: 'high', status: 'pending', due_at: '2030-01-01T00:00:00.000Z', created_at: t.created_at, updated_at: t.updated_at }],
+      data: [
+        {
+          id: t.id,
+          title: 'Follow up',
+          priority: 'high',
+          status: 'pending',
+          due_at: '2030-01-01T00:00:00.000Z',
+          created_at: t.created_at,
+          updated_at: t.updated_at,
+        },
+      ],
       has_more: false,
     });
     expect((await stack.api.get('/contacts/cont_01aaaaaaaaaaaaaaaaaaaaaaaa/tasks')).status).toBe(404);
   });
 
-  it('deletes a contact\'s own tasks with the contact', async () => {
+  it("deletes a contact's own tasks with the contact", async () => {
     const contact = await newContact();
     const task = (await stack.api.post('/tasks', { title: 'gone', contact_id: contact.id })).body.data;
     expect((await stack.api.delete(`/contacts/${contact.id}`)).status).toBe(204);

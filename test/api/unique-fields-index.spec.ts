@@ -59,7 +59,11 @@ describe('unique custom field checks', () => {
 
     const res = await stack.api.post('/objects/account/records/batch', {
       operation: 'create',
-      items: [{ values: { code: 'C17' } }, { values: { code: 'N1', billing_email: 'owner18@example.COM' } }, { values: { code: 'N2', billing_email: 'fresh@example.com' } }],
+      items: [
+        { values: { code: 'C17' } },
+        { values: { code: 'N1', billing_email: 'owner18@example.COM' } },
+        { values: { code: 'N2', billing_email: 'fresh@example.com' } },
+      ],
     });
     expect(statuses(res)).toEqual([400, 400, 201]);
     expect(res.body.data[0].error.details).toEqual([expect.objectContaining({ field: 'values.code', code: 'duplicate' })]);

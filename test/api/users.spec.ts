@@ -97,7 +97,15 @@ describe('Users (team members)', () => {
     expect(listed.user_id).toBe(user.id);
 
     const personal = stack.api.withKey(created.body.data.key);
-    const two = (await stack.api.post('/pipelines', { name: 'Two', stages: [{ name: 'A', type: 'open' }, { name: 'B', type: 'open' }] })).body.data;
+    const two = (
+      await stack.api.post('/pipelines', {
+        name: 'Two',
+        stages: [
+          { name: 'A', type: 'open' },
+          { name: 'B', type: 'open' },
+        ],
+      })
+    ).body.data;
     const stages: Array<{ id: string }> = two.stages;
     const deal = (await personal.post('/deals', { name: 'Mine', pipeline_id: two.id, stage_id: stages[0].id })).body.data;
     expect((await stack.api.patch(`/deals/${deal.id}`, { stage_id: stages[1].id })).status).toBe(200);

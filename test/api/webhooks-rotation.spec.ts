@@ -39,47 +39,55 @@ describe('Webhook signing secret rotation', () => {
     return String(request.headers['webhook-signature']).split(' ');
   }
 
-  it('signs with the old and the new secret during the overlap, then with the new one only', async () => {
-    const oldSecret = newSecret();
-    const created = await stack.api.post('/webhooks', { name: 'rotating', url: receiver.url, secret: oldSecret, event_types: ['api_key.created'] });
-    expect(created.status).toBe(201);
-    const id = created.body.data.id;
-    const before = await deliverOne();
-    expect(signatures(before)).toHaveLength(1);
-    expect(verify(oldSecret, before)).toEqual(before.json);
+  it(
+    'signs with the old and the new secret during the overlap, then with the new one only',
+    async () => {
+      const oldSecret = newSecret();
+      const created = await stack.api.post('/webhooks', { name: 'rotating', url: receiver.url, secret: oldSecret, event_types: ['api_key.created'] });
+      expect(created.status).toBe(201);
+      const id = created.body.data.id;
+      const before = await deliverOne();
+      expect(signatures(before)).toHaveLength(1);
+      expect(verify(oldSecret, before)).toEqual(before.json);
 
-    const newSecretValue = newSecret();
-    const patchedAt = Date.now();
-    const patched = await stack.api.patch(`/webhooks/${id}`, { secret: newSecretValue });
-    expect(patched.status).toBe(200);
-    expect(patched.text).not.toContain('whsec_');
-    expect(Date.parse(patched.body.data.updated_at)).toBeGreaterThan(Date.parse(created.body.data.updated_at));
+      const newSecretValue = newSecret();
+      const patchedAt = Date.now();
+      const patched = await stack.api.patch(`/webhooks/${id}`, { secret: newSecretValue });
+      expect(patched.status).toBe(200);
+      expect(patched.text).not.toContain('whsec_');
+      expect(Date.parse(patched.body.data.updated_at)).toBeGreaterThan(Date.parse(created.body.data.updated_at));
 
-    // During the overlap: two `v1,` signatures, current first; a receiver with either secret accepts.
-    const during = await deliverOne();
-    expect(signatures(during)).toEqual([expect.stringMatching(/^v1,[A-Za-z0-9+/]+=*$/), expect.stringMatching(/^v1,[A-Za-z0-9+/]+=*$/)]);
-    expect(verify(newSecretValue, during)).toEqual(during.json);
-    expect(verify(oldSecret, during)).toEqual(during.json);
-    expect(() => verify(newSecret(), during)).toThrow();
-    const ping = await stack.api.post(`/webhooks/${id}/ping`);
-    expect(ping.status).toBe(200);
-    const [pinged] = await receiver.waitFor(1, 'webhook.ping');
-    expect(signatures(pinged)).toHaveLength(2);
-    expect(verify(oldSecret, pinged)).toMatchObject({ type: 'webhook.ping' });
-    expect(verify(newSecretValue, pinged)).toMatchObject({ type: 'webhook.ping' });
+      // During the overlap: two `v1,` signatures, current first; a receiver with either secret accepts.
+      const during = await deliverOne();
+      expect(signatures(during)).toEqual([expect.stringMatching(/^v1,[A-Za-z0-9+/]+=*$/), expect.stringMatching(/^v1,[A-Za-z0-9+/]+=*$/)]);
+      expect(verify(newSecretValue, during)).toEqual(during.json);
+      expect(verify(oldSecret, during)).toEqual(during.json);
+      expect(() => verify(newSecret(), during)).toThrow();
+      const ping = await stack.api.post(`/webhooks/${id}/ping`);
+      expect(ping.status).toBe(200);
+      const [pinged] = await receiver.waitFor(1, 'webhook.ping');
+      expect(signatures(pinged)).toHaveLength(2);
+      expect(verify(oldSecret, pinged)).toMatchObject({ type: 'webhook.ping' });
+      expect(verify(newSecretValue, pinged)).toMatchObject({ type: 'webhook.ping' });
 
-    // Keep delivering until a request carries one signature: the overlap has ended.
-    const after = await eventually(async () => {
-      const request = await deliverOne();
-      return signatures(request).length === 1 ? request : undefined;
-    }, OVERLAP_SECONDS * 1000 + 60_000, 200);
-    expect(after.receivedAt - patchedAt).toBeGreaterThanOrEqual(OVERLAP_SECONDS * 1000 - 50);
-    expect(verify(newSecretValue, after)).toEqual(after.json);
-    expect(() => verify(oldSecret, after)).toThrow();
-    // Every request before that one carried both signatures.
-    const since = receiver.received('api_key.created').filter((r) => r.receivedAt >= during.receivedAt && r !== after);
-    for (const request of since) expect(signatures(request)).toHaveLength(2);
-  }, OVERLAP_SECONDS * 1000 + 120_000);
+      // Keep delivering until a request carries one signature: the overlap has ended.
+      const after = await eventually(
+        async () => {
+          const request = await deliverOne();
+          return signatures(request).length === 1 ? request : undefined;
+        },
+        OVERLAP_SECONDS * 1000 + 60_000,
+        200,
+      );
+      expect(after.receivedAt - patchedAt).toBeGreaterThanOrEqual(OVERLAP_SECONDS * 1000 - 50);
+      expect(verify(newSecretValue, after)).toEqual(after.json);
+      expect(() => verify(oldSecret, after)).toThrow();
+      // Every request before that one carried both signatures.
+      const since = receiver.received('api_key.created').filter((r) => r.receivedAt >= during.receivedAt && r !== after);
+      for (const request of since) expect(signatures(request)).toHaveLength(2);
+    },
+    OVERLAP_SECONDS * 1000 + 120_000,
+  );
 
   it('changes nothing when PATCH sends the secret already in use', async () => {
     const secret = newSecret();

@@ -68,7 +68,9 @@ describe('webhook delivery after a replica dies mid-delivery', () => {
       });
       expect(deliveries.map((d) => d.status).sort()).toEqual(['failed', 'success']);
       // The attempt the dead replica left pending is closed by the claim that took the subscription over.
-      expect(deliveries.find((d) => d.status === 'failed')).toEqual(expect.objectContaining({ attempt: 1, error: expect.stringMatching(/^interrupted before an answer/) }));
+      expect(deliveries.find((d) => d.status === 'failed')).toEqual(
+        expect.objectContaining({ attempt: 1, error: expect.stringMatching(/^interrupted before an answer/) }),
+      );
       process.stdout.write(`webhook takeover after SIGKILL: ${takeoverMs} ms\n`);
     } finally {
       await doomed.stop();

@@ -79,7 +79,13 @@ function typeErrors(objects: K8sObject[]): string[] {
     return ts.getPreEmitDiagnostics(program).map((d) => {
       const text = ts.flattenDiagnosticMessageText(d.messageText, ' ');
       const line = d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start).line : -1;
-      const owner = typed[source.split('\n').slice(0, line + 1).filter((l) => l.startsWith('export const o')).length - 1];
+      const owner =
+        typed[
+          source
+            .split('\n')
+            .slice(0, line + 1)
+            .filter((l) => l.startsWith('export const o')).length - 1
+        ];
       return `${owner ? label(owner) : '?'}: ${text}`;
     });
   } finally {
@@ -95,9 +101,13 @@ describe('rendered manifests against the Kubernetes API schemas', () => {
     expect({ dir, errors }).toEqual({ dir, errors: [] });
   });
 
-  it.each(RENDERED)('%s uses only fields the API defines, with their types', (dir) => {
-    expect({ dir, errors: typeErrors(render(dir)) }).toEqual({ dir, errors: [] });
-  }, 60_000);
+  it.each(RENDERED)(
+    '%s uses only fields the API defines, with their types',
+    (dir) => {
+      expect({ dir, errors: typeErrors(render(dir)) }).toEqual({ dir, errors: [] });
+    },
+    60_000,
+  );
 
   describe('the checks themselves', () => {
     const deployment = () => render('k8s').find((o) => o.kind === 'Deployment')! as K8sObject & { spec: any };

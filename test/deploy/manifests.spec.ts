@@ -80,9 +80,7 @@ describe('environment extraction', () => {
 
   it('finds literal reads, reads through wrappers and direct reads, and reports dynamic names', () => {
     const result = scanSources([{ path: 'apps/thing/src/thing.settings.ts', text: sample }]);
-    expect(result.reads.map((r) => r.name).sort()).toEqual(
-      ['THING_DIRECT', 'THING_HOSTS', 'THING_INDEXED', 'THING_PORT', 'THING_SECRET', 'THING_TAGS'].sort(),
-    );
+    expect(result.reads.map((r) => r.name).sort()).toEqual(['THING_DIRECT', 'THING_HOSTS', 'THING_INDEXED', 'THING_PORT', 'THING_SECRET', 'THING_TAGS'].sort());
     expect(result.readers.get('listVar')).toBe(1);
     expect(result.readers.get('csvVar')).toBe(1);
     expect(result.reads.find((r) => r.name === 'THING_PORT')).toMatchObject({ fn: 'loadThing', line: 9 });
@@ -205,7 +203,9 @@ describe('Dockerfile', () => {
   });
 
   it('keeps the build context small and free of local state', () => {
-    const ignored = read('.dockerignore').split('\n').map((l) => l.trim());
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim());
     for (const entry of ['node_modules', 'dist', '.git', '.data', '.env']) expect(ignored).toContain(entry);
   });
 });
@@ -273,7 +273,8 @@ describe('docker-compose.yml', () => {
 
     it('waits for healthy dependencies', () => {
       const needs: string[] = ['postgres', 'nats', ...(codeReads.get(process)!.has('REDIS_URL') ? ['redis'] : [])];
-      for (const dependency of needs) expect({ dependency, condition: service().depends_on?.[dependency]?.condition }).toEqual({ dependency, condition: 'service_healthy' });
+      for (const dependency of needs)
+        expect({ dependency, condition: service().depends_on?.[dependency]?.condition }).toEqual({ dependency, condition: 'service_healthy' });
     });
 
     it('publishes and probes the port the process listens on, at /health', () => {
@@ -312,7 +313,11 @@ describe('k8s/', () => {
   const files = yamlFiles(dir)
     .map((f) => relative(dir, f))
     .filter((f) => !f.startsWith('monitoring/'));
-  const kustomization = parse(readFileSync(join(dir, 'kustomization.yaml'), 'utf8')) as { resources: string[]; namespace: string; images?: Array<{ name: string }> };
+  const kustomization = parse(readFileSync(join(dir, 'kustomization.yaml'), 'utf8')) as {
+    resources: string[];
+    namespace: string;
+    images?: Array<{ name: string }>;
+  };
   const objects: K8sObject[] = files
     .filter((f) => f !== 'kustomization.yaml')
     .flatMap((f) =>
@@ -346,15 +351,19 @@ describe('k8s/', () => {
     const policies = find('NetworkPolicy');
     const deny = policies.find((p) => p.metadata.name === 'default-deny')!;
     expect(deny.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
-    const containerPort = (component: string) =>
-      find('Deployment', component)[0].spec.template.spec.containers[0].ports[0].containerPort as number;
+    const containerPort = (component: string) => find('Deployment', component)[0].spec.template.spec.containers[0].ports[0].containerPort as number;
     // Open ingress (no `from`) exists for the gateway's API port only.
-    const open = policies.flatMap((p) => (p.spec.ingress ?? []).filter((rule: { from?: unknown }) => !rule.from).map((rule: { ports: Array<{ port: number }> }) => ({ pod: p.spec.podSelector.matchLabels, ports: rule.ports.map((x) => x.port) })));
+    const open = policies.flatMap((p) =>
+      (p.spec.ingress ?? [])
+        .filter((rule: { from?: unknown }) => !rule.from)
+        .map((rule: { ports: Array<{ port: number }> }) => ({ pod: p.spec.podSelector.matchLabels, ports: rule.ports.map((x) => x.port) })),
+    );
     expect(open).toEqual([{ pod: { 'app.kubernetes.io/component': 'gateway' }, ports: [containerPort('gateway')] }]);
     // Prometheus may scrape every process's metrics port.
     const scraped = policies.find((p) => p.metadata.name === 'metrics-scraping')!.spec.ingress[0].ports.map((x: { port: number }) => x.port);
     for (const process of PROCESSES) expect({ process, scraped: scraped.includes(containerPort(process)) }).toEqual({ process, scraped: true });
-    const egressPorts = (name: string) => policies.find((p) => p.metadata.name === name)!.spec.egress.flatMap((rule: { ports?: Array<{ port: number }> }) => (rule.ports ?? []).map((x) => x.port));
+    const egressPorts = (name: string) =>
+      policies.find((p) => p.metadata.name === name)!.spec.egress.flatMap((rule: { ports?: Array<{ port: number }> }) => (rule.ports ?? []).map((x) => x.port));
     expect(egressPorts('dependencies-egress')).toEqual(expect.arrayContaining([53, 5432, 4222]));
     expect(egressPorts('dependencies-egress')).not.toContain(6379);
     expect(egressPorts('gateway-redis-egress')).toEqual([6379]);
@@ -397,7 +406,10 @@ describe('k8s/', () => {
     const waitSeconds = Number(configMapValues.get('crm-config')!.DATABASE_MIGRATIONS_WAIT_SECONDS);
     for (const d of find('Deployment')) {
       const startup = d.spec.template.spec.containers[0].startupProbe;
-      expect({ deployment: d.metadata.name, waitFits: waitSeconds < startup.periodSeconds * startup.failureThreshold }).toEqual({ deployment: d.metadata.name, waitFits: true });
+      expect({ deployment: d.metadata.name, waitFits: waitSeconds < startup.periodSeconds * startup.failureThreshold }).toEqual({
+        deployment: d.metadata.name,
+        waitFits: true,
+      });
     }
     // The SQL that creates both roles is documented, with the role names the manifests use.
     const guide = read('docs/deployment.md');
@@ -405,7 +417,11 @@ describe('k8s/', () => {
   });
 
   it('has a Deployment for each of the five processes and nothing else', () => {
-    expect(find('Deployment').map((d) => d.metadata.name).sort()).toEqual([...PROCESSES].sort());
+    expect(
+      find('Deployment')
+        .map((d) => d.metadata.name)
+        .sort(),
+    ).toEqual([...PROCESSES].sort());
   });
 
   it('has a Service for the gateway only', () => {
@@ -525,7 +541,11 @@ describe('k8s/monitoring (optional component)', () => {
 
   it('is a kustomize Component listing its manifests, used by the example overlay', () => {
     expect(component.kind).toBe('Component');
-    expect([...component.resources].sort()).toEqual(readdirSync(dir).filter((f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml').sort());
+    expect([...component.resources].sort()).toEqual(
+      readdirSync(dir)
+        .filter((f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml')
+        .sort(),
+    );
     const overlay = parse(readFileSync(join(ROOT, 'deploy', 'with-monitoring', 'kustomization.yaml'), 'utf8')) as { resources: string[]; components: string[] };
     expect(overlay).toMatchObject({ resources: ['../../k8s'], components: ['../../k8s/monitoring'] });
   });
@@ -533,7 +553,9 @@ describe('k8s/monitoring (optional component)', () => {
   it('scrapes /metrics on a named port every Deployment has, from pods the base labels', () => {
     const monitor = load('pod-monitor.yaml') as K8sObject;
     expect(monitor.kind).toBe('PodMonitor');
-    const ports = new Set(base.flatMap((d) => d.spec.template.spec.containers.flatMap((c: { ports?: Array<{ name: string }> }) => (c.ports ?? []).map((p) => p.name))));
+    const ports = new Set(
+      base.flatMap((d) => d.spec.template.spec.containers.flatMap((c: { ports?: Array<{ name: string }> }) => (c.ports ?? []).map((p) => p.name))),
+    );
     for (const endpoint of monitor.spec.podMetricsEndpoints) {
       expect(endpoint.path).toBe('/metrics');
       expect(ports.has(endpoint.port)).toBe(true);
@@ -586,7 +608,11 @@ describe('validated by the real tools', () => {
   });
 
   it('docker-compose refuses to start without a NATS password, naming it', () => {
-    const checked = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], { WEBHOOKS_SECRET_KEYS: 'k1:AAAA', ...NATS_PASSWORDS, CRM_NATS_DEALS_PASSWORD: '' });
+    const checked = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], {
+      WEBHOOKS_SECRET_KEYS: 'k1:AAAA',
+      ...NATS_PASSWORDS,
+      CRM_NATS_DEALS_PASSWORD: '',
+    });
     expect(checked.status).not.toBe(0);
     expect(checked.stderr).toContain('CRM_NATS_DEALS_PASSWORD');
   });

@@ -76,7 +76,10 @@ describe('migrations as a separate, DDL-capable role; application pods with read
     // A rollout starts pods and the Job together: this pod waits instead of failing.
     const early = startContacts({ ...env, DATABASE_URL: urlAs(appRole, database), DATABASE_MIGRATIONS: 'verify', DATABASE_MIGRATIONS_WAIT_SECONDS: '60' });
     let earlyStarted = false;
-    void early.then(() => (earlyStarted = true), () => undefined);
+    void early.then(
+      () => (earlyStarted = true),
+      () => undefined,
+    );
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(earlyStarted).toBe(false);
 

@@ -1,4 +1,13 @@
-import { natsAuthorizationConfig, natsPasswordVariable, natsUserName, natsUserPermissions, RPC_CALLEES, RPC_SERVICES, rpcServiceWildcard, ServiceName } from '@crm/contracts';
+import {
+  natsAuthorizationConfig,
+  natsPasswordVariable,
+  natsUserName,
+  natsUserPermissions,
+  RPC_CALLEES,
+  RPC_SERVICES,
+  rpcServiceWildcard,
+  ServiceName,
+} from '@crm/contracts';
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { parse, parseAllDocuments } from 'yaml';

@@ -41,7 +41,8 @@ describe('the OpenAPI document', () => {
       const statuses = Object.keys(operation.responses);
       expect({ path, method, success: statuses.some((s) => /^2/.test(s)) }).toEqual({ path, method, success: true });
       if (operation.security?.length === 0) continue;
-      for (const status of ['400', '401', '403', '429', '500', '503']) expect({ path, method, status, listed: statuses.includes(status) }).toEqual({ path, method, status, listed: true });
+      for (const status of ['400', '401', '403', '429', '500', '503'])
+        expect({ path, method, status, listed: statuses.includes(status) }).toEqual({ path, method, status, listed: true });
       const success = operation.responses[statuses.find((s) => /^2/.test(s))!];
       expect(Object.keys(success.headers ?? {})).toEqual(expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']));
     }
@@ -86,7 +87,9 @@ describe('the OpenAPI document', () => {
 
     it('accepts a documented answer', () => {
       expect(contract.check('POST', 'http://x/contacts', 201, 'application/json', { data: contact })).toBeUndefined();
-      expect(contract.check('GET', 'http://x/contacts/cont_01', 404, 'application/json', { error: { code: 'not_found', message: 'No contact.' } })).toBeUndefined();
+      expect(
+        contract.check('GET', 'http://x/contacts/cont_01', 404, 'application/json', { error: { code: 'not_found', message: 'No contact.' } }),
+      ).toBeUndefined();
     });
 
     it('rejects an undocumented field, a wrong type, an undocumented status and a body outside the error shape', () => {
@@ -94,7 +97,9 @@ describe('the OpenAPI document', () => {
       expect(contract.check('POST', 'http://x/contacts', 201, 'application/json', { data: { ...contact, stage: 'nope' } })).toMatch(/allowed values/);
       expect(contract.check('POST', 'http://x/contacts', 200, 'application/json', { data: contact })).toMatch(/does not list/);
       expect(contract.check('GET', 'http://x/contacts/cont_01', 404, 'application/json', { message: 'gone' })).toMatch(/breaks the document/);
-      expect(contract.check('PUT', 'http://x/contacts/cont_01', 500, 'application/json', { error: { code: 'internal_error', message: 'x' } })).toMatch(/not in the document/);
+      expect(contract.check('PUT', 'http://x/contacts/cont_01', 500, 'application/json', { error: { code: 'internal_error', message: 'x' } })).toMatch(
+        /not in the document/,
+      );
     });
   });
 });

@@ -31,7 +31,9 @@ export async function snapshot(ds: DataSource, schema: string): Promise<string> 
     [schema],
   );
   for (const c of columns) {
-    lines.push(`column ${c.table_name}.${c.column_name} ${c.type}${c.is_nullable === 'NO' ? ' not null' : ''}${c.column_default ? ` default ${c.column_default}` : ''}`);
+    lines.push(
+      `column ${c.table_name}.${c.column_name} ${c.type}${c.is_nullable === 'NO' ? ' not null' : ''}${c.column_default ? ` default ${c.column_default}` : ''}`,
+    );
   }
   const indexes = await ds.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename <> 'migrations'`, [schema]);
   for (const i of indexes) lines.push(`index ${i.indexdef}`);

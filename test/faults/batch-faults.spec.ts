@@ -31,7 +31,13 @@ const SIGNAL_TIMEOUT_MS = 15_000;
 const REPLY_HOLD_LOCK = 734_002_117;
 
 type KillPoint = 'before commit' | 'while its reply is recorded, before commit' | 'after the reply is recorded' | 'right after sending';
-const POINTS: KillPoint[] = ['before commit', 'while its reply is recorded, before commit', 'after the reply is recorded', 'right after sending', 'right after sending'];
+const POINTS: KillPoint[] = [
+  'before commit',
+  'while its reply is recorded, before commit',
+  'after the reply is recorded',
+  'right after sending',
+  'right after sending',
+];
 
 interface Round {
   point: KillPoint;
@@ -137,7 +143,8 @@ describe('fault: contacts killed during an all_or_none batch with an Idempotency
       return {
         reached: async () => {
           await eventually(
-            async () => ((await db.query(`SELECT 1 FROM contacts.request_outcomes WHERE created_at >= $1 AND reply IS NOT NULL`, [since])).rowCount ? true : undefined),
+            async () =>
+              (await db.query(`SELECT 1 FROM contacts.request_outcomes WHERE created_at >= $1 AND reply IS NOT NULL`, [since])).rowCount ? true : undefined,
             SIGNAL_TIMEOUT_MS,
             1,
           );
@@ -165,7 +172,10 @@ describe('fault: contacts killed during an all_or_none batch with an Idempotency
       });
       const retryable = !res || res.status >= 500 || res.status === 429 || (res.status === 409 && /in progress/.test(res.body?.error?.message));
       if (!retryable) return { res: res!, retries };
-      if (Date.now() > deadline) throw new Error(`no answer but retryable ones within ${RETRY_DEADLINE_MS} ms; last: ${res ? `${res.status} ${res.text.slice(0, 300)}` : 'connection error'}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `no answer but retryable ones within ${RETRY_DEADLINE_MS} ms; last: ${res ? `${res.status} ${res.text.slice(0, 300)}` : 'connection error'}`,
+        );
       await sleep(100);
     }
   }
@@ -197,9 +207,13 @@ describe('fault: contacts killed during an all_or_none batch with an Idempotency
     const [firstAnswer] = await Promise.all([first, stack.start('contacts')]);
     const afterKill = await stored(emails);
     const storedAfterKill = [...afterKill.values()].reduce((sum, r) => sum + r.n, 0);
-    expect({ point, storedAfterKill: [0, ITEMS].includes(storedAfterKill) ? 'none or all' : storedAfterKill }).toEqual({ point, storedAfterKill: 'none or all' });
+    expect({ point, storedAfterKill: [0, ITEMS].includes(storedAfterKill) ? 'none or all' : storedAfterKill }).toEqual({
+      point,
+      storedAfterKill: 'none or all',
+    });
     // Where the kill was synchronised, the batch was where the test stopped it.
-    if (point === 'before commit' || point === 'while its reply is recorded, before commit') expect({ point, storedAfterKill }).toEqual({ point, storedAfterKill: 0 });
+    if (point === 'before commit' || point === 'while its reply is recorded, before commit')
+      expect({ point, storedAfterKill }).toEqual({ point, storedAfterKill: 0 });
     if (point === 'after the reply is recorded') expect({ point, storedAfterKill }).toEqual({ point, storedAfterKill: ITEMS });
 
     // 3. Retry with the same key until answered: applied exactly once.
@@ -230,35 +244,45 @@ describe('fault: contacts killed during an all_or_none batch with an Idempotency
       storedAfterKill,
       retries,
       finalStatus: res.status,
-      recoveredBy: res.status !== 200 ? 'documented 409: applied, reply lost' : res.headers.get('idempotent-replayed') ? 'gateway replay' : 'service (recorded reply or first apply)',
+      recoveredBy:
+        res.status !== 200
+          ? 'documented 409: applied, reply lost'
+          : res.headers.get('idempotent-replayed')
+            ? 'gateway replay'
+            : 'service (recorded reply or first apply)',
     });
     return { emails, ids };
   }
 
-  it('stores an all_or_none batch whole or not at all, and its keyed retries apply it exactly once, wherever the SIGKILL lands', async () => {
-    const batches: Array<{ point: KillPoint; emails: string[]; ids: Map<string, string> }> = [];
-    for (const point of POINTS) batches.push({ point, ...(await round(point)) });
+  it(
+    'stores an all_or_none batch whole or not at all, and its keyed retries apply it exactly once, wherever the SIGKILL lands',
+    async () => {
+      const batches: Array<{ point: KillPoint; emails: string[]; ids: Map<string, string> }> = [];
+      for (const point of POINTS) batches.push({ point, ...(await round(point)) });
 
-    // Logged: exactly one contact.created per email of every batch, naming the stored contact. Read once all
-    // rounds are done, so an event published twice by a relay killed mid-publish has had time to show.
-    const wanted = new Map(batches.flatMap((b) => b.emails.map((email) => [email, b.point] as const)));
-    const created = await eventually(
-      async () => {
-        const events = (await api.listAll('/events?type=contact.created')) as Array<{ id: string; data: { contact_id: string; email: string } }>;
-        const ours = events.filter((e) => wanted.has(e.data.email));
-        return new Set(ours.map((e) => e.data.email)).size === wanted.size ? ours : undefined;
-      },
-      120_000,
-      250,
-    );
-    for (const { point, emails, ids } of batches) {
-      const events = created.filter((e) => emails.includes(e.data.email));
-      expect({ point, events: events.length, distinctIds: new Set(events.map((e) => e.id)).size }).toEqual({ point, events: ITEMS, distinctIds: ITEMS });
-      expect(new Map(events.map((e) => [e.data.email, e.data.contact_id]))).toEqual(ids);
-    }
-    // Nothing created twice, and every process still up.
-    for (const { point, emails } of batches) expect({ point, stored: [...(await stored(emails)).values()].filter((r) => r.n !== 1) }).toEqual({ point, stored: [] });
-    for (const name of STACK_PROCESSES) expect({ name, exitCode: stack.processes[name].child.exitCode }).toEqual({ name, exitCode: null });
-    // Room for every round to use its waits in full, then the wait for the log: a loaded machine is many times slower.
-  }, POINTS.length * (SIGNAL_TIMEOUT_MS + RETRY_DEADLINE_MS + 60_000) + 180_000);
+      // Logged: exactly one contact.created per email of every batch, naming the stored contact. Read once all
+      // rounds are done, so an event published twice by a relay killed mid-publish has had time to show.
+      const wanted = new Map(batches.flatMap((b) => b.emails.map((email) => [email, b.point] as const)));
+      const created = await eventually(
+        async () => {
+          const events = (await api.listAll('/events?type=contact.created')) as Array<{ id: string; data: { contact_id: string; email: string } }>;
+          const ours = events.filter((e) => wanted.has(e.data.email));
+          return new Set(ours.map((e) => e.data.email)).size === wanted.size ? ours : undefined;
+        },
+        120_000,
+        250,
+      );
+      for (const { point, emails, ids } of batches) {
+        const events = created.filter((e) => emails.includes(e.data.email));
+        expect({ point, events: events.length, distinctIds: new Set(events.map((e) => e.id)).size }).toEqual({ point, events: ITEMS, distinctIds: ITEMS });
+        expect(new Map(events.map((e) => [e.data.email, e.data.contact_id]))).toEqual(ids);
+      }
+      // Nothing created twice, and every process still up.
+      for (const { point, emails } of batches)
+        expect({ point, stored: [...(await stored(emails)).values()].filter((r) => r.n !== 1) }).toEqual({ point, stored: [] });
+      for (const name of STACK_PROCESSES) expect({ name, exitCode: stack.processes[name].child.exitCode }).toEqual({ name, exitCode: null });
+      // Room for every round to use its waits in full, then the wait for the log: a loaded machine is many times slower.
+    },
+    POINTS.length * (SIGNAL_TIMEOUT_MS + RETRY_DEADLINE_MS + 60_000) + 180_000,
+  );
 });

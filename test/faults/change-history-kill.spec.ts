@@ -96,18 +96,26 @@ describe('fault: SIGKILL while writes record their change history', () => {
     expect(outbox).toEqual([]);
     // The event log has caught up with a later write of the same contact, and holds nothing of the lost one.
     await api.patch(`/contacts/${contact.id}`, { title: 'After' }, { headers: { 'X-Request-Id': 'kill-before-commit-sentinel' } });
-    const events = await eventually(async () => {
-      const all = (await api.listAll('/events?type=contact.updated')) as Array<{ request_id: string; data: { contact_id: string } }>;
-      const ours = all.filter((e) => e.data.contact_id === contact.id);
-      return ours.some((e) => e.request_id === 'kill-before-commit-sentinel') ? ours : undefined;
-    }, 60_000, 100);
+    const events = await eventually(
+      async () => {
+        const all = (await api.listAll('/events?type=contact.updated')) as Array<{ request_id: string; data: { contact_id: string } }>;
+        const ours = all.filter((e) => e.data.contact_id === contact.id);
+        return ours.some((e) => e.request_id === 'kill-before-commit-sentinel') ? ours : undefined;
+      },
+      60_000,
+      100,
+    );
     expect(events.map((e) => e.request_id)).toEqual(['kill-before-commit-sentinel']);
   }, 120_000);
 
   it('after commit: the change and exactly one entry', async () => {
     const contact = (await api.post('/contacts', { email: `k2.${randomUUID().slice(0, 8)}@example.com`, title: 'Before' })).body.data;
     const patch = api.patch(`/contacts/${contact.id}`, { title: 'Kept' }, { headers: { 'X-Request-Id': 'kill-after-commit' } }).catch((err: Error) => err);
-    await eventually(async () => ((await entriesOf('contacts', contact.id)).some((e) => e.request_id === 'kill-after-commit') ? true : undefined), SIGNAL_TIMEOUT_MS, 1);
+    await eventually(
+      async () => ((await entriesOf('contacts', contact.id)).some((e) => e.request_id === 'kill-after-commit') ? true : undefined),
+      SIGNAL_TIMEOUT_MS,
+      1,
+    );
     await stack.processes.contacts.kill9();
     await Promise.all([patch, stack.start('contacts')]);
     await untilAnswered(() => api.get(`/contacts/${contact.id}`));
@@ -121,7 +129,15 @@ describe('fault: SIGKILL while writes record their change history', () => {
   }, 120_000);
 
   it('under load: stored values are the last values history recorded, and each update has one entry and one event', async () => {
-    const pipeline = (await api.post('/pipelines', { name: 'Load', stages: [{ name: 'Open', type: 'open' }, { name: 'Won', type: 'won' }] })).body.data;
+    const pipeline = (
+      await api.post('/pipelines', {
+        name: 'Load',
+        stages: [
+          { name: 'Open', type: 'open' },
+          { name: 'Won', type: 'won' },
+        ],
+      })
+    ).body.data;
     const contacts: string[] = [];
     const deals: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -167,7 +183,7 @@ describe('fault: SIGKILL while writes record their change history', () => {
       const updated = entries.filter((e) => e.action === 'updated');
       updates += updated.length;
       const { rows } = await db.query(`SELECT ${field} AS value FROM ${schema}.${schema} WHERE id = $1`, [id]);
-      const last = updated.length ? updated[updated.length - 1].current![field] : entries[0].current![field] ?? null;
+      const last = updated.length ? updated[updated.length - 1].current![field] : (entries[0].current![field] ?? null);
       // No change without its entry, and no entry without its change.
       expect({ id, stored: rows[0].value }).toEqual({ id, stored: last });
       expect(new Set(updated.map((e) => e.request_id)).size).toBe(updated.length);

@@ -165,7 +165,9 @@ describe('faults under a mixed write load', () => {
     await receiver?.close();
     await Promise.all([pg?.destroy(), nats?.destroy(), redis?.stop()]);
     if (report.length) {
-      process.stdout.write(`fault suite, time from restart to the first acknowledged write or delivery:\n${report.map((r) => `  ${r.fault}: ${r.recoveredMs} ms`).join('\n')}\n`);
+      process.stdout.write(
+        `fault suite, time from restart to the first acknowledged write or delivery:\n${report.map((r) => `  ${r.fault}: ${r.recoveredMs} ms`).join('\n')}\n`,
+      );
     }
   }, 120_000);
 
@@ -180,8 +182,7 @@ describe('faults under a mixed write load', () => {
       report.push({ fault, recoveredMs: Math.max(0, (await check()) - restartedAt) });
     };
     let deliveredBefore = 0;
-    const deliveredSince = () =>
-      eventually(async () => (receiver.requests.length > deliveredBefore ? Date.now() : undefined), OP_DEADLINE_MS, 50);
+    const deliveredSince = () => eventually(async () => (receiver.requests.length > deliveredBefore ? Date.now() : undefined), OP_DEADLINE_MS, 50);
 
     try {
       await load.acknowledgedSince(0, ['contact', 'deal', 'update']);
@@ -254,7 +255,14 @@ describe('faults under a mixed write load', () => {
         const events = await api.listAll('/events');
         const counts = new Map<string, number>();
         for (const e of events as Array<{ id: string; type: string; data: Record<string, any> }>) {
-          const ref = e.type === 'contact.created' ? e.data.contact_id : e.type === 'deal.created' ? e.data.deal_id : e.type === 'contact.updated' ? e.data.current?.first_name : undefined;
+          const ref =
+            e.type === 'contact.created'
+              ? e.data.contact_id
+              : e.type === 'deal.created'
+                ? e.data.deal_id
+                : e.type === 'contact.updated'
+                  ? e.data.current?.first_name
+                  : undefined;
           if (ref) counts.set(`${e.type} ${ref}`, (counts.get(`${e.type} ${ref}`) ?? 0) + 1);
         }
         const missing = acknowledged.filter((op) => !counts.has(eventRef(op)));
@@ -268,10 +276,14 @@ describe('faults under a mixed write load', () => {
     // Delivered: every event of the load reached the webhook (at least once, as webhooks promise).
     const loadTypes = new Set(['contact.created', 'deal.created', 'contact.updated']);
     const logIds = (logged.events as Array<{ id: string; type: string }>).filter((e) => loadTypes.has(e.type)).map((e) => e.id);
-    await eventually(async () => {
-      const received = new Set(receiver.ids());
-      return logIds.every((id) => received.has(id)) ? true : undefined;
-    }, 90_000, 500);
+    await eventually(
+      async () => {
+        const received = new Set(receiver.ids());
+        return logIds.every((id) => received.has(id)) ? true : undefined;
+      },
+      90_000,
+      500,
+    );
 
     const summary = {
       tried: load.ops.length,

@@ -37,9 +37,22 @@ async function created(api: ApiClient, path: string, body: unknown): Promise<{ i
 export async function cursorRoutes(api: ApiClient): Promise<CursorRoute[]> {
   const doc = (await api.get<OpenApiDocument>('/openapi.json')).body;
   const resolve = <T>(node: T | { $ref: string }): T =>
-    typeof node === 'object' && node !== null && '$ref' in node ? resolve(node.$ref.split('/').slice(1).reduce<any>((at, key) => at[key], doc)) : (node as T);
+    typeof node === 'object' && node !== null && '$ref' in node
+      ? resolve(
+          node.$ref
+            .split('/')
+            .slice(1)
+            .reduce<any>((at, key) => at[key], doc),
+        )
+      : (node as T);
 
-  const pipeline = await created(api, '/pipelines', { name: 'Cursor routes', stages: [{ name: 'Open', type: 'open' }, { name: 'Won', type: 'won' }] });
+  const pipeline = await created(api, '/pipelines', {
+    name: 'Cursor routes',
+    stages: [
+      { name: 'Open', type: 'open' },
+      { name: 'Won', type: 'won' },
+    ],
+  });
   const stages = pipeline.stages as Array<{ id: string }>;
   const contact = await created(api, '/contacts', { email: `cursor.routes.${Date.now()}@example.com`, first_name: 'Cursor' });
   const company = await created(api, '/companies', { name: 'Cursor Routes', domain: `cursor-routes-${Date.now()}.example` });

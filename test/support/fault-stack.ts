@@ -1,6 +1,16 @@
 import { randomUUID } from 'crypto';
 import { ApiClient } from './api-client';
-import { freePort, NatsServer, PostgresServer, RedisServer, ServiceProcess, spawnService, startNatsServer, startPostgresServer, startRedisServer } from './processes';
+import {
+  freePort,
+  NatsServer,
+  PostgresServer,
+  RedisServer,
+  ServiceProcess,
+  spawnService,
+  startNatsServer,
+  startPostgresServer,
+  startRedisServer,
+} from './processes';
 import { randomKey, testEnv } from './stack';
 
 export const STACK_PROCESSES = ['contacts', 'deals', 'events', 'webhooks', 'gateway'] as const;

@@ -101,13 +101,17 @@ export async function spawnService(app: string, env: Env, options: { port?: numb
   child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let port = requested;
-  await eventually(async () => {
-    if (child.exitCode !== null) throw new Error(`${app} exited: ${log}`);
-    if (port === 0) port = announcedPort(app, log) ?? 0;
-    if (port === 0) return undefined;
-    const res = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
-    return res?.ok ? true : undefined;
-  }, 30_000, 100);
+  await eventually(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`${app} exited: ${log}`);
+      if (port === 0) port = announcedPort(app, log) ?? 0;
+      if (port === 0) return undefined;
+      const res = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
+      return res?.ok ? true : undefined;
+    },
+    30_000,
+    100,
+  );
   const healthUrl = `http://127.0.0.1:${port}/health`;
   return {
     child,
@@ -175,10 +179,32 @@ export async function startNatsServer(options: { config?: string; env?: Record<s
  */
 export async function startNatsCluster(): Promise<{ url: string; stop(): Promise<void> }> {
   const binary = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
-  const nodes = await Promise.all([0, 1, 2].map(async (i) => ({ name: `n${i}`, port: await freePort(), routePort: await freePort(), store: mkdtempSync(join(tmpdir(), 'crm-natsc-')) })));
+  const nodes = await Promise.all(
+    [0, 1, 2].map(async (i) => ({ name: `n${i}`, port: await freePort(), routePort: await freePort(), store: mkdtempSync(join(tmpdir(), 'crm-natsc-')) })),
+  );
   const routes = nodes.map((n) => `nats://127.0.0.1:${n.routePort}`).join(',');
   const children = nodes.map((n) =>
-    spawn(binary, ['-a', '127.0.0.1', '-p', String(n.port), '-js', '-sd', n.store, '-n', n.name, '--cluster_name', 'crm-test', '--cluster', `nats://127.0.0.1:${n.routePort}`, '--routes', routes], { stdio: 'ignore' }),
+    spawn(
+      binary,
+      [
+        '-a',
+        '127.0.0.1',
+        '-p',
+        String(n.port),
+        '-js',
+        '-sd',
+        n.store,
+        '-n',
+        n.name,
+        '--cluster_name',
+        'crm-test',
+        '--cluster',
+        `nats://127.0.0.1:${n.routePort}`,
+        '--routes',
+        routes,
+      ],
+      { stdio: 'ignore' },
+    ),
   );
   for (const n of nodes) await eventually(async () => ((await portOpen(n.port)) ? true : undefined), 10_000, 50);
   return {
@@ -252,7 +278,10 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   const bin = (name: string) => (process.env.PG_BIN_DIR ? join(process.env.PG_BIN_DIR, name) : name);
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'crm-pg-'));
-  if (process.getuid?.() === 0) await new Promise<void>((resolve, reject) => spawn('chown', ['postgres', dir]).once('exit', (c) => (c === 0 ? resolve() : reject(new Error('chown failed')))));
+  if (process.getuid?.() === 0)
+    await new Promise<void>((resolve, reject) =>
+      spawn('chown', ['postgres', dir]).once('exit', (c) => (c === 0 ? resolve() : reject(new Error('chown failed')))),
+    );
   const data = join(dir, 'data');
   await runPg(bin('initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync']);
   const server: PostgresServer = {

@@ -20,7 +20,20 @@ export const contactsApp: ServiceDefinition = {
   defaultHealthPort: 3001,
   database: { entities: contactsEntities, migrations: contactsMigrations },
   settings: { token: CONTACTS_SETTINGS, load: loadContactsSettings },
-  imports: [WorkLinksModule, ObjectsModule, ContactsModule, CompaniesModule, ActivitiesModule, TasksModule, SchemaModule, CaptureModule, UsersModule, ImportsModule, QueryModule, ChangesModule],
+  imports: [
+    WorkLinksModule,
+    ObjectsModule,
+    ContactsModule,
+    CompaniesModule,
+    ActivitiesModule,
+    TasksModule,
+    SchemaModule,
+    CaptureModule,
+    UsersModule,
+    ImportsModule,
+    QueryModule,
+    ChangesModule,
+  ],
 };
 
 export function startContacts(env?: Record<string, string | undefined>): Promise<RunningService> {

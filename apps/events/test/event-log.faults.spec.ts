@@ -38,12 +38,18 @@ async function committedKeyIds(stack: TestStack): Promise<{ all: string[]; revok
 /** Every committed key has exactly one created event, every revoked one exactly one revoked event after it. */
 async function expectLogMatches(stack: TestStack): Promise<void> {
   const committed = await committedKeyIds(stack);
-  const log = await eventually(async () => {
-    const events = await stack.api.listAll('/events?type=api_key.*').catch(() => undefined);
-    return events && events.length >= committed.all.length + committed.revoked.length ? events : undefined;
-  }, 30_000, 200).catch(async (err) => {
+  const log = await eventually(
+    async () => {
+      const events = await stack.api.listAll('/events?type=api_key.*').catch(() => undefined);
+      return events && events.length >= committed.all.length + committed.revoked.length ? events : undefined;
+    },
+    30_000,
+    200,
+  ).catch(async (err) => {
     const events = await stack.api.listAll('/events?type=api_key.*').catch((e) => String(e));
-    throw new Error(`${err}; committed ${committed.all.length} keys, ${committed.revoked.length} revoked; log has ${Array.isArray(events) ? events.length : events}`);
+    throw new Error(
+      `${err}; committed ${committed.all.length} keys, ${committed.revoked.length} revoked; log has ${Array.isArray(events) ? events.length : events}`,
+    );
   });
   expect(new Set(log.map((e) => e.id)).size).toBe(log.length);
   const created = log.filter((e) => e.type === 'api_key.created').map((e) => e.data.key_id);
@@ -66,10 +72,14 @@ describe('event log under failures', () => {
       const revoked: string[] = [];
       const burst = writeKeys(stack.api, 600, 8, done, revoked);
       // Kill it while it is writing: once part of the burst is already in the log.
-      await eventually(async () => {
-        const res = await stack.api.get('/events?type=api_key.created&limit=200');
-        return res.status === 200 && res.body.data.length >= 100 ? true : undefined;
-      }, 30_000, 20);
+      await eventually(
+        async () => {
+          const res = await stack.api.get('/events?type=api_key.created&limit=200');
+          return res.status === 200 && res.body.data.length >= 100 ? true : undefined;
+        },
+        30_000,
+        20,
+      );
       await events.kill9();
       await burst;
       events = await spawnService('events', stack.env);

@@ -72,7 +72,9 @@ runMain('apikey', async () => {
  * be unreachable, they still hear of it from the api_key.revoked event once the outbox is relayed.
  */
 async function announceRevocation(config: GatewayConfig, keyId: string, logger: Logger): Promise<void> {
-  const nc = await connect({ ...natsUser(config), servers: config.natsUrl, name: 'crm-apikey-cli', timeout: 2000, maxReconnectAttempts: 0 }).catch(() => undefined);
+  const nc = await connect({ ...natsUser(config), servers: config.natsUrl, name: 'crm-apikey-cli', timeout: 2000, maxReconnectAttempts: 0 }).catch(
+    () => undefined,
+  );
   if (!nc) {
     logger.warn('NATS is unreachable: gateways will learn of the revocation from the event log');
     return;

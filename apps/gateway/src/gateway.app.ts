@@ -26,7 +26,9 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export function gatewayDatabase(config: Pick<GatewayConfig, 'databaseUrl' | 'databasePoolSize' | 'databaseMigrations' | 'databaseMigrationsWaitSeconds' | 'databaseAppRole'>): DatabaseSpec {
+export function gatewayDatabase(
+  config: Pick<GatewayConfig, 'databaseUrl' | 'databasePoolSize' | 'databaseMigrations' | 'databaseMigrationsWaitSeconds' | 'databaseAppRole'>,
+): DatabaseSpec {
   return {
     url: config.databaseUrl,
     schema: GATEWAY_SCHEMA,
@@ -76,11 +78,15 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
     throw err;
   });
 
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register({ config, logger, database, dataSource, nc, redis }), gatewayAdapter(config, logger), {
-    bodyParser: false,
-    bufferLogs: true,
-    abortOnError: false,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    GatewayModule.register({ config, logger, database, dataSource, nc, redis }),
+    gatewayAdapter(config, logger),
+    {
+      bodyParser: false,
+      bufferLogs: true,
+      abortOnError: false,
+    },
+  );
   app.useLogger(app.get(NestLogger));
   await app
     .get<CrmNatsClient>(CRM_RPC)
@@ -97,7 +103,11 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
   openApi.buildWith(async () => (await import('./openapi/openapi-document')).createOpenApiDocument(app));
   app.get(AsyncApiDocument).buildWith(async () => (await import('./openapi/asyncapi-document')).createAsyncApiDocument(app));
   // The reference UI embeds the same document: the placeholder is never served, each request gets the built one.
-  SwaggerModule.setup('docs', app, () => ({}) as OpenAPIObject, { raw: false, customSiteTitle: 'CRM API reference', patchDocumentOnRequest: () => openApi.get() });
+  SwaggerModule.setup('docs', app, () => ({}) as OpenAPIObject, {
+    raw: false,
+    customSiteTitle: 'CRM API reference',
+    patchDocumentOnRequest: () => openApi.get(),
+  });
 
   const httpDrain = new HttpDrain(app.getHttpServer());
   installPipeline(app, httpDrain);
@@ -144,7 +154,11 @@ export function offlineGatewayDeps(): GatewayDeps {
 export async function describeApiOffline(): Promise<OpenAPIObject> {
   const deps = offlineGatewayDeps();
   const { config } = deps;
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(deps), gatewayAdapter(config, deps.logger), { preview: true, logger: false, abortOnError: false });
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(deps), gatewayAdapter(config, deps.logger), {
+    preview: true,
+    logger: false,
+    abortOnError: false,
+  });
   try {
     return (await import('./openapi/openapi-document')).createOpenApiDocument(app);
   } finally {

@@ -9,6 +9,7 @@ import { WebhooksController } from './webhooks/webhooks.controller';
 import { WebhooksService } from './webhooks/webhooks.service';
 
 @Module({
-  controllers: [WebhooksController], providers: [SigningSecrets, DispatchSignal, DeliveryMetrics, DeliveryRetentionJob, EventIntakeService, DispatcherService, WebhooksService],
+  controllers: [WebhooksController],
+  providers: [SigningSecrets, DispatchSignal, DeliveryMetrics, DeliveryRetentionJob, EventIntakeService, DispatcherService, WebhooksService],
 })
 export class WebhooksModule {}

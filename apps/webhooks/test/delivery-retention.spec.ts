@@ -14,7 +14,12 @@ describe('webhook delivery log retention', () => {
   beforeAll(async () => {
     stack = await startStack({
       services: ['webhooks'],
-      env: { WEBHOOKS_ALLOW_INSECURE: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_RETENTION_INTERVAL_MS: '200', WEBHOOKS_RETENTION_BATCH_SIZE: String(BATCH) },
+      env: {
+        WEBHOOKS_ALLOW_INSECURE: 'true',
+        WEBHOOKS_ALLOW_PRIVATE: 'true',
+        WEBHOOKS_RETENTION_INTERVAL_MS: '200',
+        WEBHOOKS_RETENTION_BATCH_SIZE: String(BATCH),
+      },
     });
   });
   afterAll(() => stack?.stop());

@@ -103,7 +103,10 @@ describe('webhook signing secrets at rest', () => {
     expect(status.status).toBe(0);
     expect(status.stdout).toMatch(/^k1\t\d+$/m);
     const run = await cli('reencrypt', `k2:${k2},k1:${k1}`);
-    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: expect.stringMatching(/^re-encrypted \d+ signing secret\(s\) with key 'k2'\n$/) });
+    expect({ status: run.status, stderr: run.stderr }).toEqual({
+      status: 0,
+      stderr: expect.stringMatching(/^re-encrypted \d+ signing secret\(s\) with key 'k2'\n$/),
+    });
     expect(run.stdout).toMatch(/^k2\t\d+\n$/);
     for (const output of [status.stdout, status.stderr, run.stdout, run.stderr]) {
       for (const material of [k1, k2, before, after]) expect(output).not.toContain(material);
@@ -146,7 +149,9 @@ describe('webhook signing secrets at rest', () => {
     );
     const exited = await runBuilt('apps/webhooks/src/main.js', [], { ...stack.env, WEBHOOKS_SECRET_KEYS: `${keyId}:${wrong}` });
     expect(exited.status).toBe(1);
-    expect(exited.stderr.trim()).toMatch(new RegExp(`^webhooks: cannot start: the signing secret of whk_\\w+ does not decrypt with key '${keyId}' of WEBHOOKS_SECRET_KEYS`));
+    expect(exited.stderr.trim()).toMatch(
+      new RegExp(`^webhooks: cannot start: the signing secret of whk_\\w+ does not decrypt with key '${keyId}' of WEBHOOKS_SECRET_KEYS`),
+    );
     expect(exited.stderr).not.toContain(wrong);
     const unset = await runBuilt('apps/webhooks/src/main.js', [], { ...stack.env, WEBHOOKS_SECRET_KEYS: '' });
     expect(unset.stderr.trim()).toMatch(/^webhooks: cannot start: WEBHOOKS_SECRET_KEYS is not set/);

@@ -27,7 +27,10 @@ describe('configuration from the environment', () => {
   it('applies migrations at start unless DATABASE_MIGRATIONS=verify, and accepts only a plain role name for DATABASE_APP_ROLE', () => {
     expect(loadBaseConfig({})).toMatchObject({ databaseMigrations: 'run', databaseMigrationsWaitSeconds: 240, databaseAppRole: undefined });
     expect(() => loadBaseConfig({ DATABASE_MIGRATIONS_WAIT_SECONDS: '-1' })).toThrow('DATABASE_MIGRATIONS_WAIT_SECONDS must be at least 0, got -1');
-    expect(loadBaseConfig({ DATABASE_MIGRATIONS: 'verify', DATABASE_APP_ROLE: 'crm_app' })).toMatchObject({ databaseMigrations: 'verify', databaseAppRole: 'crm_app' });
+    expect(loadBaseConfig({ DATABASE_MIGRATIONS: 'verify', DATABASE_APP_ROLE: 'crm_app' })).toMatchObject({
+      databaseMigrations: 'verify',
+      databaseAppRole: 'crm_app',
+    });
     expect(() => loadBaseConfig({ DATABASE_MIGRATIONS: 'skip' })).toThrow("DATABASE_MIGRATIONS must be one of run, verify, got 'skip'");
     expect(() => loadBaseConfig({ DATABASE_APP_ROLE: 'app; DROP TABLE x' })).toThrow(/DATABASE_APP_ROLE must be a lowercase PostgreSQL role name/);
     expect(() => loadBaseConfig({ DATABASE_APP_ROLE: 'CrmApp' })).toThrow(/DATABASE_APP_ROLE/);

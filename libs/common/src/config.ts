@@ -124,7 +124,8 @@ export function loadBaseConfig(env: Env): BaseConfig {
     databaseMigrations: enumVar(env, 'DATABASE_MIGRATIONS', 'run', ['run', 'verify'] as const),
     databaseMigrationsWaitSeconds: intVar(env, 'DATABASE_MIGRATIONS_WAIT_SECONDS', 240, { min: 0, max: 3600 }),
     databaseAppRole: roleVar(env, 'DATABASE_APP_ROLE'),
-    databasePoolSize: env.DATABASE_POOL_SIZE === undefined || env.DATABASE_POOL_SIZE === '' ? undefined : intVar(env, 'DATABASE_POOL_SIZE', 10, { min: 2, max: 200 }),
+    databasePoolSize:
+      env.DATABASE_POOL_SIZE === undefined || env.DATABASE_POOL_SIZE === '' ? undefined : intVar(env, 'DATABASE_POOL_SIZE', 10, { min: 2, max: 200 }),
     cursorSecrets: loadCursorSecrets(env, databaseUrl),
   };
 }
@@ -173,7 +174,9 @@ export function loadCursorSecrets(env: Env, databaseUrl: string): string[] {
   const secrets = configured.split(',').map((secret) => secret.trim());
   // Not echoed: it is a secret.
   if (secrets.some((secret) => secret.length < CURSOR_SECRET_MIN_LENGTH)) {
-    throw new ConfigError(`CURSOR_SECRET must be one or more secrets of at least ${CURSOR_SECRET_MIN_LENGTH} characters each, separated by commas (e.g. openssl rand -base64 32)`);
+    throw new ConfigError(
+      `CURSOR_SECRET must be one or more secrets of at least ${CURSOR_SECRET_MIN_LENGTH} characters each, separated by commas (e.g. openssl rand -base64 32)`,
+    );
   }
   return secrets;
 }

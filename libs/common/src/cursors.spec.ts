@@ -69,21 +69,40 @@ describe('CursorCodec', () => {
 
 describe('cursorValueFits', () => {
   it('accepts what PostgreSQL writes for each type', () => {
-    for (const value of ['2026-11-26 22:06:06.315+00', '2026-11-26 23:06:06+01', '2026-02-28 00:00:00.123456+05:30', '0044-03-15 12:00:00+00 BC', '2026-11-26 24:00:00+00', 'infinity', '-infinity']) {
+    for (const value of [
+      '2026-11-26 22:06:06.315+00',
+      '2026-11-26 23:06:06+01',
+      '2026-02-28 00:00:00.123456+05:30',
+      '0044-03-15 12:00:00+00 BC',
+      '2026-11-26 24:00:00+00',
+      'infinity',
+      '-infinity',
+    ]) {
       expect({ value, fits: cursorValueFits('timestamptz', value) }).toEqual({ value, fits: true });
     }
-    for (const value of ['0', '-12', '12.50', '1e+20', '1.5e-07', 'NaN', '-Infinity', `1${'0'.repeat(300)}`]) expect({ value, fits: cursorValueFits('numeric', value) }).toEqual({ value, fits: true });
-    for (const value of ['0', '-9223372036854775808', '9223372036854775807']) expect({ value, fits: cursorValueFits('bigint', value) }).toEqual({ value, fits: true });
+    for (const value of ['0', '-12', '12.50', '1e+20', '1.5e-07', 'NaN', '-Infinity', `1${'0'.repeat(300)}`])
+      expect({ value, fits: cursorValueFits('numeric', value) }).toEqual({ value, fits: true });
+    for (const value of ['0', '-9223372036854775808', '9223372036854775807'])
+      expect({ value, fits: cursorValueFits('bigint', value) }).toEqual({ value, fits: true });
     expect(cursorValueFits('boolean', 'true') && cursorValueFits('boolean', 'false')).toBe(true);
     expect(cursorValueFits('text', "O'Brien; DROP TABLE x -- ✓")).toBe(true);
   });
 
   it('refuses what PostgreSQL would fail to read as the type', () => {
-    for (const value of ['not-a-date', '2026-02-30 00:00:00+00', '2026-13-01 00:00:00+00', '2026-11-26 25:00:00+00', '2026-11-26 24:00:01+00', '2026-11-26', '']) {
+    for (const value of [
+      'not-a-date',
+      '2026-02-30 00:00:00+00',
+      '2026-13-01 00:00:00+00',
+      '2026-11-26 25:00:00+00',
+      '2026-11-26 24:00:01+00',
+      '2026-11-26',
+      '',
+    ]) {
       expect({ value, fits: cursorValueFits('timestamptz', value) }).toEqual({ value, fits: false });
     }
     for (const value of ['ten', '1,5', '', '0x10', '1e']) expect({ value, fits: cursorValueFits('numeric', value) }).toEqual({ value, fits: false });
-    for (const value of ['9223372036854775808', '-9223372036854775809', '1.5', '']) expect({ value, fits: cursorValueFits('bigint', value) }).toEqual({ value, fits: false });
+    for (const value of ['9223372036854775808', '-9223372036854775809', '1.5', ''])
+      expect({ value, fits: cursorValueFits('bigint', value) }).toEqual({ value, fits: false });
     expect(cursorValueFits('boolean', 'yes')).toBe(false);
     expect(cursorValueFits('text', 'a\u0000b')).toBe(false);
   });

@@ -155,7 +155,9 @@ async function verifyMigrated(dataSource: DataSource, spec: DatabaseSpec): Promi
     state = await pendingForApplication(dataSource, spec.schema);
   }
   if (state.unreadable) {
-    throw new StartupError(`this role may not read schema "${spec.schema}"; run the migrate command with DATABASE_APP_ROLE set to it (DATABASE_MIGRATIONS=verify)`);
+    throw new StartupError(
+      `this role may not read schema "${spec.schema}"; run the migrate command with DATABASE_APP_ROLE set to it (DATABASE_MIGRATIONS=verify)`,
+    );
   }
   if (state.pending.length) {
     throw new StartupError(

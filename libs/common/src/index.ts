@@ -14,5 +14,14 @@ export * from './rows';
 
 // The error shape and the metadata rule are wire contracts, kept in @crm/contracts so that a team reading
 // our subjects gets them without our server code; re-exported so the services keep importing them here.
-export { DomainError, ErrorCode, isErrorBody, IsMetadata, METADATA_MAX_BYTES, METADATA_MAX_KEY_LENGTH, METADATA_MAX_KEYS, metadataProblem } from '@crm/contracts';
+export {
+  DomainError,
+  ErrorCode,
+  isErrorBody,
+  IsMetadata,
+  METADATA_MAX_BYTES,
+  METADATA_MAX_KEY_LENGTH,
+  METADATA_MAX_KEYS,
+  metadataProblem,
+} from '@crm/contracts';
 export type { ErrorBody, FieldIssue } from '@crm/contracts';

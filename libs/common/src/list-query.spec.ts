@@ -33,7 +33,9 @@ const cursors = new CursorCodec(['list-query spec secret, long enough to sign'])
 class CreateItems1000000000000 implements MigrationInterface {
   name = 'CreateItems1000000000000';
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE TABLE items (id text PRIMARY KEY, tag text NOT NULL, score integer NOT NULL, late boolean NOT NULL) WITH (autovacuum_enabled = false)`);
+    await q.query(
+      `CREATE TABLE items (id text PRIMARY KEY, tag text NOT NULL, score integer NOT NULL, late boolean NOT NULL) WITH (autovacuum_enabled = false)`,
+    );
     await q.query(`CREATE INDEX items_tag ON items (tag)`);
     await q.query(
       `INSERT INTO items SELECT 'item_' || lpad(g::text, 26, '0'), CASE WHEN g % 3 = 0 THEN 'third' WHEN g IN (7, 15001, 29999) THEN 'rare' ELSE 'other' END, g, g > 20000
@@ -71,10 +73,16 @@ describe('keysetPage on a filtered list', () => {
   type Filter = (qb: SelectQueryBuilder<Item>) => void;
 
   /** What each statement a page ran was: the plan asked for, the page near the cursor, the capped read of every match, or the plain query. */
-  const kind = (sql: string) => (sql.startsWith('EXPLAIN') ? 'plan' : sql.includes('keyset_near') ? 'near' : sql.includes('MATERIALIZED') ? 'matches' : 'plain');
+  const kind = (sql: string) =>
+    sql.startsWith('EXPLAIN') ? 'plan' : sql.includes('keyset_near') ? 'near' : sql.includes('MATERIALIZED') ? 'matches' : 'plain';
 
   /** One page of the list with `filter` (declared a range filter unless `options` says otherwise), and the kinds of statement it took. */
-  async function page(filter: Filter, limit: number, cursor?: string, options: KeysetOptions = { rangeFiltered: true }): Promise<{ page: Page<string>; statements: string[] }> {
+  async function page(
+    filter: Filter,
+    limit: number,
+    cursor?: string,
+    options: KeysetOptions = { rangeFiltered: true },
+  ): Promise<{ page: Page<string>; statements: string[] }> {
     const { qb, read } = keysetPage(cursors, dataSource.getRepository(Item), 'i', 'items', { cursor, limit }, options);
     filter(qb);
     statements.length = 0;

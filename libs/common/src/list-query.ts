@@ -51,13 +51,20 @@ export const apiNameOf = (property: string) => property.replace(/[A-Z]/g, (lette
  * descending (PostgreSQL's default). `bind` turns the cursor's value of key `i` (or, for `'id'`, its id)
  * into a parameter placeholder of that key's type, so every value travels bound.
  */
-export function keysetAfter(keys: ReadonlyArray<{ sql: string; desc: boolean }>, values: ReadonlyArray<string | null>, idSql: string, bind: (value: string, key: number | 'id') => string, lastId: string): string {
+export function keysetAfter(
+  keys: ReadonlyArray<{ sql: string; desc: boolean }>,
+  values: ReadonlyArray<string | null>,
+  idSql: string,
+  bind: (value: string, key: number | 'id') => string,
+  lastId: string,
+): string {
   const terms: string[] = [];
   const equal: string[] = [];
   keys.forEach((key, i) => {
     const value = values[i];
     const p = value === null ? '' : bind(value, i);
-    const later = value === null ? (key.desc ? `${key.sql} IS NOT NULL` : 'FALSE') : key.desc ? `${key.sql} < ${p}` : `(${key.sql} > ${p} OR ${key.sql} IS NULL)`;
+    const later =
+      value === null ? (key.desc ? `${key.sql} IS NOT NULL` : 'FALSE') : key.desc ? `${key.sql} < ${p}` : `(${key.sql} > ${p} OR ${key.sql} IS NULL)`;
     terms.push([...equal, later].join(' AND '));
     equal.push(value === null ? `${key.sql} IS NULL` : `${key.sql} = ${p}`);
   });
@@ -74,7 +81,9 @@ interface SortKey {
 /** `sort=-value,created_at` as columns of the list's rows; every problem is one `validation_failed` on `sort`. */
 function sortKeys<E extends ObjectLiteral>(repository: Repository<E>, alias: string, sort: string): SortKey[] {
   const columns = new Map(
-    repository.metadata.columns.filter((c) => CASTS[String(c.type)]).map((c) => [apiNameOf(c.propertyName), { sql: `${alias}.${c.databaseName}`, cast: CASTS[String(c.type)] }]),
+    repository.metadata.columns
+      .filter((c) => CASTS[String(c.type)])
+      .map((c) => [apiNameOf(c.propertyName), { sql: `${alias}.${c.databaseName}`, cast: CASTS[String(c.type)] }]),
   );
   const names = sort.split(',');
   const problem = (message: string) => validationFailed([{ field: 'sort', code: 'invalid_value', message }]);
@@ -111,7 +120,10 @@ export function keysetPage<E extends ObjectLiteral & { id: string }>(
   if (query.sort) return sortedPage(cursors, repository, alias, list, query as typeof query & { sort: string });
   const after = cursors.decode(list, query.cursor, idKey());
   const size = pageSize(query);
-  const qb = repository.createQueryBuilder(alias).orderBy(`${alias}.id`, 'ASC').limit(size + 1);
+  const qb = repository
+    .createQueryBuilder(alias)
+    .orderBy(`${alias}.id`, 'ASC')
+    .limit(size + 1);
   if (after) qb.andWhere(`${alias}.id > :after`, { after });
   const unfiltered = qb.expressionMap.wheres.length;
   return {
@@ -138,7 +150,8 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
-const findNode = (node: PlanNode, test: (node: PlanNode) => boolean): PlanNode | undefined => (test(node) ? node : node.Plans?.map((child) => findNode(child, test)).find(Boolean));
+const findNode = (node: PlanNode, test: (node: PlanNode) => boolean): PlanNode | undefined =>
+  test(node) ? node : node.Plans?.map((child) => findNode(child, test)).find(Boolean);
 
 /**
  * The rows `qb` (a filtered page: `ORDER BY id LIMIT size + 1`) reads, without trusting the planner's
@@ -153,19 +166,36 @@ const findNode = (node: PlanNode, test: (node: PlanNode) => boolean): PlanNode |
  *    the filter's own index), then sorted; the answer unless the cap was reached;
  * 3. the plain query, when the estimate was wrong.
  */
-async function filteredRows<E extends ObjectLiteral>(repository: Repository<E>, alias: string, qb: SelectQueryBuilder<E>, after: string | undefined, size: number): Promise<E[]> {
+async function filteredRows<E extends ObjectLiteral>(
+  repository: Repository<E>,
+  alias: string,
+  qb: SelectQueryBuilder<E>,
+  after: string | undefined,
+  size: number,
+): Promise<E[]> {
   const [sql, parameters] = qb.getQueryAndParameters();
-  const [{ 'QUERY PLAN': plan }] = (await repository.manager.query(`EXPLAIN (FORMAT JSON) ${sql}`, parameters)) as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>;
+  const [{ 'QUERY PLAN': plan }] = (await repository.manager.query(`EXPLAIN (FORMAT JSON) ${sql}`, parameters)) as Array<{
+    'QUERY PLAN': Array<{ Plan: PlanNode }>;
+  }>;
   // Every table's primary key is `<table> (id) PRIMARY KEY`, so PostgreSQL names its index `<table>_pkey`.
   const walk = findNode(plan[0].Plan, (node) => node['Node Type'] === 'Index Scan' && node['Index Name'] === `${repository.metadata.tableName}_pkey`);
   if (!walk || walk['Plan Rows'] > KEYSET_MATCH_CAP) return qb.getMany();
   const id = `${alias}.id`;
-  const near = repository.createQueryBuilder('keyset_near').select('keyset_near.id').orderBy('keyset_near.id', 'ASC').offset(KEYSET_NEAR_ROWS - 1).limit(1);
+  const near = repository
+    .createQueryBuilder('keyset_near')
+    .select('keyset_near.id')
+    .orderBy('keyset_near.id', 'ASC')
+    .offset(KEYSET_NEAR_ROWS - 1)
+    .limit(1);
   if (after) near.where('keyset_near.id > :after', { after });
   // Within KEYSET_NEAR_ROWS of the last id there is no bound and this finds nothing; the next step reads the few rows left.
   const rows = await qb.clone().andWhere(`${id} <= (${near.getQuery()})`, near.getParameters()).getMany();
   if (rows.length > size) return rows;
-  const matches = qb.clone().select(id, 'id').orderBy().limit(KEYSET_MATCH_CAP + 1);
+  const matches = qb
+    .clone()
+    .select(id, 'id')
+    .orderBy()
+    .limit(KEYSET_MATCH_CAP + 1);
   const { entities, raw } = await qb
     .clone()
     .addCommonTableExpression(matches, 'keyset_matches', { materialized: true })
@@ -211,7 +241,9 @@ function sortedPage<E extends ObjectLiteral & { id: string }>(
     qb,
     read: async (present, prepare) => {
       const { entities, raw: rawRows } = await qb.getRawAndEntities();
-      const keysOf = new Map(rawRows.map((row: Record<string, unknown>) => [String(row[`${alias}_id`]), keys.map((_, i) => (row[`sort_key_${i}`] ?? null) as string | null)]));
+      const keysOf = new Map(
+        rawRows.map((row: Record<string, unknown>) => [String(row[`${alias}_id`]), keys.map((_, i) => (row[`sort_key_${i}`] ?? null) as string | null)]),
+      );
       if (prepare) await prepare(entities);
       return toPage(cursors, ordered, entities, size, (row) => ({ k: keysOf.get(row.id) ?? [], id: row.id }) satisfies SortedCursor, present);
     },

@@ -33,12 +33,28 @@ describe('page byte budget', () => {
     const cursors = new CursorCodec(['pagination spec secret, long enough to sign']);
     const id = (i: number) => `thing_0000000000000000000000000${i}`;
     const rows = Array.from({ length: 6 }, (_, i) => ({ id: id(i), bytes: 270 }));
-    const page = toPage(cursors, 'things', rows, 5, (r) => r.id, (r) => ({ id: r.id, ...item(r.bytes) }), 1000);
+    const page = toPage(
+      cursors,
+      'things',
+      rows,
+      5,
+      (r) => r.id,
+      (r) => ({ id: r.id, ...item(r.bytes) }),
+      1000,
+    );
     expect(page.data.map((d) => d.id)).toEqual([id(0), id(1), id(2)]);
     expect(page.has_more).toBe(true);
     expect(cursors.decode('things', page.next_cursor, idKey())).toBe(id(2));
 
-    const last = toPage(cursors, 'things', rows.slice(0, 2), 5, (r) => r.id, (r) => ({ id: r.id }), 1000);
+    const last = toPage(
+      cursors,
+      'things',
+      rows.slice(0, 2),
+      5,
+      (r) => r.id,
+      (r) => ({ id: r.id }),
+      1000,
+    );
     expect(last).toEqual({ data: [{ id: id(0) }, { id: id(1) }], has_more: false });
   });
 });

@@ -63,7 +63,12 @@ describe('row helpers', () => {
   });
 
   it('insertReturning returns the stored row, defaults included, as findOne reads it', async () => {
-    const inserted = await insertReturning(dataSource.manager, Widget, { id: 'w1', displayName: 'First', price: 12.5 as never, metadata: { b: 1, a: { c: [1, 2] } } });
+    const inserted = await insertReturning(dataSource.manager, Widget, {
+      id: 'w1',
+      displayName: 'First',
+      price: 12.5 as never,
+      metadata: { b: 1, a: { c: [1, 2] } },
+    });
     const found = await dataSource.manager.findOneByOrFail(Widget, { id: 'w1' });
     expect(inserted).toBeInstanceOf(Widget);
     expect(inserted).toEqual(found);
@@ -74,7 +79,15 @@ describe('row helpers', () => {
   });
 
   it('findById reads every column type as findOne does, and null for a missing id', async () => {
-    await dataSource.manager.insert(Widget, { id: 'w2', displayName: 'Second', rank: 3, active: true, tags: ['x', 'y'], dueOn: '2026-12-01', metadata: { k: 'v' } });
+    await dataSource.manager.insert(Widget, {
+      id: 'w2',
+      displayName: 'Second',
+      rank: 3,
+      active: true,
+      tags: ['x', 'y'],
+      dueOn: '2026-12-01',
+      metadata: { k: 'v' },
+    });
     const found = await findById(dataSource.manager, Widget, 'w2');
     expect(found).toBeInstanceOf(Widget);
     expect(found).toEqual(await dataSource.manager.findOneByOrFail(Widget, { id: 'w2' }));
@@ -119,7 +132,11 @@ describe('row helpers', () => {
 
   it('updateReturning returns the row as stored after the update, SQL expressions evaluated', async () => {
     const before = await findById(dataSource.manager, Widget, 'w2');
-    const updated = await updateReturning(dataSource.manager, Widget, 'w2', { displayName: 'Renamed', rank: () => 'rank + 1', createdAt: () => `'2020-01-02T03:04:05.678Z'::timestamptz` });
+    const updated = await updateReturning(dataSource.manager, Widget, 'w2', {
+      displayName: 'Renamed',
+      rank: () => 'rank + 1',
+      createdAt: () => `'2020-01-02T03:04:05.678Z'::timestamptz`,
+    });
     expect(updated).toEqual(await dataSource.manager.findOneByOrFail(Widget, { id: 'w2' }));
     expect(updated).toMatchObject({ displayName: 'Renamed', rank: before!.rank! + 1, tags: ['x', 'y'] });
     expect(updated.createdAt.toISOString()).toBe('2020-01-02T03:04:05.678Z');

@@ -44,7 +44,12 @@ export function hydrate<T extends ObjectLiteral>(manager: EntityManager, target:
 }
 
 /** The row with primary key `id`, or null; `lock` holds it until the transaction ends: true FOR UPDATE, 'share' FOR SHARE. */
-export async function findById<T extends ObjectLiteral>(manager: EntityManager, target: EntityTarget<T>, id: string, lock: boolean | 'share' = false): Promise<T | null> {
+export async function findById<T extends ObjectLiteral>(
+  manager: EntityManager,
+  target: EntityTarget<T>,
+  id: string,
+  lock: boolean | 'share' = false,
+): Promise<T | null> {
   const sql = sqlOf(manager, target);
   const rows: Record<string, unknown>[] = await manager.query(lock === 'share' ? sql.byIdForShare : lock ? sql.byIdForUpdate : sql.byId, [id]);
   return rows.length ? hydrate(manager, target, rows[0]) : null;
@@ -57,7 +62,12 @@ export async function insertReturning<T extends ObjectLiteral>(manager: EntityMa
 }
 
 /** Updates the row with primary key `id`, which the caller knows exists (it holds the row's lock), and returns it as stored. */
-export async function updateReturning<T extends ObjectLiteral>(manager: EntityManager, target: EntityTarget<T>, id: string, set: QueryDeepPartialEntity<T>): Promise<T> {
+export async function updateReturning<T extends ObjectLiteral>(
+  manager: EntityManager,
+  target: EntityTarget<T>,
+  id: string,
+  set: QueryDeepPartialEntity<T>,
+): Promise<T> {
   const { metadata } = sqlOf(manager, target);
   const result = await manager
     .createQueryBuilder()
@@ -94,7 +104,12 @@ export function columnsOf(manager: EntityManager, target: EntityTarget<ObjectLit
 }
 
 /** `entity` as the column values `insertRows` and `updateRows` take: only `props`, dates as ISO strings. */
-export function columnValues<T extends ObjectLiteral>(manager: EntityManager, target: EntityTarget<T>, entity: Partial<T>, props: readonly string[]): ColumnValues {
+export function columnValues<T extends ObjectLiteral>(
+  manager: EntityManager,
+  target: EntityTarget<T>,
+  entity: Partial<T>,
+  props: readonly string[],
+): ColumnValues {
   const { metadata } = sqlOf(manager, target);
   const row: ColumnValues = {};
   for (const prop of props) {

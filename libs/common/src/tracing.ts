@@ -44,7 +44,10 @@ export async function installTracing(processor: SpanProcessor, serviceName = 'cr
 export async function startTracing(service: string, env: Env): Promise<(() => Promise<void>) | undefined> {
   if (!env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return undefined;
   // Memory: the OTLP exporter (about 125 modules with the metrics SDK under it) only when tracing is on.
-  const [{ OTLPTraceExporter }, { BatchSpanProcessor }] = await Promise.all([import('@opentelemetry/exporter-trace-otlp-http'), import('@opentelemetry/sdk-trace-base')]);
+  const [{ OTLPTraceExporter }, { BatchSpanProcessor }] = await Promise.all([
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/sdk-trace-base'),
+  ]);
   return installTracing(new BatchSpanProcessor(new OTLPTraceExporter()), env.OTEL_SERVICE_NAME || `crm-${service}`);
 }
 

@@ -23,8 +23,7 @@ function flatten(errors: ValidationError[], parent = ''): FieldIssue[] {
     const field = parent ? `${parent}.${error.property}` : error.property;
     const constraints = Object.entries(error.constraints ?? {});
     // One issue per field: a missing or unknown field says only that; otherwise the first rule broken.
-    const chosen =
-      constraints.find(([name]) => name === 'whitelistValidation') ?? constraints.find(([name]) => name === 'isDefined') ?? constraints[0];
+    const chosen = constraints.find(([name]) => name === 'whitelistValidation') ?? constraints.find(([name]) => name === 'isDefined') ?? constraints[0];
     if (chosen) {
       const [constraint, text] = chosen;
       const message = constraint === 'whitelistValidation' ? `unknown field '${field}'` : text.replace(error.property, field);

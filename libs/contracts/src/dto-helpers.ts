@@ -28,8 +28,7 @@ export const IfPresent = (): PropertyDecorator => ValidateIf((_object, value) =>
 export const IfPresentAndNotNull = (): PropertyDecorator => ValidateIf((_object, value) => value !== undefined && value !== null);
 
 /** Trims and lowercases strings; other types pass through so the type rule reports them. */
-export const Normalise = (): PropertyDecorator =>
-  Transform(({ value }) => (typeof value === 'string' ? value.trim().toLowerCase() : value));
+export const Normalise = (): PropertyDecorator => Transform(({ value }) => (typeof value === 'string' ? value.trim().toLowerCase() : value));
 
 /** Trims strings; other types pass through. */
 export const Trim = (): PropertyDecorator => Transform(({ value }) => (typeof value === 'string' ? value.trim() : value));
@@ -61,7 +60,11 @@ export const NonEmptyText = (max: number): PropertyDecorator =>
 
 /** An integer from 0 to `max`; `kind` words what the integer is, e.g. `an integer number of cents`. */
 export const WholeNumber = (max: number, kind = 'an integer'): PropertyDecorator =>
-  Rules(IsInt({ message: `$property must be ${kind}` }), Min(0, { message: '$property must be zero or more' }), Max(max, { message: `$property must be at most ${max}` }));
+  Rules(
+    IsInt({ message: `$property must be ${kind}` }),
+    Min(0, { message: '$property must be zero or more' }),
+    Max(max, { message: `$property must be at most ${max}` }),
+  );
 
 /** A list filter on a date-time, such as `created_after`. */
 export const DateTimeFilter = (): PropertyDecorator => Rules(IsOptional(), IsRFC3339({ message: '$property must be an RFC 3339 date-time' }));

@@ -73,9 +73,7 @@ export class DomainError extends Error {
   }
 
   toBody(): ErrorBody {
-    return this.details?.length
-      ? { code: this.code, message: this.message, details: this.details }
-      : { code: this.code, message: this.message };
+    return this.details?.length ? { code: this.code, message: this.message, details: this.details } : { code: this.code, message: this.message };
   }
 
   static notFound(resource: string, id: string): DomainError {
@@ -92,10 +90,5 @@ export class DomainError extends Error {
 }
 
 export function isErrorBody(value: unknown): value is ErrorBody {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as ErrorBody).code === 'string' &&
-    typeof (value as ErrorBody).message === 'string'
-  );
+  return typeof value === 'object' && value !== null && typeof (value as ErrorBody).code === 'string' && typeof (value as ErrorBody).message === 'string';
 }

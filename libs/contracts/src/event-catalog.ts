@@ -1,7 +1,16 @@
 import { ContactCompanyEventData, ContactCompanyUpdatedData, DealContactEventData, DealContactUpdatedData } from './associations/associations';
 import { ActivityEventData, CompanyDeletedData, ContactDeletedData } from './contacts';
 import { CompanyCreatedData, CompanyUpdatedData, ContactUpdatedData, TaskEventData } from './contacts/views';
-import { DealCreatedData, DealDeletedData, DealLostData, DealStaleData, DealUpdatedData, DealWonData, PipelineChangedData, PipelineUpdatedData } from './deals/events';
+import {
+  DealCreatedData,
+  DealDeletedData,
+  DealLostData,
+  DealStaleData,
+  DealUpdatedData,
+  DealWonData,
+  PipelineChangedData,
+  PipelineUpdatedData,
+} from './deals/events';
 import { ApiKeyCreatedData, ApiKeyRevokedData, ContactCreatedData, DealStageChangedData, EventType } from './events';
 import { ObjectRecordEventData, ObjectTypeEventData } from './schema/field-types';
 import { ImportCompletedData } from './imports/imports';
@@ -22,9 +31,18 @@ export const EVENT_CATALOG = {
   [EventType.ContactUpdated]: { summary: 'A contact changed (PATCH, merge, capture).', data: ContactUpdatedData },
   [EventType.ContactDeleted]: { summary: 'A contact was deleted, or removed by a merge (`merged_into`).', data: ContactDeletedData },
   [EventType.ContactEnriched]: { summary: 'Reserved; not emitted yet.', data: null },
-  [EventType.ContactCompanyAdded]: { summary: 'A company was associated with a contact (POST /contacts/:id/companies, or a new company_id).', data: ContactCompanyEventData },
-  [EventType.ContactCompanyUpdated]: { summary: "A contact's company association changed role or became, or stopped being, primary.", data: ContactCompanyUpdatedData },
-  [EventType.ContactCompanyRemoved]: { summary: 'A company association of a contact was removed (DELETE, a replaced company_id, or a deletion or merge).', data: ContactCompanyEventData },
+  [EventType.ContactCompanyAdded]: {
+    summary: 'A company was associated with a contact (POST /contacts/:id/companies, or a new company_id).',
+    data: ContactCompanyEventData,
+  },
+  [EventType.ContactCompanyUpdated]: {
+    summary: "A contact's company association changed role or became, or stopped being, primary.",
+    data: ContactCompanyUpdatedData,
+  },
+  [EventType.ContactCompanyRemoved]: {
+    summary: 'A company association of a contact was removed (DELETE, a replaced company_id, or a deletion or merge).',
+    data: ContactCompanyEventData,
+  },
   [EventType.CompanyCreated]: { summary: 'A company was created.', data: CompanyCreatedData },
   [EventType.CompanyUpdated]: { summary: 'A company changed.', data: CompanyUpdatedData },
   [EventType.CompanyDeleted]: { summary: 'A company was deleted.', data: CompanyDeletedData },
@@ -35,9 +53,15 @@ export const EVENT_CATALOG = {
   [EventType.DealStageChanged]: { summary: 'A deal moved to another stage.', data: DealStageChangedData },
   [EventType.DealWon]: { summary: 'A deal became won.', data: DealWonData },
   [EventType.DealLost]: { summary: 'A deal became lost.', data: DealLostData },
-  [EventType.DealContactAdded]: { summary: 'A contact was associated with a deal (POST /deals/:id/contacts, or a new contact_id).', data: DealContactEventData },
+  [EventType.DealContactAdded]: {
+    summary: 'A contact was associated with a deal (POST /deals/:id/contacts, or a new contact_id).',
+    data: DealContactEventData,
+  },
   [EventType.DealContactUpdated]: { summary: "A deal's contact association changed role or became, or stopped being, primary.", data: DealContactUpdatedData },
-  [EventType.DealContactRemoved]: { summary: 'A contact association of a deal was removed (DELETE, a replaced contact_id, or a deletion or merge).', data: DealContactEventData },
+  [EventType.DealContactRemoved]: {
+    summary: 'A contact association of a deal was removed (DELETE, a replaced contact_id, or a deletion or merge).',
+    data: DealContactEventData,
+  },
   [EventType.ActivityCreated]: { summary: 'An activity was logged.', data: ActivityEventData },
   [EventType.ActivityUpdated]: { summary: 'An activity changed.', data: ActivityEventData },
   [EventType.ActivityDeleted]: { summary: 'An activity was deleted.', data: ActivityEventData },

@@ -1,5 +1,15 @@
 import { EventType } from './events';
-import { EventConsumer, eventStreamName, eventSubject, eventSubjectWildcard, keyRevocationSubject, RPC_SERVICES, rpcServiceWildcard, RpcServiceName, ServiceName } from './subjects';
+import {
+  EventConsumer,
+  eventStreamName,
+  eventSubject,
+  eventSubjectWildcard,
+  keyRevocationSubject,
+  RPC_SERVICES,
+  rpcServiceWildcard,
+  RpcServiceName,
+  ServiceName,
+} from './subjects';
 
 /**
  * The NATS user of each process and what it may publish and subscribe to: the one source of the server's

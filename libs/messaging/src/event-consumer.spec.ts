@@ -22,7 +22,9 @@ describe('DurableEventConsumer', () => {
   /** The consumer's position as the server keeps it (nothing delivered yet while it is being created). */
   const state = async () => {
     const info = await (await nc.jetstreamManager()).consumers.info(eventStreamName(namespace), durable).catch(() => undefined);
-    return info ? { pending: info.num_pending, unacknowledged: info.num_ack_pending, delivered: info.delivered.stream_seq } : { pending: -1, unacknowledged: -1, delivered: 0 };
+    return info
+      ? { pending: info.num_pending, unacknowledged: info.num_ack_pending, delivered: info.delivered.stream_seq }
+      : { pending: -1, unacknowledged: -1, delivered: 0 };
   };
 
   beforeAll(async () => {

@@ -78,7 +78,14 @@ export class DurableEventConsumer {
     const warn = (err: unknown) => logger.warn({ err: (err as Error).message, durable }, 'event consumer could not handle a batch; retrying');
     if (park && this.options.retry) {
       const pause = (ms: number) => this.pause(ms, messages);
-      await handleOrPark(events, handle, (event, err, attempts) => retryUntilDone(() => park(event, err, attempts), pause, warn), this.options.retry, pause, warn);
+      await handleOrPark(
+        events,
+        handle,
+        (event, err, attempts) => retryUntilDone(() => park(event, err, attempts), pause, warn),
+        this.options.retry,
+        pause,
+        warn,
+      );
       return;
     }
     let backoff = 100;

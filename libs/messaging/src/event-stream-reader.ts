@@ -124,7 +124,8 @@ export class EventStreamReader {
     const { handle, park, retry, logger, name } = this.options;
     if (!park || !retry) return handle(batch);
     const pause = async (ms: number) => (await sleepUnlessStopped(ms, this.stopSignal)) && this.running;
-    const warn = (err: unknown, attempt: number) => logger.warn({ err: (err as Error).message, reader: name, attempt }, 'event reader could not handle events; retrying');
+    const warn = (err: unknown, attempt: number) =>
+      logger.warn({ err: (err as Error).message, reader: name, attempt }, 'event reader could not handle events; retrying');
     // A park that fails (its database is down) fails the read: it restarts from the checkpoint.
     // One consumer span per traced event, under the relay's publish span, open while the batch is handled.
     const spans = batch.map((item) =>

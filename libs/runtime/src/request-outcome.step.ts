@@ -32,9 +32,14 @@ export class RequestOutcomes implements RequestStep, OnModuleInit, OnModuleDestr
     private readonly config: ServiceConfig,
     private readonly logger: Logger,
   ) {
-    this.purges = new PeriodicTask(PURGE_EVERY_MS, () => this.purge(), (err) => this.logger.warn({ err: err.message }, 'could not purge expired request outcomes'), {
-      firstRun: 'after-interval',
-    });
+    this.purges = new PeriodicTask(
+      PURGE_EVERY_MS,
+      () => this.purge(),
+      (err) => this.logger.warn({ err: err.message }, 'could not purge expired request outcomes'),
+      {
+        firstRun: 'after-interval',
+      },
+    );
   }
 
   onModuleInit(): void {

@@ -1,6 +1,30 @@
-import { BaseConfig, createLogger, CursorCodec, DatabaseSpec, dataSourceOptions, loadBaseConfig, loadServiceConfig, Logger, migrateDatabase, openDatabase, ServiceConfig } from '@crm/common';
+import {
+  BaseConfig,
+  createLogger,
+  CursorCodec,
+  DatabaseSpec,
+  dataSourceOptions,
+  loadBaseConfig,
+  loadServiceConfig,
+  Logger,
+  migrateDatabase,
+  openDatabase,
+  ServiceConfig,
+} from '@crm/common';
 import { RpcServiceName } from '@crm/contracts';
-import { connectNats, natsUser, CRM_RPC, DeadEvents, CrmNatsClient, RpcClientsModule, CrmNatsServer, MessagingMetrics, MessagingModule, NATS_CONNECTION, RpcErrorFilter } from '@crm/messaging';
+import {
+  connectNats,
+  natsUser,
+  CRM_RPC,
+  DeadEvents,
+  CrmNatsClient,
+  RpcClientsModule,
+  CrmNatsServer,
+  MessagingMetrics,
+  MessagingModule,
+  NATS_CONNECTION,
+  RpcErrorFilter,
+} from '@crm/messaging';
 import { Controller, DynamicModule, Get, Header, Inject, INestApplication, Module, ModuleMetadata, RequestMethod } from '@nestjs/common';
 import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
@@ -144,7 +168,13 @@ export async function startService(definition: ServiceDefinition, env: Record<st
         streamReplicas: config.jetstreamReplicas,
         eventRetry: { maxAttempts: config.eventMaxAttempts },
       }),
-      RpcClientsModule.forRoot({ ...natsUser(config), servers: config.natsUrl, name: `crm-${definition.service}-client`, namespace: config.namespace, timeoutMs: config.rpcTimeoutMs }),
+      RpcClientsModule.forRoot({
+        ...natsUser(config),
+        servers: config.natsUrl,
+        name: `crm-${definition.service}-client`,
+        namespace: config.namespace,
+        timeoutMs: config.rpcTimeoutMs,
+      }),
       TerminusModule,
       ...(definition.imports ?? []),
     ],
@@ -156,7 +186,13 @@ export async function startService(definition: ServiceDefinition, env: Record<st
       {
         provide: APP_INTERCEPTOR,
         useFactory: (metrics: MessagingMetrics, outcomes: RequestOutcomes) =>
-          new ServiceRequestInterceptor(config.namespace, [new RequestDeadline(config.rpcTimeoutMs), new RpcTracing(definition.service), new RpcMetrics(metrics), outcomes, new ChangeOrigin()]),
+          new ServiceRequestInterceptor(config.namespace, [
+            new RequestDeadline(config.rpcTimeoutMs),
+            new RpcTracing(definition.service),
+            new RpcMetrics(metrics),
+            outcomes,
+            new ChangeOrigin(),
+          ]),
         inject: [MessagingMetrics, RequestOutcomes],
       },
       { provide: SERVICE_CONFIG, useValue: config },

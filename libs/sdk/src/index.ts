@@ -56,10 +56,7 @@ export interface QueryOperators {
  * path names, e.g. `Filter<'value' | 'stage.type' | 'contact.email'>`.
  */
 export type Filter<Path extends string = string> =
-  | { [P in Path]?: QueryValue | QueryOperators }
-  | { $and: Filter<Path>[] }
-  | { $or: Filter<Path>[] }
-  | { $not: Filter<Path> };
+  { [P in Path]?: QueryValue | QueryOperators } | { $and: Filter<Path>[] } | { $or: Filter<Path>[] } | { $not: Filter<Path> };
 
 /** The body of `POST /<object>/query`. */
 export interface Query<Path extends string = string> {

@@ -1,13 +1,5 @@
 import { CursorCodec, FieldSpec, fieldSpecs, IdPrefix, Page } from '@crm/common';
-import {
-  ActivityEventData,
-  ActivitySummaryView,
-  ActivityView,
-  CreateActivityDto,
-  EventType,
-  ListActivitiesQuery,
-  UpdateActivityDto,
-} from '@crm/contracts';
+import { ActivityEventData, ActivitySummaryView, ActivityView, CreateActivityDto, EventType, ListActivitiesQuery, UpdateActivityDto } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';

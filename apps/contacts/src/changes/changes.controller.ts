@@ -29,7 +29,8 @@ export class ChangesController {
   async list(@Payload('ctx') ctx: RequestContext, @Payload('query') query: ListChangesQuery) {
     await this.assertKnownObject(query.object);
     const local = (request: ChangeSliceRequest, budget: QueryBudget) => this.log.slice(request, budget);
-    const deals = (request: ChangeSliceRequest, budget: QueryBudget) => budget.ask((waitMs) => this.rpc.call(Ops.changes.dealsSlice, ctx, { body: request }, { timeoutMs: waitMs }));
+    const deals = (request: ChangeSliceRequest, budget: QueryBudget) =>
+      budget.ask((waitMs) => this.rpc.call(Ops.changes.dealsSlice, ctx, { body: request }, { timeoutMs: waitMs }));
     return this.log.page(query, this.partsFor(query, local, deals));
   }
 
@@ -60,7 +61,13 @@ export class ChangesController {
 
   @Handles(Ops.objects.recordChanges)
   record(@Payload('params') { slug, id }: { slug: string; id: string }, @Payload('query') query: RecordChangesQuery) {
-    return this.log.forRecord(slug, id, query, () => this.exists(`SELECT 1 FROM object_records r JOIN object_types t ON t.id = r.object_type_id WHERE r.id = $1 AND t.slug = $2`, [id, slug]), 'record');
+    return this.log.forRecord(
+      slug,
+      id,
+      query,
+      () => this.exists(`SELECT 1 FROM object_records r JOIN object_types t ON t.id = r.object_type_id WHERE r.id = $1 AND t.slug = $2`, [id, slug]),
+      'record',
+    );
   }
 
   private forRecord(object: KeptObject, id: string, query: RecordChangesQuery, noun: string) {
@@ -82,6 +89,10 @@ export class ChangesController {
   private async assertKnownObject(object: string | undefined): Promise<void> {
     if (object === undefined || Object.hasOwn(TABLES, object) || DEALS_OBJECTS.has(object)) return;
     if (await this.exists(`SELECT 1 FROM object_types WHERE slug = $1`, [object])) return;
-    throw DomainError.invalid('object', `object '${object}' is not an object of this CRM: use contacts, companies, deals, pipelines, activities, tasks, users or a custom object's slug`, 'unknown_object');
+    throw DomainError.invalid(
+      'object',
+      `object '${object}' is not an object of this CRM: use contacts, companies, deals, pipelines, activities, tasks, users or a custom object's slug`,
+      'unknown_object',
+    );
   }
 }

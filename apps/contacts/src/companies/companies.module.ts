@@ -6,5 +6,10 @@ import { ObjectsModule } from '../objects/objects.module';
 import { CompaniesController } from './companies.controller';
 import { CompaniesService } from './companies.service';
 
-@Module({ imports: [ObjectsModule, ContactCompaniesModule], controllers: [CompaniesController], providers: [CompaniesService, CompaniesBatchWriter, DealDirectory], exports: [CompaniesService] })
+@Module({
+  imports: [ObjectsModule, ContactCompaniesModule],
+  controllers: [CompaniesController],
+  providers: [CompaniesService, CompaniesBatchWriter, DealDirectory],
+  exports: [CompaniesService],
+})
 export class CompaniesModule {}

@@ -1,13 +1,22 @@
-import { CursorCodec, diffFields, DomainError, FieldSpec, fieldSpecs, findById, IdPrefix, insertReturning, isId, isUniqueViolation, keysetPage, newId, Page, returnedRows, transactionOf, updateReturning } from '@crm/common';
 import {
-  CompanyView,
-  CreateCompanyDto,
-  event,
-  EventType,
-  ListCompaniesQuery,
-  RequestContext,
-  UpdateCompanyDto,
-} from '@crm/contracts';
+  CursorCodec,
+  diffFields,
+  DomainError,
+  FieldSpec,
+  fieldSpecs,
+  findById,
+  IdPrefix,
+  insertReturning,
+  isId,
+  isUniqueViolation,
+  keysetPage,
+  newId,
+  Page,
+  returnedRows,
+  transactionOf,
+  updateReturning,
+} from '@crm/common';
+import { CompanyView, CreateCompanyDto, event, EventType, ListCompaniesQuery, RequestContext, UpdateCompanyDto } from '@crm/contracts';
 import { createdChange, deletedChange, OutboxService, updatedChange } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
@@ -48,7 +57,10 @@ export class CompaniesService {
     const id = newId(IdPrefix.Company);
     try {
       return presentCompany(
-        await transactionOf(this.dataSource, within)(async (m) => {
+        await transactionOf(
+          this.dataSource,
+          within,
+        )(async (m) => {
           const customFields = await this.customFields.values(m, ctx, 'companies', id, dto.custom_fields);
           const company = await insertReturning(m, Company, {
             id,
@@ -85,7 +97,10 @@ export class CompaniesService {
     if (!isId(id, IdPrefix.Company)) throw DomainError.notFound('company', id);
     try {
       return presentCompany(
-        await transactionOf(this.dataSource, within)(async (m) => {
+        await transactionOf(
+          this.dataSource,
+          within,
+        )(async (m) => {
           if (dto.custom_fields !== undefined) await this.customFields.lockDefinitions(m, 'companies');
           const company = await this.find(m, id, true);
           const input: Record<string, unknown> = { ...dto };
@@ -120,10 +135,14 @@ export class CompaniesService {
       await this.outbox.record(m, {
         events: [
           ...associations.events,
-          ...unlinked.map((contact) => (event(EventType.ContactUpdated, { contact_id: contact.id, ...unlinking }))),
+          ...unlinked.map((contact) => event(EventType.ContactUpdated, { contact_id: contact.id, ...unlinking })),
           event(EventType.CompanyDeleted, { company_id: id }),
         ],
-        changes: [...associations.changes, ...unlinked.map((contact) => updatedChange('contacts', contact.id, unlinking)), deletedChange('companies', id, presentCompany(company))],
+        changes: [
+          ...associations.changes,
+          ...unlinked.map((contact) => updatedChange('contacts', contact.id, unlinking)),
+          deletedChange('companies', id, presentCompany(company)),
+        ],
       });
     });
   }

@@ -1,5 +1,14 @@
 import { DomainError, ErrorCode, IdPrefix, isId } from '@crm/common';
-import { AddContactCompanyDto, CompanyContactItem, ContactCompanyItem, Ops, PageQuery, RelatedSummary, UpdateAssociationDto, UpdateAssociationTypeDto } from '@crm/contracts';
+import {
+  AddContactCompanyDto,
+  CompanyContactItem,
+  ContactCompanyItem,
+  Ops,
+  PageQuery,
+  RelatedSummary,
+  UpdateAssociationDto,
+  UpdateAssociationTypeDto,
+} from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
@@ -19,7 +28,9 @@ export class ContactCompaniesController {
 
   @Handles(Ops.contacts.addCompany)
   async add(@Payload('params') { id }: Params, @Payload('body') body: AddContactCompanyDto) {
-    const row = await this.associations.add(id, { target: body.company_id, role: body.role, is_primary: body.is_primary }, (m) => requireCompanyFound(m, body.company_id));
+    const row = await this.associations.add(id, { target: body.company_id, role: body.role, is_primary: body.is_primary }, (m) =>
+      requireCompanyFound(m, body.company_id),
+    );
     return { data: this.associations.present(row) };
   }
 
@@ -60,7 +71,9 @@ export class ContactCompaniesController {
 
   private async contactNames(ids: string[]): Promise<Map<string, RelatedSummary>> {
     if (!ids.length) return new Map();
-    const rows = (await this.dataSource.query(`SELECT id, email, first_name AS "firstName", last_name AS "lastName" FROM contacts WHERE id = ANY($1::text[])`, [ids])) as Array<{
+    const rows = (await this.dataSource.query(`SELECT id, email, first_name AS "firstName", last_name AS "lastName" FROM contacts WHERE id = ANY($1::text[])`, [
+      ids,
+    ])) as Array<{
       id: string;
       email: string;
       firstName: string | null;

@@ -16,7 +16,7 @@ export class ContactCompanies extends AssociationStore<ContactCompanyView> {
         owner: { table: 'contacts', column: 'contact_id', noun: 'contact', prefix: IdPrefix.Contact, object: 'contacts' },
         target: { column: 'company_id', noun: 'company', prefix: IdPrefix.Company, field: 'company_id', path: 'companies' },
         events: { added: EventType.ContactCompanyAdded, updated: EventType.ContactCompanyUpdated, removed: EventType.ContactCompanyRemoved },
-        ownerUpdated: (contactId, changes) => (event(EventType.ContactUpdated, { contact_id: contactId, ...changes })),
+        ownerUpdated: (contactId, changes) => event(EventType.ContactUpdated, { contact_id: contactId, ...changes }),
       },
       dataSource,
       outbox,

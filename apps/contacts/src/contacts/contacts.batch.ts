@@ -22,7 +22,10 @@ export async function rowsById<T extends { id: string }>(m: EntityManager, entit
 }
 
 /** Contacts as a batch writes them: the rules of POST and PATCH /contacts, matched on email for upserts. */
-export function contactsTable(links: WorkLinks, companies: ContactCompanies): RecordTable<Contact, CreateContactDto, UpdateContactDto, ContactView, ContactSummaryView> {
+export function contactsTable(
+  links: WorkLinks,
+  companies: ContactCompanies,
+): RecordTable<Contact, CreateContactDto, UpdateContactDto, ContactView, ContactSummaryView> {
   return {
     entity: Contact,
     table: 'contacts',
@@ -40,23 +43,49 @@ export function contactsTable(links: WorkLinks, companies: ContactCompanies): Re
     newRow: newContactColumns,
     patchInput: (row, dto, now) => {
       const input = { ...dto } as Record<string, unknown>;
-      if (dto.icp_score !== undefined && dto.icp_score !== null && dto.icp_scored_at === undefined && dto.icp_score !== row.icpScore) input.icp_scored_at = now.toISOString();
+      if (dto.icp_score !== undefined && dto.icp_score !== null && dto.icp_scored_at === undefined && dto.icp_score !== row.icpScore)
+        input.icp_scored_at = now.toISOString();
       return input;
     },
-    created: (row) => (event(EventType.ContactCreated, { contact_id: row.id, email: row.email })),
-    updated: (row, changes: ChangeSet) => (event(EventType.ContactUpdated, { contact_id: row.id, ...changes })),
-    deleted: (row) => (event(EventType.ContactDeleted, { contact_id: row.id })),
+    created: (row) => event(EventType.ContactCreated, { contact_id: row.id, email: row.email }),
+    updated: (row, changes: ChangeSet) => event(EventType.ContactUpdated, { contact_id: row.id, ...changes }),
+    deleted: (row) => event(EventType.ContactDeleted, { contact_id: row.id }),
     changeView: (row) => presentContact(row, null, null),
     presentCreated: async (_m, rows) => rows.map(presentContactSummary),
     presentUpdated: async (m, rows) => {
-      const [companies, owners] = await Promise.all([rowsById(m, Company, rows.map((r) => r.companyId)), rowsById(m, User, rows.map((r) => r.ownerId))]);
+      const [companies, owners] = await Promise.all([
+        rowsById(
+          m,
+          Company,
+          rows.map((r) => r.companyId),
+        ),
+        rowsById(
+          m,
+          User,
+          rows.map((r) => r.ownerId),
+        ),
+      ]);
       return rows.map((r) => presentContact(r, r.companyId ? (companies.get(r.companyId) ?? null) : null, r.ownerId ? (owners.get(r.ownerId) ?? null) : null));
     },
     afterWrite: async (m, written) =>
-      companies.byOwner(await companies.followPrimary(m, written.map(({ before, after }) => ({ owner: after.id, from: before?.companyId ?? null, to: after.companyId })))),
+      companies.byOwner(
+        await companies.followPrimary(
+          m,
+          written.map(({ before, after }) => ({ owner: after.id, from: before?.companyId ?? null, to: after.companyId })),
+        ),
+      ),
     beforeRemove: async (m, rows) => {
-      const detached = await links.detachAll(m, 'contact_id', rows.map((r) => r.id));
-      const associations = companies.byOwner(await companies.removeForOwners(m, rows.map((r) => r.id)));
+      const detached = await links.detachAll(
+        m,
+        'contact_id',
+        rows.map((r) => r.id),
+      );
+      const associations = companies.byOwner(
+        await companies.removeForOwners(
+          m,
+          rows.map((r) => r.id),
+        ),
+      );
       for (const [id, removed] of associations) {
         const recording = detached.get(id) ?? { events: [], changes: [] };
         detached.set(id, { events: [...recording.events, ...removed.events], changes: [...recording.changes, ...removed.changes] });

@@ -1,5 +1,38 @@
-import { canonicalJson, CursorCodec, diffFields, DomainError, FieldSpec, fieldSpecs, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, SortablePageQuery, transactionOf, updateReturning } from '@crm/common';
-import { ContactDealItem, ContactSummaryView, ContactsLimits, CreateContactDto, EventType, ListContactsQuery, ListDealsForContactRequest, MergeContactsDto, Ops, ReassignContactRequest, RequestContext, UpdateContactDto, event } from '@crm/contracts';
+import {
+  canonicalJson,
+  CursorCodec,
+  diffFields,
+  DomainError,
+  FieldSpec,
+  fieldSpecs,
+  findById,
+  IdPrefix,
+  insertReturning,
+  isForeignKeyViolation,
+  isId,
+  isUniqueViolation,
+  keysetPage,
+  newId,
+  Page,
+  SortablePageQuery,
+  transactionOf,
+  updateReturning,
+} from '@crm/common';
+import {
+  ContactDealItem,
+  ContactSummaryView,
+  ContactsLimits,
+  CreateContactDto,
+  EventType,
+  ListContactsQuery,
+  ListDealsForContactRequest,
+  MergeContactsDto,
+  Ops,
+  ReassignContactRequest,
+  RequestContext,
+  UpdateContactDto,
+  event,
+} from '@crm/contracts';
 import { createdChange, deletedChange, mergedAwayChange, mergedChange, OutboxService, RpcCaller, updatedChange } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
@@ -47,7 +80,9 @@ export const CONTACT_FIELDS: FieldSpec<Contact>[] = [
 ];
 
 /** Fields a merge copies from the loser when the winner has none. The ICP score moves with its reason and date. */
-const MERGE_FILLED_FIELDS = CONTACT_FIELDS.filter((f) => !['email', 'metadata', 'custom_fields', 'icp_score', 'icp_score_reason', 'icp_scored_at'].includes(f.api));
+const MERGE_FILLED_FIELDS = CONTACT_FIELDS.filter(
+  (f) => !['email', 'metadata', 'custom_fields', 'icp_score', 'icp_score_reason', 'icp_scored_at'].includes(f.api),
+);
 const ICP_FIELDS = CONTACT_FIELDS.filter((f) => f.api.startsWith('icp_'));
 
 /** `{data, included}`: what get, update and merge answer. */
@@ -114,7 +149,10 @@ export class ContactsService {
   private async insert(ctx: RequestContext, dto: CreateContactDto, within?: EntityManager): Promise<Contact> {
     const id = newId(IdPrefix.Contact);
     try {
-      return await transactionOf(this.dataSource, within)(async (m) => {
+      return await transactionOf(
+        this.dataSource,
+        within,
+      )(async (m) => {
         if (dto.company_id) await requireCompany(m, dto.company_id);
         if (dto.owner_id) await requireUser(m, dto.owner_id);
         const customFields = await this.customFields.values(m, ctx, 'contacts', id, dto.custom_fields);
@@ -137,7 +175,14 @@ export class ContactsService {
   }
 
   async list(query: ListContactsQuery): Promise<Page<ContactSummaryView>> {
-    const rangeFiltered = [query.icp_score_min, query.icp_score_max, query.icp_scored_after, query.icp_scored_before, query.created_after, query.created_before].some((v) => v !== undefined);
+    const rangeFiltered = [
+      query.icp_score_min,
+      query.icp_score_max,
+      query.icp_scored_after,
+      query.icp_scored_before,
+      query.created_after,
+      query.created_before,
+    ].some((v) => v !== undefined);
     const { qb, read } = keysetPage(this.cursors, this.dataSource.getRepository(Contact), 'c', LIST, query, { rangeFiltered });
     if (query.stage) qb.andWhere('c.stage = :stage', { stage: query.stage });
     if (query.source) qb.andWhere('c.source = :source', { source: query.source });
@@ -166,7 +211,10 @@ export class ContactsService {
   private async applyUpdate(ctx: RequestContext, id: string, dto: UpdateContactDto, within?: EntityManager): Promise<ContactWithCompany> {
     if (!isId(id, IdPrefix.Contact)) throw DomainError.notFound('contact', id);
     try {
-      return await transactionOf(this.dataSource, within)(async (m) => {
+      return await transactionOf(
+        this.dataSource,
+        within,
+      )(async (m) => {
         if (dto.custom_fields !== undefined) await this.customFields.lockDefinitions(m, 'contacts');
         const contact = await this.find(m, id, true);
         const input = { ...dto } as Record<string, unknown>;
@@ -260,7 +308,11 @@ export class ContactsService {
           ...(changes.changed.length ? [event(EventType.ContactUpdated, { contact_id: winner.id, ...changes })] : []),
           ...companies.events,
         ],
-        changes: [mergedAwayChange('contacts', loser.id, winner.id, presentContact(loser, null, null)), mergedChange('contacts', winner.id, loser.id, changes), ...companies.changes],
+        changes: [
+          mergedAwayChange('contacts', loser.id, winner.id, presentContact(loser, null, null)),
+          mergedChange('contacts', winner.id, loser.id, changes),
+          ...companies.changes,
+        ],
       });
       const merged = await m.findOneByOrFail(Contact, { id: winner.id });
       return { contact: merged, ...(await this.relatedOf(m, merged)) };
@@ -305,11 +357,16 @@ export class ContactsService {
       if (emptyValue(winner[field.prop]) && !emptyValue(loser[field.prop])) input[field.api] = loser[field.prop];
     }
     if (winner.icpScore === null && loser.icpScore !== null) {
-      for (const field of ICP_FIELDS) input[field.api] = field.kind === 'date' ? (loser[field.prop] as Date | null)?.toISOString() ?? null : loser[field.prop];
+      for (const field of ICP_FIELDS)
+        input[field.api] = field.kind === 'date' ? ((loser[field.prop] as Date | null)?.toISOString() ?? null) : loser[field.prop];
     }
     const metadata = { ...(loser.metadata ?? {}), ...(winner.metadata ?? {}) };
     // The merged metadata must still fit the limits; if it would not, the winner's is kept as it is.
-    if (canonicalJson(metadata) !== canonicalJson(winner.metadata ?? {}) && Object.keys(metadata).length <= ContactsLimits.metadataKeys && Buffer.byteLength(JSON.stringify(metadata)) <= ContactsLimits.metadataBytes) {
+    if (
+      canonicalJson(metadata) !== canonicalJson(winner.metadata ?? {}) &&
+      Object.keys(metadata).length <= ContactsLimits.metadataKeys &&
+      Buffer.byteLength(JSON.stringify(metadata)) <= ContactsLimits.metadataBytes
+    ) {
       input.metadata = metadata;
     }
     return input;

@@ -1,5 +1,12 @@
 import { CreateContactCompanies1764700000100 } from './migrations/1764700000100-create-contact-companies';
-import { CreateChanges1764600000000, CreateDeadEvents1763900000000, AddOutboxTraceContext1764200000000, CreateOutbox1763800000000, CreateRequestOutcomes1763900000200, IndexChangesVia1765000000300 } from '@crm/messaging';
+import {
+  CreateChanges1764600000000,
+  CreateDeadEvents1763900000000,
+  AddOutboxTraceContext1764200000000,
+  CreateOutbox1763800000000,
+  CreateRequestOutcomes1763900000200,
+  IndexChangesVia1765000000300,
+} from '@crm/messaging';
 import { Activity } from '../activities/activity.entity';
 import { Company } from '../companies/company.entity';
 import { Contact } from '../contacts/contact.entity';

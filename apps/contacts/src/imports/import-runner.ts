@@ -1,5 +1,19 @@
 import { Logger, validateInput } from '@crm/common';
-import { CreateCompanyDto, CreateContactDto, CustomFieldDefinition, EventType, RequestContext, ImportDealsBatchReply, ImportDealsBatchRequest, ImportLimits, ImportRowError, Ops, UpdateCompanyDto, UpdateContactDto, importRowBody } from '@crm/contracts';
+import {
+  CreateCompanyDto,
+  CreateContactDto,
+  CustomFieldDefinition,
+  EventType,
+  RequestContext,
+  ImportDealsBatchReply,
+  ImportDealsBatchRequest,
+  ImportLimits,
+  ImportRowError,
+  Ops,
+  UpdateCompanyDto,
+  UpdateContactDto,
+  importRowBody,
+} from '@crm/contracts';
 import { originOf, OutboxService, RpcCaller, withOrigin } from '@crm/messaging';
 import { BuiltInCustomFieldsService, importRowErrors, LOGGER } from '@crm/runtime';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
@@ -223,7 +237,9 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
       return 'created';
     }
     const domain = typeof body.domain === 'string' ? body.domain.trim() : undefined;
-    const [match] = domain ? ((await m.query(`SELECT id FROM companies WHERE lower(domain) = lower($1) ORDER BY id LIMIT 1`, [domain])) as Array<{ id: string }>) : [];
+    const [match] = domain
+      ? ((await m.query(`SELECT id FROM companies WHERE lower(domain) = lower($1) ORDER BY id LIMIT 1`, [domain])) as Array<{ id: string }>)
+      : [];
     if (match) {
       await this.companies.update(ctx, match.id, validateInput(UpdateCompanyDto, body, 'row'), m);
       return 'updated';

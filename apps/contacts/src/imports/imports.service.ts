@@ -1,13 +1,5 @@
 import { CursorCodec, DomainError, ErrorCode, IdPrefix, isId, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
-import {
-  AppendImportRowsRequest,
-  CreateImportRequest,
-  EventType,
-  IMPORT_FORMATS,
-  ImportLimits,
-  ImportView,
-  RequestContext,
-} from '@crm/contracts';
+import { AppendImportRowsRequest, CreateImportRequest, EventType, IMPORT_FORMATS, ImportLimits, ImportView, RequestContext } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
@@ -30,23 +22,33 @@ export class ImportsService {
   ) {}
 
   async create(ctx: RequestContext, request: CreateImportRequest): Promise<ImportView> {
-    if (!(IMPORT_FORMATS as readonly string[]).includes(request.format)) throw DomainError.invalid('format', `format must be one of ${IMPORT_FORMATS.join(', ')}`);
+    if (!(IMPORT_FORMATS as readonly string[]).includes(request.format))
+      throw DomainError.invalid('format', `format must be one of ${IMPORT_FORMATS.join(', ')}`);
     const { idempotency_ref: _ref, ...caller } = ctx;
     const id = newId(IdPrefix.Import);
-    await this.dataSource.getRepository(Import).insert({ id, object: request.object, format: request.format, status: 'receiving', requestContext: caller } as QueryDeepPartialEntity<Import>);
+    await this.dataSource
+      .getRepository(Import)
+      .insert({ id, object: request.object, format: request.format, status: 'receiving', requestContext: caller } as QueryDeepPartialEntity<Import>);
     return this.get(id);
   }
 
   /** Stages a chunk of rows, numbered on from the rows already staged. */
   async appendRows(id: string, { rows }: AppendImportRowsRequest): Promise<void> {
-    if (!Array.isArray(rows) || rows.length > ImportLimits.chunkRows) throw DomainError.invalid('rows', `rows must be an array of at most ${ImportLimits.chunkRows}`);
+    if (!Array.isArray(rows) || rows.length > ImportLimits.chunkRows)
+      throw DomainError.invalid('rows', `rows must be an array of at most ${ImportLimits.chunkRows}`);
     await this.dataSource.transaction(async (m) => {
       const job = await this.receiving(m, id);
       await m.query(
         `INSERT INTO import_rows (import_id, seq, line, "values", error)
          SELECT $1, $2 + ordinality - 1, line, "values", error
            FROM unnest($3::int[], $4::jsonb[], $5::jsonb[]) WITH ORDINALITY AS r(line, "values", error)`,
-        [id, job.total, rows.map((r) => r.line), rows.map((r) => (r.values ? JSON.stringify(r.values) : null)), rows.map((r) => (r.error ? JSON.stringify(r.error) : null))],
+        [
+          id,
+          job.total,
+          rows.map((r) => r.line),
+          rows.map((r) => (r.values ? JSON.stringify(r.values) : null)),
+          rows.map((r) => (r.error ? JSON.stringify(r.error) : null)),
+        ],
       );
       await m.update(Import, { id }, { total: job.total + rows.length, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Import>);
     });

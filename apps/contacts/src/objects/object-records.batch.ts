@@ -1,5 +1,15 @@
 import { canonicalJson, ChangeSet, DomainError, IdPrefix, insertRows, isId, lockRows, newId, updateRows, validationFailed } from '@crm/common';
-import { CustomFieldDefinition, event, EventDraft, EventType, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning } from '@crm/contracts';
+import {
+  CustomFieldDefinition,
+  event,
+  EventDraft,
+  EventType,
+  ObjectRecordInputDto,
+  ObjectRecordView,
+  RequestContext,
+  UpdateObjectRecordDto,
+  ValidationWarning,
+} from '@crm/contracts';
 import { ChangeDraft, createdChange, deletedChange } from '@crm/messaging';
 import { BatchWriter, CreateItem, DeleteItem, ItemOutcome, lockUniqueFields, UpdateItem, UpsertKey, withoutNulls } from '@crm/runtime';
 import { EntityManager } from 'typeorm';
@@ -78,19 +88,36 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
     const outcomes = new Map<number, ItemOutcome<ObjectRecordView>>();
     const rows: Array<{ item: CreateItem<ObjectRecordInputDto>; id: string; values: Record<string, unknown>; warnings: ValidationWarning[] }> = [];
     const writes = items.map((item) => ({ item, id: newId(IdPrefix.ObjectRecord), sent: item.body.values, values: withoutNulls(item.body.values) }));
-    const checked = await this.check(m, ctx, type, writes.map((w) => ({ recordId: w.id, sent: w.sent, stored: w.values })), false);
+    const checked = await this.check(
+      m,
+      ctx,
+      type,
+      writes.map((w) => ({ recordId: w.id, sent: w.sent, stored: w.values })),
+      false,
+    );
     writes.forEach(({ item, id, values }, i) => {
       const outcome = checked[i];
       if (outcome instanceof DomainError) outcomes.set(item.index, { index: item.index, error: outcome });
       else rows.push({ item, id, values, warnings: outcome });
     });
-    const inserted = await insertRows(m, ObjectRecord, rows.map((r) => ({ id: r.id, object_type_id: type.id, values: r.values })));
+    const inserted = await insertRows(
+      m,
+      ObjectRecord,
+      rows.map((r) => ({ id: r.id, object_type_id: type.id, values: r.values })),
+    );
     const byId = new Map(inserted.map((row) => [row.id, row]));
     for (const r of rows) {
       const record = byId.get(r.id)!;
       const event = this.event(EventType.ObjectRecordCreated, record.id, type);
       const change = createdChange(type.slug, record.id, { values: record.values });
-      outcomes.set(r.item.index, { index: r.item.index, status: 201, data: presentRecord(record, type), warnings: r.warnings, events: [event], changes: [change] });
+      outcomes.set(r.item.index, {
+        index: r.item.index,
+        status: 201,
+        data: presentRecord(record, type),
+        warnings: r.warnings,
+        events: [event],
+        changes: [change],
+      });
     }
     return items.map((item) => outcomes.get(item.index)!);
   }
@@ -99,10 +126,23 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
     if (!items.length) return [];
     const type = await this.writableType(m);
     const found = new Map(
-      (await lockRows(m, ObjectRecord, items.filter((i) => isId(i.id, IdPrefix.ObjectRecord)).map((i) => i.id), `AND object_type_id = '${type.id.replace(/'/g, "''")}'`)).map((r) => [r.id, r]),
+      (
+        await lockRows(
+          m,
+          ObjectRecord,
+          items.filter((i) => isId(i.id, IdPrefix.ObjectRecord)).map((i) => i.id),
+          `AND object_type_id = '${type.id.replace(/'/g, "''")}'`,
+        )
+      ).map((r) => [r.id, r]),
     );
     const outcomes = new Map<number, ItemOutcome<ObjectRecordView>>();
-    const writes: Array<{ item: UpdateItem<UpdateObjectRecordDto>; record: ObjectRecord; values: Record<string, unknown>; changes: ChangeSet; warnings: ValidationWarning[] }> = [];
+    const writes: Array<{
+      item: UpdateItem<UpdateObjectRecordDto>;
+      record: ObjectRecord;
+      values: Record<string, unknown>;
+      changes: ChangeSet;
+      warnings: ValidationWarning[];
+    }> = [];
     const unchanged: Array<{ item: UpdateItem<UpdateObjectRecordDto>; record: ObjectRecord; warnings: ValidationWarning[] }> = [];
     const present = items.flatMap((item) => {
       const record = found.get(item.id);
@@ -113,7 +153,13 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
       const sent = item.body.values ?? {};
       return [{ item, record, sent, values: withoutNulls({ ...record.values, ...sent }) }];
     });
-    const checked = await this.check(m, ctx, type, present.map((p) => ({ recordId: p.record.id, sent: p.sent, stored: p.values })), true);
+    const checked = await this.check(
+      m,
+      ctx,
+      type,
+      present.map((p) => ({ recordId: p.record.id, sent: p.sent, stored: p.values })),
+      true,
+    );
     present.forEach(({ item, record, sent, values }, i) => {
       const outcome = checked[i];
       if (outcome instanceof DomainError) return outcomes.set(item.index, { index: item.index, error: outcome });
@@ -121,11 +167,27 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
       if (changes.changed.length) writes.push({ item, record, values, changes, warnings: outcome });
       else unchanged.push({ item, record, warnings: outcome });
     });
-    const updated = new Map((await updateRows(m, ObjectRecord, writes.map((w) => ({ id: w.record.id, values: w.values })), { updated_at: NOW_MS })).map((r) => [r.id, r]));
+    const updated = new Map(
+      (
+        await updateRows(
+          m,
+          ObjectRecord,
+          writes.map((w) => ({ id: w.record.id, values: w.values })),
+          { updated_at: NOW_MS },
+        )
+      ).map((r) => [r.id, r]),
+    );
     for (const w of writes) {
       const event = this.event(EventType.ObjectRecordUpdated, w.record.id, type, w.changes);
       const change = valuesChange(type.slug, w.record.id, w.changes);
-      outcomes.set(w.item.index, { index: w.item.index, status: 200, data: presentRecord(updated.get(w.record.id)!, type), warnings: w.warnings, events: [event], changes: [change] });
+      outcomes.set(w.item.index, {
+        index: w.item.index,
+        status: 200,
+        data: presentRecord(updated.get(w.record.id)!, type),
+        warnings: w.warnings,
+        events: [event],
+        changes: [change],
+      });
     }
     for (const u of unchanged) outcomes.set(u.item.index, { index: u.item.index, status: 200, data: presentRecord(u.record, type), warnings: u.warnings });
     return items.map((item) => outcomes.get(item.index)!);
@@ -148,8 +210,10 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
   async upsertKey(m: EntityManager, key: string | undefined): Promise<UpsertKey<ObjectRecordInputDto>> {
     const type = await this.readableType(m);
     const unique = type.fields.filter((f) => f.unique).map((f) => f.name);
-    if (!unique.length) throw DomainError.invalid('operation', `${type.slug} has no unique field to match an upsert on; use create or update.`, 'upsert_unsupported');
-    if (key === undefined) throw DomainError.invalid('key', `key is required to upsert ${type.slug} records: name one of its unique fields (${unique.join(', ')}).`, 'required');
+    if (!unique.length)
+      throw DomainError.invalid('operation', `${type.slug} has no unique field to match an upsert on; use create or update.`, 'upsert_unsupported');
+    if (key === undefined)
+      throw DomainError.invalid('key', `key is required to upsert ${type.slug} records: name one of its unique fields (${unique.join(', ')}).`, 'required');
     const def = type.fields.find((f) => f.name === key && f.unique);
     if (!def) throw DomainError.invalid('key', `key must name a unique field of ${type.slug} (${unique.join(', ')}); '${key}' is not one.`);
     return {
@@ -203,7 +267,11 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
         if (value === undefined || value === null) continue;
         const form = uniqueForm(def, value);
         if (claimed.get(def.name)!.has(form)) {
-          const issue = { field: `values.${def.name}`, code: 'duplicate', message: `values.${def.name} ${JSON.stringify(value)} is already used by another record of this batch` };
+          const issue = {
+            field: `values.${def.name}`,
+            code: 'duplicate',
+            message: `values.${def.name} ${JSON.stringify(value)} is already used by another record of this batch`,
+          };
           if (type.enforcementLevel === 'hard') return validationFailed([issue]);
           warnings.push(issue);
         }

@@ -1,5 +1,16 @@
 import { CursorCodec, DomainError, ErrorCode, IdPrefix, isId, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
-import { BatchReply, BatchWriteDto, builtInObject, EventType, ObjectRecordInputDto, ObjectRecordView, RequestContext, UpdateObjectRecordDto, ValidationWarning, event } from '@crm/contracts';
+import {
+  BatchReply,
+  BatchWriteDto,
+  builtInObject,
+  EventType,
+  ObjectRecordInputDto,
+  ObjectRecordView,
+  RequestContext,
+  UpdateObjectRecordDto,
+  ValidationWarning,
+  event,
+} from '@crm/contracts';
 import { createdChange, deletedChange, OutboxService } from '@crm/messaging';
 import { BatchRunner, withoutNulls } from '@crm/runtime';
 import { ObjectRecordsBatchWriter, recordValueChanges, valuesChange } from './object-records.batch';
@@ -30,7 +41,6 @@ function presentWrite({ record, type, warnings }: RecordWrite): RecordResponse {
   const data = presentRecord(record, type);
   return warnings.length ? { data, warnings } : { data };
 }
-
 
 export function builtInRecords(slug: string): DomainError {
   return new DomainError(ErrorCode.NotFound, `'${slug}' is a built-in object: its records are served at /${slug}, not /objects/${slug}/records.`);
@@ -128,7 +138,12 @@ export class ObjectRecordsService {
 
   /** POST /objects/:slug/records/batch (docs/batch.md). */
   async batch(ctx: RequestContext, slug: string, dto: BatchWriteDto): Promise<BatchReply<ObjectRecordView>> {
-    const writer = new ObjectRecordsBatchWriter(slug, (m) => this.writableType(m, slug), (m) => this.readableType(m, slug), this.enforcer);
+    const writer = new ObjectRecordsBatchWriter(
+      slug,
+      (m) => this.writableType(m, slug),
+      (m) => this.readableType(m, slug),
+      this.enforcer,
+    );
     // An unknown or built-in slug is the whole request's 404, before any item is looked at.
     await this.readableType(this.dataSource.manager, slug);
     return this.batches.run(ctx, dto, writer);

@@ -1,6 +1,25 @@
 import { ContactCompanies } from '../contact-companies/contact-companies';
 import { CursorCodec, diffFields, DomainError, ErrorCode, fieldSpecs, IdPrefix, isUniqueViolation, keysetPage, newId, Page } from '@crm/common';
-import { BUILT_IN_OBJECTS, BuiltInCustomFieldsState, CreateObjectTypeDto, EventType, FieldDefinitionDto, ListObjectTypesQuery, NO_CUSTOM_FIELDS, ObjectSchemaView, Ops, RESERVED_SLUGS, RequestContext, SchemaLimits, SchemaView, UpdateFieldDefinitionDto, UpdateObjectTypeDto, builtInObject, normaliseDefinition, presentBuiltInObject } from '@crm/contracts';
+import {
+  BUILT_IN_OBJECTS,
+  BuiltInCustomFieldsState,
+  CreateObjectTypeDto,
+  EventType,
+  FieldDefinitionDto,
+  ListObjectTypesQuery,
+  NO_CUSTOM_FIELDS,
+  ObjectSchemaView,
+  Ops,
+  RESERVED_SLUGS,
+  RequestContext,
+  SchemaLimits,
+  SchemaView,
+  UpdateFieldDefinitionDto,
+  UpdateObjectTypeDto,
+  builtInObject,
+  normaliseDefinition,
+  presentBuiltInObject,
+} from '@crm/contracts';
 import { OutboxService, RpcCaller } from '@crm/messaging';
 import { appendDefinition, BuiltInCustomFieldsService, checkDefinitions, definitionNamed, editedDefinitions, moveStoredValues } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
@@ -45,7 +64,10 @@ export class ObjectTypesService {
     ]);
     const states = { ...remote.objects, ...local.states };
     const associations = [await this.contactCompanies.describe(), ...(remote.associations ?? [])].sort((a, b) => a.type.localeCompare(b.type));
-    return { objects: [...BUILT_IN_OBJECTS.map((object) => presentBuiltInObject(object, states[object.slug] ?? NO_CUSTOM_FIELDS)), ...local.custom], associations };
+    return {
+      objects: [...BUILT_IN_OBJECTS.map((object) => presentBuiltInObject(object, states[object.slug] ?? NO_CUSTOM_FIELDS)), ...local.custom],
+      associations,
+    };
   }
 
   async create(dto: CreateObjectTypeDto): Promise<ObjectSchemaView> {
@@ -150,7 +172,11 @@ export class ObjectTypesService {
       const type = await this.find(m, slugOrId, true);
       definitionNamed(type.fields, name, type.slug);
       await moveStoredValues(m, this.recordValues(type), name, null);
-      return this.saveFields(m, type, type.fields.filter((f) => f.name !== name));
+      return this.saveFields(
+        m,
+        type,
+        type.fields.filter((f) => f.name !== name),
+      );
     });
   }
 

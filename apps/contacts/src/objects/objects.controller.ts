@@ -1,5 +1,16 @@
 import { SortablePageQuery } from '@crm/common';
-import { BatchWriteDto, CreateObjectTypeDto, FieldDefinitionDto, ListObjectTypesQuery, ObjectRecordInputDto, Ops, RequestContext, UpdateFieldDefinitionDto, UpdateObjectRecordDto, UpdateObjectTypeDto } from '@crm/contracts';
+import {
+  BatchWriteDto,
+  CreateObjectTypeDto,
+  FieldDefinitionDto,
+  ListObjectTypesQuery,
+  ObjectRecordInputDto,
+  Ops,
+  RequestContext,
+  UpdateFieldDefinitionDto,
+  UpdateObjectRecordDto,
+  UpdateObjectTypeDto,
+} from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';

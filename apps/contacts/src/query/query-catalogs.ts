@@ -109,7 +109,10 @@ export class QueryCatalogs {
     const m = this.dataSource.manager;
     const type = await this.types.find(m, slug);
     const a = 'r';
-    const fields = [...entityFields(m.connection.getMetadata(ObjectRecord), a, { exclude: ['object_type_id'] }), ...customFields(type.fields, `${a}."values"`, 'values.')];
+    const fields = [
+      ...entityFields(m.connection.getMetadata(ObjectRecord), a, { exclude: ['object_type_id'] }),
+      ...customFields(type.fields, `${a}."values"`, 'values.'),
+    ];
     const joins: Record<string, { alias: string; clause: string }> = {};
     const remotes: Record<string, RemoteRelation> = {};
     for (const [i, def] of type.fields.entries()) {
@@ -124,11 +127,21 @@ export class QueryCatalogs {
         const table = REFERENCE_TABLES[target as keyof typeof REFERENCE_TABLES];
         const metadata = m.connection.getMetadata(table.entity);
         joins[name] = { alias: joined, clause: `LEFT JOIN ${metadata.tablePath} ${joined} ON ${joined}.id = ${id}` };
-        fields.push(...entityFields(metadata, joined, { enums: table.enums, folded: 'folded' in table ? table.folded : undefined, prefix: `${name}.`, join: name }).filter(([, f]) => f.type !== 'json'));
+        fields.push(
+          ...entityFields(metadata, joined, {
+            enums: table.enums,
+            folded: 'folded' in table ? table.folded : undefined,
+            prefix: `${name}.`,
+            join: name,
+          }).filter(([, f]) => f.type !== 'json'),
+        );
       } else {
         const referenced = await this.types.find(m, target).catch(() => undefined);
         if (!referenced) continue;
-        joins[name] = { alias: joined, clause: `LEFT JOIN object_records ${joined} ON ${joined}.id = ${id} AND ${joined}.object_type_id = ${quoted(referenced.id)}` };
+        joins[name] = {
+          alias: joined,
+          clause: `LEFT JOIN object_records ${joined} ON ${joined}.id = ${id} AND ${joined}.object_type_id = ${quoted(referenced.id)}`,
+        };
         fields.push(
           ...entityFields(m.connection.getMetadata(ObjectRecord), joined, { exclude: ['object_type_id', 'values'], prefix: `${name}.`, join: name }),
           ...customFields(referenced.fields, `${joined}."values"`, `${name}.values.`).map(([path, f]): [string, QueryField] => [path, { ...f, join: name }]),

@@ -1,7 +1,17 @@
 import { CursorCodec, ServiceConfig } from '@crm/common';
 import { Ops, QueryFieldsRequest, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
-import { describeQueryFields, Handles, matchRecordIds, pickRecordValues, QueryRunOptions, queryRunOptions, remoteQueriesOver, runRecordQuery, SERVICE_CONFIG } from '@crm/runtime';
+import {
+  describeQueryFields,
+  Handles,
+  matchRecordIds,
+  pickRecordValues,
+  QueryRunOptions,
+  queryRunOptions,
+  remoteQueriesOver,
+  runRecordQuery,
+  SERVICE_CONFIG,
+} from '@crm/runtime';
 import { Controller, Inject } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DataSource } from 'typeorm';
@@ -31,7 +41,9 @@ export class QueryController {
   /** Another service's conditions on contacts, companies or users (`contact.email` on deals), as ids. */
   @Handles(Ops.contactsInternal.queryMatch)
   async match(@Payload('body') request: RemoteMatchRequest) {
-    return { ids: await matchRecordIds(this.dataSource, await this.catalogs.related(request.object, request.prefix), request.lookups, request.within, this.budget()) };
+    return {
+      ids: await matchRecordIds(this.dataSource, await this.catalogs.related(request.object, request.prefix), request.lookups, request.within, this.budget()),
+    };
   }
 
   /** The paths of contacts, companies or users another service's query returns, by id. */
@@ -44,13 +56,23 @@ export class QueryController {
   @Handles(Ops.contactsInternal.queryFields)
   async fields(@Payload('ctx') ctx: RequestContext, @Payload('body') request: QueryFieldsRequest) {
     const { object, prefix } = request;
-    const catalog = prefix ? await this.catalogs.related(object, prefix) : isQueryableObject(object) ? await this.catalogs.of(object) : await this.catalogs.records(object);
+    const catalog = prefix
+      ? await this.catalogs.related(object, prefix)
+      : isQueryableObject(object)
+        ? await this.catalogs.of(object)
+        : await this.catalogs.records(object);
     return { fields: await describeQueryFields(catalog, remoteQueriesOver(this.rpc, ctx)) };
   }
 
   @Handles(Ops.objects.queryRecords)
   async records(@Payload('ctx') ctx: RequestContext, @Payload('params') { slug }: { slug: string }, @Payload('body') query: RecordQueryDto) {
-    return runRecordQuery(this.dataSource, await this.catalogs.records(slug), query, { ...this.budget(), remote: remoteQueriesOver(this.rpc, ctx) }, this.cursors);
+    return runRecordQuery(
+      this.dataSource,
+      await this.catalogs.records(slug),
+      query,
+      { ...this.budget(), remote: remoteQueriesOver(this.rpc, ctx) },
+      this.cursors,
+    );
   }
 
   @Handles(Ops.contacts.query)

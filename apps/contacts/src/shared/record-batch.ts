@@ -1,4 +1,17 @@
-import { ChangeSet, ColumnValues, columnValues, diffFields, DomainError, FieldSpec, IdPrefix, insertRows, isId, lockRows, newId, updateRows } from '@crm/common';
+import {
+  ChangeSet,
+  ColumnValues,
+  columnValues,
+  diffFields,
+  DomainError,
+  FieldSpec,
+  IdPrefix,
+  insertRows,
+  isId,
+  lockRows,
+  newId,
+  updateRows,
+} from '@crm/common';
 import { CustomFieldBuiltIn, EventDraft, RequestContext } from '@crm/contracts';
 import { createdChange, deletedChange, updatedChange } from '@crm/messaging';
 import { BatchRecording, BatchWriter, BuiltInCustomFieldsService, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '@crm/runtime';
@@ -97,8 +110,17 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
     const now = await this.now(m);
     const ids = items.map(() => newId(spec.prefix));
     const outcomes = new Map<number, ItemOutcome<V | S>>();
-    const missing = await this.missingReferences(m, ctx, items.map((item) => ({ index: item.index, values: item.body as Record<string, unknown> })));
-    const custom = await this.customFields.valuesOfMany(m, ctx, spec.object, items.map((item, i) => ({ recordId: ids[i], sent: (item.body as { custom_fields?: Record<string, unknown> | null }).custom_fields })));
+    const missing = await this.missingReferences(
+      m,
+      ctx,
+      items.map((item) => ({ index: item.index, values: item.body as Record<string, unknown> })),
+    );
+    const custom = await this.customFields.valuesOfMany(
+      m,
+      ctx,
+      spec.object,
+      items.map((item, i) => ({ recordId: ids[i], sent: (item.body as { custom_fields?: Record<string, unknown> | null }).custom_fields })),
+    );
 
     const rows: ColumnValues[] = [];
     const pending: Array<{ item: CreateItem<C>; id: string; warnings: ItemOutcome<V>['warnings'] }> = [];
@@ -106,15 +128,30 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
       const error = missing.get(item.index) ?? custom[i].error;
       if (error) return outcomes.set(item.index, { index: item.index, error });
       const body = item.body as { metadata?: Record<string, unknown> | null };
-      const entity = { ...spec.newRow(item.body, now), id: ids[i], metadata: body.metadata ?? {}, customFields: custom[i].stored ?? {}, createdAt: now, updatedAt: now } as Partial<E>;
+      const entity = {
+        ...spec.newRow(item.body, now),
+        id: ids[i],
+        metadata: body.metadata ?? {},
+        customFields: custom[i].stored ?? {},
+        createdAt: now,
+        updatedAt: now,
+      } as Partial<E>;
       rows.push(columnValues(m, spec.entity, entity, Object.keys(entity)));
       pending.push({ item, id: ids[i], warnings: custom[i].warnings });
     });
 
     const inserted = new Map((await insertRows(m, spec.entity, rows, { ignoreConflicts: spec.unique !== undefined })).map((row) => [row.id, row]));
     const stored = pending.filter((p) => inserted.has(p.id));
-    const views = await spec.presentCreated(m, stored.map((p) => inserted.get(p.id)!));
-    const followed = spec.afterWrite ? await spec.afterWrite(m, stored.map((p) => ({ before: null, after: inserted.get(p.id)! }))) : new Map<string, BatchRecording>();
+    const views = await spec.presentCreated(
+      m,
+      stored.map((p) => inserted.get(p.id)!),
+    );
+    const followed = spec.afterWrite
+      ? await spec.afterWrite(
+          m,
+          stored.map((p) => ({ before: null, after: inserted.get(p.id)! })),
+        )
+      : new Map<string, BatchRecording>();
     stored.forEach((p, i) => {
       const row = inserted.get(p.id)!;
       const after = followed.get(row.id);
@@ -131,7 +168,10 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
     if (lost.length) {
       // Only a unique value makes a row be skipped: another record holds it, or an earlier item of this batch does.
       const unique = spec.unique!;
-      const holders = await this.holders(m, lost.map((p) => String((p.item.body as Record<string, unknown>)[unique.field])));
+      const holders = await this.holders(
+        m,
+        lost.map((p) => String((p.item.body as Record<string, unknown>)[unique.field])),
+      );
       for (const p of lost) {
         const value = String((p.item.body as Record<string, unknown>)[unique.field]);
         outcomes.set(p.item.index, { index: p.item.index, error: unique.taken(value, holders.get(value.toLowerCase())), keyTaken: true });
@@ -146,7 +186,15 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
     const customSent = items.some((item) => (item.body as { custom_fields?: unknown }).custom_fields !== undefined);
     // Definitions first, then rows: the order a field rename takes them in, as the single update does.
     if (customSent) await this.customFields.lockDefinitions(m, spec.object);
-    const found = new Map((await lockRows(m, spec.entity, items.filter((i) => isId(i.id, spec.prefix)).map((i) => i.id))).map((row) => [row.id, row]));
+    const found = new Map(
+      (
+        await lockRows(
+          m,
+          spec.entity,
+          items.filter((i) => isId(i.id, spec.prefix)).map((i) => i.id),
+        )
+      ).map((row) => [row.id, row]),
+    );
     const now = await this.now(m);
     const outcomes = new Map<number, ItemOutcome<V | S>>();
     const present = items.filter((item) => {
@@ -158,7 +206,11 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
       m,
       ctx,
       spec.object,
-      present.map((item) => ({ recordId: item.id, sent: (item.body as { custom_fields?: Record<string, unknown> | null }).custom_fields, existing: found.get(item.id)!.customFields ?? {} })),
+      present.map((item) => ({
+        recordId: item.id,
+        sent: (item.body as { custom_fields?: Record<string, unknown> | null }).custom_fields,
+        existing: found.get(item.id)!.customFields ?? {},
+      })),
     );
 
     const diffs: Array<{ item: UpdateItem<U>; row: E; set: Partial<E>; changes: ChangeSet; warnings: ItemOutcome<V>['warnings'] }> = [];
@@ -170,7 +222,11 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
       diffs.push({ item, row, set, changes, warnings: custom[i].warnings });
     });
     const changing = diffs.filter((d) => d.changes.changed.length);
-    const missing = await this.missingReferences(m, ctx, changing.map((d) => ({ index: d.item.index, values: Object.fromEntries(d.changes.changed.map((f) => [f, d.changes.current[f]])) })));
+    const missing = await this.missingReferences(
+      m,
+      ctx,
+      changing.map((d) => ({ index: d.item.index, values: Object.fromEntries(d.changes.changed.map((f) => [f, d.changes.current[f]])) })),
+    );
     const taken = await this.takenByOthers(m, changing);
     const writes = changing.filter((d) => {
       const error = missing.get(d.item.index) ?? taken.get(d.item.index);
@@ -186,13 +242,24 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
     });
     // Every row writes the same columns: the union of what changed, a row's own value where it did not change.
     const props = ['id', ...columns];
-    const updated = new Map((await updateRows(m, spec.entity, entities.map((e) => columnValues(m, spec.entity, e, props)))).map((row) => [row.id, row]));
+    const updated = new Map(
+      (
+        await updateRows(
+          m,
+          spec.entity,
+          entities.map((e) => columnValues(m, spec.entity, e, props)),
+        )
+      ).map((row) => [row.id, row]),
+    );
 
     const answered = diffs.filter((d) => !outcomes.has(d.item.index));
     const rows = answered.map((d) => updated.get(d.row.id) ?? d.row);
     const views = await spec.presentUpdated(m, rows);
     const followed = spec.afterWrite
-      ? await spec.afterWrite(m, answered.filter((d) => updated.has(d.row.id)).map((d) => ({ before: d.row, after: updated.get(d.row.id)! })))
+      ? await spec.afterWrite(
+          m,
+          answered.filter((d) => updated.has(d.row.id)).map((d) => ({ before: d.row, after: updated.get(d.row.id)! })),
+        )
       : new Map<string, BatchRecording>();
     answered.forEach((d, i) => {
       const written = updated.has(d.row.id);
@@ -207,7 +274,11 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
   async remove(m: EntityManager, _ctx: RequestContext, items: DeleteItem[]): Promise<ItemOutcome<V | S>[]> {
     if (!items.length) return [];
     const { spec } = this;
-    const rows = await lockRows(m, spec.entity, items.filter((i) => isId(i.id, spec.prefix)).map((i) => i.id));
+    const rows = await lockRows(
+      m,
+      spec.entity,
+      items.filter((i) => isId(i.id, spec.prefix)).map((i) => i.id),
+    );
     const found = new Map(rows.map((row) => [row.id, row]));
     const before = spec.beforeRemove && rows.length ? await spec.beforeRemove(m, rows) : new Map<string, BatchRecording>();
     if (rows.length) await m.query(`DELETE FROM ${spec.table} WHERE id = ANY($1::text[])`, [rows.map((r) => r.id)]);
@@ -226,8 +297,10 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
 
   async upsertKey(_m: EntityManager, key: string | undefined): Promise<UpsertKey<C>> {
     const unique = this.spec.unique;
-    if (!unique) throw DomainError.invalid('operation', `${this.spec.table} have no unique field to match an upsert on; use create or update.`, 'upsert_unsupported');
-    if (key !== undefined && key !== unique.field) throw DomainError.invalid('key', `${this.spec.table} are matched on ${unique.field}; key must be '${unique.field}' or left out.`);
+    if (!unique)
+      throw DomainError.invalid('operation', `${this.spec.table} have no unique field to match an upsert on; use create or update.`, 'upsert_unsupported');
+    if (key !== undefined && key !== unique.field)
+      throw DomainError.invalid('key', `${this.spec.table} are matched on ${unique.field}; key must be '${unique.field}' or left out.`);
     return {
       field: unique.field,
       valueOf: (body) => {
@@ -255,7 +328,10 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
     const errors = new Map<number, DomainError>();
     if (!unique) return errors;
     const moving = diffs.filter((d) => d.changes.changed.includes(unique.field) && d.changes.current[unique.field] !== null);
-    const holders = await this.holders(m, moving.map((d) => String(d.changes.current[unique.field])));
+    const holders = await this.holders(
+      m,
+      moving.map((d) => String(d.changes.current[unique.field])),
+    );
     const claimed = new Set<string>();
     for (const d of moving) {
       const value = String(d.changes.current[unique.field]);
@@ -267,7 +343,11 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
   }
 
   /** The first reference of each item that names no record, as the single write's 400. One lookup per referenced table. */
-  private async missingReferences(m: EntityManager, ctx: RequestContext, items: Array<{ index: number; values: Record<string, unknown> }>): Promise<Map<number, DomainError>> {
+  private async missingReferences(
+    m: EntityManager,
+    ctx: RequestContext,
+    items: Array<{ index: number; values: Record<string, unknown> }>,
+  ): Promise<Map<number, DomainError>> {
     const errors = new Map<number, DomainError>();
     for (const ref of this.spec.references) {
       const named = items.filter((item) => typeof item.values[ref.field] === 'string' && !errors.has(item.index));

@@ -1,4 +1,21 @@
-import { ChangeSet, CursorCodec, diffFields, DomainError, FieldSpec, findById, IdPrefix, insertReturning, isForeignKeyViolation, isId, KeysetPage, keysetPage, newId, Page, SortablePageQuery, updateReturning } from '@crm/common';
+import {
+  ChangeSet,
+  CursorCodec,
+  diffFields,
+  DomainError,
+  FieldSpec,
+  findById,
+  IdPrefix,
+  insertReturning,
+  isForeignKeyViolation,
+  isId,
+  KeysetPage,
+  keysetPage,
+  newId,
+  Page,
+  SortablePageQuery,
+  updateReturning,
+} from '@crm/common';
 import { RequestContext, event, EventPayload } from '@crm/contracts';
 import { createdChange, deletedChange, OutboxService, updatedChange } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
@@ -74,7 +91,8 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
   private batchTable(): RecordTable<T['row'], T['create'] & object, T['update'] & object, T['view'], T['view']> {
     const { kind } = this;
     // Column values a single write leaves to SQL (NOW_MS) are the batch transaction's own time.
-    const at = (now: Date, values: object) => Object.fromEntries(Object.entries(values).map(([k, v]) => [k, typeof v === 'function' ? now : v])) as Partial<T['row']>;
+    const at = (now: Date, values: object) =>
+      Object.fromEntries(Object.entries(values).map(([k, v]) => [k, typeof v === 'function' ? now : v])) as Partial<T['row']>;
     return {
       entity: kind.entity,
       table: kind.object,
@@ -91,9 +109,9 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
       ],
       newRow: (dto, now) => ({ ...at(now, this.newColumns(dto)), contactId: dto.contact_id ?? null, dealId: dto.deal_id ?? null }) as Partial<T['row']>,
       derived: (_row, set, now) => at(now, this.updatedColumns(set)),
-      created: (row) => (event(kind.events.created, kind.eventData(row))),
-      updated: (row, changes) => (event(kind.events.updated, kind.eventData(row, changes))),
-      deleted: (row) => (event(kind.events.deleted, kind.eventData(row))),
+      created: (row) => event(kind.events.created, kind.eventData(row)),
+      updated: (row, changes) => event(kind.events.updated, kind.eventData(row, changes)),
+      deleted: (row) => event(kind.events.deleted, kind.eventData(row)),
       changeView: (row) => kind.present(row),
       presentCreated: async (_m, rows) => rows.map(kind.present),
       presentUpdated: async (_m, rows) => rows.map(kind.present),

@@ -1,4 +1,18 @@
-import { CursorCodec, diffFields, DomainError, fieldSpecs, findById, IdPrefix, insertReturning, isId, isUniqueViolation, keysetPage, newId, Page, updateReturning } from '@crm/common';
+import {
+  CursorCodec,
+  diffFields,
+  DomainError,
+  fieldSpecs,
+  findById,
+  IdPrefix,
+  insertReturning,
+  isId,
+  isUniqueViolation,
+  keysetPage,
+  newId,
+  Page,
+  updateReturning,
+} from '@crm/common';
 import { CreateUserDto, ListUsersQuery, UpdateUserDto, UserView } from '@crm/contracts';
 import { createdChange, deletedChange, OutboxService, updatedChange } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';

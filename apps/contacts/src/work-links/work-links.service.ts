@@ -82,8 +82,8 @@ export class WorkLinks {
     const tasks = returnedRows<Row>(await m.query(moved('tasks'), [fromContactId, toContactId])).map((raw) => hydrate(m, Task, raw));
     await this.outbox.record(m, {
       events: [
-        ...activities.map((row) => (event(EventType.ActivityUpdated, activityEventData(row, changes)))),
-        ...tasks.map((row) => (event(EventType.TaskUpdated, taskEventData(row, changes)))),
+        ...activities.map((row) => event(EventType.ActivityUpdated, activityEventData(row, changes))),
+        ...tasks.map((row) => event(EventType.TaskUpdated, taskEventData(row, changes))),
       ],
       changes: [...activities.map((row) => updatedChange('activities', row.id, changes)), ...tasks.map((row) => updatedChange('tasks', row.id, changes))],
     });

@@ -1,4 +1,11 @@
-import { CreateChanges1764600000000, CreateDeadEvents1763900000000, AddOutboxTraceContext1764200000000, CreateOutbox1763800000000, CreateRequestOutcomes1763900000200, IndexChangesVia1765000000300 } from '@crm/messaging';
+import {
+  CreateChanges1764600000000,
+  CreateDeadEvents1763900000000,
+  AddOutboxTraceContext1764200000000,
+  CreateOutbox1763800000000,
+  CreateRequestOutcomes1763900000200,
+  IndexChangesVia1765000000300,
+} from '@crm/messaging';
 import { Deal } from '../deals/deal.entity';
 import { StageHistory } from '../deals/stage-history.entity';
 import { Pipeline } from '../pipelines/pipeline.entity';
@@ -13,4 +20,18 @@ import { IndexDealCustomFields1764500000100 } from './migrations/1764500000100-i
 import { IndexFoldedDealCustomFields1765000000100 } from './migrations/1765000000100-index-folded-deal-custom-fields';
 
 export const dealsEntities = [Pipeline, Stage, Deal, StageHistory, BuiltInCustomFields];
-export const dealsMigrations = [CreateOutbox1763800000000, CreatePipelinesAndDeals1763800000400, CreateDeadEvents1763900000000, CreateRequestOutcomes1763900000200, AddOutboxTraceContext1764200000000, CustomFields1764300000100, CreateImportBatches1764300000300, IndexDealsCreatedAtAndValue1764400000000, IndexDealCustomFields1764500000100, CreateChanges1764600000000, CreateDealContacts1764700000000, IndexFoldedDealCustomFields1765000000100, IndexChangesVia1765000000300];
+export const dealsMigrations = [
+  CreateOutbox1763800000000,
+  CreatePipelinesAndDeals1763800000400,
+  CreateDeadEvents1763900000000,
+  CreateRequestOutcomes1763900000200,
+  AddOutboxTraceContext1764200000000,
+  CustomFields1764300000100,
+  CreateImportBatches1764300000300,
+  IndexDealsCreatedAtAndValue1764400000000,
+  IndexDealCustomFields1764500000100,
+  CreateChanges1764600000000,
+  CreateDealContacts1764700000000,
+  IndexFoldedDealCustomFields1765000000100,
+  IndexChangesVia1765000000300,
+];

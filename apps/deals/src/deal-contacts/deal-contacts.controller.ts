@@ -1,5 +1,14 @@
 import { DomainError, ErrorCode, Logger } from '@crm/common';
-import { AddDealContactDto, DealContactItem, Ops, PageQuery, RelatedSummary, RequestContext, UpdateAssociationDto, UpdateAssociationTypeDto } from '@crm/contracts';
+import {
+  AddDealContactDto,
+  DealContactItem,
+  Ops,
+  PageQuery,
+  RelatedSummary,
+  RequestContext,
+  UpdateAssociationDto,
+  UpdateAssociationTypeDto,
+} from '@crm/contracts';
 import { Handles, LOGGER } from '@crm/runtime';
 import { Controller, Inject } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';

@@ -16,7 +16,7 @@ export class DealContacts extends AssociationStore<DealContactView> {
         owner: { table: 'deals', column: 'deal_id', noun: 'deal', prefix: IdPrefix.Deal, object: 'deals' },
         target: { column: 'contact_id', noun: 'contact', prefix: IdPrefix.Contact, field: 'contact_id', path: 'contacts' },
         events: { added: EventType.DealContactAdded, updated: EventType.DealContactUpdated, removed: EventType.DealContactRemoved },
-        ownerUpdated: (dealId, changes) => (event(EventType.DealUpdated, { deal_id: dealId, ...changes })),
+        ownerUpdated: (dealId, changes) => event(EventType.DealUpdated, { deal_id: dealId, ...changes }),
       },
       dataSource,
       outbox,

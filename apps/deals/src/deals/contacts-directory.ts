@@ -76,7 +76,11 @@ export class ContactsDirectory {
 
   /** Which of many contact, company and user ids exist, with their names, in one request (a batch write's references). */
   async resolveMany(ctx: RequestContext, ids: { contact_ids: string[]; company_ids: string[]; user_ids: string[] }): Promise<Required<ResolveContactsReply>> {
-    const body: ResolveContactsRequest = Object.fromEntries(Object.entries(ids).filter(([, list]) => list.length).map(([k, list]) => [k, [...new Set(list)]]));
+    const body: ResolveContactsRequest = Object.fromEntries(
+      Object.entries(ids)
+        .filter(([, list]) => list.length)
+        .map(([k, list]) => [k, [...new Set(list)]]),
+    );
     if (!Object.keys(body).length) return { contacts: [], companies: [], users: [] };
     const reply = await this.rpc.call(Ops.contactsInternal.resolve, ctx, { body });
     return { contacts: reply?.contacts ?? [], companies: reply?.companies ?? [], users: reply?.users ?? [] };

@@ -132,14 +132,24 @@ export class DealStageMover {
     await m.query(
       `INSERT INTO stage_history (id, deal_id, from_stage_id, to_stage_id, changed_at, changed_by, changed_by_key_id)
        SELECT h.id, h.deal_id, h.from_stage_id, $4, $5, $6, $7 FROM unnest($1::text[], $2::text[], $3::text[]) AS h(id, deal_id, from_stage_id)`,
-      [moved.map(() => newId(IdPrefix.StageHistory)), moved.map((r) => r.id), moved.map((r) => r.from_stage_id), target.id, moved[0].at, actor.userId ?? SERVICE_USER_ID, actor.keyId],
+      [
+        moved.map(() => newId(IdPrefix.StageHistory)),
+        moved.map((r) => r.id),
+        moved.map((r) => r.from_stage_id),
+        target.id,
+        moved[0].at,
+        actor.userId ?? SERVICE_USER_ID,
+        actor.keyId,
+      ],
     );
     const events: EventDraft[] = [];
     for (const row of moved) {
       events.push(event(EventType.DealStageChanged, { deal_id: row.id, from_stage_id: row.from_stage_id, to_stage_id: target.id }));
       if (row.status === row.previous_status) continue;
       if (row.status === 'won') {
-        events.push(event(EventType.DealWon, { deal_id: row.id, pipeline_id: target.pipelineId, stage_id: target.id, value: Number(row.value), currency: row.currency }));
+        events.push(
+          event(EventType.DealWon, { deal_id: row.id, pipeline_id: target.pipelineId, stage_id: target.id, value: Number(row.value), currency: row.currency }),
+        );
       } else if (row.status === 'lost') {
         events.push(event(EventType.DealLost, { deal_id: row.id, pipeline_id: target.pipelineId, stage_id: target.id, loss_reason: row.loss_reason }));
       }

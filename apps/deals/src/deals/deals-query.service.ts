@@ -1,5 +1,16 @@
 import { CursorCodec, Page, ServiceConfig } from '@crm/common';
-import { DEAL_SOURCES, DEAL_STATUSES, QueryFieldInfo, QueryFieldsRequest, RecordQueryDto, RemoteMatchRequest, RemoteValuesReply, RemoteValuesRequest, RequestContext, STAGE_TYPES } from '@crm/contracts';
+import {
+  DEAL_SOURCES,
+  DEAL_STATUSES,
+  QueryFieldInfo,
+  QueryFieldsRequest,
+  RecordQueryDto,
+  RemoteMatchRequest,
+  RemoteValuesReply,
+  RemoteValuesRequest,
+  RequestContext,
+  STAGE_TYPES,
+} from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import {
   BuiltInCustomFieldsService,

@@ -1,15 +1,5 @@
 import { ChangeSet, columnValues, diffFields, DomainError, ErrorCode, IdPrefix, insertRows, isId, lockRows, newId, updateRows } from '@crm/common';
-import {
-  CreateDealDto,
-  DealView,
-  event,
-  EventDraft,
-  EventType,
-  FullDealView,
-  RelatedSummary,
-  RequestContext,
-  UpdateDealDto,
-} from '@crm/contracts';
+import { CreateDealDto, DealView, event, EventDraft, EventType, FullDealView, RelatedSummary, RequestContext, UpdateDealDto } from '@crm/contracts';
 import { BatchWriter, BuiltInCustomFieldsService, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
@@ -55,11 +45,22 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
   async insert(m: EntityManager, ctx: RequestContext, items: CreateItem<CreateDealDto>[]): Promise<ItemOutcome<DealView>[]> {
     if (!items.length) return [];
     const outcomes = new Map<number, ItemOutcome<DealView>>();
-    const missing = await this.missingLinks(ctx, items.map((i) => ({ index: i.index, links: i.body })));
-    const stages = await this.stages(m, items.map((i) => ({ index: i.index, pipelineId: i.body.pipeline_id, stageId: i.body.stage_id })));
+    const missing = await this.missingLinks(
+      ctx,
+      items.map((i) => ({ index: i.index, links: i.body })),
+    );
+    const stages = await this.stages(
+      m,
+      items.map((i) => ({ index: i.index, pipelineId: i.body.pipeline_id, stageId: i.body.stage_id })),
+    );
     const now = await this.clock(m);
     const ids = items.map(() => newId(IdPrefix.Deal));
-    const custom = await this.customFields.valuesOfMany(m, ctx, 'deals', items.map((item, i) => ({ recordId: ids[i], sent: item.body.custom_fields })));
+    const custom = await this.customFields.valuesOfMany(
+      m,
+      ctx,
+      'deals',
+      items.map((item, i) => ({ recordId: ids[i], sent: item.body.custom_fields })),
+    );
     const deals: Array<{ index: number; deal: Deal; warnings: ItemOutcome<DealView>['warnings'] }> = [];
     items.forEach(({ index, body: dto }, i) => {
       const stage = stages.get(index)!;
@@ -72,15 +73,36 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       });
     });
     const props = deals.length ? Object.keys(deals[0].deal) : [];
-    await insertRows(m, Deal, deals.map((d) => columnValues(m, Deal, d.deal, props)));
-    await this.history(m, ctx, deals.map((d) => ({ deal: d.deal, from: null })), now);
-    const contacts = this.dealContacts.byOwner(await this.dealContacts.followPrimary(m, deals.map((d) => ({ owner: d.deal.id, from: null, to: d.deal.contactId }))));
+    await insertRows(
+      m,
+      Deal,
+      deals.map((d) => columnValues(m, Deal, d.deal, props)),
+    );
+    await this.history(
+      m,
+      ctx,
+      deals.map((d) => ({ deal: d.deal, from: null })),
+      now,
+    );
+    const contacts = this.dealContacts.byOwner(
+      await this.dealContacts.followPrimary(
+        m,
+        deals.map((d) => ({ owner: d.deal.id, from: null, to: d.deal.contactId })),
+      ),
+    );
     for (const { index, deal, warnings } of deals) {
       const events: EventDraft[] = [event(EventType.DealCreated, dealCreatedData(deal))];
       const closed = statusEvent(deal, null);
       if (closed) events.push(closed);
       const contact = contacts.get(deal.id);
-      outcomes.set(index, { index, status: 201, data: presentDeal(deal, now), warnings, events: [...events, ...(contact?.events ?? [])], changes: [dealCreatedChange(deal), ...(contact?.changes ?? [])] });
+      outcomes.set(index, {
+        index,
+        status: 201,
+        data: presentDeal(deal, now),
+        warnings,
+        events: [...events, ...(contact?.events ?? [])],
+        changes: [dealCreatedChange(deal), ...(contact?.changes ?? [])],
+      });
     }
     return items.map((item) => outcomes.get(item.index)!);
   }
@@ -88,15 +110,31 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
   async update(m: EntityManager, ctx: RequestContext, items: UpdateItem<UpdateDealDto>[]): Promise<ItemOutcome<FullDealView>[]> {
     if (!items.length) return [];
     const outcomes = new Map<number, ItemOutcome<FullDealView>>();
-    const missing = await this.missingLinks(ctx, items.map((i) => ({ index: i.index, links: i.body })));
+    const missing = await this.missingLinks(
+      ctx,
+      items.map((i) => ({ index: i.index, links: i.body })),
+    );
     if (items.some((i) => i.body.custom_fields !== undefined)) await this.customFields.lockDefinitions(m, 'deals');
-    const found = new Map((await lockRows(m, Deal, items.filter((i) => isId(i.id, IdPrefix.Deal)).map((i) => i.id))).map((d) => [d.id, d]));
+    const found = new Map(
+      (
+        await lockRows(
+          m,
+          Deal,
+          items.filter((i) => isId(i.id, IdPrefix.Deal)).map((i) => i.id),
+        )
+      ).map((d) => [d.id, d]),
+    );
     const present = items.filter((item) => {
       const error = found.has(item.id) ? missing.get(item.index) : DomainError.notFound('deal', item.id);
       if (error) outcomes.set(item.index, { index: item.index, error });
       return !error;
     });
-    const custom = await this.customFields.valuesOfMany(m, ctx, 'deals', present.map((i) => ({ recordId: i.id, sent: i.body.custom_fields, existing: found.get(i.id)!.customFields ?? {} })));
+    const custom = await this.customFields.valuesOfMany(
+      m,
+      ctx,
+      'deals',
+      present.map((i) => ({ recordId: i.id, sent: i.body.custom_fields, existing: found.get(i.id)!.customFields ?? {} })),
+    );
     // The stage each item moves to: a stage_id (with the pipeline it names or the deal's own), as PATCH /deals/:id reads it.
     const targets = await this.stages(
       m,
@@ -137,13 +175,48 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       written.push({ index: item.index, deal, from: stage ? before.stageId : null, events, changes });
     });
 
-    const props = ['id', 'name', 'contactId', 'companyId', 'value', 'currency', 'ownerId', 'source', 'lossReason', 'expectedClose', 'metadata', 'customFields', 'status', 'pipelineId', 'stageId', 'stageEnteredAt', 'updatedAt'];
-    await updateRows(m, Deal, written.map((w) => columnValues(m, Deal, w.deal, props)));
-    await this.history(m, ctx, written.filter((w) => w.from !== null).map((w) => ({ deal: w.deal, from: w.from })), now);
-    const contacts = this.dealContacts.byOwner(
-      await this.dealContacts.followPrimary(m, written.map((w) => ({ owner: w.deal.id, from: found.get(w.deal.id)!.contactId, to: w.deal.contactId }))),
+    const props = [
+      'id',
+      'name',
+      'contactId',
+      'companyId',
+      'value',
+      'currency',
+      'ownerId',
+      'source',
+      'lossReason',
+      'expectedClose',
+      'metadata',
+      'customFields',
+      'status',
+      'pipelineId',
+      'stageId',
+      'stageEnteredAt',
+      'updatedAt',
+    ];
+    await updateRows(
+      m,
+      Deal,
+      written.map((w) => columnValues(m, Deal, w.deal, props)),
     );
-    const views = await this.full(m, ctx, [...written, ...unchanged].map((w) => w.deal), now);
+    await this.history(
+      m,
+      ctx,
+      written.filter((w) => w.from !== null).map((w) => ({ deal: w.deal, from: w.from })),
+      now,
+    );
+    const contacts = this.dealContacts.byOwner(
+      await this.dealContacts.followPrimary(
+        m,
+        written.map((w) => ({ owner: w.deal.id, from: found.get(w.deal.id)!.contactId, to: w.deal.contactId })),
+      ),
+    );
+    const views = await this.full(
+      m,
+      ctx,
+      [...written, ...unchanged].map((w) => w.deal),
+      now,
+    );
     for (const w of written) {
       const warnings = custom[present.findIndex((p) => p.index === w.index)].warnings;
       const contact = contacts.get(w.deal.id);
@@ -163,7 +236,15 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
   async remove(m: EntityManager, _ctx: RequestContext, items: DeleteItem[]): Promise<ItemOutcome<DealView>[]> {
     if (!items.length) return [];
     // Read before the delete, for the last values their history keeps.
-    const found = new Map((await lockRows(m, Deal, items.filter((i) => isId(i.id, IdPrefix.Deal)).map((i) => i.id))).map((d) => [d.id, d]));
+    const found = new Map(
+      (
+        await lockRows(
+          m,
+          Deal,
+          items.filter((i) => isId(i.id, IdPrefix.Deal)).map((i) => i.id),
+        )
+      ).map((d) => [d.id, d]),
+    );
     const contacts = this.dealContacts.byOwner(await this.dealContacts.removeForOwners(m, [...found.keys()]));
     if (found.size) await m.query(`DELETE FROM deals WHERE id = ANY($1::text[])`, [[...found.keys()]]);
     return items.map((item) => {
@@ -187,7 +268,11 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
   private async missingLinks(ctx: RequestContext, items: Array<{ index: number; links: Links }>): Promise<Map<number, DomainError>> {
     const named = (field: (typeof LINKS)[number]['field']) => items.map((i) => i.links[field]).filter((id): id is string => typeof id === 'string');
     const reply = await this.directory.resolveMany(ctx, { contact_ids: named('contact_id'), company_ids: named('company_id'), user_ids: named('owner_id') });
-    const known = { contacts: new Set(reply.contacts.map((c) => c.id)), companies: new Set(reply.companies.map((c) => c.id)), users: new Set(reply.users.map((u) => u.id)) };
+    const known = {
+      contacts: new Set(reply.contacts.map((c) => c.id)),
+      companies: new Set(reply.companies.map((c) => c.id)),
+      users: new Set(reply.users.map((u) => u.id)),
+    };
     const errors = new Map<number, DomainError>();
     for (const item of items) {
       const issues = LINKS.filter((l) => typeof item.links[l.field] === 'string' && !known[l.reply].has(item.links[l.field]!)).map((l) => ({
@@ -201,14 +286,30 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
   }
 
   /** Each item's stage, checked as the single write checks it (a stage of the named pipeline), or the 400 naming what is wrong. */
-  private async stages(m: EntityManager, items: Array<{ index: number; pipelineId: string; stageId: string | undefined }>): Promise<Map<number, Stage | DomainError>> {
+  private async stages(
+    m: EntityManager,
+    items: Array<{ index: number; pipelineId: string; stageId: string | undefined }>,
+  ): Promise<Map<number, Stage | DomainError>> {
     const result = new Map<number, Stage | DomainError>();
     if (!items.length) return result;
     const stageIds = items.map((i) => i.stageId).filter((id): id is string => id !== undefined && isId(id, IdPrefix.Stage));
     const pipelineIds = items.map((i) => i.pipelineId).filter((id) => isId(id, IdPrefix.Pipeline));
     const [stages, pipelines] = await Promise.all([
-      stageIds.length ? m.getRepository(Stage).createQueryBuilder('s').where('s.id IN (:...ids)', { ids: [...new Set(stageIds)] }).getMany() : [],
-      pipelineIds.length ? m.getRepository(Pipeline).createQueryBuilder('p').select('p.id').where('p.id IN (:...ids)', { ids: [...new Set(pipelineIds)] }).getMany() : [],
+      stageIds.length
+        ? m
+            .getRepository(Stage)
+            .createQueryBuilder('s')
+            .where('s.id IN (:...ids)', { ids: [...new Set(stageIds)] })
+            .getMany()
+        : [],
+      pipelineIds.length
+        ? m
+            .getRepository(Pipeline)
+            .createQueryBuilder('p')
+            .select('p.id')
+            .where('p.id IN (:...ids)', { ids: [...new Set(pipelineIds)] })
+            .getMany()
+        : [],
     ]);
     const stageById = new Map(stages.map((s) => [s.id, s]));
     const pipelineExists = new Set(pipelines.map((p) => p.id));
@@ -229,7 +330,15 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       columnValues(
         m,
         StageHistory,
-        { id: newId(IdPrefix.StageHistory), dealId: deal.id, fromStageId: from, toStageId: deal.stageId, changedAt: at, changedBy: actor.userId ?? SERVICE_USER_ID, changedByKeyId: actor.keyId },
+        {
+          id: newId(IdPrefix.StageHistory),
+          dealId: deal.id,
+          fromStageId: from,
+          toStageId: deal.stageId,
+          changedAt: at,
+          changedBy: actor.userId ?? SERVICE_USER_ID,
+          changedByKeyId: actor.keyId,
+        },
         ['id', 'dealId', 'fromStageId', 'toStageId', 'changedAt', 'changedBy', 'changedByKeyId'],
       ),
     );
@@ -241,9 +350,19 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
     if (!deals.length) return new Map();
     const ids = (pick: (d: Deal) => string | null) => deals.map(pick).filter((id): id is string => id !== null);
     const [names, pipelines, stages] = await Promise.all([
-      this.directory.resolveMany(ctx, { contact_ids: ids((d) => d.contactId), company_ids: ids((d) => d.companyId), user_ids: ids((d) => d.ownerId) }).catch(() => ({ contacts: [], companies: [], users: [] })),
-      m.getRepository(Pipeline).createQueryBuilder('p').where('p.id IN (:...ids)', { ids: [...new Set(ids((d) => d.pipelineId))] }).getMany(),
-      m.getRepository(Stage).createQueryBuilder('s').where('s.id IN (:...ids)', { ids: [...new Set(ids((d) => d.stageId))] }).getMany(),
+      this.directory
+        .resolveMany(ctx, { contact_ids: ids((d) => d.contactId), company_ids: ids((d) => d.companyId), user_ids: ids((d) => d.ownerId) })
+        .catch(() => ({ contacts: [], companies: [], users: [] })),
+      m
+        .getRepository(Pipeline)
+        .createQueryBuilder('p')
+        .where('p.id IN (:...ids)', { ids: [...new Set(ids((d) => d.pipelineId))] })
+        .getMany(),
+      m
+        .getRepository(Stage)
+        .createQueryBuilder('s')
+        .where('s.id IN (:...ids)', { ids: [...new Set(ids((d) => d.stageId))] })
+        .getMany(),
     ]);
     const summary = (list: RelatedSummary[], type: RelatedSummary['type'], id: string | null): RelatedSummary | null =>
       id === null ? null : (list.find((r) => r.id === id) ?? { type, id, name: '' });

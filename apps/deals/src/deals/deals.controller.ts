@@ -1,5 +1,17 @@
 import { SortablePageQuery } from '@crm/common';
-import { BatchWriteDto, CreateDealDto, ListDealsQuery, MoveDealStageDto, Ops, QueryFieldsRequest, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext, UpdateDealDto } from '@crm/contracts';
+import {
+  BatchWriteDto,
+  CreateDealDto,
+  ListDealsQuery,
+  MoveDealStageDto,
+  Ops,
+  QueryFieldsRequest,
+  RecordQueryDto,
+  RemoteMatchRequest,
+  RemoteValuesRequest,
+  RequestContext,
+  UpdateDealDto,
+} from '@crm/contracts';
 import { BatchRunner, Handles } from '@crm/runtime';
 import { DealsBatchWriter } from './deals.batch';
 import { Controller } from '@nestjs/common';

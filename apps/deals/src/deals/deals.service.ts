@@ -1,4 +1,17 @@
-import { CursorCodec, diffFields, DomainError, fieldSpecs, findById, IdPrefix, isId, keysetPage, newId, Page, SortablePageQuery, transactionOf } from '@crm/common';
+import {
+  CursorCodec,
+  diffFields,
+  DomainError,
+  fieldSpecs,
+  findById,
+  IdPrefix,
+  isId,
+  keysetPage,
+  newId,
+  Page,
+  SortablePageQuery,
+  transactionOf,
+} from '@crm/common';
 import {
   CreateDealDto,
   DealCreatedData,
@@ -113,7 +126,10 @@ export class DealsService {
       await m.insert(Deal, row);
       await this.mover.recordPlacement(m, row, actorOf(ctx));
       const contact = await this.dealContacts.followPrimary(m, [{ owner: id, from: null, to: row.contactId }]);
-      await this.outbox.record(m, { events: [event(EventType.DealCreated, dealCreatedData(row)), ...contact.events], changes: [dealCreatedChange(row), ...contact.changes] });
+      await this.outbox.record(m, {
+        events: [event(EventType.DealCreated, dealCreatedData(row)), ...contact.events],
+        changes: [dealCreatedChange(row), ...contact.changes],
+      });
       await this.mover.announceStatus(m, row, null);
       return row;
     }, within);
@@ -157,21 +173,25 @@ export class DealsService {
       if (!changes.changed.length) return deal;
       const [{ now }] = (await m.query(`SELECT clock_timestamp() AS now`)) as Array<{ now: Date }>;
       deal.updatedAt = now;
-      await m.update(Deal, { id }, {
-        name: deal.name,
-        contactId: deal.contactId,
-        companyId: deal.companyId,
-        value: deal.value,
-        currency: deal.currency,
-        ownerId: deal.ownerId,
-        source: deal.source,
-        lossReason: deal.lossReason,
-        expectedClose: deal.expectedClose,
-        metadata: deal.metadata,
-        customFields: deal.customFields,
-        status: deal.status,
-        updatedAt: now,
-      });
+      await m.update(
+        Deal,
+        { id },
+        {
+          name: deal.name,
+          contactId: deal.contactId,
+          companyId: deal.companyId,
+          value: deal.value,
+          currency: deal.currency,
+          ownerId: deal.ownerId,
+          source: deal.source,
+          lossReason: deal.lossReason,
+          expectedClose: deal.expectedClose,
+          metadata: deal.metadata,
+          customFields: deal.customFields,
+          status: deal.status,
+          updatedAt: now,
+        },
+      );
       const contact = await this.dealContacts.followPrimary(m, [{ owner: id, from: before.contactId, to: deal.contactId }]);
       await this.outbox.record(m, {
         events: [event(EventType.DealUpdated, { deal_id: id, ...changes }), ...contact.events],
@@ -219,7 +239,9 @@ export class DealsService {
   }
 
   private async page(list: string, query: SortablePageQuery, filters: ListDealsQuery): Promise<Page<DealView>> {
-    const rangeFiltered = [filters.min_value, filters.max_value, filters.created_after, filters.created_before, filters.days_since_activity_gt].some((v) => v !== undefined);
+    const rangeFiltered = [filters.min_value, filters.max_value, filters.created_after, filters.created_before, filters.days_since_activity_gt].some(
+      (v) => v !== undefined,
+    );
     const { qb, read } = keysetPage(this.cursors, this.dataSource.getRepository(Deal), 'd', list, query, { rangeFiltered });
     this.applyFilters(qb, filters);
     const now = new Date();

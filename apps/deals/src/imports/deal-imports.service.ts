@@ -41,7 +41,11 @@ export class DealImportsService {
           result.errors.push(...refused);
         }
       }
-      await m.query(`INSERT INTO import_batches (import_id, first_seq, result) VALUES ($1, $2, $3)`, [batch.import_id, batch.first_seq, JSON.stringify(result)]);
+      await m.query(`INSERT INTO import_batches (import_id, first_seq, result) VALUES ($1, $2, $3)`, [
+        batch.import_id,
+        batch.first_seq,
+        JSON.stringify(result),
+      ]);
       return result;
     });
   }

@@ -98,7 +98,7 @@ export class ContactLinksService {
     const ids = rows.map((r) => r.id).sort((a, b) => a.localeCompare(b));
     const changes: ChangeSet = { changed: [column], previous: { [column]: from }, current: { [column]: to } };
     await this.outbox.record(m, {
-      events: ids.map((id) => (event(EventType.DealUpdated, { deal_id: id, ...changes }))),
+      events: ids.map((id) => event(EventType.DealUpdated, { deal_id: id, ...changes })),
       changes: ids.map((id) => updatedChange('deals', id, changes)),
     });
     return rows.length;

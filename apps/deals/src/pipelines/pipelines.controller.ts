@@ -1,5 +1,14 @@
 import { SortablePageQuery } from '@crm/common';
-import { AddStageDto, CreatePipelineDto, DeleteWithMoveQuery, Ops, PipelineDealsQuery, ReorderStagesDto, RequestContext, UpdatePipelineDto } from '@crm/contracts';
+import {
+  AddStageDto,
+  CreatePipelineDto,
+  DeleteWithMoveQuery,
+  Ops,
+  PipelineDealsQuery,
+  ReorderStagesDto,
+  RequestContext,
+  UpdatePipelineDto,
+} from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
@@ -9,7 +18,10 @@ import { PipelinesService } from './pipelines.service';
 
 @Controller()
 export class PipelinesController {
-  constructor(private readonly pipelines: PipelinesService, private readonly deals: DealsService) {}
+  constructor(
+    private readonly pipelines: PipelinesService,
+    private readonly deals: DealsService,
+  ) {}
 
   @Handles(Ops.pipelines.create)
   async create(@Payload('ctx') ctx: RequestContext, @Payload('body') body: CreatePipelineDto) {

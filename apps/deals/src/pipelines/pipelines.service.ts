@@ -1,4 +1,18 @@
-import { ChangeSet, CursorCodec, diffFields, DomainError, fieldSpecs, IdPrefix, isForeignKeyViolation, isId, isUniqueViolation, keysetPage, newId, Page, SortablePageQuery } from '@crm/common';
+import {
+  ChangeSet,
+  CursorCodec,
+  diffFields,
+  DomainError,
+  fieldSpecs,
+  IdPrefix,
+  isForeignKeyViolation,
+  isId,
+  isUniqueViolation,
+  keysetPage,
+  newId,
+  Page,
+  SortablePageQuery,
+} from '@crm/common';
 import {
   AddStageDto,
   CreatePipelineDto,
@@ -53,9 +67,21 @@ export class PipelinesService {
       if (isDefault && hasDefault) await this.clearDefault(m);
       const now = await transactionNow(m);
       const customFields = await this.customFields.values(m, ctx, 'pipelines', id, dto.custom_fields);
-      await m.insert(Pipeline, { id, name: dto.name, isDefault, metadata: (dto.metadata ?? {}) as Pipeline['metadata'], customFields: customFields as Pipeline['customFields'], createdAt: now, updatedAt: now });
+      await m.insert(Pipeline, {
+        id,
+        name: dto.name,
+        isDefault,
+        metadata: (dto.metadata ?? {}) as Pipeline['metadata'],
+        customFields: customFields as Pipeline['customFields'],
+        createdAt: now,
+        updatedAt: now,
+      });
       // All stages in one INSERT.
-      if (stages.length) await m.insert(Stage, stages.map((stage, position) => stageRow(id, stage, position, now)));
+      if (stages.length)
+        await m.insert(
+          Stage,
+          stages.map((stage, position) => stageRow(id, stage, position, now)),
+        );
       await this.outbox.record(m, {
         events: [event(EventType.PipelineCreated, { pipeline_id: id })],
         changes: [createdChange('pipelines', id, presentPipeline(await this.load(m, id)))],
@@ -91,11 +117,15 @@ export class PipelinesService {
         changes.current.is_default = true;
       }
       if (!changes.changed.length) return;
-      await m.update(Pipeline, { id }, {
-        ...set,
-        ...(changes.changed.includes('is_default') ? { isDefault: true } : {}),
-        updatedAt: await transactionNow(m),
-      });
+      await m.update(
+        Pipeline,
+        { id },
+        {
+          ...set,
+          ...(changes.changed.includes('is_default') ? { isDefault: true } : {}),
+          updatedAt: await transactionNow(m),
+        },
+      );
       await this.recordUpdate(m, [{ id, changes }]);
     });
     return this.get(id);
@@ -122,7 +152,10 @@ export class PipelinesService {
         // Another pipeline inherits the default, the oldest one, so there always is one while any exist.
         const [heirs] = (await m.query(`UPDATE pipelines SET is_default = true, updated_at = now()
           WHERE id = (SELECT id FROM pipelines ORDER BY id LIMIT 1) RETURNING id`)) as [Array<{ id: string }>, number];
-        await this.recordUpdate(m, heirs.map((heir) => ({ id: heir.id, changes: defaultMoved(false, true) })));
+        await this.recordUpdate(
+          m,
+          heirs.map((heir) => ({ id: heir.id, changes: defaultMoved(false, true) })),
+        );
       }
     });
   }
@@ -264,8 +297,14 @@ export class PipelinesService {
   }
 
   private async clearDefault(m: EntityManager): Promise<void> {
-    const previous = (await m.query(`UPDATE pipelines SET is_default = false, updated_at = now() WHERE is_default RETURNING id`)) as [Array<{ id: string }>, number];
-    await this.recordUpdate(m, (previous[0] ?? []).map((row) => ({ id: row.id, changes: defaultMoved(true, false) })));
+    const previous = (await m.query(`UPDATE pipelines SET is_default = false, updated_at = now() WHERE is_default RETURNING id`)) as [
+      Array<{ id: string }>,
+      number,
+    ];
+    await this.recordUpdate(
+      m,
+      (previous[0] ?? []).map((row) => ({ id: row.id, changes: defaultMoved(true, false) })),
+    );
   }
 
   private async stagesOf(m: EntityManager, id: string): Promise<Stage[]> {
@@ -275,14 +314,18 @@ export class PipelinesService {
   /** A change of the pipeline's stages (added, reordered, deleted): `stages` before and after, as the API shows them. */
   private async touch(m: EntityManager, id: string, now: Date, before: Stage[]): Promise<void> {
     await m.update(Pipeline, { id }, { updatedAt: now });
-    const changes: ChangeSet = { changed: ['stages'], previous: { stages: presentStages(before) }, current: { stages: presentStages(await this.stagesOf(m, id)) } };
+    const changes: ChangeSet = {
+      changed: ['stages'],
+      previous: { stages: presentStages(before) },
+      current: { stages: presentStages(await this.stagesOf(m, id)) },
+    };
     await this.recordUpdate(m, [{ id, changes }]);
   }
 
   /** pipeline.updated and its change entry, for each pipeline an update changed. */
   private async recordUpdate(m: EntityManager, updates: Array<{ id: string; changes: ChangeSet }>): Promise<void> {
     await this.outbox.record(m, {
-      events: updates.map(({ id, changes }) => (event(EventType.PipelineUpdated, { pipeline_id: id, ...changes }))),
+      events: updates.map(({ id, changes }) => event(EventType.PipelineUpdated, { pipeline_id: id, ...changes })),
       changes: updates.map(({ id, changes }) => updatedChange('pipelines', id, changes)),
     });
   }

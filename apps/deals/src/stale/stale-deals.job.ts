@@ -74,7 +74,11 @@ export class StaleDealsJob implements OnApplicationBootstrap, OnApplicationShutd
         await this.outbox.appendMany(
           m,
           rows.map((row) =>
-            event(EventType.TriggerDealStale, { deal_id: row.id, last_activity_at: row.inactive_since.toISOString(), threshold_days: this.settings.staleAfterMs / DAY_MS }),
+            event(EventType.TriggerDealStale, {
+              deal_id: row.id,
+              last_activity_at: row.inactive_since.toISOString(),
+              threshold_days: this.settings.staleAfterMs / DAY_MS,
+            }),
           ),
         );
         return rows.length;

@@ -5,6 +5,7 @@ import { EventsController } from './events.controller';
 import { EventsService } from './events.service';
 
 @Module({
-  controllers: [EventsController], providers: [EventLogWriter, EventsService, EventRetention],
+  controllers: [EventsController],
+  providers: [EventLogWriter, EventsService, EventRetention],
 })
 export class EventLogModule {}

@@ -39,8 +39,9 @@ describe('event log writer', () => {
     data: { contact_id: `con_${counter}`, email: `c${counter}@example.com` },
     ...extra,
   });
-  const logged = async (): Promise<Array<{ id: string; position: string; actor: unknown; via: string | null; request_id: string | null; data: unknown; occurred_at: Date }>> =>
-    dataSource.query(`SELECT id, position::text, actor, via, request_id, data, occurred_at FROM events ORDER BY events.position`);
+  const logged = async (): Promise<
+    Array<{ id: string; position: string; actor: unknown; via: string | null; request_id: string | null; data: unknown; occurred_at: Date }>
+  > => dataSource.query(`SELECT id, position::text, actor, via, request_id, data, occurred_at FROM events ORDER BY events.position`);
   const checkpoint = async (): Promise<number> => Number((await dataSource.query(`SELECT stream_seq::text AS seq FROM log_checkpoint`))[0].seq);
   const appendedTotal = async (): Promise<number> => (await metrics.registry.getSingleMetric('crm_event_log_appended_total')!.get()).values[0]?.value ?? 0;
 

@@ -17,7 +17,11 @@ export class EventRetention implements OnApplicationBootstrap, OnApplicationShut
     @Inject(EVENTS_SETTINGS) private readonly settings: EventsSettings,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.task = new PeriodicTask(settings.pruneIntervalMs, () => this.prune(), (err) => this.logger.warn({ err: err.message }, 'event retention sweep failed'));
+    this.task = new PeriodicTask(
+      settings.pruneIntervalMs,
+      () => this.prune(),
+      (err) => this.logger.warn({ err: err.message }, 'event retention sweep failed'),
+    );
   }
 
   onApplicationBootstrap(): void {
@@ -32,7 +36,9 @@ export class EventRetention implements OnApplicationBootstrap, OnApplicationShut
     await this.dataSource.transaction(async (m) => {
       const [{ locked }] = await m.query(`SELECT pg_try_advisory_xact_lock(hashtext('crm:event-retention')) AS locked`);
       if (!locked) return;
-      const result: [unknown[], number] = await m.query(`DELETE FROM events WHERE recorded_at < now() - make_interval(days => $1)`, [this.settings.retentionDays]);
+      const result: [unknown[], number] = await m.query(`DELETE FROM events WHERE recorded_at < now() - make_interval(days => $1)`, [
+        this.settings.retentionDays,
+      ]);
       const removed = result[1] ?? 0;
       if (removed) this.logger.info({ removed }, 'pruned events past the retention period');
     });

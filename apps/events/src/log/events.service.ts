@@ -45,7 +45,10 @@ export class EventsService {
       const params: unknown[] = [String(after), size + 1];
       let where = 'position > $1';
       if (filter) {
-        params.push(filter.types, filter.prefixes.map((p) => `${p}%`));
+        params.push(
+          filter.types,
+          filter.prefixes.map((p) => `${p}%`),
+        );
         where += ` AND (type = ANY($3::text[]) OR type LIKE ANY($4::text[]))`;
       }
       const rows: Row[] = await m.query(

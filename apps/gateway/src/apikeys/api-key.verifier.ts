@@ -100,7 +100,8 @@ export class ApiKeyVerifier {
       return { ok: true, principal: cached };
     }
     this.metrics.apiKeyLookups.inc();
-    let key: { id: string; scope: ApiKey['scope']; user_id: string | null; key_hash: string; revoked: boolean; expired: boolean; expires_at: Date | null } | undefined;
+    let key:
+      { id: string; scope: ApiKey['scope']; user_id: string | null; key_hash: string; revoked: boolean; expired: boolean; expires_at: Date | null } | undefined;
     try {
       // On every request: a plain indexed query, without the ORM's per-call query building.
       [key] = await this.dataSource.query(

@@ -101,14 +101,7 @@ export class ApiKeysService {
         revokedAt: null,
         lastUsedAt: null,
       });
-      const inserted = await manager
-        .createQueryBuilder()
-        .insert()
-        .into(ApiKey)
-        .values(row)
-        .orIgnore()
-        .returning('*')
-        .execute();
+      const inserted = await manager.createQueryBuilder().insert().into(ApiKey).values(row).orIgnore().returning('*').execute();
       if (!inserted.raw.length) throw new DomainError(ErrorCode.Conflict, 'An identical API key already exists.');
       const saved = await manager.findOneOrFail(ApiKey, { where: { id: row.id } });
       await this.outbox.append(manager, EventType.ApiKeyCreated, {

@@ -6,4 +6,10 @@ import { ApiKeyUsers1763800000300 } from './migrations/1763800000300-api-key-use
 
 export const GATEWAY_SCHEMA = 'gateway';
 export const gatewayEntities = [ApiKey];
-export const gatewayMigrations = [CreateOutbox1763800000000, CreateApiKeys1763800000100, CreateIdempotencyKeys1763800000200, ApiKeyUsers1763800000300, AddOutboxTraceContext1764200000000];
+export const gatewayMigrations = [
+  CreateOutbox1763800000000,
+  CreateApiKeys1763800000100,
+  CreateIdempotencyKeys1763800000200,
+  ApiKeyUsers1763800000300,
+  AddOutboxTraceContext1764200000000,
+];

@@ -52,11 +52,7 @@ export class HealthController {
     const timeout = this.config.healthTimeoutMs;
     const redis = await this.redisUp(timeout);
     // Redis is listed in `details` with its real state but left out of the verdict.
-    await this.respond(
-      res,
-      [() => this.dependencies.database(this.dataSource, timeout), () => this.dependencies.nats(this.nc, timeout)],
-      redis,
-    );
+    await this.respond(res, [() => this.dependencies.database(this.dataSource, timeout), () => this.dependencies.nats(this.nc, timeout)], redis);
   }
 
   @Get()

@@ -1,6 +1,5 @@
 import { ErrorCode } from '@crm/common';
 
-
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: ErrorCode.InvalidRequest,
   401: ErrorCode.Unauthorized,

@@ -65,7 +65,11 @@ export function inputProblems(value: unknown): FieldIssue[] {
         continue;
       }
       if (UNSTORABLE.test(key) || key.length > InputLimits.stringLength) {
-        issues.push({ field: at, code: 'invalid_characters', message: `the key of ${at} contains a NUL character or an unpaired UTF-16 surrogate, or is too long` });
+        issues.push({
+          field: at,
+          code: 'invalid_characters',
+          message: `the key of ${at} contains a NUL character or an unpaired UTF-16 surrogate, or is too long`,
+        });
         continue;
       }
       stack.push({ value: (current as Record<string, unknown>)[key], path: at, depth: depth + 1 });

@@ -71,9 +71,13 @@ export function installBodyParsers(fastify: FastifyInstance): void {
 
 /** The API's answer to a body Fastify refused (by the status it refused it with), or undefined. */
 export function bodyErrorOf(status: number, req: FastifyRequest): ErrorBody | undefined {
-  if (status === 413) return { code: ErrorCode.PayloadTooLarge, message: `Request body exceeds the ${req.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES} byte limit.` };
+  if (status === 413)
+    return { code: ErrorCode.PayloadTooLarge, message: `Request body exceeds the ${req.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES} byte limit.` };
   if (status === 415) {
-    return { code: ErrorCode.UnsupportedMediaType, message: `Request bodies must be JSON sent with Content-Type: application/json (got '${req.headers['content-type'] ?? 'none'}').` };
+    return {
+      code: ErrorCode.UnsupportedMediaType,
+      message: `Request bodies must be JSON sent with Content-Type: application/json (got '${req.headers['content-type'] ?? 'none'}').`,
+    };
   }
   return undefined;
 }

@@ -16,7 +16,10 @@ function controllersOf(module: Type | DynamicModule, seen = new Set<unknown>()):
   seen.add(module);
   const dynamic = 'module' in module ? module : undefined;
   const type = dynamic ? dynamic.module : (module as Type);
-  const imports = [...((Reflect.getMetadata('imports', type) as Array<Type | DynamicModule> | undefined) ?? []), ...((dynamic?.imports as Array<Type | DynamicModule>) ?? [])];
+  const imports = [
+    ...((Reflect.getMetadata('imports', type) as Array<Type | DynamicModule> | undefined) ?? []),
+    ...((dynamic?.imports as Array<Type | DynamicModule>) ?? []),
+  ];
   const own = [...((Reflect.getMetadata('controllers', type) as Type[] | undefined) ?? []), ...((dynamic?.controllers as Type[]) ?? [])];
   return [...own, ...imports.filter(Boolean).flatMap((imported) => controllersOf(imported, seen))];
 }

@@ -44,9 +44,14 @@ export class IdempotencyHook implements OnModuleInit, OnModuleDestroy {
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.purges = new PeriodicTask(PURGE_EVERY_MS, () => this.purge(), (err) => this.logger.warn({ err: err.message }, 'could not purge expired idempotency keys'), {
-      firstRun: 'after-interval',
-    });
+    this.purges = new PeriodicTask(
+      PURGE_EVERY_MS,
+      () => this.purge(),
+      (err) => this.logger.warn({ err: err.message }, 'could not purge expired idempotency keys'),
+      {
+        firstRun: 'after-interval',
+      },
+    );
   }
 
   onModuleInit(): void {
@@ -70,7 +75,9 @@ export class IdempotencyHook implements OnModuleInit, OnModuleDestroy {
     }
     const apiKeyId = req.principal.keyId;
     // An upload's key covers its method and URL: its body is a stream the route has yet to read.
-    const hash = createHash('sha256').update(`${req.method} ${req.url}\n${JSON.stringify(jsonBodyOf(req) ?? null)}`).digest('hex');
+    const hash = createHash('sha256')
+      .update(`${req.method} ${req.url}\n${JSON.stringify(jsonBodyOf(req) ?? null)}`)
+      .digest('hex');
     try {
       const claimedAt = await this.claim(apiKeyId, key, hash);
       if (claimedAt) {

@@ -19,7 +19,10 @@ export class ImportUploads {
   async receive(req: GatewayRequest): Promise<ResourceOf<ImportView>> {
     const format = FORMATS[(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()];
     if (!format) {
-      throw new DomainError(ErrorCode.UnsupportedMediaType, `Imports are sent as text/csv or application/x-ndjson (got '${req.headers['content-type'] ?? 'none'}').`);
+      throw new DomainError(
+        ErrorCode.UnsupportedMediaType,
+        `Imports are sent as text/csv or application/x-ndjson (got '${req.headers['content-type'] ?? 'none'}').`,
+      );
     }
     // The client's Idempotency-Key covers the upload as a whole at the gateway; the calls that stage it are not retries of one another.
     const ctx = { ...contextOf(req), idempotency_ref: undefined };

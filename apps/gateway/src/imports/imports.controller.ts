@@ -14,7 +14,10 @@ export class ImportsController {
   @ApiConsumes('text/csv', 'application/x-ndjson')
   @ApiBody({
     required: true,
-    schema: { type: 'string', description: 'CSV: a header line of field names, then one record per line. NDJSON: one JSON object per line, shaped like the create body.' },
+    schema: {
+      type: 'string',
+      description: 'CSV: a header line of field names, then one record per line. NDJSON: one JSON object per line, shaped like the create body.',
+    },
   })
   create(@Req() req: GatewayRequest) {
     return this.uploads.receive(req);

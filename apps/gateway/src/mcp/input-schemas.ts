@@ -29,7 +29,12 @@ function inlineReferences(value: unknown, all: Record<string, JsonSchema>): unkn
 }
 
 /** An object schema made of a request class's fields plus extra ones (a path id, an object slug). */
-export function inputSchema(options: { extra?: Record<string, JsonSchema>; required?: string[]; from?: ClassConstructor<object>; omit?: string[] }): JsonSchema {
+export function inputSchema(options: {
+  extra?: Record<string, JsonSchema>;
+  required?: string[];
+  from?: ClassConstructor<object>;
+  omit?: string[];
+}): JsonSchema {
   const base = options.from ? schemaOf(options.from) : { properties: {} };
   const omitted = new Set(options.omit ?? []);
   const keep = <T>(entries: Array<[string, T]>) => entries.filter(([name]) => !omitted.has(name));

@@ -44,9 +44,7 @@ function pathArguments(path: string): Array<{ param: string; schema: JsonSchema 
 
 /** Query values travel as strings, as they would in a URL; the service parses them with the same rules. */
 function asQuery(args: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(args).map(([key, value]) => [key, typeof value === 'number' || typeof value === 'boolean' ? String(value) : value]),
-  );
+  return Object.fromEntries(Object.entries(args).map(([key, value]) => [key, typeof value === 'number' || typeof value === 'boolean' ? String(value) : value]));
 }
 
 /** An operation of the table offered as a tool of its own; everything but the wording is read from the operation. */

@@ -62,7 +62,7 @@ export class McpService {
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: {} },
       instructions:
-        'A go-to-market CRM: contacts, deals in pipelines, custom objects and an ordered event log. Call describe_schema for the objects, describe_object for one object\'s fields.',
+        "A go-to-market CRM: contacts, deals in pipelines, custom objects and an ordered event log. Call describe_schema for the objects, describe_object for one object's fields.",
     });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS.filter((tool) => visibleTo(principal, tool)).map(listing) }));
     server.setRequestHandler(CallToolRequestSchema, async (call) => {

@@ -57,8 +57,20 @@ export interface AssociationRoutes {
 
 /** By `<object>.<related>`. */
 export const ASSOCIATIONS: Readonly<Record<string, AssociationRoutes>> = {
-  'contacts.companies': { list: Ops.contacts.companies, param: 'company_id', add: Ops.contacts.addCompany, update: Ops.contacts.updateCompany, remove: Ops.contacts.removeCompany },
-  'deals.contacts': { list: Ops.deals.contacts, param: 'contact_id', add: Ops.deals.addContact, update: Ops.deals.updateContact, remove: Ops.deals.removeContact },
+  'contacts.companies': {
+    list: Ops.contacts.companies,
+    param: 'company_id',
+    add: Ops.contacts.addCompany,
+    update: Ops.contacts.updateCompany,
+    remove: Ops.contacts.removeCompany,
+  },
+  'deals.contacts': {
+    list: Ops.deals.contacts,
+    param: 'contact_id',
+    add: Ops.deals.addContact,
+    update: Ops.deals.updateContact,
+    remove: Ops.deals.removeContact,
+  },
   'contacts.deals': { list: Ops.contacts.deals },
   'companies.contacts': { list: Ops.companies.contacts },
 };

@@ -159,10 +159,15 @@ export const RECORD_TOOLS: readonly McpTool[] = [
     name: BATCH_TOOL,
     title: `Create or update up to ${BatchLimits.items} records`,
     description:
-      "Upserts items (create bodies) matched on key (contacts: email, companies: domain, a custom object: a unique field), case-insensitive; each item answered with its status (201, 200) or error. all_or_none writes all or nothing. Costs one request per item.",
+      'Upserts items (create bodies) matched on key (contacts: email, companies: domain, a custom object: a unique field), case-insensitive; each item answered with its status (201, 200) or error. all_or_none writes all or nothing. Costs one request per item.',
     ...write,
     input: objectInput(
-      { object: OBJECT, items: { type: 'array', minItems: 1, maxItems: BatchLimits.items, items: { type: 'object' } }, key: { type: 'string' }, all_or_none: { type: 'boolean' } },
+      {
+        object: OBJECT,
+        items: { type: 'array', minItems: 1, maxItems: BatchLimits.items, items: { type: 'object' } },
+        key: { type: 'string' },
+        all_or_none: { type: 'boolean' },
+      },
       ['object', 'items'],
     ),
     run: async (args, context) => {
@@ -186,10 +191,12 @@ export const RECORD_TOOLS: readonly McpTool[] = [
       'Associates related_id with the record (contacts → companies, deals → contacts), or changes the association: role (a label set_association_labels allows; null clears it), is_primary. Emits <object>.<related>_added or _updated.',
     ...write,
     idempotent: true,
-    input: objectInput(
-      { ...OBJECT_AND_ID, related: { type: 'string' }, related_id: ID, role: { type: ['string', 'null'] }, is_primary: { type: 'boolean' } },
-      ['object', 'id', 'related', 'related_id'],
-    ),
+    input: objectInput({ ...OBJECT_AND_ID, related: { type: 'string' }, related_id: ID, role: { type: ['string', 'null'] }, is_primary: { type: 'boolean' } }, [
+      'object',
+      'id',
+      'related',
+      'related_id',
+    ]),
     run: async (args, context) => {
       const routes = associationOf(args, true);
       const change = without(args, 'object', 'id', 'related', 'related_id');
@@ -222,7 +229,9 @@ export function checkArguments(tool: McpTool, args: Record<string, unknown>): vo
     ...Object.keys(args)
       .filter((name) => !properties.includes(name))
       .map((name) => ({ field: name, code: 'unknown_field', message: `unknown argument '${name}'; ${tool.name} takes ${properties.join(', ')}` })),
-    ...required.filter((name) => args[name] === undefined || args[name] === null).map((name) => ({ field: name, code: 'required', message: `${name} is required` })),
+    ...required
+      .filter((name) => args[name] === undefined || args[name] === null)
+      .map((name) => ({ field: name, code: 'required', message: `${name} is required` })),
     ...['object', 'id', 'related', 'related_id']
       .filter((name) => properties.includes(name) && args[name] !== undefined && args[name] !== null && typeof args[name] !== 'string')
       .map((name) => ({ field: name, code: 'invalid_value', message: `${name} must be a string` })),

@@ -115,7 +115,10 @@ export function ApiBatch(view: Type<unknown>, describe: Describe, created?: Type
   return applyDecorators(
     ...requestOf(describe),
     ApiExtraModels(view, ValidationWarning, ...(created ? [created] : [])),
-    ApiResponse({ status: 200, schema: { type: 'object', required: ['data'], properties: { data: { type: 'array', items: item } }, additionalProperties: false } }),
+    ApiResponse({
+      status: 200,
+      schema: { type: 'object', required: ['data'], properties: { data: { type: 'array', items: item } }, additionalProperties: false },
+    }),
   );
 }
 
@@ -137,11 +140,7 @@ const HEALTH = {
 
 /** A probe: 200 when what it checks is up, 503 (same body shape) when not. */
 export function ApiHealth(summary: string) {
-  return applyDecorators(
-    ApiOperation({ summary }),
-    ApiResponse({ status: 200, schema: HEALTH }),
-    ApiResponse({ status: 503, schema: HEALTH }),
-  );
+  return applyDecorators(ApiOperation({ summary }), ApiResponse({ status: 200, schema: HEALTH }), ApiResponse({ status: 503, schema: HEALTH }));
 }
 
 /** The Model Context Protocol endpoint: JSON-RPC 2.0 messages in and out (docs/mcp.md). */
@@ -154,7 +153,8 @@ export function ApiMcp() {
     ApiResponse({ status: 202, description: 'Accepted: the message was a notification or a response; no body.' }),
     ApiResponse({
       status: 400,
-      description: 'A JSON-RPC error (`-32600` for a batch, `-32700` for a message that is not JSON-RPC), or in the API error shape a body that is not JSON or breaks the input limits.',
+      description:
+        'A JSON-RPC error (`-32600` for a batch, `-32700` for a message that is not JSON-RPC), or in the API error shape a body that is not JSON or breaks the input limits.',
       content: { 'application/json': { schema: { anyOf: [jsonRpc, { $ref: getSchemaPath(ErrorView) }] } } },
     }),
   );

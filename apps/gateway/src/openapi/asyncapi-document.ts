@@ -54,7 +54,10 @@ export async function createAsyncApiDocument(running?: INestApplication): Promis
             description: 'Who made the change: the API key, the team member the key belongs to, or the system (`id` then names the part that acted).',
           },
           via: { type: 'string', enum: [...CHANGE_VIAS], description: 'The channel the change came through.' },
-          request_id: { type: ['string', 'null'], description: 'The X-Request-Id of the request that made the change; null for what the system did on its own.' },
+          request_id: {
+            type: ['string', 'null'],
+            description: 'The X-Request-Id of the request that made the change; null for what the system did on its own.',
+          },
           data: data ? { $ref: getSchemaPath(data.name) } : { type: 'object' },
         },
         additionalProperties: false,

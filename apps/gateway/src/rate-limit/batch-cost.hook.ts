@@ -39,7 +39,10 @@ export class BatchCostHook {
       const s = decision.retryAfterSeconds;
       return writeError(
         reply,
-        { code: ErrorCode.RateLimitExceeded, message: `Rate limit exceeded: a batch of ${items.length} items costs ${extra + 1} requests; retry in ${s} second${s === 1 ? '' : 's'}.` },
+        {
+          code: ErrorCode.RateLimitExceeded,
+          message: `Rate limit exceeded: a batch of ${items.length} items costs ${extra + 1} requests; retry in ${s} second${s === 1 ? '' : 's'}.`,
+        },
         { 'Retry-After': String(s) },
       );
     } catch (err) {

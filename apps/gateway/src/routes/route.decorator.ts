@@ -8,7 +8,9 @@ const METHODS: Record<HttpMethod, (path: string) => MethodDecorator> = { GET: Ge
 
 /** `contacts_create` for `Ops.contacts.create`: the OpenAPI operation id, whichever controller serves the route. */
 const OPERATION_IDS = new Map<AnyOperation, string>(
-  Object.entries(Ops).flatMap(([group, operations]) => Object.entries(operations as Record<string, AnyOperation>).map(([key, op]) => [op, `${group}_${key}`] as const)),
+  Object.entries(Ops).flatMap(([group, operations]) =>
+    Object.entries(operations as Record<string, AnyOperation>).map(([key, op]) => [op, `${group}_${key}`] as const),
+  ),
 );
 
 /** The OpenAPI description of an operation's request and answer. */

@@ -17,6 +17,11 @@ export class ServiceForwarder {
   to<O extends AnyOperation>(op: O, req: GatewayRequest): Promise<ReplyOf<O> | RawJson> {
     const params = { ...(req.params as Record<string, string>) };
     const target = op.routeBy?.(params) ?? op;
-    return this.rpc.pass(target, contextOf(req), { params, query: { ...(req.query as Record<string, unknown>) }, body: req.body ?? null }, { trace: req.traceContext });
+    return this.rpc.pass(
+      target,
+      contextOf(req),
+      { params, query: { ...(req.query as Record<string, unknown>) }, body: req.body ?? null },
+      { trace: req.traceContext },
+    );
   }
 }

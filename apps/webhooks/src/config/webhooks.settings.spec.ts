@@ -8,7 +8,13 @@ const KEYS = { WEBHOOKS_SECRET_KEYS: `k1:${randomBytes(32).toString('base64')}` 
 describe('webhooks settings', () => {
   it('has production defaults: HTTPS only, public addresses only', () => {
     const s = loadWebhooksSettings(KEYS);
-    expect(s).toMatchObject({ retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS, timeoutMs: 10_000, disableAfterFailedEvents: 5, allowInsecure: false, allowPrivate: false });
+    expect(s).toMatchObject({
+      retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS,
+      timeoutMs: 10_000,
+      disableAfterFailedEvents: 5,
+      allowInsecure: false,
+      allowPrivate: false,
+    });
     expect(s).toMatchObject({ secretOverlapSeconds: 86_400, deliveryRetentionDays: 30, retentionIntervalMs: 3_600_000, retentionBatchSize: 1000 });
   });
 

@@ -1,4 +1,9 @@
-import { AddOutboxTraceContext1764200000000, CreateDeadEvents1763900000000, CreateOutbox1763800000000, CreateRequestOutcomes1763900000200 } from '@crm/messaging';
+import {
+  AddOutboxTraceContext1764200000000,
+  CreateDeadEvents1763900000000,
+  CreateOutbox1763800000000,
+  CreateRequestOutcomes1763900000200,
+} from '@crm/messaging';
 import { Delivery } from '../deliveries/delivery.entity';
 import { WebhookEvent } from '../event-log/webhook-event.entity';
 import { SecretKeyring } from '../secrets/secret-keyring';

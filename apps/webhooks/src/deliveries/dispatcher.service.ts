@@ -259,18 +259,28 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
   /** One HTTP attempt; when the event was traced, a client span under it whose `traceparent` the receiver gets. */
   private send(attempt: PreparedAttempt): Promise<SendResult> {
     const post = (extra: Record<string, string> = {}) =>
-      postJson(attempt.url, attempt.body, { ...signedHeaders(attempt.secrets, attempt.eventId, attempt.body), ...extra }, {
-        timeoutMs: this.settings.timeoutMs,
-        allowPrivate: this.settings.allowPrivate,
-        signal: this.abort.signal,
-      });
+      postJson(
+        attempt.url,
+        attempt.body,
+        { ...signedHeaders(attempt.secrets, attempt.eventId, attempt.body), ...extra },
+        {
+          timeoutMs: this.settings.timeoutMs,
+          allowPrivate: this.settings.allowPrivate,
+          signal: this.abort.signal,
+        },
+      );
     if (!attempt.traceContext) return post();
-    return inSpan(tracer, 'webhook deliver', { kind: SpanKind.CLIENT, parent: contextFrom(attempt.traceContext), attributes: { 'crm.webhook.id': attempt.subscriptionId } }, async (span) => {
-      const traceparent = traceparentOf();
-      const result = await post(traceparent ? { traceparent } : {});
-      if (result.httpStatus !== null) span.setAttribute('http.response.status_code', result.httpStatus);
-      return result;
-    });
+    return inSpan(
+      tracer,
+      'webhook deliver',
+      { kind: SpanKind.CLIENT, parent: contextFrom(attempt.traceContext), attributes: { 'crm.webhook.id': attempt.subscriptionId } },
+      async (span) => {
+        const traceparent = traceparentOf();
+        const result = await post(traceparent ? { traceparent } : {});
+        if (result.httpStatus !== null) span.setAttribute('http.response.status_code', result.httpStatus);
+        return result;
+      },
+    );
   }
 
   private async recordAttempt(m: EntityManager, deliveryId: string, result: SendResult): Promise<void> {
@@ -301,10 +311,11 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
       const failedAttempts = sub.retry_count + 1;
       const next = afterFailure(failedAttempts, this.settings.retryScheduleMs, this.settings.retryJitter);
       if (next.kind === 'retry') {
-        await m.query(
-          `UPDATE subscriptions SET retry_count = $2, next_attempt_at = now() + make_interval(secs => $3::float8 / 1000) WHERE id = $1`,
-          [sub.id, failedAttempts, next.delayMs],
-        );
+        await m.query(`UPDATE subscriptions SET retry_count = $2, next_attempt_at = now() + make_interval(secs => $3::float8 / 1000) WHERE id = $1`, [
+          sub.id,
+          failedAttempts,
+          next.delayMs,
+        ]);
         return { goOn: false };
       }
       const failureCount = sub.failure_count + 1;
@@ -337,7 +348,17 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
     const nextId = prepareNext ? newId(IdPrefix.Delivery) : null;
     const [{ outcome }]: { outcome: { go_on: boolean; next?: AttemptRow | null } }[] = await this.dataSource.query(
       `SELECT webhook_record_success($1, $2, $3, $4, $5, $6, $7, $8, $9) AS outcome`,
-      [attempt.deliveryId, attempt.subscriptionId, attempt.leaseToken, attempt.cursorRevision, attempt.eventPosition, result.httpStatus, result.durationMs, nextId, LEASE_MS],
+      [
+        attempt.deliveryId,
+        attempt.subscriptionId,
+        attempt.leaseToken,
+        attempt.cursorRevision,
+        attempt.eventPosition,
+        result.httpStatus,
+        result.durationMs,
+        nextId,
+        LEASE_MS,
+      ],
     );
     if (!outcome.next || !nextId) return { goOn: outcome.go_on };
     try {

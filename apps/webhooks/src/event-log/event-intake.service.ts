@@ -1,6 +1,15 @@
 import { Logger } from '@crm/common';
 import { DomainEvent } from '@crm/contracts';
-import { DeadEvents, EventStreamReader, MESSAGING_OPTIONS, MessagingMetrics, MessagingOptions, NATS_CONNECTION, SequencedEvent, streamLag } from '@crm/messaging';
+import {
+  DeadEvents,
+  EventStreamReader,
+  MESSAGING_OPTIONS,
+  MessagingMetrics,
+  MessagingOptions,
+  NATS_CONNECTION,
+  SequencedEvent,
+  streamLag,
+} from '@crm/messaging';
 import { LOGGER } from '@crm/runtime';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { NatsConnection } from 'nats';

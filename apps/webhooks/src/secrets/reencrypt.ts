@@ -25,7 +25,9 @@ export async function secretKeyUsage(dataSource: DataSource): Promise<{ keyId: s
     (column) =>
       `SELECT CASE WHEN ${column} LIKE 'whsec\\_%' THEN NULL ELSE split_part(${column}, ':', 2) END AS key_id FROM subscriptions WHERE ${column} IS NOT NULL`,
   );
-  const rows = (await dataSource.query(`SELECT key_id, count(*)::int AS count FROM (${parts.join(' UNION ALL ')}) stored GROUP BY key_id ORDER BY key_id NULLS FIRST`)) as {
+  const rows = (await dataSource.query(
+    `SELECT key_id, count(*)::int AS count FROM (${parts.join(' UNION ALL ')}) stored GROUP BY key_id ORDER BY key_id NULLS FIRST`,
+  )) as {
     key_id: string | null;
     count: number;
   }[];

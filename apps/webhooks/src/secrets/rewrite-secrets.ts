@@ -37,10 +37,7 @@ export async function rewriteSecrets(
         values.push(next);
       }
       if (ids.length) {
-        await db.query(
-          `UPDATE subscriptions s SET ${column} = u.stored FROM unnest($1::text[], $2::text[]) AS u(id, stored) WHERE s.id = u.id`,
-          [ids, values],
-        );
+        await db.query(`UPDATE subscriptions s SET ${column} = u.stored FROM unnest($1::text[], $2::text[]) AS u(id, stored) WHERE s.id = u.id`, [ids, values]);
       }
       return { last: rows.length === BATCH ? rows[rows.length - 1].id : undefined, updated: ids.length };
     });

@@ -79,7 +79,11 @@ export class WebhooksService {
   async list(query: ListWebhooksQuery): Promise<Page<WebhookView>> {
     const after = this.cursors.decode('webhooks', query.cursor, idKey(IdPrefix.Webhook));
     const size = pageSize(query);
-    const qb = this.dataSource.getRepository(Subscription).createQueryBuilder('s').orderBy('s.id', 'ASC').limit(size + 1);
+    const qb = this.dataSource
+      .getRepository(Subscription)
+      .createQueryBuilder('s')
+      .orderBy('s.id', 'ASC')
+      .limit(size + 1);
     if (query.status) qb.andWhere('s.status = :status', { status: query.status });
     if (after) qb.andWhere('s.id > :after', { after });
     return toPage(this.cursors, 'webhooks', await qb.getMany(), size, (s) => s.id, presentSubscription);
@@ -145,18 +149,14 @@ export class WebhooksService {
       const sub = await this.find(m, id, true);
       const event = isId(eventId, IdPrefix.Event) ? await m.findOneBy(WebhookEvent, { id: eventId }) : null;
       if (!event) throw DomainError.notFound('event', eventId);
-      await m.update(
-        Subscription,
-        { id: sub.id },
-        {
-          bookmark: Number(event.position) - 1,
-          cursorRevision: sub.cursorRevision + 1,
-          retryPosition: null,
-          retryCount: 0,
-          nextAttemptAt: null,
-          updatedAt: () => 'now()',
-        } as object,
-      );
+      await m.update(Subscription, { id: sub.id }, {
+        bookmark: Number(event.position) - 1,
+        cursorRevision: sub.cursorRevision + 1,
+        retryPosition: null,
+        retryCount: 0,
+        nextAttemptAt: null,
+        updatedAt: () => 'now()',
+      } as object);
       return m.findOneByOrFail(Subscription, { id: sub.id });
     });
     this.signal.kick();
@@ -168,10 +168,19 @@ export class WebhooksService {
     const sub = await this.find(this.dataSource.manager, id);
     const messageId = newId(IdPrefix.Event);
     const body = JSON.stringify(
-      webhookBody({ id: messageId, type: 'webhook.ping', occurred_at: new Date().toISOString(), ...currentOrigin(ServiceName.Webhooks), data: { webhook_id: sub.id } }),
+      webhookBody({
+        id: messageId,
+        type: 'webhook.ping',
+        occurred_at: new Date().toISOString(),
+        ...currentOrigin(ServiceName.Webhooks),
+        data: { webhook_id: sub.id },
+      }),
     );
     const timeoutMs = Math.max(100, Math.min(this.settings.timeoutMs, this.config.rpcTimeoutMs - PING_HEADROOM_MS));
-    const result = await postJson(sub.url, body, signedHeaders(this.signingSecrets(sub), messageId, body), { timeoutMs, allowPrivate: this.settings.allowPrivate });
+    const result = await postJson(sub.url, body, signedHeaders(this.signingSecrets(sub), messageId, body), {
+      timeoutMs,
+      allowPrivate: this.settings.allowPrivate,
+    });
     if (result.ok && result.httpStatus !== null) return { data: { http_status: result.httpStatus, duration_ms: result.durationMs } };
     const message =
       result.httpStatus !== null

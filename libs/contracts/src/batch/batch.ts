@@ -41,7 +41,8 @@ export class BatchWriteDto {
   @ApiProperty({
     type: String,
     required: false,
-    description: 'upsert only: the unique field items are matched on. Contacts match on email and companies on domain (the default); a custom object names one of its unique fields.',
+    description:
+      'upsert only: the unique field items are matched on. Contacts match on email and companies on domain (the default); a custom object names one of its unique fields.',
   })
   @IsOptional()
   @IsString({ message: 'key must be a string' })

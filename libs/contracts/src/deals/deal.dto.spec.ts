@@ -52,7 +52,15 @@ describe('deal create and update bodies', () => {
     ]);
     // Create takes no loss_reason: it is an unknown field there, reported before the rules.
     expect(all(CreateDealDto)[0]).toEqual(['loss_reason', 'property loss_reason should not exist']);
-    expect(all(CreateDealDto).slice(1).map(([field]) => field)).toEqual(all(UpdateDealDto).slice(0, -1).map(([field]) => field));
+    expect(
+      all(CreateDealDto)
+        .slice(1)
+        .map(([field]) => field),
+    ).toEqual(
+      all(UpdateDealDto)
+        .slice(0, -1)
+        .map(([field]) => field),
+    );
   });
 
   it('checks value as whole cents', () => {

@@ -1,7 +1,20 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsOptional, IsRFC3339 } from 'class-validator';
-import { CompanyLink, ContactLink, DateTimeFilter, IfPresent, IsIdOf, IsOneOf, MetadataInput, NonEmptyText, OwnerLink, RefersTo, Rules, WholeNumber } from '../dto-helpers';
+import {
+  CompanyLink,
+  ContactLink,
+  DateTimeFilter,
+  IfPresent,
+  IsIdOf,
+  IsOneOf,
+  MetadataInput,
+  NonEmptyText,
+  OwnerLink,
+  RefersTo,
+  Rules,
+  WholeNumber,
+} from '../dto-helpers';
 import { SortablePageQuery, QueryInt } from '../paging';
 import { RelatedSummary } from '../related';
 import { CustomFieldsInput } from '../schema/field-values';

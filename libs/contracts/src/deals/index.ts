@@ -6,7 +6,17 @@ import { RelatedSummary } from '../related';
 import { DealView } from './deal.dto';
 
 /** The deal subset GET /contacts/:id/deals lists. */
-export class DealSummary extends PickType(DealView, ['id', 'name', 'pipeline_id', 'stage_id', 'value', 'currency', 'status', 'created_at', 'updated_at'] as const) {}
+export class DealSummary extends PickType(DealView, [
+  'id',
+  'name',
+  'pipeline_id',
+  'stage_id',
+  'value',
+  'currency',
+  'status',
+  'created_at',
+  'updated_at',
+] as const) {}
 
 /** How an item of GET /contacts/:id/deals is associated with the contact (docs/associations.md). */
 export class AssociationOfItem {

@@ -10,7 +10,11 @@ export class EventView {
   type!: string;
   @ApiProperty({ type: String, format: 'date-time' })
   occurred_at!: string;
-  @ApiProperty({ type: ChangeActorView, nullable: true, description: 'Who made the change: the API key, its team member, or the system. Null on events logged before events carried it.' })
+  @ApiProperty({
+    type: ChangeActorView,
+    nullable: true,
+    description: 'Who made the change: the API key, its team member, or the system. Null on events logged before events carried it.',
+  })
   actor!: ChangeActorView | null;
   @ApiProperty({ enum: CHANGE_VIAS, nullable: true, description: 'The channel the change came through. Null on events logged before events carried it.' })
   via!: ChangeVia | null;

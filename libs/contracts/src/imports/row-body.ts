@@ -44,7 +44,12 @@ function typed(type: string | undefined, cell: string): unknown {
  * named like the API fields; `custom_fields.<name>` and `metadata.<key>` columns fill those objects, a
  * `metadata` column holds a JSON object, and an empty cell means "not given".
  */
-export function importRowBody(object: ImportObject, format: ImportFormat, values: Record<string, unknown>, customFields: readonly CustomFieldDefinition[]): Record<string, unknown> {
+export function importRowBody(
+  object: ImportObject,
+  format: ImportFormat,
+  values: Record<string, unknown>,
+  customFields: readonly CustomFieldDefinition[],
+): Record<string, unknown> {
   if (format === 'ndjson') return values;
   const types = BUILT_IN_TYPES[object];
   const custom = new Map(customFields.map((f) => [f.name, f.type]));

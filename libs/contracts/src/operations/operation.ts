@@ -128,7 +128,15 @@ export type QueryOf<O> = TypesOf<O> extends { query: infer Q } ? Q : never;
 export type BodyOf<O> = TypesOf<O> extends { body: infer B } ? B : never;
 export type ReplyOf<O> = TypesOf<O> extends { reply: infer R } ? R : never;
 
-type ReplyOfShape<S, V> = S extends { kind: 'batch' } ? BatchReply<V> : S extends { kind: 'page'; projected: true } ? PageOf<V | ({ id: string } & Record<string, unknown>)> : S extends { kind: 'page' } ? PageOf<V> : S extends { kind: 'none' } ? void : ResourceOf<V>;
+type ReplyOfShape<S, V> = S extends { kind: 'batch' }
+  ? BatchReply<V>
+  : S extends { kind: 'page'; projected: true }
+    ? PageOf<V | ({ id: string } & Record<string, unknown>)>
+    : S extends { kind: 'page' }
+      ? PageOf<V>
+      : S extends { kind: 'none' }
+        ? void
+        : ResourceOf<V>;
 
 interface RouteSpec<Path extends string, Q, B, V, S extends ReplyShape> {
   name: string;
@@ -187,4 +195,5 @@ export const page = <V>(view: Class<V>) => ({ kind: 'page', view }) as const;
 export const projectedPage = <V>(view: Class<V>) => ({ kind: 'page', view, projected: true }) as const;
 export const noContent = { kind: 'none' } as const;
 /** `created`: the view a created item carries where the single create answers with less than the full view. */
-export const batchResults = <V, C = V>(view: Class<V>, created?: Class<C>) => ({ kind: 'batch', view, ...(created ? { created } : {}) }) as { kind: 'batch'; view: Class<V | C>; created?: Class<C> };
+export const batchResults = <V, C = V>(view: Class<V>, created?: Class<C>) =>
+  ({ kind: 'batch', view, ...(created ? { created } : {}) }) as { kind: 'batch'; view: Class<V | C>; created?: Class<C> };

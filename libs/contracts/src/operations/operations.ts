@@ -53,7 +53,15 @@ import {
 } from '../deals';
 import { EventView } from '../event-log/event.view';
 import { ListEventsQuery } from '../event-log/list-events.query';
-import { AppendImportRowsRequest, CreateImportQuery, FailImportRequest, ImportDealsBatchReply, ImportDealsBatchRequest, ImportFormat, ImportView } from '../imports';
+import {
+  AppendImportRowsRequest,
+  CreateImportQuery,
+  FailImportRequest,
+  ImportDealsBatchReply,
+  ImportDealsBatchRequest,
+  ImportFormat,
+  ImportView,
+} from '../imports';
 import { acceptsCustomFields, BuiltInCustomFieldsState, CUSTOM_FIELD_OWNERS } from '../schema/built-in-schema';
 import { ObjectRecordView, ObjectSchemaView, SchemaView } from '../schema/field-types';
 import {
@@ -66,8 +74,25 @@ import {
   UpdateObjectTypeDto,
 } from '../schema/object-type.dto';
 import { RpcServiceName } from '../subjects';
-import { CreateWebhookDto, DeliveryView, ListDeliveriesQuery, ListWebhooksQuery, PingResultView, ReplayWebhookDto, UpdateWebhookDto, WebhookView } from '../webhooks';
-import { QueryFieldsReply, QueryFieldsRequest, RecordQueryDto, RemoteMatchReply, RemoteMatchRequest, RemoteValuesReply, RemoteValuesRequest } from '../query/record-query.dto';
+import {
+  CreateWebhookDto,
+  DeliveryView,
+  ListDeliveriesQuery,
+  ListWebhooksQuery,
+  PingResultView,
+  ReplayWebhookDto,
+  UpdateWebhookDto,
+  WebhookView,
+} from '../webhooks';
+import {
+  QueryFieldsReply,
+  QueryFieldsRequest,
+  RecordQueryDto,
+  RemoteMatchReply,
+  RemoteMatchRequest,
+  RemoteValuesReply,
+  RemoteValuesRequest,
+} from '../query/record-query.dto';
 import { BatchLimits, BatchWriteDto } from '../batch/batch';
 import {
   AddContactCompanyDto,
@@ -232,7 +257,6 @@ const dealContacts = associationRoutes({
   item: DealContactItem,
 });
 
-
 const contacts = {
   create: route({
     name: 'contacts.contacts.create',
@@ -332,13 +356,44 @@ const contacts = {
 };
 
 const companies = {
-  create: route({ name: 'contacts.companies.create', method: 'POST', path: '/companies', summary: 'Create a company', access: 'write', body: CreateCompanyDto, reply: resource(CompanyView, { warnings: true }) }),
-  list: route({ name: 'contacts.companies.list', method: 'GET', path: '/companies', summary: 'List companies', access: 'read', query: ListCompaniesQuery, reply: page(CompanyView) }),
+  create: route({
+    name: 'contacts.companies.create',
+    method: 'POST',
+    path: '/companies',
+    summary: 'Create a company',
+    access: 'write',
+    body: CreateCompanyDto,
+    reply: resource(CompanyView, { warnings: true }),
+  }),
+  list: route({
+    name: 'contacts.companies.list',
+    method: 'GET',
+    path: '/companies',
+    summary: 'List companies',
+    access: 'read',
+    query: ListCompaniesQuery,
+    reply: page(CompanyView),
+  }),
   query: queryRoute('contacts.companies.query', '/companies/query', CompanyView, 'companies'),
   batch: batchRoute('contacts.companies.batch', '/companies/batch', 'companies', CompanyView),
   get: route({ name: 'contacts.companies.get', method: 'GET', path: '/companies/:id', summary: 'Get a company', access: 'read', reply: resource(CompanyView) }),
-  update: route({ name: 'contacts.companies.update', method: 'PATCH', path: '/companies/:id', summary: 'Update a company', access: 'write', body: UpdateCompanyDto, reply: resource(CompanyView, { warnings: true }) }),
-  remove: route({ name: 'contacts.companies.delete', method: 'DELETE', path: '/companies/:id', summary: 'Delete a company', access: 'write', reply: noContent }),
+  update: route({
+    name: 'contacts.companies.update',
+    method: 'PATCH',
+    path: '/companies/:id',
+    summary: 'Update a company',
+    access: 'write',
+    body: UpdateCompanyDto,
+    reply: resource(CompanyView, { warnings: true }),
+  }),
+  remove: route({
+    name: 'contacts.companies.delete',
+    method: 'DELETE',
+    path: '/companies/:id',
+    summary: 'Delete a company',
+    access: 'write',
+    reply: noContent,
+  }),
   changes: changesRoute('contacts.companies.changes', '/companies/:id/changes', 'a company'),
   contacts: route({
     name: 'contacts.companies.contacts',
@@ -352,11 +407,35 @@ const companies = {
 };
 
 const users = {
-  create: route({ name: 'contacts.users.create', method: 'POST', path: '/users', summary: 'Add a team member', access: 'write', body: CreateUserDto, reply: resource(UserView) }),
-  list: route({ name: 'contacts.users.list', method: 'GET', path: '/users', summary: 'List team members', access: 'read', query: ListUsersQuery, reply: page(UserView) }),
+  create: route({
+    name: 'contacts.users.create',
+    method: 'POST',
+    path: '/users',
+    summary: 'Add a team member',
+    access: 'write',
+    body: CreateUserDto,
+    reply: resource(UserView),
+  }),
+  list: route({
+    name: 'contacts.users.list',
+    method: 'GET',
+    path: '/users',
+    summary: 'List team members',
+    access: 'read',
+    query: ListUsersQuery,
+    reply: page(UserView),
+  }),
   query: queryRoute('contacts.users.query', '/users/query', UserView, 'team members'),
   get: route({ name: 'contacts.users.get', method: 'GET', path: '/users/:id', summary: 'Get a team member', access: 'read', reply: resource(UserView) }),
-  update: route({ name: 'contacts.users.update', method: 'PATCH', path: '/users/:id', summary: 'Update a team member', access: 'write', body: UpdateUserDto, reply: resource(UserView) }),
+  update: route({
+    name: 'contacts.users.update',
+    method: 'PATCH',
+    path: '/users/:id',
+    summary: 'Update a team member',
+    access: 'write',
+    body: UpdateUserDto,
+    reply: resource(UserView),
+  }),
   remove: route({ name: 'contacts.users.delete', method: 'DELETE', path: '/users/:id', summary: 'Remove a team member', access: 'write', reply: noContent }),
   changes: changesRoute('contacts.users.changes', '/users/:id/changes', 'a team member'),
 };
@@ -377,7 +456,15 @@ const imports = {
     reply: resource(ImportView),
     custom: true,
   }) as Operation<Record<never, string>, CreateImportQuery, { format: ImportFormat }, ResourceOf<ImportView>>,
-  list: route({ name: 'contacts.imports.list', method: 'GET', path: '/imports', summary: 'List imports', access: 'read', query: SortablePageQuery, reply: page(ImportView) }),
+  list: route({
+    name: 'contacts.imports.list',
+    method: 'GET',
+    path: '/imports',
+    summary: 'List imports',
+    access: 'read',
+    query: SortablePageQuery,
+    reply: page(ImportView),
+  }),
   get: route({
     name: 'contacts.imports.get',
     method: 'GET',
@@ -402,11 +489,34 @@ const workItemRoutes = <V, C, U, L>(
   classes: { create: abstract new (...args: never[]) => C; update: abstract new (...args: never[]) => U; list: abstract new (...args: never[]) => L },
   createSummary: string,
 ) => ({
-  create: route({ name: `contacts.${resourceName}.create`, method: 'POST', path: `/${resourceName}`, summary: createSummary, access: 'write', body: classes.create, reply: resource(view, { warnings: true }) }),
-  list: route({ name: `contacts.${resourceName}.list`, method: 'GET', path: `/${resourceName}`, summary: `List ${many}`, access: 'read', query: classes.list, reply: page(view) }),
+  create: route({
+    name: `contacts.${resourceName}.create`,
+    method: 'POST',
+    path: `/${resourceName}`,
+    summary: createSummary,
+    access: 'write',
+    body: classes.create,
+    reply: resource(view, { warnings: true }),
+  }),
+  list: route({
+    name: `contacts.${resourceName}.list`,
+    method: 'GET',
+    path: `/${resourceName}`,
+    summary: `List ${many}`,
+    access: 'read',
+    query: classes.list,
+    reply: page(view),
+  }),
   query: queryRoute(`contacts.${resourceName}.query`, `/${resourceName}/query`, view, many),
   batch: batchRoute(`contacts.${resourceName}.batch`, `/${resourceName}/batch`, many, view),
-  get: route({ name: `contacts.${resourceName}.get`, method: 'GET', path: `/${resourceName}/:id` as const, summary: `Get ${one}`, access: 'read', reply: resource(view) }),
+  get: route({
+    name: `contacts.${resourceName}.get`,
+    method: 'GET',
+    path: `/${resourceName}/:id` as const,
+    summary: `Get ${one}`,
+    access: 'read',
+    reply: resource(view),
+  }),
   update: route({
     name: `contacts.${resourceName}.update`,
     method: 'PATCH',
@@ -416,11 +526,24 @@ const workItemRoutes = <V, C, U, L>(
     body: classes.update,
     reply: resource(view, { warnings: true }),
   }),
-  remove: route({ name: `contacts.${resourceName}.delete`, method: 'DELETE', path: `/${resourceName}/:id` as const, summary: `Delete ${one}`, access: 'write', reply: noContent }),
+  remove: route({
+    name: `contacts.${resourceName}.delete`,
+    method: 'DELETE',
+    path: `/${resourceName}/:id` as const,
+    summary: `Delete ${one}`,
+    access: 'write',
+    reply: noContent,
+  }),
   changes: changesRoute(`contacts.${resourceName}.changes`, `/${resourceName}/:id/changes` as const, one),
 });
 
-const activities = workItemRoutes('activities', ['an activity', 'activities'], ActivityView, { create: CreateActivityDto, update: UpdateActivityDto, list: ListActivitiesQuery }, 'Log an activity');
+const activities = workItemRoutes(
+  'activities',
+  ['an activity', 'activities'],
+  ActivityView,
+  { create: CreateActivityDto, update: UpdateActivityDto, list: ListActivitiesQuery },
+  'Log an activity',
+);
 const tasks = workItemRoutes('tasks', ['a task', 'tasks'], TaskView, { create: CreateTaskDto, update: UpdateTaskDto, list: ListTasksQuery }, 'Create a task');
 
 const deals = {
@@ -502,7 +625,15 @@ const deals = {
     query: SortablePageQuery,
     reply: page(ActivitySummaryView),
   }),
-  tasks: route({ name: 'contacts.deals.tasks', method: 'GET', path: '/deals/:id/tasks', summary: "List a deal's tasks", access: 'read', query: SortablePageQuery, reply: page(TaskSummaryView) }),
+  tasks: route({
+    name: 'contacts.deals.tasks',
+    method: 'GET',
+    path: '/deals/:id/tasks',
+    summary: "List a deal's tasks",
+    access: 'read',
+    query: SortablePageQuery,
+    reply: page(TaskSummaryView),
+  }),
 };
 
 const pipelines = {
@@ -554,7 +685,15 @@ const pipelines = {
     query: PipelineDealsQuery,
     reply: page(DealView),
   }),
-  addStage: route({ name: 'deals.pipelines.add_stage', method: 'POST', path: '/pipelines/:id/stages', summary: 'Add a stage', access: 'write', body: StageInputDto, reply: resource(PipelineView) }),
+  addStage: route({
+    name: 'deals.pipelines.add_stage',
+    method: 'POST',
+    path: '/pipelines/:id/stages',
+    summary: 'Add a stage',
+    access: 'write',
+    body: StageInputDto,
+    reply: resource(PipelineView),
+  }),
   reorderStages: route({
     name: 'deals.pipelines.reorder_stages',
     method: 'PUT',
@@ -627,8 +766,23 @@ const webhooks = {
     body: CreateWebhookDto,
     reply: resource(WebhookView, { secret: true }),
   }),
-  list: route({ name: 'webhooks.webhooks.list', method: 'GET', path: '/webhooks', summary: 'List webhook subscriptions', access: 'read', query: ListWebhooksQuery, reply: page(WebhookView) }),
-  get: route({ name: 'webhooks.webhooks.get', method: 'GET', path: '/webhooks/:id', summary: 'Get a webhook subscription', access: 'read', reply: resource(WebhookView) }),
+  list: route({
+    name: 'webhooks.webhooks.list',
+    method: 'GET',
+    path: '/webhooks',
+    summary: 'List webhook subscriptions',
+    access: 'read',
+    query: ListWebhooksQuery,
+    reply: page(WebhookView),
+  }),
+  get: route({
+    name: 'webhooks.webhooks.get',
+    method: 'GET',
+    path: '/webhooks/:id',
+    summary: 'Get a webhook subscription',
+    access: 'read',
+    reply: resource(WebhookView),
+  }),
   update: route({
     name: 'webhooks.webhooks.update',
     method: 'PATCH',
@@ -638,7 +792,14 @@ const webhooks = {
     body: UpdateWebhookDto,
     reply: resource(WebhookView),
   }),
-  remove: route({ name: 'webhooks.webhooks.delete', method: 'DELETE', path: '/webhooks/:id', summary: 'Delete a webhook subscription', access: 'write', reply: noContent }),
+  remove: route({
+    name: 'webhooks.webhooks.delete',
+    method: 'DELETE',
+    path: '/webhooks/:id',
+    summary: 'Delete a webhook subscription',
+    access: 'write',
+    reply: noContent,
+  }),
   deliveries: route({
     name: 'webhooks.webhooks.deliveries',
     method: 'GET',
@@ -681,7 +842,8 @@ const schema = {
     mcp: {
       tool: 'describe_schema',
       title: 'Describe the CRM schema',
-      description: 'Every built-in and custom object with its field definitions (types, options, required fields, enforcement level), and the association types with their role labels.',
+      description:
+        'Every built-in and custom object with its field definitions (types, options, required fields, enforcement level), and the association types with their role labels.',
     },
   }),
   updateAssociation: route({
@@ -724,10 +886,21 @@ const dealsSchema = {
   get: internal<null, { data: ObjectSchemaView }>({ name: 'deals.schema.get', idempotent: true }),
   update: internal<UpdateObjectTypeDto, { data: ObjectSchemaView }>({ name: 'deals.schema.update', body: UpdateObjectTypeDto, idempotent: true }),
   addField: internal<FieldDefinitionDto, { data: ObjectSchemaView }>({ name: 'deals.schema.add_field', body: FieldDefinitionDto }),
-  updateField: internal<UpdateFieldDefinitionDto, { data: ObjectSchemaView }>({ name: 'deals.schema.update_field', body: UpdateFieldDefinitionDto, idempotent: true }),
+  updateField: internal<UpdateFieldDefinitionDto, { data: ObjectSchemaView }>({
+    name: 'deals.schema.update_field',
+    body: UpdateFieldDefinitionDto,
+    idempotent: true,
+  }),
   removeField: internal<null, { data: ObjectSchemaView }>({ name: 'deals.schema.remove_field', idempotent: true }),
-  describe: internal<Record<string, never>, { objects: Record<string, BuiltInCustomFieldsState>; associations: AssociationTypeView[] }>({ name: 'deals.schema.describe', idempotent: true }),
-  updateAssociation: internal<UpdateAssociationTypeDto, { data: AssociationTypeView }>({ name: 'deals.schema.update_association', body: UpdateAssociationTypeDto, idempotent: true }),
+  describe: internal<Record<string, never>, { objects: Record<string, BuiltInCustomFieldsState>; associations: AssociationTypeView[] }>({
+    name: 'deals.schema.describe',
+    idempotent: true,
+  }),
+  updateAssociation: internal<UpdateAssociationTypeDto, { data: AssociationTypeView }>({
+    name: 'deals.schema.update_association',
+    body: UpdateAssociationTypeDto,
+    idempotent: true,
+  }),
 };
 
 /** `/objects/:slug…` schema routes go to the service that keeps the object's fields. */
@@ -743,7 +916,15 @@ const objects = {
     body: CreateObjectTypeDto,
     reply: resource(ObjectSchemaView),
   }),
-  list: route({ name: 'contacts.objects.list', method: 'GET', path: '/objects', summary: 'List objects', access: 'read', query: ListObjectTypesQuery, reply: page(ObjectSchemaView) }),
+  list: route({
+    name: 'contacts.objects.list',
+    method: 'GET',
+    path: '/objects',
+    summary: 'List objects',
+    access: 'read',
+    query: ListObjectTypesQuery,
+    reply: page(ObjectSchemaView),
+  }),
   get: route({
     name: 'contacts.objects.get',
     method: 'GET',
@@ -830,7 +1011,14 @@ const objects = {
   }),
   queryRecords: queryRoute('contacts.records.query', '/objects/:slug/records/query', ObjectRecordView, 'records of a custom object'),
   batchRecords: batchRoute('contacts.records.batch', '/objects/:slug/records/batch', 'records of a custom object', ObjectRecordView),
-  removeRecord: route({ name: 'contacts.records.delete', method: 'DELETE', path: '/objects/:slug/records/:id', summary: 'Delete a record', access: 'write', reply: noContent }),
+  removeRecord: route({
+    name: 'contacts.records.delete',
+    method: 'DELETE',
+    path: '/objects/:slug/records/:id',
+    summary: 'Delete a record',
+    access: 'write',
+    reply: noContent,
+  }),
   recordChanges: changesRoute('contacts.records.changes', '/objects/:slug/records/:id/changes', 'a custom object record'),
 };
 
@@ -848,9 +1036,17 @@ const contactsInternal = {
 
 const dealsInternal = {
   /** Deals of one contact, for GET /contacts/:id/deals. */
-  listForContact: internal<ListDealsForContactRequest, PageOf<ContactDealItem>>({ name: 'deals.internal.list_for_contact', body: ListDealsForContactRequest, idempotent: true }),
+  listForContact: internal<ListDealsForContactRequest, PageOf<ContactDealItem>>({
+    name: 'deals.internal.list_for_contact',
+    body: ListDealsForContactRequest,
+    idempotent: true,
+  }),
   /** Moves every deal of one contact to another (contact merge). */
-  reassignContact: internal<ReassignContactRequest, ReassignContactReply>({ name: 'deals.internal.reassign_contact', body: ReassignContactRequest, idempotent: true }),
+  reassignContact: internal<ReassignContactRequest, ReassignContactReply>({
+    name: 'deals.internal.reassign_contact',
+    body: ReassignContactRequest,
+    idempotent: true,
+  }),
   /** Which of the given deal ids exist, with their names. */
   resolve: internal<ResolveDealsRequest, ResolveDealsReply>({ name: 'deals.internal.resolve', body: ResolveDealsRequest, idempotent: true }),
   /** Applies a batch of an import's deal rows, once per (import_id, first_seq). */

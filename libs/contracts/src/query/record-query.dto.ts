@@ -80,7 +80,7 @@ export const QUERY_EXPRESSION_SCHEMAS: Record<string, Record<string, unknown>> =
   QueryExpression: {
     type: 'object',
     description:
-      'A filter: `$and`/`$or` take non-empty arrays of expressions, `$not` one expression; any other key is a field path whose value is a literal (shorthand for `$eq`) or an object of operators that must all hold. Several keys are ANDed. Null semantics are MongoDB\'s: `$ne` and `$nin` match nulls, comparisons never do.',
+      "A filter: `$and`/`$or` take non-empty arrays of expressions, `$not` one expression; any other key is a field path whose value is a literal (shorthand for `$eq`) or an object of operators that must all hold. Several keys are ANDed. Null semantics are MongoDB's: `$ne` and `$nin` match nulls, comparisons never do.",
     properties: {
       $and: { type: 'array', minItems: 1, items: { $ref: '#/components/schemas/QueryExpression' } },
       $or: { type: 'array', minItems: 1, items: { $ref: '#/components/schemas/QueryExpression' } },

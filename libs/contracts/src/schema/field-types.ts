@@ -1,20 +1,7 @@
 import { AssociationTypeView } from '../associations/associations';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 /** The twelve value types a field definition may have (GET /schema, custom fields). */
-export const FIELD_TYPES = [
-  'string',
-  'number',
-  'boolean',
-  'date',
-  'datetime',
-  'email',
-  'url',
-  'phone',
-  'currency',
-  'enum',
-  'reference',
-  'array',
-] as const;
+export const FIELD_TYPES = ['string', 'number', 'boolean', 'date', 'datetime', 'email', 'url', 'phone', 'currency', 'enum', 'reference', 'array'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
 /**

@@ -1,5 +1,19 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsDefined, IsObject, IsOptional, IsString, Length, Matches, ValidateBy, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  ArrayUnique,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  ValidateBy,
+  ValidateNested,
+} from 'class-validator';
 import { IfPresent, IsOneOf, NonEmptyText, Rules } from '../dto-helpers';
 import { SortablePageQuery } from '../paging';
 import {
@@ -26,7 +40,10 @@ const NewName = (shape = SLUG_SHAPE) =>
     Slug(shape),
     ValidateBy({
       name: 'reservedName',
-      validator: { validate: (value) => typeof value !== 'string' || !INHERITED_NAMES.has(value), defaultMessage: (args) => `$property '${args?.value}' is a reserved name` },
+      validator: {
+        validate: (value) => typeof value !== 'string' || !INHERITED_NAMES.has(value),
+        defaultMessage: (args) => `$property '${args?.value}' is a reserved name`,
+      },
     }),
   );
 

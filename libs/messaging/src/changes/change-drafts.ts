@@ -21,7 +21,9 @@ function isMap(value: unknown): value is Record<string, unknown> {
 }
 
 function isEmpty(value: unknown): boolean {
-  return value === null || value === undefined || value === '' || (isMap(value) && Object.keys(value).length === 0) || (Array.isArray(value) && value.length === 0);
+  return (
+    value === null || value === undefined || value === '' || (isMap(value) && Object.keys(value).length === 0) || (Array.isArray(value) && value.length === 0)
+  );
 }
 
 /** The fields of a record that hold a value, as paths: what a creation set, or what a deletion removed. */

@@ -77,16 +77,18 @@ export async function parkEvent(db: Queryable, p: ParkRequest): Promise<void> {
 
 /** Parked events, oldest first; of one consumer when named. */
 export async function listDeadEvents(db: Queryable, options: { consumer?: string; limit?: number } = {}): Promise<DeadEvent[]> {
-  const rows: Row[] = await db.query(
-    `SELECT ${COLUMNS} FROM dead_events WHERE ($1::text IS NULL OR consumer = $1) ORDER BY id LIMIT $2`,
-    [options.consumer ?? null, options.limit ?? 1000],
-  );
+  const rows: Row[] = await db.query(`SELECT ${COLUMNS} FROM dead_events WHERE ($1::text IS NULL OR consumer = $1) ORDER BY id LIMIT $2`, [
+    options.consumer ?? null,
+    options.limit ?? 1000,
+  ]);
   return rows.map(fromRow);
 }
 
 /** How many events each consumer has parked. */
 export async function countDeadEvents(db: Queryable): Promise<Record<string, number>> {
-  const rows: Array<{ consumer: string; count: number }> = await db.query(`SELECT consumer, count(*)::int AS count FROM dead_events GROUP BY consumer ORDER BY consumer`);
+  const rows: Array<{ consumer: string; count: number }> = await db.query(
+    `SELECT consumer, count(*)::int AS count FROM dead_events GROUP BY consumer ORDER BY consumer`,
+  );
   return Object.fromEntries(rows.map((r) => [r.consumer, r.count]));
 }
 

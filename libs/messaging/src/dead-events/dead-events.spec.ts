@@ -165,7 +165,9 @@ describe('dead events', () => {
       const io = { out: jest.fn(), err: jest.fn() };
       expect(await deadEventsCommand(['list', '--service', schema, '--consumer', 'reader-test'], { DATABASE_URL: databaseUrl }, io)).toBe(0);
       expect(io.out).toHaveBeenCalledTimes(1);
-      expect(io.out.mock.calls[0][0]).toMatch(new RegExp(`^${dead[0].id}\treader-test\t${poison.id}\tcontact.created\tattempts=3\t.+\tparked\tError: the poison again$`));
+      expect(io.out.mock.calls[0][0]).toMatch(
+        new RegExp(`^${dead[0].id}\treader-test\t${poison.id}\tcontact.created\tattempts=3\t.+\tparked\tError: the poison again$`),
+      );
     } finally {
       await reader.stop();
     }

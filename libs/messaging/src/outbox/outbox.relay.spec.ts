@@ -34,7 +34,13 @@ describe('outbox relay', () => {
   const relays: OutboxRelay[] = [];
 
   beforeAll(async () => {
-    dataSource = await openDatabase({ url: options.databaseUrl, schema: options.schema, entities: [], migrations: [CreateOutbox1763800000000, AddOutboxTraceContext1764200000000], poolSize: 6 });
+    dataSource = await openDatabase({
+      url: options.databaseUrl,
+      schema: options.schema,
+      entities: [],
+      migrations: [CreateOutbox1763800000000, AddOutboxTraceContext1764200000000],
+      poolSize: 6,
+    });
   });
 
   afterAll(async () => {
@@ -65,7 +71,10 @@ describe('outbox relay', () => {
     const expected: string[] = [];
     for (let tx = 0; tx < 40; tx++) {
       const events = await dataSource.transaction((m) =>
-        outbox.appendMany(m, Array.from({ length: 1 + (tx % 5) }, (_, n) => event(EventType.ContactCreated, { contact_id: `con_${tx}_${n}`, email: `c${tx}.${n}@example.com` }))),
+        outbox.appendMany(
+          m,
+          Array.from({ length: 1 + (tx % 5) }, (_, n) => event(EventType.ContactCreated, { contact_id: `con_${tx}_${n}`, email: `c${tx}.${n}@example.com` })),
+        ),
       );
       expected.push(...events.map((e) => e.id));
       // A rolled-back change publishes nothing.

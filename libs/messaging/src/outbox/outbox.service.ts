@@ -49,15 +49,18 @@ export class OutboxService {
     const origin = currentOrigin(this.options.service);
     const now = new Date();
     const occurredAt = now.toISOString();
-    const stamped: DomainEvent[] = events.map(({ type, data }) => ({
-      id: newId(IdPrefix.Event),
-      type,
-      occurred_at: occurredAt,
-      actor: origin.actor,
-      via: origin.via,
-      request_id: origin.request_id,
-      data,
-    }) as DomainEvent);
+    const stamped: DomainEvent[] = events.map(
+      ({ type, data }) =>
+        ({
+          id: newId(IdPrefix.Event),
+          type,
+          occurred_at: occurredAt,
+          actor: origin.actor,
+          via: origin.via,
+          request_id: origin.request_id,
+          data,
+        }) as DomainEvent,
+    );
     const entries: ChangeEntry[] = drafts.map((draft) => ({ id: newId(IdPrefix.Change), ...draft, ...origin, occurred_at: occurredAt }));
     // The span that made the change (a request's, when tracing is on) is the parent of the publish. The
     // notification rides in the same statement (one round trip); PostgreSQL delivers it only when the

@@ -117,8 +117,15 @@ export class CrmNatsClient extends ClientNats {
       const packet = this.assignPacketId(partialPacket);
       const { data, headers } = this.serializer.serialize(packet) as { data: Uint8Array; headers?: MsgHdrs };
       replies = this.replyInbox();
-      token = replies.expect((_err, msg) => this.answer(packet, msg, raw, callback), (err) => callback({ err, isDisposed: true }), this.waitFor(packet.data));
-      this.natsClient!.publish(this.normalizePattern(packet.pattern), data, { reply: replies.subject(token), headers: withTraceparent(this.mergeHeaders(headers)) });
+      token = replies.expect(
+        (_err, msg) => this.answer(packet, msg, raw, callback),
+        (err) => callback({ err, isDisposed: true }),
+        this.waitFor(packet.data),
+      );
+      this.natsClient!.publish(this.normalizePattern(packet.pattern), data, {
+        reply: replies.subject(token),
+        headers: withTraceparent(this.mergeHeaders(headers)),
+      });
     } catch (err) {
       if (token) replies?.forget(token);
       callback({ err, isDisposed: true });
@@ -157,7 +164,8 @@ export class CrmNatsClient extends ClientNats {
   }
 
   private failure(err: unknown, service: string, waitMs: number): DomainError {
-    if (err instanceof InflatedTooLarge) return new DomainError(ErrorCode.Internal, `The ${service} service answered with a message larger than any valid answer.`);
+    if (err instanceof InflatedTooLarge)
+      return new DomainError(ErrorCode.Internal, `The ${service} service answered with a message larger than any valid answer.`);
     switch ((err as NatsError | undefined)?.code) {
       case NatsErrorCode.NoResponders:
         return serviceUnavailable(`The ${service} service is not available; try again shortly.`);

@@ -117,10 +117,7 @@ export class CrmNatsServer extends ServerNats {
     if (this.inFlight.size === 0) return;
     this.settings.logger.info({ in_flight: this.inFlight.size }, 'waiting for in-flight requests before shutdown');
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      new Promise<void>((resolve) => (this.idle = resolve)),
-      new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs))),
-    ]);
+    await Promise.race([new Promise<void>((resolve) => (this.idle = resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
   }
 

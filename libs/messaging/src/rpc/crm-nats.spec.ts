@@ -154,7 +154,10 @@ describe('CrmNatsServer and CrmNatsClient over NATS', () => {
 
   it('answers a data exception (SQLSTATE class 22) as 400 invalid_request, logging neither the statement nor the value', async () => {
     logs.length = 0;
-    await expect(ask(caller, 'probe.things.bad-date')).rejects.toMatchObject({ code: 'invalid_request', message: 'A value in the request is not valid for its type.' });
+    await expect(ask(caller, 'probe.things.bad-date')).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: 'A value in the request is not valid for its type.',
+    });
     const line = logs.find((l) => l.includes('a value in the request failed in the database'));
     expect(JSON.parse(line!)).toMatchObject({ level: 40, sqlstate: '22007' });
     expect(logs.join('\n')).not.toContain('sk_secret_value');
@@ -233,7 +236,10 @@ describe('split replies', () => {
   });
 
   it("hands a caller that passes the reply on the service's JSON unparsed, the same JSON `send` parses, small or compressed", async () => {
-    for (const [pattern, body] of [['probe.things.echo', { i: 1, text: 'é ✓' }], ['probe.things.page', {}]] as const) {
+    for (const [pattern, body] of [
+      ['probe.things.echo', { i: 1, text: 'é ✓' }],
+      ['probe.things.page', {}],
+    ] as const) {
       const raw = await pass(caller, pattern, body);
       expect(raw).toBeInstanceOf(RawJson);
       const parsed = await ask(caller, pattern, body);
@@ -253,7 +259,11 @@ describe('split replies', () => {
 
   it("answers a caller of an older build, which does not ask for the split layout, in Nest's envelope", async () => {
     const codec = JSONCodec<{ id: string; response: unknown; isDisposed: boolean }>();
-    const reply = await nc.request(rpcSubject(ns, 'probe.things.echo'), JSONCodec().encode({ pattern: 'probe.things.echo', data: { old: true }, id: 'legacy-1' }), { timeout: 5000 });
+    const reply = await nc.request(
+      rpcSubject(ns, 'probe.things.echo'),
+      JSONCodec().encode({ pattern: 'probe.things.echo', data: { old: true }, id: 'legacy-1' }),
+      { timeout: 5000 },
+    );
     expect(codec.decode(reply.data)).toEqual({ id: 'legacy-1', response: { replica: 'a', body: { old: true } }, isDisposed: true });
   });
 
@@ -286,7 +296,8 @@ describe('compressed messages past the inflation cap', () => {
   let caller: CrmNatsClient;
   let nc: NatsConnection;
   /** A gzip bomb in the transport's layout: a few dozen KiB that inflate to twice the cap. */
-  const bomb = (head: string, tail: string) => gzipSync(Buffer.concat([Buffer.from(head), Buffer.alloc(2 * INFLATED_MAX_BYTES, 'a'), Buffer.from(tail)]), { level: 9 });
+  const bomb = (head: string, tail: string) =>
+    gzipSync(Buffer.concat([Buffer.from(head), Buffer.alloc(2 * INFLATED_MAX_BYTES, 'a'), Buffer.from(tail)]), { level: 9 });
 
   beforeAll(async () => {
     replica = await startReplica(ns, 'a');

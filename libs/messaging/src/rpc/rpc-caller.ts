@@ -59,7 +59,8 @@ export class RpcCaller {
     // A call made while handling a batch, an import or a merge carries that channel on to the next service.
     const via = changeOriginScope.getStore()?.via ?? ctx.via;
     const waitMs = this.waitMs(options.timeoutMs);
-    if (waitMs !== undefined && waitMs <= 0) return Promise.reject(serviceUnavailable(`The request's time ran out before the ${op.name.split('.')[0]} service was asked; try again shortly.`));
+    if (waitMs !== undefined && waitMs <= 0)
+      return Promise.reject(serviceUnavailable(`The request's time ran out before the ${op.name.split('.')[0]} service was asked; try again shortly.`));
     const request: RpcRequest = {
       ctx: { ...(op.http ? ctx : withoutIdempotencyKey(ctx)), ...(via ? { via } : {}), ...(waitMs !== undefined ? { timeout_ms: waitMs } : {}) },
       params: (input.params ?? {}) as Record<string, string>,
@@ -67,7 +68,8 @@ export class RpcCaller {
       body: input.body ?? null,
     };
     return inSpan(tracer, `rpc ${op.name}`, { kind: SpanKind.CLIENT, parent: options.trace }, () => {
-      const reply = passing && this.client instanceof CrmNatsClient ? this.client.sendPassingThrough(op.name, request) : this.client.send<unknown>(op.name, request);
+      const reply =
+        passing && this.client instanceof CrmNatsClient ? this.client.sendPassingThrough(op.name, request) : this.client.send<unknown>(op.name, request);
       // Our client keeps to the wait the request names; another ClientProxy (a test's) gets a timer.
       const bounded = waitMs !== undefined && !(this.client instanceof CrmNatsClient) ? reply.pipe(timeout(waitMs)) : reply;
       return firstValueFrom(bounded, { defaultValue: undefined });
@@ -76,7 +78,9 @@ export class RpcCaller {
 
   /** The shortest of the client's deadline, the call's own and the time the request in progress has left; whole milliseconds. */
   private waitMs(callTimeoutMs: number | undefined): number | undefined {
-    const limits = [this.client instanceof CrmNatsClient ? this.client.timeoutMs : undefined, callTimeoutMs, timeLeftMs()].filter((ms): ms is number => ms !== undefined);
+    const limits = [this.client instanceof CrmNatsClient ? this.client.timeoutMs : undefined, callTimeoutMs, timeLeftMs()].filter(
+      (ms): ms is number => ms !== undefined,
+    );
     return limits.length ? Math.floor(Math.min(...limits)) : undefined;
   }
 }

@@ -1,4 +1,15 @@
-import { databaseUnavailable, DomainError, ErrorBody, ErrorCode, invalidInput, isDataException, isDatabaseUnavailable, isErrorBody, Logger, sqlStateOf } from '@crm/common';
+import {
+  databaseUnavailable,
+  DomainError,
+  ErrorBody,
+  ErrorCode,
+  invalidInput,
+  isDataException,
+  isDatabaseUnavailable,
+  isErrorBody,
+  Logger,
+  sqlStateOf,
+} from '@crm/common';
 import { RpcRequest } from '@crm/contracts';
 import { ArgumentsHost, Catch, HttpServer } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
@@ -35,7 +46,10 @@ export class RpcErrorFilter extends BaseExceptionFilter {
     const subject = rpc.getContext<{ getSubject?: () => string }>()?.getSubject?.();
     if (isDataException(exception)) {
       // The client's mistake: a 400. The statement and its parameters (the client's values) stay out of the log.
-      this.logger.warn({ sqlstate: sqlStateOf(exception), rpc: subject, request_id: request?.ctx?.request_id }, 'a value in the request failed in the database');
+      this.logger.warn(
+        { sqlstate: sqlStateOf(exception), rpc: subject, request_id: request?.ctx?.request_id },
+        'a value in the request failed in the database',
+      );
       return throwError(() => invalidInput().toBody());
     }
     this.logger.error({ err: exception, rpc: subject, request_id: request?.ctx?.request_id }, 'unhandled error in rpc handler');

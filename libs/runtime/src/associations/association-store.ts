@@ -1,5 +1,15 @@
 import { ChangeSet, CursorCodec, DomainError, ErrorCode, IdPrefix, idKey, isId, pageSize, toPage } from '@crm/common';
-import { AssociationType, AssociationTypeView, ASSOCIATION_TYPES, EventType, Page, PageQuery, RelatedSummary, UpdateAssociationDto, EventDraft } from '@crm/contracts';
+import {
+  AssociationType,
+  AssociationTypeView,
+  ASSOCIATION_TYPES,
+  EventType,
+  Page,
+  PageQuery,
+  RelatedSummary,
+  UpdateAssociationDto,
+  EventDraft,
+} from '@crm/contracts';
 import { ChangeDraft, OutboxService, updatedChange } from '@crm/messaging';
 import { DataSource, EntityManager } from 'typeorm';
 import type { BatchRecording } from '../batch/batch-runner';
@@ -49,14 +59,25 @@ export class AssociationStore<V extends object> {
 
   /** The association as the API shows it: `{deal_id, contact_id, role, is_primary, created_at}`. */
   present(row: AssociationRow): V {
-    return <V>(<unknown>{ [this.spec.owner.column]: row.owner, [this.spec.target.column]: row.target, role: row.role, is_primary: row.is_primary, created_at: row.created_at.toISOString() });
+    const view: Record<string, unknown> = {
+      [this.spec.owner.column]: row.owner,
+      [this.spec.target.column]: row.target,
+      role: row.role,
+      is_primary: row.is_primary,
+      created_at: row.created_at.toISOString(),
+    };
+    return view as V;
   }
 
   /**
    * Adds `target` to `owner`. `checkTarget` runs after the owner is locked and throws when the target does
    * not exist. Making it primary moves the owner's field to it and demotes the former primary.
    */
-  async add(ownerId: string, body: { target: string; role?: string | null; is_primary?: boolean }, checkTarget?: (m: EntityManager) => Promise<void>): Promise<AssociationRow> {
+  async add(
+    ownerId: string,
+    body: { target: string; role?: string | null; is_primary?: boolean },
+    checkTarget?: (m: EntityManager) => Promise<void>,
+  ): Promise<AssociationRow> {
     return this.dataSource.transaction(async (m) => {
       const primary = await this.lockOwner(m, ownerId);
       if (checkTarget) await checkTarget(m);
@@ -72,7 +93,11 @@ export class AssociationStore<V extends object> {
       )) as AssociationRow[];
       if (!row) {
         throw DomainError.conflict(`The ${this.spec.target.noun} '${body.target}' is already associated with this ${this.spec.owner.noun}.`, [
-          { field: this.spec.target.column, code: 'duplicate', message: `${this.spec.target.column} '${body.target}' is already associated; PATCH it to change its role` },
+          {
+            field: this.spec.target.column,
+            code: 'duplicate',
+            message: `${this.spec.target.column} '${body.target}' is already associated; PATCH it to change its role`,
+          },
         ]);
       }
       this.recordAdded(row, recording);
@@ -157,10 +182,12 @@ export class AssociationStore<V extends object> {
       const owners = arriving.map(([owner]) => owner);
       const targets = arriving.map(([, move]) => move.to);
       const earlier = new Map(
-        ((await m.query(
-          `SELECT ${ROW_COLUMNS(this.spec)} FROM ${this.spec.table} a JOIN unnest($1::text[], $2::text[]) AS w(o, t) ON a.${this.spec.owner.column} = w.o AND a.${this.spec.target.column} = w.t`,
-          [owners, targets],
-        )) as AssociationRow[]).map((row) => [row.owner, row]),
+        (
+          (await m.query(
+            `SELECT ${ROW_COLUMNS(this.spec)} FROM ${this.spec.table} a JOIN unnest($1::text[], $2::text[]) AS w(o, t) ON a.${this.spec.owner.column} = w.o AND a.${this.spec.target.column} = w.t`,
+            [owners, targets],
+          )) as AssociationRow[]
+        ).map((row) => [row.owner, row]),
       );
       // A primary the field did not name (the two disagreed) is demoted, so the one primary per owner holds.
       const [demoted] = (await m.query(
@@ -190,10 +217,9 @@ export class AssociationStore<V extends object> {
   async removeForOwners(m: EntityManager, ownerIds: string[]): Promise<BatchRecording> {
     const recording: BatchRecording = { events: [], changes: [] };
     if (!ownerIds.length) return recording;
-    const [rows] = (await m.query(
-      `DELETE FROM ${this.spec.table} WHERE ${this.spec.owner.column} = ANY($1::text[]) RETURNING ${ROW_COLUMNS(this.spec)}`,
-      [ownerIds],
-    )) as [AssociationRow[], number];
+    const [rows] = (await m.query(`DELETE FROM ${this.spec.table} WHERE ${this.spec.owner.column} = ANY($1::text[]) RETURNING ${ROW_COLUMNS(this.spec)}`, [
+      ownerIds,
+    ])) as [AssociationRow[], number];
     for (const row of this.ordered(rows)) this.recordRemoved(row, recording, false);
     return recording;
   }
@@ -205,10 +231,9 @@ export class AssociationStore<V extends object> {
   async removeForTargets(m: EntityManager, targetIds: string[]): Promise<BatchRecording> {
     const recording: BatchRecording = { events: [], changes: [] };
     if (!targetIds.length) return recording;
-    const [rows] = (await m.query(
-      `DELETE FROM ${this.spec.table} WHERE ${this.spec.target.column} = ANY($1::text[]) RETURNING ${ROW_COLUMNS(this.spec)}`,
-      [targetIds],
-    )) as [AssociationRow[], number];
+    const [rows] = (await m.query(`DELETE FROM ${this.spec.table} WHERE ${this.spec.target.column} = ANY($1::text[]) RETURNING ${ROW_COLUMNS(this.spec)}`, [
+      targetIds,
+    ])) as [AssociationRow[], number];
     for (const row of this.ordered(rows)) this.recordRemoved(row, recording, true);
     return recording;
   }
@@ -222,10 +247,17 @@ export class AssociationStore<V extends object> {
     const { owner, target } = this.spec;
     const recording: BatchRecording = { events: [], changes: [] };
     if (from === to) return recording;
-    const moving = (await m.query(`SELECT ${ROW_COLUMNS(this.spec)} FROM ${this.spec.table} WHERE ${target.column} = $1 ORDER BY ${owner.column} FOR UPDATE`, [from])) as AssociationRow[];
+    const moving = (await m.query(`SELECT ${ROW_COLUMNS(this.spec)} FROM ${this.spec.table} WHERE ${target.column} = $1 ORDER BY ${owner.column} FOR UPDATE`, [
+      from,
+    ])) as AssociationRow[];
     if (!moving.length) return recording;
     const kept = new Map(
-      ((await m.query(`SELECT ${ROW_COLUMNS(this.spec)} FROM ${this.spec.table} WHERE ${target.column} = $1 AND ${owner.column} = ANY($2::text[]) FOR UPDATE`, [to, moving.map((r) => r.owner)])) as AssociationRow[]).map((r) => [r.owner, r]),
+      (
+        (await m.query(
+          `SELECT ${ROW_COLUMNS(this.spec)} FROM ${this.spec.table} WHERE ${target.column} = $1 AND ${owner.column} = ANY($2::text[]) FOR UPDATE`,
+          [to, moving.map((r) => r.owner)],
+        )) as AssociationRow[]
+      ).map((r) => [r.owner, r]),
     );
     await m.query(`DELETE FROM ${this.spec.table} WHERE ${target.column} = $1`, [from]);
     for (const row of moving) {
@@ -234,13 +266,20 @@ export class AssociationStore<V extends object> {
       if (existing) {
         const next = { ...existing, role: existing.role ?? row.role, is_primary: existing.is_primary || row.is_primary };
         if (next.role === existing.role && next.is_primary === existing.is_primary) continue;
-        await m.query(`UPDATE ${this.spec.table} SET role = $3, is_primary = $4 WHERE ${owner.column} = $1 AND ${target.column} = $2`, [row.owner, to, next.role, next.is_primary]);
+        await m.query(`UPDATE ${this.spec.table} SET role = $3, is_primary = $4 WHERE ${owner.column} = $1 AND ${target.column} = $2`, [
+          row.owner,
+          to,
+          next.role,
+          next.is_primary,
+        ]);
         this.recordUpdated(existing, next, recording);
       } else {
-        const [[added]] = (await m.query(
-          `INSERT INTO ${this.spec.table} (${owner.column}, ${target.column}, role, is_primary, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${ROW_COLUMNS(this.spec)}`,
-          [row.owner, to, row.role, row.is_primary, row.created_at],
-        ).then((r: AssociationRow[]) => [r])) as [AssociationRow[]];
+        const [[added]] = (await m
+          .query(
+            `INSERT INTO ${this.spec.table} (${owner.column}, ${target.column}, role, is_primary, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${ROW_COLUMNS(this.spec)}`,
+            [row.owner, to, row.role, row.is_primary, row.created_at],
+          )
+          .then((r: AssociationRow[]) => [r])) as [AssociationRow[]];
         this.recordAdded(added, recording);
       }
     }
@@ -254,8 +293,15 @@ export class AssociationStore<V extends object> {
   async moveOwner(m: EntityManager, from: string, to: string, primaryTarget: string | null): Promise<BatchRecording> {
     const { owner, target } = this.spec;
     const recording: BatchRecording = { events: [], changes: [] };
-    const moving = (await m.query(`SELECT ${ROW_COLUMNS(this.spec)} FROM ${this.spec.table} WHERE ${owner.column} = $1 ORDER BY ${target.column}`, [from])) as AssociationRow[];
-    const held = new Map(((await m.query(`SELECT ${ROW_COLUMNS(this.spec)} FROM ${this.spec.table} WHERE ${owner.column} = $1`, [to])) as AssociationRow[]).map((r) => [r.target, r]));
+    const moving = (await m.query(`SELECT ${ROW_COLUMNS(this.spec)} FROM ${this.spec.table} WHERE ${owner.column} = $1 ORDER BY ${target.column}`, [
+      from,
+    ])) as AssociationRow[];
+    const held = new Map(
+      ((await m.query(`SELECT ${ROW_COLUMNS(this.spec)} FROM ${this.spec.table} WHERE ${owner.column} = $1`, [to])) as AssociationRow[]).map((r) => [
+        r.target,
+        r,
+      ]),
+    );
     await m.query(`DELETE FROM ${this.spec.table} WHERE ${owner.column} = $1`, [from]);
     for (const row of moving) {
       this.recordRemoved(row, recording, false);
@@ -263,14 +309,21 @@ export class AssociationStore<V extends object> {
       if (existing) {
         const next = { ...existing, role: existing.role ?? row.role, is_primary: existing.is_primary || row.target === primaryTarget };
         if (next.role === existing.role && next.is_primary === existing.is_primary) continue;
-        await m.query(`UPDATE ${this.spec.table} SET role = $3, is_primary = $4 WHERE ${owner.column} = $1 AND ${target.column} = $2`, [to, row.target, next.role, next.is_primary]);
+        await m.query(`UPDATE ${this.spec.table} SET role = $3, is_primary = $4 WHERE ${owner.column} = $1 AND ${target.column} = $2`, [
+          to,
+          row.target,
+          next.role,
+          next.is_primary,
+        ]);
         this.recordUpdated(existing, next, recording);
         continue;
       }
-      const [[added]] = (await m.query(
-        `INSERT INTO ${this.spec.table} (${owner.column}, ${target.column}, role, is_primary, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${ROW_COLUMNS(this.spec)}`,
-        [to, row.target, row.role, row.is_primary && row.target === primaryTarget, row.created_at],
-      ).then((r: AssociationRow[]) => [r])) as [AssociationRow[]];
+      const [[added]] = (await m
+        .query(
+          `INSERT INTO ${this.spec.table} (${owner.column}, ${target.column}, role, is_primary, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${ROW_COLUMNS(this.spec)}`,
+          [to, row.target, row.role, row.is_primary && row.target === primaryTarget, row.created_at],
+        )
+        .then((r: AssociationRow[]) => [r])) as [AssociationRow[]];
       this.recordAdded(added, recording);
     }
     return recording;
@@ -287,7 +340,10 @@ export class AssociationStore<V extends object> {
 
   /** The association type as GET /schema lists it. */
   async describe(): Promise<AssociationTypeView> {
-    const [row] = (await this.dataSource.query(`SELECT labels, updated_at FROM association_types WHERE type = $1`, [this.spec.type])) as Array<{ labels: string[]; updated_at: Date }>;
+    const [row] = (await this.dataSource.query(`SELECT labels, updated_at FROM association_types WHERE type = $1`, [this.spec.type])) as Array<{
+      labels: string[];
+      updated_at: Date;
+    }>;
     const { from, to } = ASSOCIATION_TYPES[this.spec.type];
     return { type: this.spec.type, from, to, labels: row?.labels ?? [], updated_at: (row?.updated_at ?? new Date(0)).toISOString() };
   }
@@ -315,19 +371,25 @@ export class AssociationStore<V extends object> {
   /** Locks the owner row (so association writes of one owner take turns) and returns its primary target. */
   private async lockOwner(m: EntityManager, ownerId: string): Promise<string | null> {
     if (!isId(ownerId, this.spec.owner.prefix)) throw DomainError.notFound(this.spec.owner.noun, ownerId);
-    const [row] = (await m.query(`SELECT ${this.spec.target.field} AS primary FROM ${this.spec.owner.table} WHERE id = $1 FOR UPDATE`, [ownerId])) as Array<{ primary: string | null }>;
+    const [row] = (await m.query(`SELECT ${this.spec.target.field} AS primary FROM ${this.spec.owner.table} WHERE id = $1 FOR UPDATE`, [ownerId])) as Array<{
+      primary: string | null;
+    }>;
     if (!row) throw DomainError.notFound(this.spec.owner.noun, ownerId);
     return row.primary;
   }
 
   private async requireOwner(m: EntityManager, ownerId: string): Promise<void> {
-    const found = isId(ownerId, this.spec.owner.prefix) && ((await m.query(`SELECT 1 FROM ${this.spec.owner.table} WHERE id = $1`, [ownerId])) as unknown[]).length > 0;
+    const found =
+      isId(ownerId, this.spec.owner.prefix) && ((await m.query(`SELECT 1 FROM ${this.spec.owner.table} WHERE id = $1`, [ownerId])) as unknown[]).length > 0;
     if (!found) throw DomainError.notFound(this.spec.owner.noun, ownerId);
   }
 
   private async find(m: EntityManager, ownerId: string, targetId: string): Promise<AssociationRow> {
     const [row] = isId(targetId, this.spec.target.prefix)
-      ? ((await m.query(`SELECT ${ROW_COLUMNS(this.spec)} FROM ${this.spec.table} WHERE ${this.spec.owner.column} = $1 AND ${this.spec.target.column} = $2 FOR UPDATE`, [ownerId, targetId])) as AssociationRow[])
+      ? ((await m.query(
+          `SELECT ${ROW_COLUMNS(this.spec)} FROM ${this.spec.table} WHERE ${this.spec.owner.column} = $1 AND ${this.spec.target.column} = $2 FOR UPDATE`,
+          [ownerId, targetId],
+        )) as AssociationRow[])
       : [];
     if (!row) {
       throw new DomainError(ErrorCode.NotFound, `The ${this.spec.target.noun} '${targetId}' is not associated with ${this.spec.owner.noun} '${ownerId}'.`);
@@ -382,7 +444,11 @@ export class AssociationStore<V extends object> {
 
   private recordHistory(owner: string, target: string, before: AssociationState | null, after: AssociationState | null, recording: BatchRecording): void {
     const path = `${this.spec.target.path}.${target}`;
-    const entry: ChangeDraft | null = updatedChange(this.spec.owner.object, owner, { changed: [path], previous: { [path]: before }, current: { [path]: after } });
+    const entry: ChangeDraft | null = updatedChange(this.spec.owner.object, owner, {
+      changed: [path],
+      previous: { [path]: before },
+      current: { [path]: after },
+    });
     if (entry) recording.changes.push(entry);
   }
 
@@ -418,6 +484,13 @@ export class AssociationStore<V extends object> {
     const other = (row: AssociationRow) => (by === 'owner' ? row.target : row.owner);
     const names = await summaries(rows.slice(0, size).map(other));
     const type = summaryKey as RelatedSummary['type'];
-    return toPage(this.cursors, list, rows, size, other, (row) => <I>{ ...this.present(row), [summaryKey]: names.get(other(row)) ?? { type, id: other(row), name: '' } });
+    return toPage(
+      this.cursors,
+      list,
+      rows,
+      size,
+      other,
+      (row) => <I>{ ...this.present(row), [summaryKey]: names.get(other(row)) ?? { type, id: other(row), name: '' } },
+    );
   }
 }

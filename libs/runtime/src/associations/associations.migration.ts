@@ -33,7 +33,9 @@ export async function createAssociationTables(
       labels jsonb NOT NULL DEFAULT '[]'::jsonb,
       updated_at timestamptz NOT NULL
     )`);
-  await q.query(`INSERT INTO association_types (type, labels, updated_at) VALUES ($1, '[]'::jsonb, date_trunc('milliseconds', clock_timestamp()))`, [spec.type]);
+  await q.query(`INSERT INTO association_types (type, labels, updated_at) VALUES ($1, '[]'::jsonb, date_trunc('milliseconds', clock_timestamp()))`, [
+    spec.type,
+  ]);
 }
 
 export async function dropAssociationTables(q: QueryRunner, table: string): Promise<void> {

@@ -92,7 +92,9 @@ function parsed<T extends object>(type: ClassConstructor<T>, input: unknown): T 
 function allOrNoneFailure(failed: ItemOutcome<unknown>[], total: number): DomainError {
   const details: FieldIssue[] = [];
   for (const { index, error } of failed) {
-    const issues = error!.details?.length ? error!.details : [{ field: error!.code === ErrorCode.NotFound ? 'id' : '', code: error!.code, message: error!.message }];
+    const issues = error!.details?.length
+      ? error!.details
+      : [{ field: error!.code === ErrorCode.NotFound ? 'id' : '', code: error!.code, message: error!.message }];
     for (const issue of issues) {
       const field = issue.field ? `items.${index}.${issue.field}` : `items.${index}`;
       details.push({ field, code: issue.code, message: `items.${index}: ${issue.message}` });
@@ -111,7 +113,12 @@ function duplicates(values: Array<{ index: number; value: string | undefined }>,
     if (value === undefined) continue;
     const seen = first.get(value);
     if (seen === undefined) first.set(value, index);
-    else issues.push({ field: `items.${index}`, code: 'duplicate', message: `items.${index} has the same ${what} as items.${seen}; a batch may name each record once` });
+    else
+      issues.push({
+        field: `items.${index}`,
+        code: 'duplicate',
+        message: `items.${index} has the same ${what} as items.${seen}; a batch may name each record once`,
+      });
   }
   return issues;
 }
@@ -165,7 +172,11 @@ export class BatchRunner {
       if (id instanceof DomainError) return failed.push({ index, error: id });
       if (dto.operation === 'delete') {
         const extra = Object.keys(item).filter((k) => k !== 'id');
-        if (extra.length) return failed.push({ index, error: validationFailed(extra.map((k) => ({ field: k, code: 'unknown_field', message: `unknown field '${k}': a delete item is {id}` }))) });
+        if (extra.length)
+          return failed.push({
+            index,
+            error: validationFailed(extra.map((k) => ({ field: k, code: 'unknown_field', message: `unknown field '${k}': a delete item is {id}` }))),
+          });
         return deletes.push({ index, id });
       }
       const { id: _id, ...fields } = item;
@@ -177,12 +188,21 @@ export class BatchRunner {
     const upsertKey = dto.operation === 'upsert' ? await writer.upsertKey(this.dataSource.manager, dto.key) : undefined;
     const repeated =
       dto.operation === 'upsert'
-        ? duplicates(creates.map((c) => ({ index: c.index, value: upsertKey!.valueOf(c.body) })), upsertKey!.field)
-        : duplicates([...updates, ...deletes].map((u) => ({ index: u.index, value: u.id })), 'id');
+        ? duplicates(
+            creates.map((c) => ({ index: c.index, value: upsertKey!.valueOf(c.body) })),
+            upsertKey!.field,
+          )
+        : duplicates(
+            [...updates, ...deletes].map((u) => ({ index: u.index, value: u.id })),
+            'id',
+          );
     if (repeated.length) throw validationFailed(repeated);
     if (upsertKey) {
       for (const item of creates.filter((c) => upsertKey.valueOf(c.body) === undefined)) {
-        failed.push({ index: item.index, error: DomainError.invalid(upsertKey.field, `${upsertKey.field} is required to upsert: items are matched on it.`, 'required') });
+        failed.push({
+          index: item.index,
+          error: DomainError.invalid(upsertKey.field, `${upsertKey.field} is required to upsert: items are matched on it.`, 'required'),
+        });
       }
     }
 
@@ -193,7 +213,17 @@ export class BatchRunner {
           if (dto.operation === 'create') outcomes.push(...(await writer.insert(m, ctx, creates)));
           if (dto.operation === 'update') outcomes.push(...(await writer.update(m, ctx, updates)));
           if (dto.operation === 'delete') outcomes.push(...(await writer.remove(m, ctx, deletes)));
-          if (upsertKey) outcomes.push(...(await this.upsert(m, ctx, writer, upsertKey, creates.filter((c) => upsertKey.valueOf(c.body) !== undefined), asUpdates)));
+          if (upsertKey)
+            outcomes.push(
+              ...(await this.upsert(
+                m,
+                ctx,
+                writer,
+                upsertKey,
+                creates.filter((c) => upsertKey.valueOf(c.body) !== undefined),
+                asUpdates,
+              )),
+            );
           outcomes.sort((a, b) => a.index - b.index);
 
           const failures = outcomes.filter((o) => o.error);
@@ -222,15 +252,27 @@ export class BatchRunner {
     items: CreateItem<C>[],
     asUpdates: Map<number, U>,
   ): Promise<ItemOutcome<V>[]> {
-    const matched = await key.match(m, items.map((item) => key.valueOf(item.body)!));
+    const matched = await key.match(
+      m,
+      items.map((item) => key.valueOf(item.body)!),
+    );
     const updates = (list: CreateItem<C>[], ids: Map<string, string>) =>
-      list.filter((item) => ids.has(key.valueOf(item.body)!)).map((item) => ({ index: item.index, id: ids.get(key.valueOf(item.body)!)!, body: asUpdates.get(item.index)! }));
+      list
+        .filter((item) => ids.has(key.valueOf(item.body)!))
+        .map((item) => ({ index: item.index, id: ids.get(key.valueOf(item.body)!)!, body: asUpdates.get(item.index)! }));
     const outcomes = await writer.update(m, ctx, updates(items, matched));
-    const inserted = await writer.insert(m, ctx, items.filter((item) => !matched.has(key.valueOf(item.body)!)));
+    const inserted = await writer.insert(
+      m,
+      ctx,
+      items.filter((item) => !matched.has(key.valueOf(item.body)!)),
+    );
     const lost = inserted.filter((o) => o.keyTaken).map((o) => items.find((item) => item.index === o.index)!);
     outcomes.push(...inserted.filter((o) => !o.keyTaken));
     if (lost.length) {
-      const taken = await key.match(m, lost.map((item) => key.valueOf(item.body)!));
+      const taken = await key.match(
+        m,
+        lost.map((item) => key.valueOf(item.body)!),
+      );
       outcomes.push(...(await writer.update(m, ctx, updates(lost, taken))));
       // The record that held the key was deleted again meanwhile: the item keeps its conflict.
       outcomes.push(...inserted.filter((o) => o.keyTaken && !taken.has(key.valueOf(items.find((item) => item.index === o.index)!.body)!)));

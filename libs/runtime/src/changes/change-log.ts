@@ -81,7 +81,9 @@ export class ChangeLog {
     const where = [`object = $1`, `record_id = $2`];
     if (after !== undefined) where.push(`id > $${params.push(after)}`);
     if (query.field) {
-      where.push(`(changed @> ARRAY[$${params.push(query.field)}]::text[] OR EXISTS (SELECT 1 FROM unnest(changed) AS p WHERE starts_with(p, $${params.push(`${query.field}.`)})))`);
+      where.push(
+        `(changed @> ARRAY[$${params.push(query.field)}]::text[] OR EXISTS (SELECT 1 FROM unnest(changed) AS p WHERE starts_with(p, $${params.push(`${query.field}.`)})))`,
+      );
     }
     const rows: ChangeRow[] = await this.dataSource.query(
       `SELECT ${COLUMNS} FROM changes WHERE ${where.join(' AND ')} ORDER BY id LIMIT $${params.push(size + 1)}`,
@@ -127,7 +129,10 @@ export class ChangeLog {
    * page-size entries of their union are the next page of the whole log. The parts share one budget:
    * another service's is asked through `budget.ask`, so it spends no longer than the time left here.
    */
-  async page(query: ListChangesQuery, parts: ReadonlyArray<(request: ChangeSliceRequest, budget: QueryBudget) => Promise<ChangeSlice>>): Promise<Page<ChangeView>> {
+  async page(
+    query: ListChangesQuery,
+    parts: ReadonlyArray<(request: ChangeSliceRequest, budget: QueryBudget) => Promise<ChangeSlice>>,
+  ): Promise<Page<ChangeView>> {
     const budget = this.budget();
     const after = this.cursors.decode(CHANGES_LIST, query.cursor, idKey(IdPrefix.Change));
     const limit = pageSize(query);
@@ -137,10 +142,17 @@ export class ChangeLog {
     const merged = slices.flatMap((s) => s.data).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     // A part cut short (by its page size or byte budget) has entries beyond its last: the page must stop
     // before any id that part may still hold, or the merge could skip them.
-    const horizon = slices.filter((s) => s.has_more && s.data.length).map((s) => s.data[s.data.length - 1].id).sort()[0];
+    const horizon = slices
+      .filter((s) => s.has_more && s.data.length)
+      .map((s) => s.data[s.data.length - 1].id)
+      .sort()[0];
     const safe = horizon === undefined ? merged : merged.filter((c) => c.id <= horizon);
     const { items, hasMore } = fitPage(safe.slice(0, limit), limit, safe.length > limit || slices.some((s) => s.has_more));
-    return { data: items, has_more: hasMore, ...(hasMore && items.length ? { next_cursor: this.cursors.encode(CHANGES_LIST, items[items.length - 1].id) } : {}) };
+    return {
+      data: items,
+      has_more: hasMore,
+      ...(hasMore && items.length ? { next_cursor: this.cursors.encode(CHANGES_LIST, items[items.length - 1].id) } : {}),
+    };
   }
 
   private budget(): QueryBudget {

@@ -138,7 +138,12 @@ export class BuiltInCustomFieldsService {
       checked.push({ at, input: { values, stored, partial, store: { table: slug, column: 'custom_fields', recordId }, path: 'custom_fields' } });
     });
     // Without unique or reference fields this reads nothing: the checks are on the values alone.
-    const outcomes = await enforceFieldValuesOfMany(m, target, checked.map((c) => c.input), lookup);
+    const outcomes = await enforceFieldValuesOfMany(
+      m,
+      target,
+      checked.map((c) => c.input),
+      lookup,
+    );
     checked.forEach(({ at, input }, i) => {
       const outcome = outcomes[i];
       results[at] = outcome instanceof DomainError ? { warnings: [], error: outcome } : { stored: input.stored, warnings: outcome };

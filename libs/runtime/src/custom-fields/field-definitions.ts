@@ -3,7 +3,11 @@ import { CustomFieldDefinition, definitionProblems, SchemaLimits, UpdateFieldDef
 import { EntityManager } from 'typeorm';
 
 /** The definitions with `def` appended: its name must be free and the object below its field limit. */
-export function appendDefinition(existing: readonly CustomFieldDefinition[], def: CustomFieldDefinition, reserved: ReadonlySet<string> = new Set()): CustomFieldDefinition[] {
+export function appendDefinition(
+  existing: readonly CustomFieldDefinition[],
+  def: CustomFieldDefinition,
+  reserved: ReadonlySet<string> = new Set(),
+): CustomFieldDefinition[] {
   if (reserved.has(def.name)) throw duplicateField(def.name, 'a built-in field of this object');
   if (existing.some((f) => f.name === def.name)) throw duplicateField(def.name, 'an existing field');
   if (existing.length >= SchemaLimits.fieldsPerObject) {
@@ -42,7 +46,11 @@ export function editedDefinitions(
  * Definitions must be consistent (enum values for enums, a target for references...), named once, and
  * reference an object the owner can check values of.
  */
-export async function checkDefinitions(defs: readonly CustomFieldDefinition[], path: string, canReference: (target: string) => Promise<boolean>): Promise<void> {
+export async function checkDefinitions(
+  defs: readonly CustomFieldDefinition[],
+  path: string,
+  canReference: (target: string) => Promise<boolean>,
+): Promise<void> {
   const issues: FieldIssue[] = [];
   const seen = new Set<string>();
   const single = path === 'field';

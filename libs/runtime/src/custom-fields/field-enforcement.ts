@@ -35,7 +35,12 @@ export type ReferenceLookup = (target: string, ids: string[]) => Promise<Set<str
  * Applies an object's enforcement level to a write: `none` checks nothing, `soft` returns the problems as
  * warnings, `hard` rejects the write with all of them. The size limit holds at every level.
  */
-export async function enforceFieldValues(m: EntityManager, target: EnforcementTarget, input: EnforcementInput, lookup: ReferenceLookup): Promise<ValidationWarning[]> {
+export async function enforceFieldValues(
+  m: EntityManager,
+  target: EnforcementTarget,
+  input: EnforcementInput,
+  lookup: ReferenceLookup,
+): Promise<ValidationWarning[]> {
   const [outcome] = await enforceFieldValuesOfMany(m, target, [input], lookup);
   if (outcome instanceof DomainError) throw outcome;
   return outcome;
@@ -70,7 +75,13 @@ export async function enforceFieldValuesOfMany(
     if (!def.unique) continue;
     const sent = checked.filter((c) => c.input.values[def.name] !== undefined && c.input.values[def.name] !== null && !c.flagged.has(def.name));
     if (!sent.length) continue;
-    const taken = await takenValues(m, target.slug, def, sent[0].input.store, sent.map((c) => ({ value: c.input.values[def.name], recordId: c.input.store.recordId })));
+    const taken = await takenValues(
+      m,
+      target.slug,
+      def,
+      sent[0].input.store,
+      sent.map((c) => ({ value: c.input.values[def.name], recordId: c.input.store.recordId })),
+    );
     for (const at of taken) {
       const value = sent[at].input.values[def.name];
       sent[at].issues.push({ field: def.name, code: 'duplicate', message: `${def.name} ${JSON.stringify(value)} is already used by another record` });
@@ -115,7 +126,13 @@ export async function lockUniqueFields(m: EntityManager, slug: string, names: re
  * racing writes cannot both pass. The test is containment, which the GIN index on the column serves (an
  * email, compared without case, the one on its lower-cased form), beside the exact comparison it implies.
  */
-async function takenValues(m: EntityManager, slug: string, def: CustomFieldDefinition, store: ValueStore, sent: Array<{ value: unknown; recordId: string }>): Promise<number[]> {
+async function takenValues(
+  m: EntityManager,
+  slug: string,
+  def: CustomFieldDefinition,
+  store: ValueStore,
+  sent: Array<{ value: unknown; recordId: string }>,
+): Promise<number[]> {
   await lockUniqueFields(m, slug, [def.name]);
   const column = `r.${store.column}`;
   const compare =

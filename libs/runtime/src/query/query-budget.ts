@@ -12,7 +12,8 @@ import type { RemoteQueries } from './record-query';
 export const REPLY_HEADROOM_MS = 500;
 
 /** What a query past its budget is told to narrow. */
-export const QUERY_HINT = 'Narrow it with a condition on an indexed field (id, a unique field, created_at, a foreign key) or a shorter range, or sort on one of those.';
+export const QUERY_HINT =
+  'Narrow it with a condition on an indexed field (id, a unique field, created_at, a foreign key) or a shorter range, or sort on one of those.';
 
 /** Runs one statement of a read: its rows, as the caller types them. */
 export type RunStatement = <R extends object = Record<string, unknown>>(sql: string, params: unknown[]) => Promise<R[]>;

@@ -27,7 +27,13 @@ const fields: [string, QueryField][] = [
   ['active', { sql: 'r.active', type: 'boolean' }],
   ['stage', { sql: 'r.stage', type: 'enum', values: STAGES }],
   ['seen', { sql: 'r.seen', type: 'datetime' }],
-  ...customFields([{ name: 'size', label: 'Size', type: 'number' }, { name: 'tier', label: 'Tier', type: 'string' }] as never, 'r.extra'),
+  ...customFields(
+    [
+      { name: 'size', label: 'Size', type: 'number' },
+      { name: 'tier', label: 'Tier', type: 'string' },
+    ] as never,
+    'r.extra',
+  ),
 ];
 const catalog: QueryCatalog = { object: 'rows', table: 'query_rows', alias: 'r', fields: new Map(fields), joins: {}, present: (row) => row };
 
@@ -104,9 +110,19 @@ describe('query filter compiler', () => {
     client = new Client({ connectionString: url.toString() });
     await client.connect();
     // A temporary table lives as long as this connection and is seen by no one else.
-    await client.query('CREATE TEMP TABLE query_rows (id text PRIMARY KEY, name text, score integer, active boolean, stage text, seen timestamptz, extra jsonb)');
+    await client.query(
+      'CREATE TEMP TABLE query_rows (id text PRIMARY KEY, name text, score integer, active boolean, stage text, seen timestamptz, extra jsonb)',
+    );
     for (const r of rows) {
-      await client.query('INSERT INTO query_rows VALUES ($1, $2, $3, $4, $5, $6, $7)', [r.id, r.name, r.score, r.active, r.stage, r.seen, JSON.stringify(r.extra)]);
+      await client.query('INSERT INTO query_rows VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+        r.id,
+        r.name,
+        r.score,
+        r.active,
+        r.stage,
+        r.seen,
+        JSON.stringify(r.extra),
+      ]);
     }
   });
   afterAll(async () => client?.end());
@@ -124,7 +140,12 @@ describe('query filter compiler', () => {
     expect(await selected({ name: { $in: ['Ada', 'ZED'] } })).toEqual(expected({ name: { $in: ['Ada'] } }));
     expect(await selected({ score: { $gt: 1.5 } })).toEqual(expected({ score: { $gt: 1.5 } }));
     expect(await selected({ score: { $in: [2, 2.5, -3] } })).toEqual(expected({ score: { $in: [2, -3] } }));
-    for (const filter of [{ 'custom_fields.size': 6 }, { 'custom_fields.size': { $in: [2, 6, 10] } }, { 'custom_fields.tier': { $in: ['gold', null] } }, { $not: { 'custom_fields.tier': 'silver' } }]) {
+    for (const filter of [
+      { 'custom_fields.size': 6 },
+      { 'custom_fields.size': { $in: [2, 6, 10] } },
+      { 'custom_fields.tier': { $in: ['gold', null] } },
+      { $not: { 'custom_fields.tier': 'silver' } },
+    ]) {
       expect(await selected(filter)).toEqual(expected(filter));
     }
   });
@@ -199,17 +220,26 @@ describe('query filter compiler', () => {
     const ordered = ['score', 'seen', 'custom_fields.size', 'stage'] as const;
     const texts = ['name', 'custom_fields.tier'] as const;
     const leaf: fc.Arbitrary<Expr> = fc.oneof(
-      ...Object.entries(literal).map(([path, value]) => fc.tuple(fc.constantFrom('$eq', '$ne'), value as fc.Arbitrary<unknown>).map(([op, v]) => ({ [path]: { [op]: v } }))),
+      ...Object.entries(literal).map(([path, value]) =>
+        fc.tuple(fc.constantFrom('$eq', '$ne'), value as fc.Arbitrary<unknown>).map(([op, v]) => ({ [path]: { [op]: v } })),
+      ),
       ...Object.entries(literal).map(([path, value]) => (value as fc.Arbitrary<unknown>).map((v) => ({ [path]: v }))),
       ...ordered.map((path) =>
         fc
-          .tuple(fc.constantFrom('$gt', '$gte', '$lt', '$lte'), (literal[path] as fc.Arbitrary<unknown>).filter((v) => v !== null))
+          .tuple(
+            fc.constantFrom('$gt', '$gte', '$lt', '$lte'),
+            (literal[path] as fc.Arbitrary<unknown>).filter((v) => v !== null),
+          )
           .map(([op, v]) => ({ [path]: { [op]: v } })),
       ),
       ...Object.entries(literal).map(([path, value]) =>
         fc.tuple(fc.constantFrom('$in', '$nin'), fc.array(value as fc.Arbitrary<unknown>, { maxLength: 3 })).map(([op, v]) => ({ [path]: { [op]: v } })),
       ),
-      ...texts.map((path) => fc.tuple(fc.constantFrom('$contains', '$starts_with', '$ends_with'), fc.constantFrom('a', '%', '_', '\\', 'D', 'ld')).map(([op, v]) => ({ [path]: { [op]: v } }))),
+      ...texts.map((path) =>
+        fc
+          .tuple(fc.constantFrom('$contains', '$starts_with', '$ends_with'), fc.constantFrom('a', '%', '_', '\\', 'D', 'ld'))
+          .map(([op, v]) => ({ [path]: { [op]: v } })),
+      ),
       ...Object.keys(literal).map((path) => fc.boolean().map((v) => ({ [path]: { $exists: v } }))),
     );
     const tree = fc.letrec<{ expr: Expr }>((tie) => ({
@@ -276,24 +306,28 @@ describe('query filter compiler', () => {
       const literal = fc.constantFrom<unknown>('Ada', 'Zed', null);
       const operators = fc.oneof(
         literal,
-        fc.record(
-          {
-            $eq: literal,
-            $ne: literal,
-            $in: fc.array(literal, { maxLength: 3 }),
-            $nin: fc.array(literal, { maxLength: 3 }),
-            $exists: fc.boolean(),
-            $gt: fc.constant('A'),
-            $starts_with: fc.constant('a'),
-          },
-          { requiredKeys: [] },
-        ).filter((ops) => Object.keys(ops).length > 0),
+        fc
+          .record(
+            {
+              $eq: literal,
+              $ne: literal,
+              $in: fc.array(literal, { maxLength: 3 }),
+              $nin: fc.array(literal, { maxLength: 3 }),
+              $exists: fc.boolean(),
+              $gt: fc.constant('A'),
+              $starts_with: fc.constant('a'),
+            },
+            { requiredKeys: [] },
+          )
+          .filter((ops) => Object.keys(ops).length > 0),
       );
       await fc.assert(
         fc.asyncProperty(operators, async (condition) => {
           const [lookup] = compileFilter(withOwner, { 'owner.name': condition }).lookups;
           const local = compileFilter(catalog, { name: condition });
-          const { rows: [row] } = await client.query(`SELECT (${local.where}) AS hit FROM (SELECT NULL::text AS name) r`, local.params);
+          const {
+            rows: [row],
+          } = await client.query(`SELECT (${local.where}) AS hit FROM (SELECT NULL::text AS name) r`, local.params);
           expect(lookup.negate).toBe(row.hit);
         }),
         { seed: 20261125, numRuns: 200 },

@@ -1,5 +1,32 @@
-import { apiNameOf, countWithinBudget, CursorCodec, cursorValueFits, CursorValueType, DomainError, ErrorCode, FieldIssue, fitPage, hydrate, idKey, invalidCursor, keysetAfter, PAGE_BYTE_BUDGET, validationFailed } from '@crm/common';
-import { CustomFieldDefinition, DEFAULT_PAGE_SIZE, Page, QUERY_OPERATORS, QueryFieldInfo, QueryLimits, QueryOperator, RecordQueryDto, RemoteLookup, RemoteValuesReply } from '@crm/contracts';
+import {
+  apiNameOf,
+  countWithinBudget,
+  CursorCodec,
+  cursorValueFits,
+  CursorValueType,
+  DomainError,
+  ErrorCode,
+  FieldIssue,
+  fitPage,
+  hydrate,
+  idKey,
+  invalidCursor,
+  keysetAfter,
+  PAGE_BYTE_BUDGET,
+  validationFailed,
+} from '@crm/common';
+import {
+  CustomFieldDefinition,
+  DEFAULT_PAGE_SIZE,
+  Page,
+  QUERY_OPERATORS,
+  QueryFieldInfo,
+  QueryLimits,
+  QueryOperator,
+  RecordQueryDto,
+  RemoteLookup,
+  RemoteValuesReply,
+} from '@crm/contracts';
 import { createHash } from 'crypto';
 import { DataSource, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
 import { QueryBudget, QueryRunOptions } from './query-budget';
@@ -135,7 +162,10 @@ export function entityFields(
     const sql = `${alias}.${column.databaseName}`;
     if (kind === 'json') {
       // Returned as the API shows it: an absent object is an empty one.
-      fields.push([`${options.prefix ?? ''}${api}`, { sql, type: kind, select: `COALESCE(${sql}, '{}'::jsonb)`, ...(options.join ? { join: options.join } : {}) }]);
+      fields.push([
+        `${options.prefix ?? ''}${api}`,
+        { sql, type: kind, select: `COALESCE(${sql}, '{}'::jsonb)`, ...(options.join ? { join: options.join } : {}) },
+      ]);
       continue;
     }
     fields.push([
@@ -277,7 +307,9 @@ class QueryBuilder {
   private remoteCondition(relation: string, filter: Record<string, unknown>, at: string): string {
     for (const value of Object.values(filter)) {
       const uses = isOperatorObject(value) ? Object.keys(value).length : 1;
-      for (let i = 0; i < uses; i++) if (++this.conditions === QueryLimits.conditions + 1) this.issue(at, 'too_many_conditions', `a filter may have at most ${QueryLimits.conditions} conditions`);
+      for (let i = 0; i < uses; i++)
+        if (++this.conditions === QueryLimits.conditions + 1)
+          this.issue(at, 'too_many_conditions', `a filter may have at most ${QueryLimits.conditions} conditions`);
     }
     const negate = Object.values(filter).every(matchesNull);
     this.params.push([]);
@@ -292,7 +324,8 @@ class QueryBuilder {
       this.issue(at, 'unknown_operator', `'${op}' is not an operator; operators are ${QUERY_OPERATORS.join(', ')}`);
       return 'TRUE';
     }
-    if (++this.conditions === QueryLimits.conditions + 1) this.issue(at, 'too_many_conditions', `a filter may have at most ${QueryLimits.conditions} conditions`);
+    if (++this.conditions === QueryLimits.conditions + 1)
+      this.issue(at, 'too_many_conditions', `a filter may have at most ${QueryLimits.conditions} conditions`);
     const x = field.sql;
     const operator = op as QueryOperator;
     if (field.type === 'json') {
@@ -329,7 +362,11 @@ class QueryBuilder {
           op !== '$in' || !values.length
             ? undefined
             : field.folded
-              ? `lower(${x}) = ANY(${this.bind((values as string[]).map((v) => v.toLowerCase()), 'string', true)})`
+              ? `lower(${x}) = ANY(${this.bind(
+                  (values as string[]).map((v) => v.toLowerCase()),
+                  'string',
+                  true,
+                )})`
               : field.contained && values.length <= CONTAINED_IN_VALUES
                 ? this.containing(field.contained, values)
                 : undefined;
@@ -475,7 +512,10 @@ export type QueryItem = { id: string } & Record<string, unknown>;
  * parameters (a remote condition's ids left empty, to be bound once its service answers); a
  * `validation_failed` naming every bad path otherwise.
  */
-export function compileFilter(catalog: QueryCatalog, filter: unknown): { where: string; params: unknown[]; joins: string[]; lookups: Array<{ relation: string } & RemoteLookup> } {
+export function compileFilter(
+  catalog: QueryCatalog,
+  filter: unknown,
+): { where: string; params: unknown[]; joins: string[]; lookups: Array<{ relation: string } & RemoteLookup> } {
   const q = new QueryBuilder(catalog);
   const where = q.filter(filter, 'filter', 1);
   if (q.issues.length) throw validationFailed(q.issues);
@@ -494,7 +534,13 @@ function scoped(catalog: QueryCatalog, condition: string): string {
  * query it came from. Its statements and the lookups other services answer for it share one budget
  * (QueryBudget), so a query no index serves cannot hold a connection or slow the others for long.
  */
-export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatalog, query: RecordQueryDto, options: QueryRunOptions, cursors: CursorCodec): Promise<Page<QueryItem>> {
+export async function runRecordQuery(
+  dataSource: DataSource,
+  catalog: QueryCatalog,
+  query: RecordQueryDto,
+  options: QueryRunOptions,
+  cursors: CursorCodec,
+): Promise<Page<QueryItem>> {
   const budget = new QueryBudget(options.timeoutMs);
   const q = new QueryBuilder(catalog);
   const where = query.filter === undefined ? 'TRUE' : q.filter(query.filter, 'filter', 1);
@@ -502,7 +548,11 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
     const at = `sort.${i}.field`;
     const relation = q.remote(key.field);
     if (relation) {
-      q.issue(at, 'invalid_value', `'${key.field}' is kept by another service and cannot be sorted on; sort on the reference field or on this object's own fields`);
+      q.issue(
+        at,
+        'invalid_value',
+        `'${key.field}' is kept by another service and cannot be sorted on; sort on the reference field or on this object's own fields`,
+      );
       return { field: undefined, desc: false };
     }
     const field = q.field(key.field, at);
@@ -564,7 +614,13 @@ export async function runRecordQuery(dataSource: DataSource, catalog: QueryCatal
     // The other service answers as many records as fit in one message; the page ends before the first row it could not describe.
     if (answer.delivered < ids.length) {
       const undelivered = new Set(ids.slice(answer.delivered));
-      pageRows = pageRows.slice(0, Math.max(1, pageRows.findIndex((row) => undelivered.has(row[`~r_${relation}`] as string))));
+      pageRows = pageRows.slice(
+        0,
+        Math.max(
+          1,
+          pageRows.findIndex((row) => undelivered.has(row[`~r_${relation}`] as string)),
+        ),
+      );
     }
   }
   const presented = pageRows.map((row) => {
@@ -613,7 +669,8 @@ function localConjuncts(filter: unknown, catalog: QueryCatalog): Record<string, 
   const remote = (node: unknown): boolean =>
     Array.isArray(node)
       ? node.some(remote)
-      : isPlainObject(node) && Object.entries(node).some(([key, value]) => (key.startsWith('$') ? remote(value) : remoteRelationOf(catalog, key) !== undefined));
+      : isPlainObject(node) &&
+        Object.entries(node).some(([key, value]) => (key.startsWith('$') ? remote(value) : remoteRelationOf(catalog, key) !== undefined));
   return Object.entries(filter).flatMap(([key, value]) =>
     key === '$and' && Array.isArray(value) ? value.flatMap((item) => localConjuncts(item, catalog)) : remote({ [key]: value }) ? [] : [{ [key]: value }],
   );
@@ -639,16 +696,22 @@ async function candidateReferences(
   const relations = [...new Set(lookups.map((l) => l.relation))];
   const found = await budget.run(dataSource, (run) =>
     run(
-      eachInOne(relations.map((relation) => {
-        const column = catalog.remotes![relation].column;
-        return `SELECT DISTINCT ${column} AS ref FROM ${catalog.table} ${catalog.alias} ${joins} WHERE ${scoped(catalog, where)} AND ${column} IS NOT NULL LIMIT ${max + 1}`;
-      })),
+      eachInOne(
+        relations.map((relation) => {
+          const column = catalog.remotes![relation].column;
+          return `SELECT DISTINCT ${column} AS ref FROM ${catalog.table} ${catalog.alias} ${joins} WHERE ${scoped(catalog, where)} AND ${column} IS NOT NULL LIMIT ${max + 1}`;
+        }),
+      ),
       guard.params,
     ),
   );
   const within = new Map<string, string[]>();
   byPart(found, relations.length).forEach((refs, i) => {
-    if (refs.length <= max) within.set(relations[i], refs.map((row) => String(row.ref)));
+    if (refs.length <= max)
+      within.set(
+        relations[i],
+        refs.map((row) => String(row.ref)),
+      );
   });
   return within;
 }
@@ -672,7 +735,13 @@ function byPart(rows: ReadonlyArray<Record<string, unknown>>, parts: number): Ar
  * Asks the owning services for the ids of each remote condition (one call per relation) and binds them
  * into their parameters; answers the problems they found with those conditions.
  */
-async function resolveLookups(q: QueryBuilder, catalog: QueryCatalog, within: ReadonlyMap<string, string[]>, remote: RemoteQueries | undefined, budget: QueryBudget): Promise<FieldIssue[]> {
+async function resolveLookups(
+  q: QueryBuilder,
+  catalog: QueryCatalog,
+  within: ReadonlyMap<string, string[]>,
+  remote: RemoteQueries | undefined,
+  budget: QueryBudget,
+): Promise<FieldIssue[]> {
   const byRelation = new Map<string, QueryBuilder['lookups']>();
   for (const lookup of q.lookups) byRelation.set(lookup.relation, [...(byRelation.get(lookup.relation) ?? []), lookup]);
   const issues: FieldIssue[] = [];
@@ -799,7 +868,11 @@ function isCursor(value: unknown, keys: ReadonlyArray<Pick<QueryField, 'type' | 
  * An object's own fields and custom fields named as another service's query names them through its
  * relation (`contact.email` for the `contact` of a deal): what that query may filter on and return, one hop away.
  */
-export function relatedCatalogOf(dataSource: DataSource, spec: Pick<CatalogSpec, 'entity' | 'alias' | 'enums' | 'exclude' | 'folded' | 'customFields'> & { object: string }, prefix: string): QueryCatalog {
+export function relatedCatalogOf(
+  dataSource: DataSource,
+  spec: Pick<CatalogSpec, 'entity' | 'alias' | 'enums' | 'exclude' | 'folded' | 'customFields'> & { object: string },
+  prefix: string,
+): QueryCatalog {
   const metadata = dataSource.getMetadata(spec.entity);
   const fields = entityFields(metadata, spec.alias, { enums: spec.enums, exclude: spec.exclude, folded: spec.folded, prefix: `${prefix}.` });
   if (spec.customFields) fields.push(...customFields(spec.customFields, `${spec.alias}.custom_fields`, `${prefix}.custom_fields.`));
@@ -844,7 +917,13 @@ export function catalogOf(dataSource: DataSource, spec: CatalogSpec): QueryCatal
     const joined = `${spec.alias}_${relation.name}`;
     const target = dataSource.getMetadata(relation.table.entity);
     joins[relation.name] = { alias: joined, clause: `LEFT JOIN ${target.tablePath} ${joined} ON ${joined}.id = ${spec.alias}.${relation.column}` };
-    const related = entityFields(target, joined, { enums: relation.table.enums, exclude: relation.table.exclude, folded: relation.table.folded, prefix: `${relation.name}.`, join: relation.name });
+    const related = entityFields(target, joined, {
+      enums: relation.table.enums,
+      exclude: relation.table.exclude,
+      folded: relation.table.folded,
+      prefix: `${relation.name}.`,
+      join: relation.name,
+    });
     fields.push(...related.filter(([, field]) => field.type !== 'json'));
   }
   return {

@@ -11,8 +11,16 @@ const OWNERS = {
 export function remoteQueriesOver(rpc: RpcCaller, ctx: RequestContext): RemoteQueries {
   return {
     match: async (relation, prefix, lookups, within, waitMs) =>
-      (await rpc.call(OWNERS[relation.via].match, ctx, { body: { object: relation.object, prefix, lookups, ...(within ? { within } : {}) } }, { timeoutMs: waitMs })).ids,
-    values: (relation, prefix, ids, fields, waitMs) => rpc.call(OWNERS[relation.via].values, ctx, { body: { object: relation.object, prefix, ids, fields } }, { timeoutMs: waitMs }),
+      (
+        await rpc.call(
+          OWNERS[relation.via].match,
+          ctx,
+          { body: { object: relation.object, prefix, lookups, ...(within ? { within } : {}) } },
+          { timeoutMs: waitMs },
+        )
+      ).ids,
+    values: (relation, prefix, ids, fields, waitMs) =>
+      rpc.call(OWNERS[relation.via].values, ctx, { body: { object: relation.object, prefix, ids, fields } }, { timeoutMs: waitMs }),
     fields: async (relation, prefix) => (await rpc.call(OWNERS[relation.via].fields, ctx, { body: { object: relation.object, prefix } })).fields,
   };
 }

@@ -7,7 +7,12 @@ export class CreateDealContacts1764700000000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     // Contacts live in the contacts service: no foreign key; deletions there reach this table through contact.deleted.
-    await createAssociationTables(q, { type: 'deal_contacts', table: 'deal_contacts', owner: { table: 'deals', column: 'deal_id' }, target: { column: 'contact_id', field: 'contact_id' } });
+    await createAssociationTables(q, {
+      type: 'deal_contacts',
+      table: 'deal_contacts',
+      owner: { table: 'deals', column: 'deal_id' },
+      target: { column: 'contact_id', field: 'contact_id' },
+    });
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -12,11 +12,19 @@ export function encryptSigningSecrets(keyring: SecretKeyring): new () => Migrati
     name = 'EncryptSigningSecrets1764100000000';
 
     async up(q: QueryRunner): Promise<void> {
-      await rewriteSecrets((work) => work(q), 'secret', (id, stored) => (keyring.keyIdOf(stored) === null ? keyring.seal(id, stored) : undefined));
+      await rewriteSecrets(
+        (work) => work(q),
+        'secret',
+        (id, stored) => (keyring.keyIdOf(stored) === null ? keyring.seal(id, stored) : undefined),
+      );
     }
 
     async down(q: QueryRunner): Promise<void> {
-      await rewriteSecrets((work) => work(q), 'secret', (id, stored) => keyring.open(id, stored));
+      await rewriteSecrets(
+        (work) => work(q),
+        'secret',
+        (id, stored) => keyring.open(id, stored),
+      );
     }
   };
 }
