@@ -101,17 +101,24 @@ export async function spawnService(app: string, env: Env, options: { port?: numb
   child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let port = requested;
-  await eventually(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`${app} exited: ${log}`);
-      if (port === 0) port = announcedPort(app, log) ?? 0;
-      if (port === 0) return undefined;
-      const res = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
-      return res?.ok ? true : undefined;
-    },
-    30_000,
-    100,
-  );
+  try {
+    await eventually(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`${app} exited: ${log}`);
+        if (port === 0) port = announcedPort(app, log) ?? 0;
+        if (port === 0) return undefined;
+        const res = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
+        return res?.ok ? true : undefined;
+      },
+      30_000,
+      100,
+    );
+  } catch (err) {
+    // A process that never became ready is not left running after the failed test.
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await exited;
+    throw err;
+  }
   const healthUrl = `http://127.0.0.1:${port}/health`;
   return {
     child,
