@@ -8,7 +8,7 @@ import { companyId, CONTACTS, DEALS, withSeededStack } from './seed-1m';
 /**
  * `POST /<object>/query` (docs/query.md) at scale, on the data set of `npm run bench:lists`: twenty queries
  * through the gateway with an API key, each beside the statement the query compiler
- * (libs/runtime/src/query/record-query.ts) produces for it, written out by hand and run straight on the
+ * (libs/runtime/src/query/filter-compiler.ts and query-runner.ts) produces for it, written out by hand and run straight on the
  * stack's database with `pg`. Each pair is timed one request at a time, API and SQL alternating, so both
  * see the same machine. The page's ids of both must match: a difference is flagged in the table and ends
  * the run with exit code 1, and any answer but a 200 fails it, except a 400 where a case expects one (a path
@@ -46,7 +46,7 @@ interface QueryCase {
   body: Record<string, unknown>;
   /** The service whose connection settings (search_path) the statement runs under. */
   schema: Schema;
-  /** What record-query.ts compiles the body to: the statement that reads the page. */
+  /** What the query runner compiles the body to: the statement that reads the page. */
   sql: Statement;
   /**
    * Statements the services run before it, in order, each on its own service's connection (a path across

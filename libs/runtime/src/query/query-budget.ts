@@ -3,7 +3,7 @@ import { QueryLimits } from '@crm/contracts';
 import { timeLeftMs } from '@crm/messaging';
 import { performance } from 'perf_hooks';
 import { DataSource } from 'typeorm';
-import type { RemoteQueries } from './record-query';
+import type { RemoteQueries } from './remote-matching';
 
 /**
  * Kept back from the time a caller waits: a service stops this long before, so that its answer that the

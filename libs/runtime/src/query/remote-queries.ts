@@ -1,6 +1,6 @@
 import { Ops, RequestContext } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
-import { RemoteQueries, RemoteRelation } from './record-query';
+import { RemoteQueries, RemoteRelation } from './remote-matching';
 
 const OWNERS = {
   contacts: { match: Ops.contactsInternal.queryMatch, values: Ops.contactsInternal.queryValues, fields: Ops.contactsInternal.queryFields },

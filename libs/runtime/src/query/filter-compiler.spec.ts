@@ -1,7 +1,8 @@
 import { DEFAULT_DATABASE_URL, DomainError } from '@crm/common';
 import fc from 'fast-check';
 import { Client } from 'pg';
-import { compileFilter, customFields, QueryCatalog, QueryField } from './record-query';
+import { compileFilter } from './filter-compiler';
+import { customFields, QueryCatalog, QueryField } from './query-catalog';
 
 /**
  * The compiler from filter expressions to SQL, run against real PostgreSQL on a temporary table: every
