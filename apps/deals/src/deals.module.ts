@@ -1,4 +1,4 @@
-import { BatchRunner, builtInCustomFieldsProviders } from '@crm/runtime';
+import { BatchRunner, builtInCustomFieldsProviders, catalogQueriesProvider } from '@crm/runtime';
 import { Module } from '@nestjs/common';
 import { CustomFieldsController } from './custom-fields/custom-fields.controller';
 import { DealsFieldReferences } from './custom-fields/deals-field-references';
@@ -11,6 +11,7 @@ import { DealsBatchWriter } from './deals/deals.batch';
 import { DealsController } from './deals/deals.controller';
 import { DealsQuery } from './deals/deals-query.service';
 import { DealsService } from './deals/deals.service';
+import { DEALS_SETTINGS } from './deals.settings';
 import { DealImportsService } from './imports/deal-imports.service';
 import { ContactLinksService } from './internal/contact-links.service';
 import { DealsInternalController } from './internal/internal.controller';
@@ -27,6 +28,7 @@ import { StaleDealsJob } from './stale/stale-deals.job';
     DealStageMover,
     DealsService,
     DealsQuery,
+    catalogQueriesProvider(DEALS_SETTINGS),
     DealsBatchWriter,
     BatchRunner,
     PipelinesService,

@@ -14,6 +14,7 @@ export * from './query/query-runner';
 export * from './query/remote-matching';
 export * from './query/query-budget';
 export * from './query/remote-queries';
+export * from './query/catalog-queries';
 export * from './batch/batch-runner';
 export * from './changes/change-origin.step';
 export * from './changes/change-log';

@@ -1,4 +1,4 @@
-import { CursorCodec, Page, ServiceConfig } from '@crm/common';
+import { Page } from '@crm/common';
 import {
   DEAL_SOURCES,
   DEAL_STATUSES,
@@ -11,25 +11,9 @@ import {
   RequestContext,
   STAGE_TYPES,
 } from '@crm/contracts';
-import { RpcCaller } from '@crm/messaging';
-import {
-  BuiltInCustomFieldsService,
-  catalogOf,
-  describeQueryFields,
-  CatalogSpec,
-  matchRecordIds,
-  pickRecordValues,
-  QueryItem,
-  QueryRunOptions,
-  queryRunOptions,
-  relatedCatalogOf,
-  remoteQueriesOver,
-  runRecordQuery,
-  SERVICE_CONFIG,
-} from '@crm/runtime';
-import { Inject, Injectable } from '@nestjs/common';
+import { BuiltInCustomFieldsService, CatalogQueries, catalogOf, CatalogSpec, QueryItem, relatedCatalogOf } from '@crm/runtime';
+import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { DEALS_SETTINGS, DealsSettings } from '../deals.settings';
 import { Pipeline } from '../pipelines/pipeline.entity';
 import { Stage } from '../pipelines/stage.entity';
 import { Deal } from './deal.entity';
@@ -54,20 +38,16 @@ export class DealsQuery {
   constructor(
     private readonly dataSource: DataSource,
     private readonly customFields: BuiltInCustomFieldsService,
-    private readonly rpc: RpcCaller,
-    private readonly cursors: CursorCodec,
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
-    @Inject(DEALS_SETTINGS) private readonly settings: DealsSettings,
+    private readonly queries: CatalogQueries,
   ) {}
 
   async run(ctx: RequestContext, query: RecordQueryDto): Promise<Page<QueryItem>> {
-    return runRecordQuery(this.dataSource, await this.catalog(), query, { ...this.budget(), remote: remoteQueriesOver(this.rpc, ctx) }, this.cursors);
+    return this.queries.run(ctx, await this.catalog(), query);
   }
 
   /** What a query over deals (or, given a prefix, another service's relation into them) may name. */
   async fields(ctx: RequestContext, request: QueryFieldsRequest): Promise<QueryFieldInfo[]> {
-    const catalog = request.prefix ? await this.related({ object: request.object, prefix: request.prefix }) : await this.catalog();
-    return describeQueryFields(catalog, remoteQueriesOver(this.rpc, ctx));
+    return this.queries.fields(ctx, request.prefix ? await this.related({ object: request.object, prefix: request.prefix }) : await this.catalog());
   }
 
   private async catalog() {
@@ -89,12 +69,12 @@ export class DealsQuery {
 
   /** Another service's conditions on `deal.*` (tasks whose deal is won), as deal ids. */
   async match(request: RemoteMatchRequest): Promise<string[][]> {
-    return matchRecordIds(this.dataSource, await this.related(request), request.lookups, request.within, this.budget());
+    return this.queries.match(await this.related(request), request);
   }
 
   /** The `deal.*` paths another service's query returns, by deal id. */
   async values(request: RemoteValuesRequest): Promise<RemoteValuesReply> {
-    return pickRecordValues(this.dataSource, await this.related(request), request.ids, request.fields, this.budget());
+    return this.queries.values(await this.related(request), request);
   }
 
   private async related(request: { object: string; prefix: string }) {
@@ -104,9 +84,5 @@ export class DealsQuery {
 
   private async definitions() {
     return (await this.customFields.state(this.dataSource.manager, 'deals')).fields;
-  }
-
-  private budget(): QueryRunOptions {
-    return queryRunOptions(this.settings, this.config.rpcTimeoutMs);
   }
 }
