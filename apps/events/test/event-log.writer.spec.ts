@@ -4,8 +4,8 @@ import { DeadEvents, MessagingMetrics, MessagingOptions, SequencedEvent } from '
 import { dropNamespace, testEnv } from '@crm/test-support';
 import { connect, NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
-import { eventsEntities, eventsMigrations } from '../database';
-import { EventLogWriter } from './event-log.writer';
+import { eventsEntities, eventsMigrations } from '../src/database';
+import { EventLogWriter } from '../src/log/event-log.writer';
 
 /**
  * The log's append against real PostgreSQL: a batch lands in stream order, once, whatever the stream

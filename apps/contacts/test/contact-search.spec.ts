@@ -1,7 +1,7 @@
 import { openDatabase } from '@crm/common';
 import { dropNamespace, testEnv } from '@crm/test-support';
-import { contactsEntities, contactsMigrations } from '../database';
-import { CONTACT_SEARCH_TEXT } from './contacts.service';
+import { contactsEntities, contactsMigrations } from '../src/database';
+import { CONTACT_SEARCH_TEXT } from '../src/contacts/contacts.service';
 
 describe('contact search index', () => {
   const env = testEnv();
