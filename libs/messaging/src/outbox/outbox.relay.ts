@@ -21,10 +21,11 @@ interface OutboxRow {
 const tracer = tracerFor('outbox');
 
 /**
- * Moves committed outbox rows to JetStream, oldest first, and deletes them only after JetStream has
- * acknowledged each one. The event id is the JetStream message id, so a publish repeated after a
- * crash between ack and delete is dropped by the stream's duplicate window (and by the log's unique
- * id after it). One replica at a time drains a schema (advisory lock), which keeps the order.
+ * Moves committed outbox rows to JetStream, oldest first, many in flight at once, and deletes them only
+ * after JetStream has acknowledged each one. The event id is the JetStream message id, so a publish
+ * repeated after a crash between ack and delete, or after a timeout that hid a success, is dropped by
+ * the stream's duplicate window (and by the log's unique id after it). A service's outbox is one lane:
+ * one replica at a time drains it (advisory lock), in order (docs/events.md, "The relay").
  */
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -107,9 +108,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   /**
-   * One batch in two round trips to PostgreSQL: the transaction's start, the lock and the read as one
+   * One window in two round trips to PostgreSQL: the transaction's start, the lock and the read as one
    * simple query, and the delete with the commit as another. The relay runs after every committed
-   * change, so its statements are a share of each write's cost; six round trips were.
+   * change, so its statements are a share of each write's cost; six round trips were. Between the two,
+   * the window's events go to JetStream without waiting for each acknowledgement (see `publishWindow`).
    */
   private async publishBatch(): Promise<number> {
     const runner = this.dataSource.createQueryRunner();
@@ -133,31 +135,14 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         return 0;
       }
       const rows = read.rows;
-      const stream = eventStreamName(this.options.namespace);
-      for (const row of rows) {
-        const publish = (headers?: MsgHdrs) =>
-          this.js!.publish(eventSubject(this.options.namespace, row.payload.type), encodeJson(row.payload), {
-            msgID: row.event_id,
-            expect: { streamName: stream },
-            timeout: 5000,
-            headers,
-          });
-        if (!row.trace_context) {
-          await publish();
-          continue;
-        }
-        // Traced: a producer span under the one that recorded the event; readers continue from its traceparent.
-        await inSpan(tracer, `publish ${row.payload.type}`, { kind: SpanKind.PRODUCER, parent: contextFrom(row.trace_context) }, async () => {
-          const headers = natsHeaders();
-          const traceparent = traceparentOf();
-          if (traceparent) headers.set('traceparent', traceparent);
-          await publish(headers);
-        });
-      }
+      const { acknowledged, failure } = await this.publishWindow(rows);
+      // What JetStream acknowledged goes, even when a later or earlier row failed: a row that failed stays
+      // and is published again first, and nothing of its resource was sent after it (see publishWindow).
       // seq is a bigint read as text: digits only, so it is safe inline in the simple query.
-      const seqs = rows.map((r) => String(BigInt(r.seq))).join(',');
-      await connection.query(rows.length ? `DELETE FROM outbox WHERE seq IN (${seqs}); COMMIT` : 'COMMIT');
+      const seqs = acknowledged.map((r) => String(BigInt(r.seq))).join(',');
+      await connection.query(acknowledged.length ? `DELETE FROM outbox WHERE seq IN (${seqs}); COMMIT` : 'COMMIT');
       open = false;
+      if (failure) throw failure;
       return rows.length;
     } catch (err) {
       if (open) await connection.query('ROLLBACK').catch(() => undefined);
@@ -167,4 +152,72 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       connection.removeListener('error', lost);
     }
   }
+
+  /**
+   * Publishes a window of rows in outbox order without waiting for each acknowledgement, under one rule:
+   * a row goes out only once every earlier row that shares a resource with it is acknowledged. So at
+   * most one event per resource is ever unconfirmed, and whatever JetStream loses or refuses (a
+   * reconnect that drops what was on the wire, a timeout, an error), no later event of that resource
+   * can have reached the stream ahead of it. The first failure stops the window: nothing more is sent,
+   * the publishes under way settle, and the rows acknowledged so far are reported.
+   */
+  private async publishWindow(rows: OutboxRow[]): Promise<{ acknowledged: OutboxRow[]; failure?: Error }> {
+    const stream = eventStreamName(this.options.namespace);
+    const inFlight = new Map<string, Promise<boolean>>();
+    const settled: Array<Promise<boolean>> = [];
+    const acknowledged: OutboxRow[] = [];
+    let failure: Error | undefined;
+    for (const row of rows) {
+      const key = resourceKey(row.payload);
+      const before = inFlight.get(key);
+      if (before) await before;
+      if (failure) break;
+      const publish = (headers?: MsgHdrs) =>
+        this.js!.publish(eventSubject(this.options.namespace, row.payload.type), encodeJson(row.payload), {
+          msgID: row.event_id,
+          expect: { streamName: stream },
+          timeout: 5000,
+          headers,
+        });
+      const sent = (
+        row.trace_context
+          ? // Traced: a producer span under the one that recorded the event; readers continue from its traceparent.
+            inSpan(tracer, `publish ${row.payload.type}`, { kind: SpanKind.PRODUCER, parent: contextFrom(row.trace_context) }, () => {
+              const headers = natsHeaders();
+              const traceparent = traceparentOf();
+              if (traceparent) headers.set('traceparent', traceparent);
+              return publish(headers);
+            })
+          : publish()
+      ).then(
+        () => {
+          acknowledged.push(row);
+          return true;
+        },
+        (err: Error) => {
+          failure ??= err;
+          return false;
+        },
+      );
+      inFlight.set(key, sent);
+      settled.push(sent);
+    }
+    await Promise.all(settled);
+    return { acknowledged, failure };
+  }
+}
+
+/** The data field naming an event's resource, where it is not `<resource>_id`. */
+const RESOURCE_ID_FIELD: Record<string, string> = { object_record: 'record_id', api_key: 'key_id' };
+
+/**
+ * The resource an event belongs to, the unit the relay keeps in order: the resource its type names
+ * (`contact.company_added` is the contact's, `trigger.deal.stale` the deal's) and the id its data
+ * gives it. An event without one is ordered with every event of its type.
+ */
+export function resourceKey(event: DomainEvent): string {
+  const parts = event.type.split('.');
+  const resource = parts[parts.length - 2];
+  const id = (event.data as unknown as Record<string, unknown> | undefined)?.[RESOURCE_ID_FIELD[resource] ?? `${resource}_id`];
+  return typeof id === 'string' ? `${resource}:${id}` : `type:${event.type}`;
 }
