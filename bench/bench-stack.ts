@@ -1,8 +1,8 @@
 import autocannon from 'autocannon';
-import { ChildProcess, spawn } from 'child_process';
+import { ChildProcess, execFileSync, spawn } from 'child_process';
 import { randomBytes } from 'crypto';
-import { readFileSync } from 'fs';
-import { cpus, totalmem } from 'os';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'fs';
+import { cpus, tmpdir, totalmem } from 'os';
 import { join } from 'path';
 import { Client } from 'pg';
 
@@ -39,6 +39,31 @@ export interface BenchStack {
 export function alphanumeric(n: number): string {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
   return Array.from(randomBytes(n), (b) => alphabet[b % 62]).join('');
+}
+
+/** The repository this build was made from (dist/bench is two levels down). */
+export const ROOT = join(__dirname, '..', '..');
+
+export function git(...args: string[]): string {
+  return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+}
+
+/** Checks `ref` out beside this tree and builds it with this tree's dependencies. */
+export function buildRef(ref: string): { dir: string; commit: string; remove(): void } {
+  const commit = git('rev-parse', '--short', ref);
+  const dir = mkdtempSync(join(tmpdir(), 'crm-bench-'));
+  git('worktree', 'add', '--detach', dir, commit);
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  // Each commit's own build command, whichever build setup it has.
+  execFileSync('npm', ['run', 'build'], { cwd: dir, stdio: 'inherit' });
+  return {
+    dir,
+    commit,
+    remove() {
+      git('worktree', 'remove', '--force', dir);
+      if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 export function machine(): string {

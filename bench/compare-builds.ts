@@ -1,9 +1,18 @@
 import autocannon from 'autocannon';
-import { execFileSync } from 'child_process';
-import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'fs';
-import { tmpdir } from 'os';
-import { join } from 'path';
-import { BenchStack, CONNECTIONS, createContactsLoad, load, machine, Row, runBenchmark, settledCpuMs, startBenchStack } from './bench-stack';
+import {
+  BenchStack,
+  buildRef,
+  CONNECTIONS,
+  git,
+  ROOT,
+  createContactsLoad,
+  load,
+  machine,
+  Row,
+  runBenchmark,
+  settledCpuMs,
+  startBenchStack,
+} from './bench-stack';
 
 /**
  * Compares this build with an earlier commit on the hot request paths, in one run on one machine:
@@ -14,33 +23,10 @@ import { BenchStack, CONNECTIONS, createContactsLoad, load, machine, Row, runBen
  * is the column to compare on a shared machine.
  * BENCH_ROUNDS, BENCH_ROUND_S and BENCH_SCENARIOS choose how much of it runs.
  */
-const ROOT = join(__dirname, '..', '..');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 10);
 /** `BENCH_SCENARIOS='GET /contacts/:id,POST /contacts'` runs those alone (the writes fill the lists and the log the reads page through). */
 const ONLY = process.env.BENCH_SCENARIOS?.split(',').map((name) => name.trim());
-
-function git(...args: string[]): string {
-  return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
-}
-
-/** Checks `ref` out beside this tree and builds it with this tree's dependencies. */
-function buildRef(ref: string): { dir: string; commit: string; remove(): void } {
-  const commit = git('rev-parse', '--short', ref);
-  const dir = mkdtempSync(join(tmpdir(), 'crm-bench-'));
-  git('worktree', 'add', '--detach', dir, commit);
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  // Each commit's own build command, whichever build setup it has.
-  execFileSync('npm', ['run', 'build'], { cwd: dir, stdio: 'inherit' });
-  return {
-    dir,
-    commit,
-    remove() {
-      git('worktree', 'remove', '--force', dir);
-      if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 function patchDealLoad(): Partial<autocannon.Options> {
   let n = 0;

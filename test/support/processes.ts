@@ -140,6 +140,10 @@ export interface NatsServer {
   url: string;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** SIGSTOP: the server keeps its connections but answers nothing, as a hung broker or a stalled network does. */
+  pause(): void;
+  /** SIGCONT after `pause`. */
+  resume(): void;
   /** Stops the server and deletes its JetStream store. */
   destroy(): Promise<void>;
 }
@@ -171,7 +175,14 @@ export async function startNatsServer(options: { config?: string; env?: Record<s
       child.kill('SIGTERM');
       await exited;
     },
+    pause() {
+      child?.kill('SIGSTOP');
+    },
+    resume() {
+      child?.kill('SIGCONT');
+    },
     async destroy() {
+      server.resume();
       await server.stop();
       rmSync(store, { recursive: true, force: true });
     },

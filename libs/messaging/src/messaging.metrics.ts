@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
+import { outboxBacklog } from './outbox/outbox-backlog';
 
 /**
  * The Prometheus registry of one process, served at GET /metrics: process metrics, the outbox backlog,
@@ -23,12 +24,7 @@ export class MessagingMetrics {
   constructor(dataSource: DataSource) {
     collectDefaultMetrics({ register: this.registry });
     const lags = this.lags;
-    const outbox = async () => {
-      const [row]: Array<{ pending: number; oldest: number | null }> = await dataSource.query(
-        `SELECT count(*)::int AS pending, extract(epoch FROM now() - min(created_at))::float8 AS oldest FROM outbox`,
-      );
-      return row;
-    };
+    const outbox = () => outboxBacklog(dataSource);
     new Gauge({
       name: 'crm_outbox_pending',
       help: 'Domain events committed but not yet published to JetStream',
@@ -42,7 +38,7 @@ export class MessagingMetrics {
       help: 'Age of the oldest event waiting in the outbox (0 when it is empty)',
       registers: [this.registry],
       async collect() {
-        this.set((await outbox().catch(() => ({ oldest: Number.NaN }))).oldest ?? 0);
+        this.set((await outbox().catch(() => ({ oldest_age_seconds: Number.NaN }))).oldest_age_seconds);
       },
     });
     new Gauge({

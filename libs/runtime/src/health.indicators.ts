@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
-import { DeadEvents } from '@crm/messaging';
+import { DeadEvents, outboxBacklog } from '@crm/messaging';
 import { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 
@@ -33,6 +33,20 @@ export class DependencyHealth {
       if (nc.isClosed()) throw new Error('connection closed');
       await withTimeout(nc.flush(), timeoutMs, 'NATS');
       return check.up();
+    } catch (err) {
+      return check.down({ message: (err as Error).message });
+    }
+  }
+
+  /**
+   * The outbox backlog: events committed and not yet acknowledged by JetStream, and how long the oldest
+   * has waited. A backlog is lag, not an outage (the service still serves writes), so this stays up; it
+   * is down only when the outbox cannot be read.
+   */
+  async outbox(dataSource: DataSource, timeoutMs = 1000) {
+    const check = this.indicators.check('outbox');
+    try {
+      return check.up({ ...(await withTimeout(outboxBacklog(dataSource), timeoutMs, 'PostgreSQL')) });
     } catch (err) {
       return check.down({ message: (err as Error).message });
     }

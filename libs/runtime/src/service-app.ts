@@ -69,7 +69,8 @@ export interface RunningService {
 /**
  * Probes of a service, on HEALTH_PORT. `/health/live` answers from the process alone, so a database or
  * broker outage never makes Kubernetes restart every pod at once; `/health/ready` (also plain `/health`)
- * checks the database, NATS and the parked-event count, to gate start-up and report state.
+ * checks the database, NATS and the parked-event count, to gate start-up and report state, and reports the
+ * outbox backlog.
  */
 @Controller('health')
 class ServiceHealthController {
@@ -93,6 +94,7 @@ class ServiceHealthController {
       () => this.dependencies.database(this.dataSource),
       () => this.dependencies.nats(this.nc),
       () => this.dependencies.deadEvents(this.deadEvents),
+      () => this.dependencies.outbox(this.dataSource),
     ]);
   }
 }

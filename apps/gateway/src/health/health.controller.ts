@@ -22,7 +22,8 @@ import { ApiHealth } from '../openapi/api-docs.decorators';
  *   reported but does not count: the rate limiter fails open without it. A service being down does not
  *   count either: the gateway still serves the other services' routes.
  * - `GET /health`: every dependency and every service; 200 only when all are up, 503 otherwise, with
- *   the same body shape either way.
+ *   the same body shape either way. The outbox backlogs (the gateway's own, and each service's as one of
+ *   its replicas reads it) are reported and never count: lag is not an outage.
  */
 @Controller('health')
 export class HealthController {
@@ -64,6 +65,7 @@ export class HealthController {
       () => this.dependencies.database(this.dataSource, timeout),
       () => this.redisUp(timeout),
       () => this.dependencies.nats(this.nc, timeout),
+      () => this.dependencies.outbox(this.dataSource, timeout),
       ...RPC_SERVICES.map((service) => () => this.serviceUp(service, timeout)),
     ]);
   }
@@ -96,8 +98,8 @@ export class HealthController {
   private async serviceUp(service: RpcServiceName, timeout: number) {
     const check = this.indicators.check(service);
     try {
-      await this.rpc.call(healthCheck(service), { request_id: 'health' }, {}, { timeoutMs: timeout });
-      return check.up();
+      const answer = await this.rpc.call(healthCheck(service), { request_id: 'health' }, {}, { timeoutMs: timeout });
+      return check.up(answer.outbox && { outbox: answer.outbox });
     } catch (err) {
       const message = err instanceof TimeoutError ? `did not answer within ${timeout} ms` : (err as Error).message;
       return check.down({ message });

@@ -1061,7 +1061,10 @@ const dealsInternal = {
 
 /** `<service>.health`: answered by a service's RPC server itself, so "up" means a replica is handling requests. */
 export function healthCheck(service: RpcServiceName) {
-  return internal<Record<string, never>, { status: 'up'; service: RpcServiceName }>({ name: `${service}.health`, idempotent: true });
+  return internal<Record<string, never>, { status: 'up'; service: RpcServiceName; outbox?: { pending: number; oldest_age_seconds: number } }>({
+    name: `${service}.health`,
+    idempotent: true,
+  });
 }
 
 export const Ops = {
