@@ -8,6 +8,7 @@ import { DealEventsConsumer } from './activity/deal-events.consumer';
 import { ContactsDirectory } from './deals/contacts-directory';
 import { DealStageMover } from './deals/deal-stage-mover';
 import { DealsBatchWriter } from './deals/deals.batch';
+import { DealViews } from './deals/deal-views';
 import { DealsController } from './deals/deals.controller';
 import { DealsQuery } from './deals/deals-query.service';
 import { DealsService } from './deals/deals.service';
@@ -30,6 +31,7 @@ import { StaleDealsJob } from './stale/stale-deals.job';
     DealsQuery,
     catalogQueriesProvider(DEALS_SETTINGS),
     DealsBatchWriter,
+    DealViews,
     BatchRunner,
     PipelinesService,
     ContactLinksService,

@@ -71,11 +71,6 @@ function movedChange(row: MovedRow, target: Stage): ChangeDraft | null {
 export class DealStageMover {
   constructor(private readonly outbox: OutboxService) {}
 
-  /** Writes the initial placement of a newly inserted deal. */
-  async recordPlacement(m: EntityManager, deal: Deal, actor: Actor): Promise<void> {
-    await this.writeHistory(m, deal.id, null, deal.stageId, deal.stageEnteredAt, actor);
-  }
-
   /**
    * Moves a deal whose row the caller holds locked (SELECT ... FOR UPDATE), so concurrent moves
    * serialize and every history record starts where the previous one ended. Updates `deal` in place.

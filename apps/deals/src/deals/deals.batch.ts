@@ -1,5 +1,5 @@
 import { ChangeSet, columnValues, diffFields, DomainError, ErrorCode, IdPrefix, insertRows, isId, lockRows, newId, updateRows } from '@crm/common';
-import { CreateDealDto, DealView, event, EventDraft, EventType, FullDealView, RelatedSummary, RequestContext, UpdateDealDto } from '@crm/contracts';
+import { CreateDealDto, DealView, event, EventDraft, EventType, FullDealView, RequestContext, UpdateDealDto } from '@crm/contracts';
 import { BatchWriter, BuiltInCustomFieldsService, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
@@ -11,7 +11,8 @@ import { dealChanges, dealCreatedChange, dealDeletedChange, dealUpdatedChange } 
 import { actorOf, SERVICE_USER_ID, statusAfterEntering, statusEvent } from './deal-stage-mover';
 import { Deal } from './deal.entity';
 import { presentDeal } from './deal.presenter';
-import { DEAL_FIELDS, dealCreatedData, newDeal } from './deals.service';
+import { DEAL_FIELDS, DEAL_UPDATE_COLUMNS, dealCreatedData, newDeal } from './deal-rows';
+import { DealViews } from './deal-views';
 import { StageHistory } from './stage-history.entity';
 
 type Links = { contact_id?: string | null; company_id?: string | null; owner_id?: string | null };
@@ -23,7 +24,8 @@ const LINKS = [
 ] as const;
 
 /**
- * Batch writes of deals with the rules of POST, PATCH and DELETE /deals, set-based: one request to the
+ * Every write of deals: POST, PATCH and DELETE /deals are each a batch of one through this writer, and
+ * imports hand it their rows. Batch writes of deals with the rules of POST, PATCH and DELETE /deals, set-based: one request to the
  * contacts service for every contact, company and owner the items name, one read of the stages and
  * pipelines they name, one multi-row insert or update of deals and one of stage history. Events are
  * those of the single writes, per item in their order: deal.created or deal.stage_changed, then deal.won
@@ -40,6 +42,7 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
     private readonly directory: ContactsDirectory,
     private readonly customFields: BuiltInCustomFieldsService,
     private readonly dealContacts: DealContacts,
+    private readonly views: DealViews,
   ) {}
 
   async insert(m: EntityManager, ctx: RequestContext, items: CreateItem<CreateDealDto>[]): Promise<ItemOutcome<DealView>[]> {
@@ -91,16 +94,15 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       ),
     );
     for (const { index, deal, warnings } of deals) {
-      const events: EventDraft[] = [event(EventType.DealCreated, dealCreatedData(deal))];
-      const closed = statusEvent(deal, null);
-      if (closed) events.push(closed);
       const contact = contacts.get(deal.id);
+      const closed = statusEvent(deal, null);
       outcomes.set(index, {
         index,
         status: 201,
         data: presentDeal(deal, now),
         warnings,
-        events: [...events, ...(contact?.events ?? [])],
+        // deal.won or deal.lost follows the deal's own events, as the closing of a deal already placed does.
+        events: [event(EventType.DealCreated, dealCreatedData(deal)), ...(contact?.events ?? []), ...(closed ? [closed] : [])],
         changes: [dealCreatedChange(deal), ...(contact?.changes ?? [])],
       });
     }
@@ -125,7 +127,8 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       ).map((d) => [d.id, d]),
     );
     const present = items.filter((item) => {
-      const error = found.has(item.id) ? missing.get(item.index) : DomainError.notFound('deal', item.id);
+      // A link that names nothing is answered before an unknown deal, as it is checked before the deal is read.
+      const error = missing.get(item.index) ?? (found.has(item.id) ? undefined : DomainError.notFound('deal', item.id));
       if (error) outcomes.set(item.index, { index: item.index, error });
       return !error;
     });
@@ -175,29 +178,10 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       written.push({ index: item.index, deal, from: stage ? before.stageId : null, events, changes });
     });
 
-    const props = [
-      'id',
-      'name',
-      'contactId',
-      'companyId',
-      'value',
-      'currency',
-      'ownerId',
-      'source',
-      'lossReason',
-      'expectedClose',
-      'metadata',
-      'customFields',
-      'status',
-      'pipelineId',
-      'stageId',
-      'stageEnteredAt',
-      'updatedAt',
-    ];
     await updateRows(
       m,
       Deal,
-      written.map((w) => columnValues(m, Deal, w.deal, props)),
+      written.map((w) => columnValues(m, Deal, w.deal, DEAL_UPDATE_COLUMNS)),
     );
     await this.history(
       m,
@@ -211,7 +195,7 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
         written.map((w) => ({ owner: w.deal.id, from: found.get(w.deal.id)!.contactId, to: w.deal.contactId })),
       ),
     );
-    const views = await this.full(
+    const views = await this.views.full(
       m,
       ctx,
       [...written, ...unchanged].map((w) => w.deal),
@@ -285,7 +269,7 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
     return errors;
   }
 
-  /** Each item's stage, checked as the single write checks it (a stage of the named pipeline), or the 400 naming what is wrong. */
+  /** Each item's stage (the one stage check of every deal write), or the 400 naming what is wrong (a stage of the named pipeline), or the 400 naming what is wrong. */
   private async stages(
     m: EntityManager,
     items: Array<{ index: number; pipelineId: string; stageId: string | undefined }>,
@@ -293,31 +277,37 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
     const result = new Map<number, Stage | DomainError>();
     if (!items.length) return result;
     const stageIds = items.map((i) => i.stageId).filter((id): id is string => id !== undefined && isId(id, IdPrefix.Stage));
-    const pipelineIds = items.map((i) => i.pipelineId).filter((id) => isId(id, IdPrefix.Pipeline));
-    const [stages, pipelines] = await Promise.all([
-      stageIds.length
-        ? m
+    const stageById = new Map(
+      (stageIds.length
+        ? await m
             .getRepository(Stage)
             .createQueryBuilder('s')
             .where('s.id IN (:...ids)', { ids: [...new Set(stageIds)] })
             .getMany()
+        : []
+      ).map((s) => [s.id, s]),
+    );
+    // A stage of the named pipeline proves the pipeline exists; only otherwise is the pipeline looked up, to name the right field.
+    const stageOf = (i: { pipelineId: string; stageId: string | undefined }) => (i.stageId === undefined ? undefined : stageById.get(i.stageId));
+    const unproven = items.filter((i) => i.stageId !== undefined && stageOf(i)?.pipelineId !== i.pipelineId && isId(i.pipelineId, IdPrefix.Pipeline));
+    const pipelineExists = new Set(
+      unproven.length
+        ? (
+            await m
+              .getRepository(Pipeline)
+              .createQueryBuilder('p')
+              .select('p.id')
+              .where('p.id IN (:...ids)', { ids: [...new Set(unproven.map((i) => i.pipelineId))] })
+              .getMany()
+          ).map((p) => p.id)
         : [],
-      pipelineIds.length
-        ? m
-            .getRepository(Pipeline)
-            .createQueryBuilder('p')
-            .select('p.id')
-            .where('p.id IN (:...ids)', { ids: [...new Set(pipelineIds)] })
-            .getMany()
-        : [],
-    ]);
-    const stageById = new Map(stages.map((s) => [s.id, s]));
-    const pipelineExists = new Set(pipelines.map((p) => p.id));
-    for (const { index, pipelineId, stageId } of items) {
-      const stage = stageId === undefined ? undefined : stageById.get(stageId);
-      if (stage && stage.pipelineId === pipelineId) result.set(index, stage);
+    );
+    for (const item of items) {
+      const { index, pipelineId, stageId } = item;
+      const stage = stageOf(item);
+      if (stageId === undefined) result.set(index, DomainError.invalid('stage_id', 'stage_id is required when pipeline_id changes.', 'required'));
+      else if (stage && stage.pipelineId === pipelineId) result.set(index, stage);
       else if (!pipelineExists.has(pipelineId)) result.set(index, DomainError.invalid('pipeline_id', `No pipeline with id '${pipelineId}'.`, 'not_found'));
-      else if (stageId === undefined) result.set(index, DomainError.invalid('stage_id', 'stage_id is required when pipeline_id changes.', 'required'));
       else result.set(index, DomainError.invalid('stage_id', `stage_id must be a stage of pipeline '${pipelineId}'.`));
     }
     return result;
@@ -343,44 +333,6 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       ),
     );
     await insertRows(m, StageHistory, rows);
-  }
-
-  /** The full views PATCH /deals/:id answers, for many deals: one request for their contacts, companies and owners, one read of pipelines and stages. */
-  private async full(m: EntityManager, ctx: RequestContext, deals: Deal[], now: Date): Promise<Map<string, FullDealView>> {
-    if (!deals.length) return new Map();
-    const ids = (pick: (d: Deal) => string | null) => deals.map(pick).filter((id): id is string => id !== null);
-    const [names, pipelines, stages] = await Promise.all([
-      this.directory
-        .resolveMany(ctx, { contact_ids: ids((d) => d.contactId), company_ids: ids((d) => d.companyId), user_ids: ids((d) => d.ownerId) })
-        .catch(() => ({ contacts: [], companies: [], users: [] })),
-      m
-        .getRepository(Pipeline)
-        .createQueryBuilder('p')
-        .where('p.id IN (:...ids)', { ids: [...new Set(ids((d) => d.pipelineId))] })
-        .getMany(),
-      m
-        .getRepository(Stage)
-        .createQueryBuilder('s')
-        .where('s.id IN (:...ids)', { ids: [...new Set(ids((d) => d.stageId))] })
-        .getMany(),
-    ]);
-    const summary = (list: RelatedSummary[], type: RelatedSummary['type'], id: string | null): RelatedSummary | null =>
-      id === null ? null : (list.find((r) => r.id === id) ?? { type, id, name: '' });
-    return new Map(
-      deals.map((deal) => [
-        deal.id,
-        {
-          ...presentDeal(deal, now),
-          relationships: {
-            contact: deal.contactId === null ? null : (names.contacts.find((c) => c.id === deal.contactId) ?? null),
-            company: deal.companyId === null ? null : (names.companies.find((c) => c.id === deal.companyId) ?? null),
-            pipeline: { type: 'pipeline', id: deal.pipelineId, name: pipelines.find((p) => p.id === deal.pipelineId)?.name ?? '' },
-            stage: { type: 'stage', id: deal.stageId, name: stages.find((s) => s.id === deal.stageId)?.name ?? '' },
-            owner: summary(names.users, 'user', deal.ownerId),
-          },
-        } as FullDealView,
-      ]),
-    );
   }
 
   private async clock(m: EntityManager): Promise<Date> {

@@ -74,8 +74,8 @@ export class DealsController {
   }
 
   @Handles(Ops.deals.remove)
-  async remove(@Payload('params') { id }: { id: string }) {
-    await this.deals.remove(id);
+  async remove(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }) {
+    await this.deals.remove(ctx, id);
   }
 
   @Handles(Ops.deals.moveStage)

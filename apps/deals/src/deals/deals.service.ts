@@ -1,107 +1,22 @@
-import {
-  CursorCodec,
-  diffFields,
-  DomainError,
-  fieldSpecs,
-  findById,
-  IdPrefix,
-  isId,
-  keysetPage,
-  newId,
-  Page,
-  SortablePageQuery,
-  transactionOf,
-} from '@crm/common';
-import {
-  CreateDealDto,
-  DealCreatedData,
-  DealView,
-  event,
-  EventType,
-  FullDealView,
-  ListDealsQuery,
-  PipelineDealsQuery,
-  RelatedSummary,
-  RequestContext,
-  StageHistoryView,
-  UpdateDealDto,
-} from '@crm/contracts';
+import { CursorCodec, DomainError, findById, IdPrefix, isId, keysetPage, Page, SortablePageQuery } from '@crm/common';
+import { CreateDealDto, DealView, FullDealView, ListDealsQuery, PipelineDealsQuery, RequestContext, StageHistoryView, UpdateDealDto } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
-import { BuiltInCustomFieldsService } from '@crm/runtime';
+import { BatchRunner } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { Pipeline } from '../pipelines/pipeline.entity';
 import { Stage } from '../pipelines/stage.entity';
-import { DealContacts } from '../deal-contacts/deal-contacts';
-import { ContactsDirectory } from './contacts-directory';
-import { dealChanges, dealCreatedChange, dealDeletedChange, dealUpdatedChange } from './deal-changes';
+import { dealChanges, dealUpdatedChange } from './deal-changes';
 import { actorOf, DealStageMover } from './deal-stage-mover';
+import { DealViews, FullDealResponse, withIncluded } from './deal-views';
 import { Deal } from './deal.entity';
 import { presentDeal, presentHistory } from './deal.presenter';
+import { DealsBatchWriter } from './deals.batch';
 import { StageHistory } from './stage-history.entity';
 
-export interface FullDealResponse {
-  data: FullDealView;
-  included: RelatedSummary[];
-}
-
-/** Fields a PATCH may change other than the stage and status, with their column properties. */
-export const DEAL_FIELDS = fieldSpecs<Deal>({
-  name: 'value',
-  contact_id: 'value',
-  company_id: 'value',
-  value: 'value',
-  currency: 'value',
-  owner_id: 'value',
-  source: 'value',
-  loss_reason: 'value',
-  expected_close: 'date',
-  metadata: 'json',
-  custom_fields: 'json',
-});
+export type { FullDealResponse } from './deal-views';
 
 const DAY_MS = 86_400_000;
-
-/** A new deal in `stage`, as POST /deals and a batch create write it; `now` is its creation and stage entry. */
-export function newDeal(id: string, dto: CreateDealDto, stage: Stage, customFields: Record<string, unknown>, now: Date): Deal {
-  return {
-    id,
-    name: dto.name,
-    pipelineId: stage.pipelineId,
-    stageId: stage.id,
-    contactId: dto.contact_id ?? null,
-    companyId: dto.company_id ?? null,
-    value: dto.value ?? 0,
-    currency: dto.currency ?? 'USD',
-    // A deal created straight into a closed stage is closed; an explicit status has the last word.
-    status: dto.status ?? (stage.type === 'won' ? 'won' : stage.type === 'lost' ? 'lost' : 'open'),
-    expectedClose: dto.expected_close ? new Date(dto.expected_close) : null,
-    ownerId: dto.owner_id ?? null,
-    source: dto.source ?? null,
-    metadata: dto.metadata ?? {},
-    customFields,
-    lossReason: null,
-    stageEnteredAt: now,
-    lastActivityAt: null,
-    staleNotifiedAt: null,
-    createdAt: now,
-    updatedAt: now,
-  };
-}
-
-export function dealCreatedData(deal: Deal): DealCreatedData {
-  return {
-    deal_id: deal.id,
-    name: deal.name,
-    pipeline_id: deal.pipelineId,
-    stage_id: deal.stageId,
-    contact_id: deal.contactId,
-    company_id: deal.companyId,
-    value: deal.value,
-    currency: deal.currency,
-    status: deal.status,
-  };
-}
 
 @Injectable()
 export class DealsService {
@@ -110,30 +25,14 @@ export class DealsService {
     private readonly cursors: CursorCodec,
     private readonly outbox: OutboxService,
     private readonly mover: DealStageMover,
-    private readonly directory: ContactsDirectory,
-    private readonly customFields: BuiltInCustomFieldsService,
-    private readonly dealContacts: DealContacts,
+    private readonly views: DealViews,
+    private readonly batches: BatchRunner,
+    private readonly writer: DealsBatchWriter,
   ) {}
 
-  /** `within` runs the write in a savepoint of that transaction (an import batch) instead of its own transaction. */
-  async create(ctx: RequestContext, dto: CreateDealDto, within?: EntityManager): Promise<DealView> {
-    await this.directory.assertExist(ctx, dto);
-    const deal = await this.write(async (m) => {
-      const stage = await this.stageOf(m, dto.pipeline_id, dto.stage_id, 'stage_id');
-      const [{ now }] = (await m.query(`SELECT clock_timestamp() AS now`)) as Array<{ now: Date }>;
-      const id = newId(IdPrefix.Deal);
-      const row = newDeal(id, dto, stage, (await this.customFields.values(m, ctx, 'deals', id, dto.custom_fields))!, now);
-      await m.insert(Deal, row);
-      await this.mover.recordPlacement(m, row, actorOf(ctx));
-      const contact = await this.dealContacts.followPrimary(m, [{ owner: id, from: null, to: row.contactId }]);
-      await this.outbox.record(m, {
-        events: [event(EventType.DealCreated, dealCreatedData(row)), ...contact.events],
-        changes: [dealCreatedChange(row), ...contact.changes],
-      });
-      await this.mover.announceStatus(m, row, null);
-      return row;
-    }, within);
-    return presentDeal(deal);
+  /** A batch of one through the deals' writer, so a single create follows every rule a batch or an import does. */
+  async create(ctx: RequestContext, dto: CreateDealDto): Promise<DealView> {
+    return (await this.batches.one(ctx, this.writer, { create: [{ index: 0, body: dto }] })) as DealView;
   }
 
   async list(query: ListDealsQuery): Promise<Page<DealView>> {
@@ -151,67 +50,11 @@ export class DealsService {
   }
 
   async update(ctx: RequestContext, id: string, dto: UpdateDealDto): Promise<FullDealResponse> {
-    await this.directory.assertExist(ctx, { contact_id: dto.contact_id, company_id: dto.company_id, owner_id: dto.owner_id });
-    const deal = await this.write(async (m) => {
-      if (dto.custom_fields !== undefined) await this.customFields.lockDefinitions(m, 'deals');
-      const deal = await this.find(m, id, true);
-      const before = { ...deal };
-      const input: Record<string, unknown> = { ...dto };
-      input.custom_fields = await this.customFields.values(m, ctx, 'deals', id, dto.custom_fields, deal.customFields ?? {});
-      const { set } = diffFields(deal, input, DEAL_FIELDS);
-      Object.assign(deal, set);
-
-      const target = await this.targetStage(m, deal, dto);
-      if (target) {
-        // The mover writes the stage, status and history; the plain fields follow below.
-        await this.mover.move(m, deal, target, actorOf(ctx), dto.status);
-      } else if (dto.status !== undefined && dto.status !== before.status) {
-        deal.status = dto.status;
-        await this.mover.announceStatus(m, deal, before.status);
-      }
-      const changes = dealChanges(before, deal);
-      if (!changes.changed.length) return deal;
-      const [{ now }] = (await m.query(`SELECT clock_timestamp() AS now`)) as Array<{ now: Date }>;
-      deal.updatedAt = now;
-      await m.update(
-        Deal,
-        { id },
-        {
-          name: deal.name,
-          contactId: deal.contactId,
-          companyId: deal.companyId,
-          value: deal.value,
-          currency: deal.currency,
-          ownerId: deal.ownerId,
-          source: deal.source,
-          lossReason: deal.lossReason,
-          expectedClose: deal.expectedClose,
-          metadata: deal.metadata,
-          customFields: deal.customFields,
-          status: deal.status,
-          updatedAt: now,
-        },
-      );
-      const contact = await this.dealContacts.followPrimary(m, [{ owner: id, from: before.contactId, to: deal.contactId }]);
-      await this.outbox.record(m, {
-        events: [event(EventType.DealUpdated, { deal_id: id, ...changes }), ...contact.events],
-        changes: [dealUpdatedChange(id, changes), ...contact.changes],
-      });
-      return deal;
-    });
-    return this.full(ctx, deal);
+    return withIncluded((await this.batches.one(ctx, this.writer, { update: [{ index: 0, id, body: dto }] })) as FullDealView);
   }
 
-  async remove(id: string): Promise<void> {
-    await this.write(async (m) => {
-      const deal = await this.find(m, id, true);
-      const contacts = await this.dealContacts.removeForOwners(m, [id]);
-      await m.delete(Deal, { id });
-      await this.outbox.record(m, {
-        events: [...contacts.events, event(EventType.DealDeleted, { deal_id: id })],
-        changes: [...contacts.changes, dealDeletedChange(deal)],
-      });
-    });
+  async remove(ctx: RequestContext, id: string): Promise<void> {
+    await this.batches.one(ctx, this.writer, { remove: [{ index: 0, id }] });
   }
 
   /** Moving to the stage the deal is already in changes nothing and records nothing. */
@@ -266,28 +109,6 @@ export class DealsService {
     }
   }
 
-  /** The stage an update moves the deal to, or undefined when it stays where it is. */
-  private async targetStage(m: EntityManager, deal: Deal, dto: UpdateDealDto): Promise<Stage | undefined> {
-    if (dto.pipeline_id === undefined && dto.stage_id === undefined) return undefined;
-    const pipelineId = dto.pipeline_id ?? deal.pipelineId;
-    if (dto.stage_id === undefined) {
-      if (pipelineId === deal.pipelineId) return undefined;
-      throw DomainError.invalid('stage_id', 'stage_id is required when pipeline_id changes.', 'required');
-    }
-    const stage = await this.stageOf(m, pipelineId, dto.stage_id, 'stage_id');
-    return stage.id === deal.stageId ? undefined : stage;
-  }
-
-  /** The stage `stageId` of pipeline `pipelineId`, or a 400 naming what is wrong. */
-  private async stageOf(m: EntityManager, pipelineId: string, stageId: string, field: string): Promise<Stage> {
-    const stage = isId(stageId, IdPrefix.Stage) ? await findById(m, Stage, stageId) : null;
-    // A stage of the named pipeline proves the pipeline exists; only otherwise is the pipeline looked up, to name the right field.
-    if (stage && stage.pipelineId === pipelineId) return stage;
-    const pipelineExists = isId(pipelineId, IdPrefix.Pipeline) && (await m.exists(Pipeline, { where: { id: pipelineId } }));
-    if (!pipelineExists) throw DomainError.invalid('pipeline_id', `No pipeline with id '${pipelineId}'.`, 'not_found');
-    throw DomainError.invalid(field, `stage_id must be a stage of pipeline '${pipelineId}'.`);
-  }
-
   private async find(m: EntityManager, id: string, lock = false): Promise<Deal> {
     const deal = isId(id, IdPrefix.Deal) ? await findById(m, Deal, id, lock) : null;
     if (!deal) throw DomainError.notFound('deal', id);
@@ -295,26 +116,10 @@ export class DealsService {
   }
 
   private async full(ctx: RequestContext, deal: Deal): Promise<FullDealResponse> {
-    const [links, pipeline, stage] = await Promise.all([
-      this.directory.describe(ctx, { contact_id: deal.contactId, company_id: deal.companyId, owner_id: deal.ownerId }),
-      findById(this.dataSource.manager, Pipeline, deal.pipelineId),
-      findById(this.dataSource.manager, Stage, deal.stageId),
-    ]);
-    const view: FullDealView = {
-      ...presentDeal(deal),
-      relationships: {
-        contact: links.contact,
-        company: links.company,
-        pipeline: { type: 'pipeline', id: deal.pipelineId, name: pipeline?.name ?? '' },
-        stage: { type: 'stage', id: deal.stageId, name: stage?.name ?? '' },
-        owner: links.owner,
-      },
-    };
-    const included = [links.contact, links.company, links.owner].filter((r): r is RelatedSummary => r !== null);
-    return { data: view, included };
+    return withIncluded((await this.views.full(this.dataSource.manager, ctx, [deal])).get(deal.id)!);
   }
 
-  private async write<T>(work: (m: EntityManager) => Promise<T>, within?: EntityManager): Promise<T> {
-    return transactionOf(this.dataSource, within)(work);
+  private async write<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(work);
   }
 }

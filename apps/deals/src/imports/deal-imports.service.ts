@@ -1,13 +1,19 @@
 import { validateInput } from '@crm/common';
 import { CreateDealDto, ImportDealsBatchReply, ImportDealsBatchRequest, importRowBody, ImportRowError, RequestContext } from '@crm/contracts';
-import { BuiltInCustomFieldsService, importRowErrors } from '@crm/runtime';
+import { BatchRunner, BuiltInCustomFieldsService, CreateItem, importRowErrors } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { DealsService } from '../deals/deals.service';
+import { DealsBatchWriter } from '../deals/deals.batch';
+
+function refusal(line: number, err: unknown): ImportRowError[] {
+  const refused = importRowErrors(line, err);
+  if (!refused) throw err;
+  return refused;
+}
 
 /**
- * Applies the deal rows of an import, a batch per call, each row through the single create (same
- * validation, custom field checks and events) in a savepoint. The batch's outcome is stored in the same
+ * Applies the deal rows of an import, a batch per call, through the deals' writer as one create of every
+ * readable row (same validation, custom field checks and events as POST /deals). The batch's outcome is stored in the same
  * transaction under (import, first row), so the import job, asking again after a failure on its side, gets
  * the stored outcome and no row is created twice.
  */
@@ -15,7 +21,8 @@ import { DealsService } from '../deals/deals.service';
 export class DealImportsService {
   constructor(
     private readonly dataSource: DataSource,
-    private readonly deals: DealsService,
+    private readonly batches: BatchRunner,
+    private readonly writer: DealsBatchWriter,
     private readonly customFields: BuiltInCustomFieldsService,
   ) {}
 
@@ -29,17 +36,22 @@ export class DealImportsService {
       if (done) return done.result;
       const custom = (await this.customFields.state(m, 'deals')).fields;
       const result: ImportDealsBatchReply = { created: 0, failed: 0, errors: [] };
-      for (const row of batch.rows) {
+      const errors = new Map<number, ImportRowError[]>();
+      const items: CreateItem<CreateDealDto>[] = [];
+      batch.rows.forEach((row, index) => {
         try {
-          const dto = validateInput(CreateDealDto, importRowBody('deals', batch.format, row.values, custom), 'row');
-          await this.deals.create(ctx, dto, m);
-          result.created++;
+          items.push({ index, body: validateInput(CreateDealDto, importRowBody('deals', batch.format, row.values, custom), 'row') });
         } catch (err) {
-          const refused: ImportRowError[] | undefined = importRowErrors(row.line, err);
-          if (!refused) throw err;
-          result.failed++;
-          result.errors.push(...refused);
+          errors.set(index, refusal(row.line, err));
         }
+      });
+      for (const outcome of await this.batches.apply(m, ctx, this.writer, { create: items })) {
+        if (outcome.error) errors.set(outcome.index, refusal(batch.rows[outcome.index].line, outcome.error));
+        else result.created++;
+      }
+      for (const index of [...errors.keys()].sort((a, b) => a - b)) {
+        result.failed++;
+        result.errors.push(...errors.get(index)!);
       }
       await m.query(`INSERT INTO import_batches (import_id, first_seq, result) VALUES ($1, $2, $3)`, [
         batch.import_id,

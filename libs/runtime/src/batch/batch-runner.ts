@@ -1,4 +1,4 @@
-import { DomainError, ErrorCode, FieldIssue, isForeignKeyViolation, isUniqueViolation, validateInput, validationFailed } from '@crm/common';
+import { DomainError, ErrorCode, FieldIssue, isForeignKeyViolation, isUniqueViolation, transactionOf, validateInput, validationFailed } from '@crm/common';
 import { BatchItemResult, BatchReply, BatchWriteDto, EventDraft, httpStatusOf, RequestContext, ValidationWarning } from '@crm/contracts';
 import { ChangeDraft, OutboxService, recordReplyWithin } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
@@ -67,6 +67,9 @@ export interface BatchWriter<C extends object, U extends object, V> {
   /** The key of an upsert (`key` as the client sent it), or a 400 naming `key` when the object has none. */
   upsertKey(m: EntityManager, key: string | undefined): Promise<UpsertKey<C>>;
 }
+
+/** One write through an object's writer: what a single create, update or delete, or an import's rows, hand it. */
+export type WriteItems<C, U> = { create: CreateItem<C>[] } | { update: UpdateItem<U>[] } | { remove: DeleteItem[] };
 
 /** Attempts at a batch whose set-based checks lost a race to a concurrent write (a unique value or a reference taken meanwhile). */
 const ATTEMPTS = 3;
@@ -241,6 +244,58 @@ export class BatchRunner {
         throw err;
       }
     }
+  }
+
+  /**
+   * A single create, update or delete as a batch of one through the object's writer, in its own transaction
+   * (or `within` one, a savepoint's caller): the item's answer, or its error thrown as the single route
+   * answers it. The body was already checked with the route's DTO. Records the item's events and change
+   * entries as the single write does; the reply is recorded for an Idempotency-Key by the request's own step.
+   */
+  async one<C extends object, U extends object, V>(
+    ctx: RequestContext,
+    writer: BatchWriter<C, U, V>,
+    item: WriteItems<C, U>,
+    within?: EntityManager,
+  ): Promise<V> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await transactionOf(
+          this.dataSource,
+          within,
+        )(async (m) => {
+          const [outcome] = await this.apply(m, ctx, writer, item);
+          if (outcome.error) throw outcome.error;
+          return outcome.data as V;
+        });
+      } catch (err) {
+        // As for a batch: a unique value or a referenced record changed between the checks and the write.
+        if (!within && attempt < ATTEMPTS && (isUniqueViolation(err) || isForeignKeyViolation(err))) continue;
+        throw err;
+      }
+    }
+  }
+
+  /**
+   * Applies checked items with the writer inside the caller's transaction and records the events and change
+   * entries of those that succeeded, in item order; answers every item's outcome. An import's rows come here.
+   */
+  async apply<C extends object, U extends object, V>(
+    m: EntityManager,
+    ctx: RequestContext,
+    writer: BatchWriter<C, U, V>,
+    items: WriteItems<C, U>,
+  ): Promise<ItemOutcome<V>[]> {
+    const outcomes =
+      'create' in items
+        ? await writer.insert(m, ctx, items.create)
+        : 'update' in items
+          ? await writer.update(m, ctx, items.update)
+          : await writer.remove(m, ctx, items.remove);
+    outcomes.sort((a, b) => a.index - b.index);
+    const applied = outcomes.filter((o) => !o.error);
+    await this.outbox.record(m, { events: applied.flatMap((o) => o.events ?? []), changes: applied.flatMap((o) => o.changes ?? []) });
+    return outcomes;
   }
 
   /** Matched items are updated with the fields they give, the others created; one that loses a race for its key to a concurrent create is updated instead. */
