@@ -6,7 +6,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Contact } from '../contacts/contact.entity';
 import { presentContact } from '../contacts/contact.presenter';
-import { CONTACT_FIELDS } from '../contacts/contacts.service';
+import { CONTACT_FIELDS } from '../contacts/contact-rows';
 import { NOW_MS } from '../shared/sql';
 
 /** The captured fields a capture may fill in; it never overwrites a value already there. */

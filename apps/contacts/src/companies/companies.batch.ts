@@ -9,7 +9,7 @@ import { DealDirectory } from '../shared/references';
 import { NOW_MS } from '../shared/sql';
 import { Company } from './company.entity';
 import { presentCompany } from './company.presenter';
-import { COMPANY_FIELDS, companyDomainTaken } from './companies.service';
+import { COMPANY_FIELDS, companyDomainTaken } from './company-rows';
 
 /** Companies as a batch writes them: the rules of POST and PATCH /companies, matched on domain for upserts. */
 export const companiesTable = (contactCompanies: ContactCompanies): RecordTable<Company, CreateCompanyDto, UpdateCompanyDto, CompanyView, CompanyView> => ({

@@ -39,7 +39,7 @@ export class CompaniesController {
   }
 
   @Handles(Ops.companies.remove)
-  async remove(@Payload('params') { id }: { id: string }) {
-    await this.companies.remove(id);
+  async remove(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }) {
+    await this.companies.remove(ctx, id);
   }
 }

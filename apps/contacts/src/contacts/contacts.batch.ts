@@ -11,7 +11,7 @@ import { User } from '../users/user.entity';
 import { WorkLinks } from '../work-links/work-links.service';
 import { Contact } from './contact.entity';
 import { presentContact, presentContactSummary } from './contact.presenter';
-import { CONTACT_FIELDS, contactEmailTaken, newContactColumns } from './contacts.service';
+import { CONTACT_FIELDS, contactEmailTaken, contactPatchInput, newContactColumns } from './contact-rows';
 
 /** Rows of `entity` with these ids, by id: the companies and owners a batch's answers name. */
 export async function rowsById<T extends { id: string }>(m: EntityManager, entity: new () => T, ids: Array<string | null>): Promise<Map<string, T>> {
@@ -41,12 +41,7 @@ export function contactsTable(
     ],
     unique: { field: 'email', prop: 'email', expression: 'lower(email)', taken: contactEmailTaken },
     newRow: newContactColumns,
-    patchInput: (row, dto, now) => {
-      const input = { ...dto } as Record<string, unknown>;
-      if (dto.icp_score !== undefined && dto.icp_score !== null && dto.icp_scored_at === undefined && dto.icp_score !== row.icpScore)
-        input.icp_scored_at = now.toISOString();
-      return input;
-    },
+    patchInput: contactPatchInput,
     created: (row) => event(EventType.ContactCreated, { contact_id: row.id, email: row.email }),
     updated: (row, changes: ChangeSet) => event(EventType.ContactUpdated, { contact_id: row.id, ...changes }),
     deleted: (row) => event(EventType.ContactDeleted, { contact_id: row.id }),

@@ -40,8 +40,8 @@ export class ContactsController {
   }
 
   @Handles(Ops.contacts.remove)
-  async remove(@Payload('params') { id }: { id: string }) {
-    await this.contacts.remove(id);
+  async remove(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }) {
+    await this.contacts.remove(ctx, id);
   }
 
   @Handles(Ops.contacts.merge)

@@ -1,27 +1,9 @@
-import {
-  canonicalJson,
-  CursorCodec,
-  diffFields,
-  DomainError,
-  FieldSpec,
-  fieldSpecs,
-  findById,
-  IdPrefix,
-  insertReturning,
-  isForeignKeyViolation,
-  isId,
-  isUniqueViolation,
-  keysetPage,
-  newId,
-  Page,
-  SortablePageQuery,
-  transactionOf,
-  updateReturning,
-} from '@crm/common';
+import { canonicalJson, CursorCodec, diffFields, DomainError, findById, IdPrefix, isId, keysetPage, Page, SortablePageQuery } from '@crm/common';
 import {
   ContactDealItem,
   ContactSummaryView,
   ContactsLimits,
+  ContactView,
   CreateContactDto,
   EventType,
   ListContactsQuery,
@@ -29,25 +11,28 @@ import {
   MergeContactsDto,
   Ops,
   ReassignContactRequest,
+  RelatedSummary,
   RequestContext,
   UpdateContactDto,
   event,
 } from '@crm/contracts';
-import { createdChange, deletedChange, mergedAwayChange, mergedChange, OutboxService, RpcCaller, updatedChange } from '@crm/messaging';
-import { BuiltInCustomFieldsService } from '@crm/runtime';
+import { mergedAwayChange, mergedChange, OutboxService, RpcCaller } from '@crm/messaging';
+import { BatchRunner } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Company } from '../companies/company.entity';
 import { ContactCompanies } from '../contact-companies/contact-companies';
 import { likePattern } from '../shared/field-changes';
-import { BUILT_IN_RECORD_FIELDS } from '../shared/record-columns';
-import { requireCompany, requireUser } from '../shared/references';
 import { NOW_MS } from '../shared/sql';
 import { User } from '../users/user.entity';
 import { WorkLinks } from '../work-links/work-links.service';
 import { Contact } from './contact.entity';
 import { presentContact, presentContactSummary, presentContactWithIncluded } from './contact.presenter';
+import { CONTACT_FIELDS } from './contact-rows';
+import { ContactsBatchWriter } from './contacts.batch';
+
+export { CONTACT_FIELDS, contactEmailTaken, newContactColumns } from './contact-rows';
 
 /**
  * The text `search` matches: first and last name (so the full name too), then the email on a line of its
@@ -57,27 +42,6 @@ import { presentContact, presentContactSummary, presentContactWithIncluded } fro
 export const CONTACT_SEARCH_TEXT = `(coalesce(first_name, '') || ' ' || coalesce(last_name, '') || E'\\n' || email)`;
 
 const LIST = 'contacts';
-const EMAIL_INDEX = 'contacts_email_key';
-
-/** Every writable contact field and how it is stored. Email is handled apart (never null, unique). */
-export const CONTACT_FIELDS: FieldSpec<Contact>[] = [
-  ...fieldSpecs<Contact>({
-    email: 'value',
-    first_name: 'value',
-    last_name: 'value',
-    phone: 'value',
-    title: 'value',
-    stage: 'value',
-    source: 'value',
-    source_detail: 'value',
-    company_id: 'value',
-    owner_id: 'value',
-    icp_score: 'value',
-    icp_score_reason: 'value',
-    icp_scored_at: 'date',
-  }),
-  ...BUILT_IN_RECORD_FIELDS,
-];
 
 /** Fields a merge copies from the loser when the winner has none. The ICP score moves with its reason and date. */
 const MERGE_FILLED_FIELDS = CONTACT_FIELDS.filter(
@@ -96,35 +60,6 @@ export interface ContactWithCompany {
   owner: User | null;
 }
 
-/** The columns of a new contact other than id, metadata and custom fields; `now` dates a score sent without its date. */
-export function newContactColumns(dto: CreateContactDto, now: Date): Partial<Contact> {
-  const scored = dto.icp_score !== undefined && dto.icp_score !== null;
-  return {
-    email: dto.email,
-    firstName: dto.first_name ?? null,
-    lastName: dto.last_name ?? null,
-    phone: dto.phone ?? null,
-    title: dto.title ?? null,
-    stage: dto.stage ?? null,
-    source: dto.source ?? null,
-    sourceDetail: dto.source_detail ?? null,
-    companyId: dto.company_id ?? null,
-    ownerId: dto.owner_id ?? null,
-    icpScore: dto.icp_score ?? null,
-    icpScoreReason: dto.icp_score_reason ?? null,
-    // A score without a date was computed now.
-    icpScoredAt: dto.icp_scored_at ? new Date(dto.icp_scored_at) : scored ? now : null,
-  };
-}
-
-/** The 409 of a write whose email another contact (`holder`, when known) already has. */
-export function contactEmailTaken(email: string, holder: string | undefined): DomainError {
-  const owner = holder ? ` (${holder})` : '';
-  return DomainError.conflict(`A contact with email '${email}' already exists${owner}.`, [
-    { field: 'email', code: 'duplicate', message: `email '${email}' is already used by another contact${owner}` },
-  ]);
-}
-
 function emptyValue(value: unknown): boolean {
   return value === null || value === undefined || value === '';
 }
@@ -137,41 +72,17 @@ export class ContactsService {
     private readonly outbox: OutboxService,
     private readonly rpc: RpcCaller,
     private readonly links: WorkLinks,
-    private readonly customFields: BuiltInCustomFieldsService,
     private readonly contactCompanies: ContactCompanies,
+    private readonly batches: BatchRunner,
+    private readonly writer: ContactsBatchWriter,
   ) {}
 
-  /** `within` runs the write in a savepoint of that transaction (an import batch) instead of its own transaction. */
+  /**
+   * A batch of one through the contacts' writer, so a single create follows every rule a batch or an import
+   * does; `within` runs it in a savepoint of that transaction (an import's row) instead of its own.
+   */
   async create(ctx: RequestContext, dto: CreateContactDto, within?: EntityManager): Promise<ContactSummaryView> {
-    return presentContactSummary(await this.insert(ctx, dto, within));
-  }
-
-  private async insert(ctx: RequestContext, dto: CreateContactDto, within?: EntityManager): Promise<Contact> {
-    const id = newId(IdPrefix.Contact);
-    try {
-      return await transactionOf(
-        this.dataSource,
-        within,
-      )(async (m) => {
-        if (dto.company_id) await requireCompany(m, dto.company_id);
-        if (dto.owner_id) await requireUser(m, dto.owner_id);
-        const customFields = await this.customFields.values(m, ctx, 'contacts', id, dto.custom_fields);
-        const contact = await insertReturning(m, Contact, {
-          id,
-          ...newContactColumns(dto, new Date()),
-          metadata: dto.metadata ?? {},
-          customFields,
-        } as QueryDeepPartialEntity<Contact>);
-        const company = await this.contactCompanies.followPrimary(m, [{ owner: id, from: null, to: contact.companyId }]);
-        await this.outbox.record(m, {
-          events: [event(EventType.ContactCreated, { contact_id: id, email: contact.email }), ...company.events],
-          changes: [createdChange('contacts', id, presentContact(contact, null, null)), ...company.changes],
-        });
-        return contact;
-      });
-    } catch (err) {
-      throw await this.translateWriteError(err, dto.email, dto.company_id ?? undefined);
-    }
+    return (await this.batches.one(ctx, this.writer, { create: [{ index: 0, body: dto }] }, within)) as ContactSummaryView;
   }
 
   async list(query: ListContactsQuery): Promise<Page<ContactSummaryView>> {
@@ -205,39 +116,8 @@ export class ContactsService {
   }
 
   async update(ctx: RequestContext, id: string, dto: UpdateContactDto, within?: EntityManager): Promise<ContactResponse> {
-    return withIncluded(await this.applyUpdate(ctx, id, dto, within));
-  }
-
-  private async applyUpdate(ctx: RequestContext, id: string, dto: UpdateContactDto, within?: EntityManager): Promise<ContactWithCompany> {
-    if (!isId(id, IdPrefix.Contact)) throw DomainError.notFound('contact', id);
-    try {
-      return await transactionOf(
-        this.dataSource,
-        within,
-      )(async (m) => {
-        if (dto.custom_fields !== undefined) await this.customFields.lockDefinitions(m, 'contacts');
-        const contact = await this.find(m, id, true);
-        const input = { ...dto } as Record<string, unknown>;
-        // A new score without a date was computed now.
-        if (dto.icp_score !== undefined && dto.icp_score !== null && dto.icp_scored_at === undefined && dto.icp_score !== contact.icpScore) {
-          input.icp_scored_at = new Date().toISOString();
-        }
-        input.custom_fields = await this.customFields.values(m, ctx, 'contacts', id, dto.custom_fields, contact.customFields ?? {});
-        const { set, changes } = diffFields(contact, input, CONTACT_FIELDS);
-        if (!changes.changed.length) return { contact, ...(await this.relatedOf(m, contact)) };
-        if (set.companyId) await requireCompany(m, set.companyId);
-        if (set.ownerId) await requireUser(m, set.ownerId);
-        const updated = await updateReturning(m, Contact, id, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Contact>);
-        const company = await this.contactCompanies.followPrimary(m, [{ owner: id, from: contact.companyId, to: updated.companyId }]);
-        await this.outbox.record(m, {
-          events: [event(EventType.ContactUpdated, { contact_id: id, ...changes }), ...company.events],
-          changes: [updatedChange('contacts', id, changes), ...company.changes],
-        });
-        return { contact: updated, ...(await this.relatedOf(m, updated)) };
-      });
-    } catch (err) {
-      throw await this.translateWriteError(err, dto.email, dto.company_id ?? undefined);
-    }
+    const data = (await this.batches.one(ctx, this.writer, { update: [{ index: 0, id, body: dto }] }, within)) as ContactView;
+    return { data, included: [data.relationships.company, data.relationships.owner].filter((r): r is RelatedSummary => r !== null) };
   }
 
   /**
@@ -245,18 +125,8 @@ export class ContactsService {
    * the contact; the rest are deleted with it. The deals service unlinks the contact from its deals when
    * it sees contact.deleted.
    */
-  async remove(id: string): Promise<void> {
-    if (!isId(id, IdPrefix.Contact)) throw DomainError.notFound('contact', id);
-    await this.dataSource.transaction(async (m) => {
-      const contact = await this.find(m, id, true);
-      await this.links.detach(m, 'contact_id', id);
-      const companies = await this.contactCompanies.removeForOwners(m, [id]);
-      await m.delete(Contact, { id });
-      await this.outbox.record(m, {
-        events: [...companies.events, event(EventType.ContactDeleted, { contact_id: id })],
-        changes: [...companies.changes, deletedChange('contacts', id, presentContact(contact, null, null))],
-      });
-    });
+  async remove(ctx: RequestContext, id: string): Promise<void> {
+    await this.batches.one(ctx, this.writer, { remove: [{ index: 0, id }] });
   }
 
   /**
@@ -370,15 +240,5 @@ export class ContactsService {
       input.metadata = metadata;
     }
     return input;
-  }
-
-  private async translateWriteError(err: unknown, email: string | undefined, companyId: string | undefined): Promise<unknown> {
-    if (isUniqueViolation(err, EMAIL_INDEX) && email) {
-      const [existing] = await this.dataSource.query(`SELECT id FROM contacts WHERE lower(email) = lower($1)`, [email]);
-      return contactEmailTaken(email, existing?.id);
-    }
-    // The company was deleted between the check and the write.
-    if (isForeignKeyViolation(err) && companyId) return DomainError.invalid('company_id', `No company with id '${companyId}'.`, 'not_found');
-    return err;
   }
 }
