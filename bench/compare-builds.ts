@@ -36,6 +36,40 @@ function patchDealLoad(): Partial<autocannon.Options> {
   };
 }
 
+function patchContactLoad(): Partial<autocannon.Options> {
+  let n = 0;
+  return {
+    method: 'PATCH',
+    requests: [{ method: 'PATCH', setupRequest: (req) => ({ ...req, body: JSON.stringify({ title: `Bench title ${++n}`, icp_score: n % 100 }) }) }],
+  };
+}
+
+function createDealsLoad(pipeline: { id: string; stages: Array<{ id: string }> }): Partial<autocannon.Options> {
+  let n = 0;
+  return {
+    method: 'POST',
+    requests: [
+      {
+        method: 'POST',
+        setupRequest: (req) => ({
+          ...req,
+          body: JSON.stringify({ name: `Bench deal ${++n}`, pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, value: n }),
+        }),
+      },
+    ],
+  };
+}
+
+/** Every request moves the deal to the other stage (open, then won, then open again), so each is a real move. */
+function stageMoveLoad(pipeline: { id: string; stages: Array<{ id: string }> }, through: 'move' | 'patch'): Partial<autocannon.Options> {
+  let n = 0;
+  const method = through === 'move' ? 'POST' : 'PATCH';
+  return {
+    method,
+    requests: [{ method, setupRequest: (req) => ({ ...req, body: JSON.stringify({ stage_id: pipeline.stages[++n % 2].id }) }) }],
+  };
+}
+
 function sum(values: number[]): number {
   return values.reduce((a, b) => a + b, 0);
 }
@@ -56,6 +90,8 @@ async function main(): Promise<void> {
     stacks[`this ${current}`] = await startBenchStack(ROOT);
     const probes: Record<string, string> = {};
     const deals: Record<string, string> = {};
+    const moving: Record<string, string> = {};
+    const pipelines: Record<string, { id: string; stages: Array<{ id: string }> }> = {};
     for (const [name, stack] of Object.entries(stacks)) {
       probes[name] = (await stack.post('/contacts', { email: `probe-${Date.now()}@bench.example`, first_name: 'Probe' })).id;
       const pipeline: { id: string; stages: Array<{ id: string }> } = await stack.post('/pipelines', {
@@ -66,6 +102,8 @@ async function main(): Promise<void> {
         ],
       });
       deals[name] = (await stack.post('/deals', { name: 'Bench deal', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, value: 1 })).id;
+      moving[name] = (await stack.post('/deals', { name: 'Moving deal', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, value: 1 })).id;
+      pipelines[name] = pipeline;
     }
     type Scenario = { name: string; run: (name: string, stack: BenchStack) => Promise<Row> };
     const scenarios = (
@@ -74,6 +112,19 @@ async function main(): Promise<void> {
         { name: 'POST /contacts', run: (_name, s) => load('POST /contacts', `${s.api}/contacts`, s.key, createContactsLoad(), '', ROUND_S) },
         // Every request a new value, so each one is a real change (a same-value PATCH writes nothing).
         { name: 'PATCH /deals/:id', run: (name, s) => load('PATCH /deals/:id', `${s.api}/deals/${deals[name]}`, s.key, patchDealLoad(), '', ROUND_S) },
+        {
+          name: 'PATCH /contacts/:id',
+          run: (name, s) => load('PATCH /contacts/:id', `${s.api}/contacts/${probes[name]}`, s.key, patchContactLoad(), '', ROUND_S),
+        },
+        { name: 'POST /deals', run: (name, s) => load('POST /deals', `${s.api}/deals`, s.key, createDealsLoad(pipelines[name]), '', ROUND_S) },
+        {
+          name: 'POST /deals/:id/stage',
+          run: (name, s) => load('POST /deals/:id/stage', `${s.api}/deals/${moving[name]}/stage`, s.key, stageMoveLoad(pipelines[name], 'move'), '', ROUND_S),
+        },
+        {
+          name: 'PATCH /deals/:id stage_id',
+          run: (name, s) => load('PATCH /deals/:id stage_id', `${s.api}/deals/${moving[name]}`, s.key, stageMoveLoad(pipelines[name], 'patch'), '', ROUND_S),
+        },
         // Large replies, after the writes above have filled the log: what the gateway does per byte shows here.
         { name: 'GET /contacts?limit=50', run: (_name, s) => load('GET /contacts?limit=50', `${s.api}/contacts?limit=50`, s.key, {}, '', ROUND_S) },
         { name: 'GET /events?limit=200', run: (_name, s) => load('GET /events?limit=200', `${s.api}/events?limit=200`, s.key, {}, '', ROUND_S) },
