@@ -13,6 +13,7 @@ import { SchemaModule } from './schema/schema.module';
 import { TasksModule } from './tasks/tasks.module';
 import { QueryModule } from './query/query.module';
 import { ChangesModule } from './changes/changes.module';
+import { SearchModule } from './search/search.module';
 import { CONTACTS_SETTINGS, loadContactsSettings } from './contacts.settings';
 
 export const contactsApp: ServiceDefinition = {
@@ -33,6 +34,7 @@ export const contactsApp: ServiceDefinition = {
     ImportsModule,
     QueryModule,
     ChangesModule,
+    SearchModule,
   ],
 };
 

@@ -1,4 +1,5 @@
 import { ChangesModule } from './changes/changes.module';
+import { SearchModule } from './search/search.module';
 import { ServiceName } from '@crm/contracts';
 import { RunningService, ServiceDefinition, startService } from '@crm/runtime';
 import { ScheduleModule } from '@nestjs/schedule';
@@ -10,7 +11,7 @@ export const dealsApp: ServiceDefinition = {
   service: ServiceName.Deals,
   defaultHealthPort: 3002,
   database: { entities: dealsEntities, migrations: dealsMigrations },
-  imports: [ScheduleModule.forRoot(), DealsModule, ChangesModule],
+  imports: [ScheduleModule.forRoot(), DealsModule, ChangesModule, SearchModule],
   settings: { token: DEALS_SETTINGS, load: loadDealsSettings },
 };
 

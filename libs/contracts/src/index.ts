@@ -19,3 +19,4 @@ export * from './query/record-query.dto';
 export * from './batch/batch';
 export * from './changes/changes';
 export * from './associations/associations';
+export * from './search/search';

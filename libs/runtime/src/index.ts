@@ -23,3 +23,5 @@ export * from './changes/change-history.module';
 export * from './periodic-task';
 export * from './associations/association-store';
 export * from './associations/associations.migration';
+export * from './search/search-functions.migration';
+export * from './search/search-sql';

@@ -10,7 +10,7 @@ import {
 import { Activity } from '../activities/activity.entity';
 import { Company } from '../companies/company.entity';
 import { Contact } from '../contacts/contact.entity';
-import { BuiltInCustomFields } from '@crm/runtime';
+import { BuiltInCustomFields, CreateSearchFunctions1765200000000 } from '@crm/runtime';
 import { ObjectRecord, ObjectType } from '../objects/object-type.entity';
 import { Task } from '../tasks/task.entity';
 import { User } from '../users/user.entity';
@@ -24,6 +24,7 @@ import { CustomFieldsEverywhere1764300000000 } from './migrations/1764300000000-
 import { CreateImports1764300000200 } from './migrations/1764300000200-create-imports';
 import { IndexCustomFieldValues1764500000000 } from './migrations/1764500000000-index-custom-field-values';
 import { IndexFoldedCustomFieldValues1765000000000 } from './migrations/1765000000000-index-folded-custom-field-values';
+import { IndexSearch1765200000200 } from './migrations/1765200000200-index-search';
 import { Import, ImportRow } from '../imports/import.entity';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
@@ -45,4 +46,6 @@ export const contactsMigrations = [
   CreateContactCompanies1764700000100,
   IndexFoldedCustomFieldValues1765000000000,
   IndexChangesVia1765000000300,
+  CreateSearchFunctions1765200000000,
+  IndexSearch1765200000200,
 ];

@@ -10,13 +10,14 @@ import { Deal } from '../deals/deal.entity';
 import { StageHistory } from '../deals/stage-history.entity';
 import { Pipeline } from '../pipelines/pipeline.entity';
 import { Stage } from '../pipelines/stage.entity';
-import { BuiltInCustomFields } from '@crm/runtime';
+import { BuiltInCustomFields, CreateSearchFunctions1765200000000 } from '@crm/runtime';
 import { CreatePipelinesAndDeals1763800000400 } from './migrations/1763800000400-create-pipelines-and-deals';
 import { CustomFields1764300000100 } from './migrations/1764300000100-custom-fields';
 import { CreateImportBatches1764300000300 } from './migrations/1764300000300-create-import-batches';
 import { IndexDealsCreatedAtAndValue1764400000000 } from './migrations/1764400000000-index-deals-created-at-and-value';
 import { CreateDealContacts1764700000000 } from './migrations/1764700000000-create-deal-contacts';
 import { IndexDealCustomFields1764500000100 } from './migrations/1764500000100-index-deal-custom-fields';
+import { IndexDealSearch1765200000100 } from './migrations/1765200000100-index-deal-search';
 import { IndexFoldedDealCustomFields1765000000100 } from './migrations/1765000000100-index-folded-deal-custom-fields';
 
 export const dealsEntities = [Pipeline, Stage, Deal, StageHistory, BuiltInCustomFields];
@@ -34,4 +35,6 @@ export const dealsMigrations = [
   CreateDealContacts1764700000000,
   IndexFoldedDealCustomFields1765000000100,
   IndexChangesVia1765000000300,
+  CreateSearchFunctions1765200000000,
+  IndexDealSearch1765200000100,
 ];

@@ -2,6 +2,7 @@ import { IdPrefix } from '@crm/common';
 import { Access, AnyOperation, McpExposure, Ops } from '@crm/contracts';
 import { inputSchema, JsonSchema } from './input-schemas';
 import { RECORD_TOOLS } from './record-tools';
+import { FIND_DUPLICATES } from './duplicate-tools';
 
 /** What a tool call becomes: the same request parts an HTTP route hands to the owning service. */
 export interface RequestParts {
@@ -84,4 +85,5 @@ export const TOOLS: readonly McpTool[] = [
     .filter((op): op is AnyOperation & { mcp: McpExposure } => Boolean(op.mcp && op.http))
     .map(toolOf),
   ...RECORD_TOOLS,
+  FIND_DUPLICATES,
 ];

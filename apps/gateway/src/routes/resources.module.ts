@@ -19,6 +19,8 @@ const FORWARDED = [
   'schema',
   'capture',
   'objects',
+  'search',
+  'duplicates',
 ] as const;
 
 /** Every route the gateway forwards to the service that owns it, generated from the operation table. */

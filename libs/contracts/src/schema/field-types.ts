@@ -16,6 +16,9 @@ export const ARRAY_ITEM_TYPES = FIELD_TYPES.filter((t) => t !== 'array');
 export type ArrayItemType = Exclude<FieldType, 'array'>;
 
 /** Types a `unique` custom field may have: those with one comparable value. */
+/** Types a `searchable` custom field may have: text a person reads. */
+export const SEARCHABLE_FIELD_TYPES: readonly FieldType[] = ['string', 'email', 'url', 'phone'];
+
 export const UNIQUE_FIELD_TYPES: readonly FieldType[] = ['string', 'number', 'date', 'datetime', 'email', 'url', 'phone', 'currency', 'enum', 'reference'];
 
 export const ENFORCEMENT_LEVELS = ['none', 'soft', 'hard'] as const;
@@ -56,6 +59,9 @@ export class FieldDefinition {
   required?: true;
   @ApiProperty({ type: Boolean, enum: [true], required: false })
   unique?: true;
+  /** A custom object's field GET /search finds records by. */
+  @ApiProperty({ type: Boolean, enum: [true], required: false })
+  searchable?: true;
   @ApiProperty({ type: [String], required: false })
   enum_values?: string[];
   @ApiProperty({ type: String, required: false })
@@ -95,6 +101,7 @@ export interface CustomFieldDefinition {
   type: FieldType;
   required?: true;
   unique?: true;
+  searchable?: true;
   enum_values?: string[];
   reference_target?: string;
   items?: { type: ArrayItemType; enum_values?: string[]; reference_target?: string };

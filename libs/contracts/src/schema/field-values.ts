@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { isEmail, IsOptional, isURL, ValidateBy, ValidationOptions } from 'class-validator';
 import type { ArrayItemType, CustomFieldDefinition, FieldType, ValidationWarning } from './field-types';
-import { SchemaLimits, UNIQUE_FIELD_TYPES } from './field-types';
+import { SchemaLimits, SEARCHABLE_FIELD_TYPES, UNIQUE_FIELD_TYPES } from './field-types';
 import { SchemaField } from './schema-field';
 
 /** `+` then 8 to 15 digits, the first not 0 (E.164). */
@@ -141,6 +141,8 @@ export function definitionProblems(def: CustomFieldDefinition, path: string): Fi
   if (def.type !== 'array' && def.items !== undefined) issue('items', 'items is allowed for type array only');
   if (def.items) needs(def.items, 'items.');
   if (def.unique && !UNIQUE_FIELD_TYPES.includes(def.type)) issue('unique', `unique is not available for type ${def.type}`);
+  if (def.searchable && !SEARCHABLE_FIELD_TYPES.includes(def.type))
+    issue('searchable', `searchable is available for types ${SEARCHABLE_FIELD_TYPES.join(', ')} only`);
   return problems;
 }
 
@@ -151,6 +153,7 @@ export function normaliseDefinition(input: {
   type: FieldType;
   required?: boolean;
   unique?: boolean;
+  searchable?: boolean;
   enum_values?: string[];
   reference_target?: string;
   items?: { type: ArrayItemType; enum_values?: string[]; reference_target?: string };
@@ -158,6 +161,7 @@ export function normaliseDefinition(input: {
   const def: CustomFieldDefinition = { name: input.name, label: input.label ?? input.name, type: input.type };
   if (input.required) def.required = true;
   if (input.unique) def.unique = true;
+  if (input.searchable) def.searchable = true;
   if (input.enum_values) def.enum_values = [...input.enum_values];
   if (input.reference_target) def.reference_target = input.reference_target;
   if (input.items) {

@@ -91,6 +91,11 @@ export class FieldDefinitionDto extends EnumValuesRule {
   @IsBoolean({ message: 'unique must be a boolean' })
   unique?: boolean;
 
+  /** Found by GET /search (custom objects' string, email, url and phone fields; docs/search.md). */
+  @IsOptional()
+  @IsBoolean({ message: 'searchable must be a boolean' })
+  searchable?: boolean;
+
   @IsOptional()
   @IsObject({ message: 'items must be an item definition object' })
   @ValidateNested()

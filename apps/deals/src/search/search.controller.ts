@@ -1,0 +1,26 @@
+import { Ops, SearchSliceRequest } from '@crm/contracts';
+import { Handles, searchSlice, SearchTarget } from '@crm/runtime';
+import { Controller } from '@nestjs/common';
+import { Payload } from '@nestjs/microservices';
+import { DataSource } from 'typeorm';
+
+/** Deals as GET /search reads them (docs/search.md). */
+const DEALS: SearchTarget = {
+  object: 'deals',
+  table: 'deals',
+  title: 't.name',
+  subtitle: 't.status',
+  fields: [{ name: 'name', value: 't.name', rule: 'text', weight: 1 }],
+};
+
+/** This service's part of GET /search, which the contacts service merges with its own. */
+@Controller()
+export class SearchController {
+  constructor(private readonly dataSource: DataSource) {}
+
+  @Handles(Ops.search.dealsSlice)
+  async slice(@Payload('body') request: SearchSliceRequest) {
+    const targets = request.objects.includes('deals') ? [DEALS] : [];
+    return { data: await this.dataSource.transaction((m) => searchSlice(m, targets, request)) };
+  }
+}

@@ -1,0 +1,120 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { QueryInt } from '../paging';
+
+/** GET /search and the duplicate routes (docs/search.md). */
+export const SearchLimits = { query: 200, defaultPage: 20, maxPage: 100, objects: 50 } as const;
+
+/** The objects GET /search covers besides custom objects (named by their slug). */
+export const SEARCH_BUILT_IN_OBJECTS = ['contacts', 'companies', 'deals', 'users', 'activities', 'tasks'] as const;
+
+const limitMessage = `limit must be between 1 and ${SearchLimits.maxPage}`;
+
+/** Paging of the search and duplicate lists: a smaller default and cap than other lists, since each item is ranked. */
+export class RankedPageQuery {
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  cursor?: string;
+
+  @IsOptional()
+  @QueryInt()
+  @IsInt({ message: 'limit must be an integer' })
+  @Min(1, { message: limitMessage })
+  @Max(SearchLimits.maxPage, { message: limitMessage })
+  limit?: number;
+}
+
+export class SearchQuery extends RankedPageQuery {
+  @ApiProperty({
+    type: String,
+    example: 'ada acme',
+    description: 'What the person remembers: words, an email or its parts, a phone number, an id (1 to 200 characters)',
+  })
+  @IsString({ message: 'q is required' })
+  @Transform(({ value }) => (typeof value === 'string' ? value.trim() : value))
+  @MinLength(1, { message: 'q must be 1 to 200 characters' })
+  @MaxLength(SearchLimits.query, { message: 'q must be 1 to 200 characters' })
+  q!: string;
+
+  @ApiProperty({
+    type: String,
+    required: false,
+    example: 'contacts,companies',
+    description: 'Comma-separated objects to search: contacts, companies, deals, users, activities, tasks or a custom object slug; default all',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(1000)
+  @Matches(/^[a-z][a-z0-9_]*(,[a-z][a-z0-9_]*)*$/, { message: 'objects is a comma-separated list of object names, e.g. objects=contacts,companies' })
+  objects?: string;
+}
+
+export class SearchMatchView {
+  @ApiProperty({ type: String, example: 'email' })
+  field!: string;
+  @ApiProperty({ type: String, example: 'ada@acme.com' })
+  value!: string;
+}
+
+export class SearchHitView {
+  @ApiProperty({ type: String, example: 'contacts' })
+  object!: string;
+  @ApiProperty({ type: String, example: 'cont_01jd0000000000000000000000' })
+  id!: string;
+  @ApiProperty({ type: String, example: 'Ada Lovelace' })
+  title!: string;
+  @ApiProperty({ type: String, nullable: true, example: 'ada@acme.com' })
+  subtitle!: string | null;
+  @ApiProperty({ type: Number, example: 0.95, description: 'Relevance in (0, 1]: an exact id 1, exact matches above prefix matches above typo matches' })
+  score!: number;
+  @ApiProperty({ type: () => [SearchMatchView] })
+  matched!: SearchMatchView[];
+}
+
+/** Where a page of search results starts: after this hit in (score desc, object, id) order. */
+export type SearchPosition = [score: number, object: string, id: string];
+
+/** One service's part of GET /search: its hits after `after`, best first, at most `limit`. */
+export interface SearchSliceRequest {
+  q: string;
+  objects: string[];
+  after?: SearchPosition;
+  limit: number;
+}
+
+export interface SearchSliceReply {
+  data: SearchHitView[];
+}
+
+/** `min_score` of the duplicate routes. */
+export class DuplicatesQuery extends RankedPageQuery {
+  @ApiProperty({ type: Number, required: false, example: 0.5, description: 'Only duplicates scoring at least this (0 to 1, default 0.5)' })
+  @IsOptional()
+  @Transform(({ value }) => (typeof value === 'string' ? (/^(0(\.\d{1,6})?|1(\.0{1,6})?|\.\d{1,6})$/.test(value) ? Number(value) : Number.NaN) : value))
+  @Min(0, { message: 'min_score must be a number from 0 to 1' })
+  @Max(1, { message: 'min_score must be a number from 0 to 1' })
+  min_score?: number;
+}
+
+export const DUPLICATE_RULES = ['same_normalized_email', 'same_phone', 'similar_name', 'same_domain'] as const;
+export type DuplicateRule = (typeof DUPLICATE_RULES)[number];
+
+export class DuplicateReasonView {
+  @ApiProperty({ type: String, example: 'email' })
+  field!: string;
+  @ApiProperty({ enum: DUPLICATE_RULES, example: 'same_normalized_email' })
+  rule!: DuplicateRule;
+  @ApiProperty({ type: Number, required: false, example: 0.88, description: 'For similar_name: the trigram similarity of the two names' })
+  similarity?: number;
+}
+
+export class DuplicateView {
+  @ApiProperty({ type: String, example: 'cont_01jd0000000000000000000000' })
+  id!: string;
+  @ApiProperty({ type: Number, example: 0.93 })
+  score!: number;
+  @ApiProperty({ type: () => [DuplicateReasonView] })
+  reasons!: DuplicateReasonView[];
+}
