@@ -1,0 +1,107 @@
+import { randomBytes } from 'crypto';
+import { startStack, TestStack } from '../support/stack';
+
+const token = () =>
+  `z${randomBytes(5)
+    .toString('hex')
+    .replace(/[0-9]/g, (d) => 'abcdefghij'[Number(d)])}`;
+const digits = () => String(200 + Math.floor(Math.random() * 700)) + String(Math.floor(1_000_000 + Math.random() * 8_999_999));
+
+interface Duplicate {
+  id: string;
+  score: number;
+  reasons: Array<{ field: string; rule: string; similarity?: number }>;
+}
+
+/** Duplicate detection (docs/search.md): each rule with its reason and weight, and what must not match. */
+describe('duplicates of contacts and companies', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack({ services: ['contacts'] });
+  });
+  afterAll(() => stack?.stop());
+
+  const create = async (path: string, body: unknown) => {
+    const res = await stack.api.post(path, body);
+    expect(res.status).toBe(201);
+    return res.body.data;
+  };
+  const list = async (method: 'GET' | 'POST', path: string, body?: unknown): Promise<Duplicate[]> => {
+    const res = await stack.api.request(method, path, body);
+    expect(res.status).toBe(200);
+    return res.body.data;
+  };
+
+  it('finds the same email after normalisation (case and +tag), never the record itself', async () => {
+    const local = token();
+    const domain = `${token()}.com`;
+    const original = await create('/contacts', { email: `${local}@${domain}` });
+    const tagged = await create('/contacts', { email: `${local.toUpperCase()}+news@${domain}` });
+    await create('/contacts', { email: `${local}x@${domain}` });
+    expect(await list('GET', `/contacts/${original.id}/duplicates`)).toEqual([
+      { id: tagged.id, score: 0.9, reasons: [{ field: 'email', rule: 'same_normalized_email' }] },
+    ]);
+    expect((await list('POST', '/contacts/duplicates', { email: `${local}+x@${domain}` })).map((d) => d.id).sort()).toEqual([original.id, tagged.id].sort());
+  });
+
+  it('finds the same phone number with or without the country code, in any format', async () => {
+    const number = digits();
+    const a = await create('/contacts', { email: `${token()}@example.com`, phone: `+1 ${number}` });
+    const b = await create('/contacts', { email: `${token()}@example.com`, phone: `(${number.slice(0, 3)}) ${number.slice(3, 6)}-${number.slice(6)}` });
+    await create('/contacts', { email: `${token()}@example.com`, phone: `+1 ${number.slice(0, 9)}9` });
+    expect(await list('GET', `/contacts/${a.id}/duplicates`)).toEqual([{ id: b.id, score: 0.8, reasons: [{ field: 'phone', rule: 'same_phone' }] }]);
+  });
+
+  it('finds a similar name only together with the same company or the same email domain; more rules score higher', async () => {
+    const last = token();
+    const domain = `${token()}.com`;
+    const company = await create('/companies', { name: `Co ${token()}` });
+    const sameCompany = await create('/contacts', { email: `${token()}@example.com`, first_name: 'Ada', last_name: last, company_id: company.id });
+    const sameDomain = await create('/contacts', { email: `a.${token()}@${domain}`, first_name: 'Ada', last_name: last });
+    await create('/contacts', { email: `${token()}@example.org`, first_name: 'Ada', last_name: last });
+    const found = await list('POST', '/contacts/duplicates', { email: `ada@${domain}`, first_name: 'Ada', last_name: `${last}s`, company_id: company.id });
+    expect(found.map((d) => d.id).sort()).toEqual([sameCompany.id, sameDomain.id].sort());
+    for (const d of found) {
+      expect(d.reasons).toEqual([{ field: 'name', rule: 'similar_name', similarity: expect.any(Number) }]);
+      expect(d.reasons[0].similarity).toBeGreaterThanOrEqual(0.6);
+      expect(d.score).toBeCloseTo(0.7 * d.reasons[0].similarity!, 3);
+    }
+    // A shared mailbox provider's domain says nothing about the company.
+    await create('/contacts', { email: `${token()}@gmail.com`, first_name: 'Ada', last_name: last });
+    expect(await list('POST', '/contacts/duplicates', { email: `ada.${token()}@gmail.com`, first_name: 'Ada', last_name: last })).toEqual([]);
+    // Email and name together.
+    const both = await list('POST', '/contacts/duplicates?min_score=0.9', { email: sameDomain.email, first_name: 'Ada', last_name: last });
+    expect(both).toEqual([
+      { id: sameDomain.id, score: expect.any(Number), reasons: expect.arrayContaining([{ field: 'email', rule: 'same_normalized_email' }]) },
+    ]);
+    expect(both[0].score).toBeGreaterThan(0.95);
+    expect(both[0].reasons).toHaveLength(2);
+  });
+
+  it('finds companies by registrable domain and by a similar name; min_score filters', async () => {
+    const word = token();
+    const a = await create('/companies', { name: `${word} Corporation`, domain: `${word}.com` });
+    const b = await create('/companies', { name: `Other ${token()}`, domain: `www.${word}.com` });
+    const c = await create('/companies', { name: `${word} Corporation.` });
+    const found = await list('GET', `/companies/${a.id}/duplicates`);
+    expect(found.map((d) => d.id)).toEqual([b.id, c.id]);
+    expect(found[0]).toEqual({ id: b.id, score: 0.9, reasons: [{ field: 'domain', rule: 'same_domain' }] });
+    expect(found[1].reasons).toEqual([{ field: 'name', rule: 'similar_name', similarity: 1 }]);
+    expect(found[1].score).toBe(0.8);
+    expect((await list('GET', `/companies/${a.id}/duplicates?min_score=0.85`)).map((d) => d.id)).toEqual([b.id]);
+    expect((await list('POST', '/companies/duplicates', { domain: `WWW.${word.toUpperCase()}.com` })).map((d) => d.id).sort()).toEqual([a.id, b.id].sort());
+    expect(await list('POST', '/companies/duplicates', { name: `Unrelated ${token()}` })).toEqual([]);
+  });
+
+  it('answers 404 for an unknown record and 400 for bad input', async () => {
+    expect((await stack.api.get('/contacts/cont_01aaaaaaaaaaaaaaaaaaaaaaaa/duplicates')).status).toBe(404);
+    expect((await stack.api.get('/companies/comp_01aaaaaaaaaaaaaaaaaaaaaaaa/duplicates')).status).toBe(404);
+    expect((await stack.api.post('/contacts/duplicates', {})).status).toBe(400);
+    expect((await stack.api.post('/contacts/duplicates', { email: 'not an email' })).status).toBe(400);
+    expect((await stack.api.post('/companies/duplicates', { nope: 1 })).status).toBe(400);
+    for (const q of ['min_score=2', 'min_score=-1', 'min_score=x', 'limit=0', 'limit=101', 'cursor=abc']) {
+      const res = await stack.api.post(`/companies/duplicates?${q}`, { name: 'x' });
+      expect({ q, status: res.status }).toEqual({ q, status: 400 });
+    }
+  });
+});
