@@ -17,6 +17,7 @@ const READ_TOOLS = [
   'list_changes',
   'list_events',
   'list_pipelines',
+  'pipeline_report',
   'query_records',
   'search_contacts',
 ];

@@ -16,6 +16,7 @@ import { DEALS_SETTINGS } from './deals.settings';
 import { DealImportsService } from './imports/deal-imports.service';
 import { ContactLinksService } from './internal/contact-links.service';
 import { DealsInternalController } from './internal/internal.controller';
+import { PipelineReportService } from './pipelines/pipeline-report.service';
 import { PipelinesController } from './pipelines/pipelines.controller';
 import { PipelinesService } from './pipelines/pipelines.service';
 import { StaleDealsJob } from './stale/stale-deals.job';
@@ -34,6 +35,7 @@ import { StaleDealsJob } from './stale/stale-deals.job';
     DealViews,
     BatchRunner,
     PipelinesService,
+    PipelineReportService,
     ContactLinksService,
     DealImportsService,
     DealEventsConsumer,

@@ -949,6 +949,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pipelines/{pipeline_id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Report on a pipeline: open value per stage, conversion, time in stage, wins and losses, forecast */
+        get: operations["pipelines_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/pipelines/{id}/stages": {
         parameters: {
             query?: never;
@@ -1846,6 +1863,106 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        DaysInStageView: {
+            /** @example 4.2 */
+            p50: number | null;
+            /** @example 12 */
+            p90: number | null;
+        };
+        StageReportView: {
+            /** @example stg_01jd5x0000000000000000000a */
+            stage_id: string;
+            /** @example Proposal */
+            name: string;
+            /**
+             * @example open
+             * @enum {string}
+             */
+            type: "open" | "won" | "lost";
+            /** @example 0.4 */
+            probability: number;
+            /**
+             * @description Deals in the stage now whose status is open or stalled.
+             * @example 12
+             */
+            open_count: number;
+            /**
+             * @description Their value, in cents.
+             * @example 1200000
+             */
+            open_value: number;
+            /**
+             * @description Their value times the stage probability, rounded to whole cents.
+             * @example 480000
+             */
+            weighted_value: number;
+            /**
+             * @description Deals that entered the stage in [from, to).
+             * @example 30
+             */
+            entered: number;
+            /**
+             * @description Of those, the ones that have since entered a later open stage or a won stage.
+             * @example 18
+             */
+            advanced: number;
+            /** @example 0.6 */
+            conversion_rate: number | null;
+            /** @description Percentiles of the stays in the stage that ended in [from, to), in days. */
+            days_in_stage: components["schemas"]["DaysInStageView"];
+        };
+        ForecastMonthView: {
+            /**
+             * @description The month of expected_close in time_zone.
+             * @example 2026-12
+             */
+            month: string;
+            /** @example 4 */
+            count: number;
+            /** @example 400000 */
+            value: number;
+            /** @example 160000 */
+            weighted_value: number;
+        };
+        PipelineReportView: {
+            /** @example pipe_01jd5x0000000000000000000a */
+            pipeline_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-09-01T00:00:00.000Z
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-30T00:00:00.000Z
+             */
+            to: string;
+            /** @example UTC */
+            time_zone: string;
+            /**
+             * @description The currency reported; null when the pipeline holds no deal and none was asked.
+             * @example USD
+             */
+            currency: string | null;
+            stages: components["schemas"]["StageReportView"][];
+            /** @example 5 */
+            won_count: number;
+            /** @example 500000 */
+            won_value: number;
+            /** @example 3 */
+            lost_count: number;
+            /**
+             * @description won / (won + lost); null when none closed.
+             * @example 0.625
+             */
+            win_rate: number | null;
+            /**
+             * @description Mean days from creation to won.
+             * @example 32.5
+             */
+            avg_cycle_days: number | null;
+            forecast: components["schemas"]["ForecastMonthView"][];
         };
         EventView: {
             id: string;
@@ -6408,6 +6525,46 @@ export interface operations {
                         has_more: boolean;
                         /** @description Opaque; send it as `cursor` for the next page. */
                         next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    pipelines_report: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                time_zone?: string;
+                currency?: string;
+            };
+            header?: never;
+            path: {
+                pipeline_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PipelineReportView"];
                     };
                 };
             };

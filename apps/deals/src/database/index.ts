@@ -19,6 +19,7 @@ import { CreateDealContacts1764700000000 } from './migrations/1764700000000-crea
 import { IndexDealCustomFields1764500000100 } from './migrations/1764500000100-index-deal-custom-fields';
 import { IndexDealSearch1765200000100 } from './migrations/1765200000100-index-deal-search';
 import { IndexFoldedDealCustomFields1765000000100 } from './migrations/1765000000100-index-folded-deal-custom-fields';
+import { DealClosedAtAndReportIndexes1765200000200 } from './migrations/1765200000200-deal-closed-at-and-report-indexes';
 
 export const dealsEntities = [Pipeline, Stage, Deal, StageHistory, BuiltInCustomFields];
 export const dealsMigrations = [
@@ -37,4 +38,5 @@ export const dealsMigrations = [
   IndexChangesVia1765000000300,
   CreateSearchFunctions1765200000000,
   IndexDealSearch1765200000100,
+  DealClosedAtAndReportIndexes1765200000200,
 ];

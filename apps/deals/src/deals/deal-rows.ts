@@ -40,6 +40,7 @@ export function newDeal(id: string, dto: CreateDealDto, stage: Stage, customFiel
     stageEnteredAt: now,
     lastActivityAt: null,
     staleNotifiedAt: null,
+    closedAt: null,
     createdAt: now,
     updatedAt: now,
   };

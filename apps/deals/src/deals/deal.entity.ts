@@ -65,6 +65,10 @@ export class Deal {
   @Column({ name: 'stale_notified_at', type: 'timestamptz', nullable: true })
   staleNotifiedAt!: Date | null;
 
+  /** When the status last became won or lost; null while open. Stamped by a trigger on every write (see its migration). */
+  @Column({ name: 'closed_at', type: 'timestamptz', nullable: true })
+  closedAt!: Date | null;
+
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 

@@ -5,6 +5,7 @@ import {
   DeleteWithMoveQuery,
   Ops,
   PipelineDealsQuery,
+  PipelineReportQuery,
   ReorderStagesDto,
   RequestContext,
   UpdatePipelineDto,
@@ -14,6 +15,7 @@ import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { actorOf } from '../deals/deal-stage-mover';
 import { DealsService } from '../deals/deals.service';
+import { PipelineReportService } from './pipeline-report.service';
 import { PipelinesService } from './pipelines.service';
 
 @Controller()
@@ -21,6 +23,7 @@ export class PipelinesController {
   constructor(
     private readonly pipelines: PipelinesService,
     private readonly deals: DealsService,
+    private readonly reports: PipelineReportService,
   ) {}
 
   @Handles(Ops.pipelines.create)
@@ -51,6 +54,11 @@ export class PipelinesController {
   @Handles(Ops.pipelines.deals)
   listDeals(@Payload('params') { id }: { id: string }, @Payload('query') query: PipelineDealsQuery) {
     return this.deals.listForPipeline(id, query);
+  }
+
+  @Handles(Ops.pipelines.report)
+  async report(@Payload('params') { pipeline_id }: { pipeline_id: string }, @Payload('query') query: PipelineReportQuery) {
+    return { data: await this.reports.report(pipeline_id, query) };
   }
 
   @Handles(Ops.pipelines.addStage)

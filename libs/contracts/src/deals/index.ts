@@ -77,3 +77,4 @@ export * from './deal.dto';
 export * from './events';
 export * from './pipeline.dto';
 export * from './validators';
+export * from './pipeline-report';

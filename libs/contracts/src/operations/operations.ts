@@ -41,6 +41,8 @@ import {
   ListDealsQuery,
   MoveDealStageDto,
   PipelineDealsQuery,
+  PipelineReportQuery,
+  PipelineReportView,
   PipelineView,
   ReassignContactReply,
   ReassignContactRequest,
@@ -685,6 +687,21 @@ const pipelines = {
     access: 'read',
     query: PipelineDealsQuery,
     reply: page(DealView),
+  }),
+  report: route({
+    name: 'deals.pipelines.report',
+    method: 'GET',
+    path: '/pipelines/:pipeline_id/report',
+    summary: 'Report on a pipeline: open value per stage, conversion, time in stage, wins and losses, forecast',
+    access: 'read',
+    query: PipelineReportQuery,
+    reply: resource(PipelineReportView),
+    mcp: {
+      tool: 'pipeline_report',
+      title: 'Pipeline report',
+      description:
+        'Per stage: open deals and weighted value, entries, conversion and days in stage; won, lost, win rate, cycle days and the forecast by month. from/to: RFC 3339, default the last 90 days; currency is needed when deals mix currencies.',
+    },
   }),
   addStage: route({
     name: 'deals.pipelines.add_stage',

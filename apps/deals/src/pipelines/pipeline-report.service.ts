@@ -1,0 +1,236 @@
+import { DomainError, IdPrefix, isId } from '@crm/common';
+import { ForecastMonthView, PipelineReportQuery, PipelineReportView, REPORT_DEFAULT_DAYS, REPORT_MAX_DAYS, StageReportView } from '@crm/contracts';
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { Pipeline } from './pipeline.entity';
+import { Stage } from './stage.entity';
+import { effectiveProbabilities } from './stage-probability';
+
+const DAY_MS = 86_400_000;
+/** Deals that still count as open: a stalled deal has not been won or lost. */
+const OPEN = `status IN ('open', 'stalled')`;
+
+export interface ReportWindow {
+  from: Date;
+  to: Date;
+}
+
+/** The window `[from, to)` a query asks for, with its defaults, or a 400 naming what is wrong. */
+export function reportWindow(query: PipelineReportQuery, now: Date): ReportWindow {
+  const to = query.to !== undefined ? new Date(query.to) : now;
+  const from = query.from !== undefined ? new Date(query.from) : new Date(to.getTime() - REPORT_DEFAULT_DAYS * DAY_MS);
+  if (Number.isNaN(to.getTime())) throw DomainError.invalid('to', 'to must be an RFC 3339 date-time');
+  if (Number.isNaN(from.getTime())) throw DomainError.invalid('from', 'from must be an RFC 3339 date-time');
+  if (from >= to) throw DomainError.invalid('from', `from (${from.toISOString()}) must be before to (${to.toISOString()}).`);
+  if (to.getTime() - from.getTime() > REPORT_MAX_DAYS * DAY_MS) {
+    throw DomainError.invalid('to', `A report covers at most ${REPORT_MAX_DAYS} days; from and to are further apart.`, 'out_of_range');
+  }
+  return { from, to };
+}
+
+/** What the report's statements read for one pipeline; the bench runs the same statements (bench/pipeline-report.ts). */
+export interface ReportInput {
+  pipelineId: string;
+  window: ReportWindow;
+  timeZone: string;
+  /** Only deals in this currency count; null counts every deal (the pipeline holds one currency at most). */
+  currency: string | null;
+  stages: Array<{ id: string; type: string; position: number; probability: number }>;
+}
+
+interface Statement {
+  text: string;
+  params: unknown[];
+}
+
+/** Open deals and their value per stage and currency; the currencies seen are every deal's, closed ones included. */
+export function openByStage(pipelineId: string): Statement {
+  return {
+    text: `SELECT stage_id, currency, (count(*) FILTER (WHERE ${OPEN}))::int AS open_count,
+                  COALESCE(sum(value) FILTER (WHERE ${OPEN}), 0)::text AS open_value
+           FROM deals WHERE pipeline_id = $1 GROUP BY stage_id, currency`,
+    params: [pipelineId],
+  };
+}
+
+/** `AND <alias>.currency = $n` when the report names a currency. */
+function currencyCondition(input: ReportInput, alias: string, params: unknown[]): string {
+  if (input.currency === null) return '';
+  params.push(input.currency);
+  return ` AND ${alias}.currency = $${params.length}`;
+}
+
+/** Deals won or lost in the window: closed_at is when their status last became won or lost. */
+export function closedInWindow(input: ReportInput): Statement {
+  const params: unknown[] = [input.pipelineId, input.window.from, input.window.to];
+  const text = `SELECT (count(*) FILTER (WHERE d.status = 'won'))::int AS won_count,
+                       COALESCE(sum(d.value) FILTER (WHERE d.status = 'won'), 0)::text AS won_value,
+                       (count(*) FILTER (WHERE d.status = 'lost'))::int AS lost_count,
+                       (avg(extract(epoch FROM d.closed_at - d.created_at)) FILTER (WHERE d.status = 'won'))::float8 / 86400 AS avg_cycle_days
+                FROM deals d WHERE d.pipeline_id = $1 AND d.closed_at >= $2 AND d.closed_at < $3${currencyCondition(input, 'd', params)}`;
+  return { text, params };
+}
+
+/** Open deals with an expected close, by its month in the report's zone and by stage (for the stage's probability). */
+export function forecastByMonth(input: ReportInput): Statement {
+  const params: unknown[] = [input.pipelineId, input.timeZone];
+  const text = `SELECT to_char(d.expected_close AT TIME ZONE $2, 'YYYY-MM') AS month, d.stage_id, count(*)::int AS count, sum(d.value)::text AS value
+                FROM deals d WHERE d.pipeline_id = $1 AND d.${OPEN} AND d.expected_close IS NOT NULL${currencyCondition(input, 'd', params)}
+                GROUP BY 1, 2 ORDER BY 1, 2`;
+  return { text, params };
+}
+
+/**
+ * Per stage, the deals that entered it in the window (their first entry there counts) and, of those, the
+ * ones that have since entered an open stage of higher position or a won stage of the pipeline.
+ */
+export function enteredAndAdvanced(input: ReportInput): Statement {
+  const params: unknown[] = [
+    input.stages.map((s) => s.id),
+    input.stages.map((s) => s.type),
+    input.stages.map((s) => s.position),
+    input.window.from,
+    input.window.to,
+  ];
+  const join = input.currency === null ? '' : ` JOIN deals d ON d.id = h.deal_id${currencyCondition(input, 'd', params)}`;
+  const text = `WITH st AS (SELECT * FROM unnest($1::text[], $2::text[], $3::int[]) AS s(id, type, position)),
+                     entries AS (SELECT h.to_stage_id AS stage_id, h.deal_id, min(h.changed_at) AS at
+                                 FROM stage_history h${join}
+                                 WHERE h.to_stage_id = ANY($1::text[]) AND h.changed_at >= $4 AND h.changed_at < $5
+                                 GROUP BY 1, 2)
+                SELECT e.stage_id, count(*)::int AS entered,
+                       (count(*) FILTER (WHERE EXISTS (
+                          SELECT 1 FROM stage_history n JOIN st t ON t.id = n.to_stage_id
+                          WHERE n.deal_id = e.deal_id AND n.changed_at > e.at AND (t.type = 'won' OR (t.type = 'open' AND t.position > s.position)))))::int AS advanced
+                FROM entries e JOIN st s ON s.id = e.stage_id GROUP BY e.stage_id`;
+  return { text, params };
+}
+
+/**
+ * Percentiles of the stays in each stage that ended in the window. A move records the stage it left
+ * (from_stage_id), and moves of a deal are serialized, so a stay began at the deal's history entry just
+ * before the one that ended it.
+ */
+export function daysInStage(input: ReportInput): Statement {
+  const params: unknown[] = [input.stages.map((s) => s.id), input.window.from, input.window.to];
+  const join = input.currency === null ? '' : ` JOIN deals d ON d.id = x.deal_id${currencyCondition(input, 'd', params)}`;
+  const text = `SELECT x.from_stage_id AS stage_id,
+                       percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY extract(epoch FROM x.changed_at - p.changed_at)::float8 / 86400) AS days
+                FROM stage_history x${join}
+                CROSS JOIN LATERAL (SELECT b.changed_at FROM stage_history b
+                                    WHERE b.deal_id = x.deal_id AND (b.changed_at, b.id) < (x.changed_at, x.id)
+                                    ORDER BY b.changed_at DESC, b.id DESC LIMIT 1) p
+                WHERE x.from_stage_id = ANY($1::text[]) AND x.changed_at >= $2 AND x.changed_at < $3
+                GROUP BY 1`;
+  return { text, params };
+}
+
+const ratio = (part: number, whole: number): number | null => (whole ? part / whole : null);
+
+@Injectable()
+export class PipelineReportService {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async report(pipelineId: string, query: PipelineReportQuery): Promise<PipelineReportView> {
+    const window = reportWindow(query, new Date());
+    const timeZone = query.time_zone ?? 'UTC';
+    await this.knownToDatabase(timeZone);
+    // One snapshot for every figure: a move committed between two statements cannot count in one and not the other.
+    return this.dataSource.transaction('REPEATABLE READ', async (m) => {
+      const exists = isId(pipelineId, IdPrefix.Pipeline) && (await m.exists(Pipeline, { where: { id: pipelineId } }));
+      if (!exists) throw DomainError.notFound('pipeline', pipelineId);
+      const stageRows = await m.find(Stage, { where: { pipelineId }, order: { position: 'ASC' } });
+      const probabilities = effectiveProbabilities(stageRows);
+      const stages = stageRows.map((s, i) => ({ id: s.id, type: s.type, position: s.position, probability: probabilities[i] }));
+      const probabilityOf = new Map(stages.map((s) => [s.id, s.probability]));
+
+      const open = await run<{ stage_id: string; currency: string; open_count: number; open_value: string }>(m, openByStage(pipelineId));
+      const currency = this.currencyOf(pipelineId, open, query.currency);
+      const input: ReportInput = { pipelineId, window, timeZone, currency: query.currency ?? null, stages };
+
+      const [closed] = await run<{ won_count: number; won_value: string; lost_count: number; avg_cycle_days: number | null }>(m, closedInWindow(input));
+      const forecastRows = await run<{ month: string; stage_id: string; count: number; value: string }>(m, forecastByMonth(input));
+      const flow = await run<{ stage_id: string; entered: number; advanced: number }>(m, enteredAndAdvanced(input));
+      const stays = await run<{ stage_id: string; days: number[] }>(m, daysInStage(input));
+
+      const flowOf = new Map(flow.map((r) => [r.stage_id, r]));
+      const staysOf = new Map(stays.map((r) => [r.stage_id, r.days]));
+      const stageViews = stages.map((stage, i): StageReportView => {
+        const rows = open.filter((r) => r.stage_id === stage.id && (currency === null || r.currency === currency));
+        const openValue = rows.reduce((sum, r) => sum + Number(r.open_value), 0);
+        const entered = flowOf.get(stage.id)?.entered ?? 0;
+        const advanced = flowOf.get(stage.id)?.advanced ?? 0;
+        const days = staysOf.get(stage.id);
+        return {
+          stage_id: stage.id,
+          name: stageRows[i].name,
+          type: stageRows[i].type,
+          probability: stage.probability,
+          open_count: rows.reduce((sum, r) => sum + r.open_count, 0),
+          open_value: openValue,
+          weighted_value: Math.round(openValue * stage.probability),
+          entered,
+          advanced,
+          conversion_rate: ratio(advanced, entered),
+          days_in_stage: { p50: days?.[0] ?? null, p90: days?.[1] ?? null },
+        };
+      });
+      return {
+        pipeline_id: pipelineId,
+        from: window.from.toISOString(),
+        to: window.to.toISOString(),
+        time_zone: timeZone,
+        currency,
+        stages: stageViews,
+        won_count: closed.won_count,
+        won_value: Number(closed.won_value),
+        lost_count: closed.lost_count,
+        win_rate: ratio(closed.won_count, closed.won_count + closed.lost_count),
+        avg_cycle_days: closed.avg_cycle_days,
+        forecast: forecastOf(forecastRows, probabilityOf),
+      };
+    });
+  }
+
+  /** The runtime's zone data passed the name (the DTO); the database's may lack a few legacy names. */
+  private async knownToDatabase(timeZone: string): Promise<void> {
+    if (timeZone === 'UTC') return;
+    try {
+      await this.dataSource.query(`SELECT now() AT TIME ZONE $1`, [timeZone]);
+    } catch (error) {
+      if ((error as { code?: string }).code !== '22023') throw error;
+      throw DomainError.invalid('time_zone', `The time zone '${timeZone}' is not known to the database; use an IANA name such as Europe/Berlin.`);
+    }
+  }
+
+  /** The currency reported: the one asked for, else the only one the pipeline's deals hold, else a 400. */
+  private currencyOf(pipelineId: string, rows: Array<{ currency: string }>, asked: string | undefined): string | null {
+    if (asked !== undefined) return asked;
+    const held = [...new Set(rows.map((r) => r.currency.trim()))].sort();
+    if (held.length > 1) {
+      throw DomainError.invalid(
+        'currency',
+        `The deals of pipeline '${pipelineId}' hold ${held.length} currencies (${held.join(', ')}); money is never added across currencies: name one with currency.`,
+        'mixed_currencies',
+      );
+    }
+    return held[0] ?? null;
+  }
+}
+
+/** Months in order, each weighted by its deals' stages; rounded once per month, to whole cents. */
+function forecastOf(rows: Array<{ month: string; stage_id: string; count: number; value: string }>, probabilityOf: Map<string, number>): ForecastMonthView[] {
+  const months = new Map<string, { count: number; value: number; weighted: number }>();
+  for (const row of rows) {
+    const month = months.get(row.month) ?? { count: 0, value: 0, weighted: 0 };
+    month.count += row.count;
+    month.value += Number(row.value);
+    month.weighted += Number(row.value) * (probabilityOf.get(row.stage_id) ?? 0);
+    months.set(row.month, month);
+  }
+  return [...months].map(([month, m]) => ({ month, count: m.count, value: m.value, weighted_value: Math.round(m.weighted) }));
+}
+
+async function run<T>(m: EntityManager, statement: Statement): Promise<T[]> {
+  return (await m.query(statement.text, statement.params)) as T[];
+}
