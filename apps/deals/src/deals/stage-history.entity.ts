@@ -18,6 +18,10 @@ export class StageHistory {
   @Column({ name: 'changed_at', type: 'timestamptz' })
   changedAt!: Date;
 
+  /** When the deal entered from_stage_id, i.e. the start of the stay this row ends; filled by a trigger (see its migration). */
+  @Column({ name: 'stay_started_at', type: 'timestamptz', nullable: true })
+  stayStartedAt!: Date | null;
+
   @Column({ name: 'changed_by', type: 'text' })
   changedBy!: string;
 

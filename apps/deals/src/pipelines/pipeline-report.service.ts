@@ -2,18 +2,12 @@ import { DomainError, IdPrefix, isId } from '@crm/common';
 import { ForecastMonthView, PipelineReportQuery, PipelineReportView, REPORT_DEFAULT_DAYS, REPORT_MAX_DAYS, StageReportView } from '@crm/contracts';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { closedInWindow, daysInStage, enteredAndAdvanced, forecastByMonth, openByStage, ReportInput, ReportWindow, Statement } from './pipeline-report.sql';
 import { Pipeline } from './pipeline.entity';
 import { Stage } from './stage.entity';
 import { effectiveProbabilities } from './stage-probability';
 
 const DAY_MS = 86_400_000;
-/** Deals that still count as open: a stalled deal has not been won or lost. */
-const OPEN = `status IN ('open', 'stalled')`;
-
-export interface ReportWindow {
-  from: Date;
-  to: Date;
-}
 
 /** The window `[from, to)` a query asks for, with its defaults, or a 400 naming what is wrong. */
 export function reportWindow(query: PipelineReportQuery, now: Date): ReportWindow {
@@ -28,103 +22,6 @@ export function reportWindow(query: PipelineReportQuery, now: Date): ReportWindo
   return { from, to };
 }
 
-/** What the report's statements read for one pipeline; the bench runs the same statements (bench/pipeline-report.ts). */
-export interface ReportInput {
-  pipelineId: string;
-  window: ReportWindow;
-  timeZone: string;
-  /** Only deals in this currency count; null counts every deal (the pipeline holds one currency at most). */
-  currency: string | null;
-  stages: Array<{ id: string; type: string; position: number; probability: number }>;
-}
-
-interface Statement {
-  text: string;
-  params: unknown[];
-}
-
-/** Open deals and their value per stage and currency; the currencies seen are every deal's, closed ones included. */
-export function openByStage(pipelineId: string): Statement {
-  return {
-    text: `SELECT stage_id, currency, (count(*) FILTER (WHERE ${OPEN}))::int AS open_count,
-                  COALESCE(sum(value) FILTER (WHERE ${OPEN}), 0)::text AS open_value
-           FROM deals WHERE pipeline_id = $1 GROUP BY stage_id, currency`,
-    params: [pipelineId],
-  };
-}
-
-/** `AND <alias>.currency = $n` when the report names a currency. */
-function currencyCondition(input: ReportInput, alias: string, params: unknown[]): string {
-  if (input.currency === null) return '';
-  params.push(input.currency);
-  return ` AND ${alias}.currency = $${params.length}`;
-}
-
-/** Deals won or lost in the window: closed_at is when their status last became won or lost. */
-export function closedInWindow(input: ReportInput): Statement {
-  const params: unknown[] = [input.pipelineId, input.window.from, input.window.to];
-  const text = `SELECT (count(*) FILTER (WHERE d.status = 'won'))::int AS won_count,
-                       COALESCE(sum(d.value) FILTER (WHERE d.status = 'won'), 0)::text AS won_value,
-                       (count(*) FILTER (WHERE d.status = 'lost'))::int AS lost_count,
-                       (avg(extract(epoch FROM d.closed_at - d.created_at)) FILTER (WHERE d.status = 'won'))::float8 / 86400 AS avg_cycle_days
-                FROM deals d WHERE d.pipeline_id = $1 AND d.closed_at >= $2 AND d.closed_at < $3${currencyCondition(input, 'd', params)}`;
-  return { text, params };
-}
-
-/** Open deals with an expected close, by its month in the report's zone and by stage (for the stage's probability). */
-export function forecastByMonth(input: ReportInput): Statement {
-  const params: unknown[] = [input.pipelineId, input.timeZone];
-  const text = `SELECT to_char(d.expected_close AT TIME ZONE $2, 'YYYY-MM') AS month, d.stage_id, count(*)::int AS count, sum(d.value)::text AS value
-                FROM deals d WHERE d.pipeline_id = $1 AND d.${OPEN} AND d.expected_close IS NOT NULL${currencyCondition(input, 'd', params)}
-                GROUP BY 1, 2 ORDER BY 1, 2`;
-  return { text, params };
-}
-
-/**
- * Per stage, the deals that entered it in the window (their first entry there counts) and, of those, the
- * ones that have since entered an open stage of higher position or a won stage of the pipeline.
- */
-export function enteredAndAdvanced(input: ReportInput): Statement {
-  const params: unknown[] = [
-    input.stages.map((s) => s.id),
-    input.stages.map((s) => s.type),
-    input.stages.map((s) => s.position),
-    input.window.from,
-    input.window.to,
-  ];
-  const join = input.currency === null ? '' : ` JOIN deals d ON d.id = h.deal_id${currencyCondition(input, 'd', params)}`;
-  const text = `WITH st AS (SELECT * FROM unnest($1::text[], $2::text[], $3::int[]) AS s(id, type, position)),
-                     entries AS (SELECT h.to_stage_id AS stage_id, h.deal_id, min(h.changed_at) AS at
-                                 FROM stage_history h${join}
-                                 WHERE h.to_stage_id = ANY($1::text[]) AND h.changed_at >= $4 AND h.changed_at < $5
-                                 GROUP BY 1, 2)
-                SELECT e.stage_id, count(*)::int AS entered,
-                       (count(*) FILTER (WHERE EXISTS (
-                          SELECT 1 FROM stage_history n JOIN st t ON t.id = n.to_stage_id
-                          WHERE n.deal_id = e.deal_id AND n.changed_at > e.at AND (t.type = 'won' OR (t.type = 'open' AND t.position > s.position)))))::int AS advanced
-                FROM entries e JOIN st s ON s.id = e.stage_id GROUP BY e.stage_id`;
-  return { text, params };
-}
-
-/**
- * Percentiles of the stays in each stage that ended in the window. A move records the stage it left
- * (from_stage_id), and moves of a deal are serialized, so a stay began at the deal's history entry just
- * before the one that ended it.
- */
-export function daysInStage(input: ReportInput): Statement {
-  const params: unknown[] = [input.stages.map((s) => s.id), input.window.from, input.window.to];
-  const join = input.currency === null ? '' : ` JOIN deals d ON d.id = x.deal_id${currencyCondition(input, 'd', params)}`;
-  const text = `SELECT x.from_stage_id AS stage_id,
-                       percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY extract(epoch FROM x.changed_at - p.changed_at)::float8 / 86400) AS days
-                FROM stage_history x${join}
-                CROSS JOIN LATERAL (SELECT b.changed_at FROM stage_history b
-                                    WHERE b.deal_id = x.deal_id AND (b.changed_at, b.id) < (x.changed_at, x.id)
-                                    ORDER BY b.changed_at DESC, b.id DESC LIMIT 1) p
-                WHERE x.from_stage_id = ANY($1::text[]) AND x.changed_at >= $2 AND x.changed_at < $3
-                GROUP BY 1`;
-  return { text, params };
-}
-
 const ratio = (part: number, whole: number): number | null => (whole ? part / whole : null);
 
 @Injectable()
@@ -137,6 +34,8 @@ export class PipelineReportService {
     await this.knownToDatabase(timeZone);
     // One snapshot for every figure: a move committed between two statements cannot count in one and not the other.
     return this.dataSource.transaction('REPEATABLE READ', async (m) => {
+      // Compiling these short aggregations costs more than it saves: JIT once doubled the report's time.
+      await m.query(`SET LOCAL jit = off`);
       const exists = isId(pipelineId, IdPrefix.Pipeline) && (await m.exists(Pipeline, { where: { id: pipelineId } }));
       if (!exists) throw DomainError.notFound('pipeline', pipelineId);
       const stageRows = await m.find(Stage, { where: { pipelineId }, order: { position: 'ASC' } });
