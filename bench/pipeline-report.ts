@@ -162,7 +162,7 @@ async function main(): Promise<void> {
       }
     },
     // A report past the default 5 s deadline would answer 503; the bench measures how long it takes.
-    { apps: ['contacts', 'deals', 'gateway'], env: { RPC_TIMEOUT_MS: process.env.RPC_TIMEOUT_MS ?? '120000' } },
+    { apps: ['contacts', 'deals', 'gateway'], env: { RPC_TIMEOUT_MS: process.env.RPC_TIMEOUT_MS ?? '60000' } },
   );
 }
 
