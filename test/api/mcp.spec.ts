@@ -11,6 +11,7 @@ type ToolResult = { isError?: boolean; content: Array<{ type: string; text: stri
 const READ_TOOLS = [
   'describe_object',
   'describe_schema',
+  'find_duplicates',
   'get_deal_history',
   'get_record',
   'list_associations',
@@ -19,6 +20,7 @@ const READ_TOOLS = [
   'list_pipelines',
   'pipeline_report',
   'query_records',
+  'search',
   'search_contacts',
 ];
 const WRITE_TOOLS = [
