@@ -1,27 +1,9 @@
 import { randomFillSync } from 'crypto';
 import { monotonicFactory } from 'ulid';
+import { IdPrefix } from '@crm/contracts';
 
-/** Type prefixes from the interface spec; every identifier is `<prefix>_<ulid>`. */
-export const IdPrefix = {
-  ApiKey: 'key',
-  Pipeline: 'pipe',
-  Stage: 'stg',
-  Webhook: 'whk',
-  Delivery: 'whd',
-  Event: 'evt',
-  Contact: 'cont',
-  Company: 'comp',
-  Deal: 'deal',
-  User: 'user',
-  Activity: 'act',
-  Task: 'task',
-  StageHistory: 'sh',
-  ObjectType: 'ot',
-  ObjectRecord: 'rec',
-  Import: 'imp',
-  Change: 'chg',
-} as const;
-export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix];
+// The prefixes are a wire contract (the object registry names each object's), kept in @crm/contracts.
+export { IdPrefix };
 
 /**
  * Cryptographic random fractions drawn from a pooled buffer. ulid's default source asks the system for

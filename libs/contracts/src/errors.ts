@@ -21,7 +21,10 @@ export const ErrorCode = {
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-/** The one place error codes become HTTP statuses (the gateway's answers, and a batch item's status). */
+/**
+ * The one place error codes become HTTP statuses (the gateway's answers, and a batch item's status), and
+ * statuses codes (a framework's error with only a status): the first code listed for a status is its code.
+ */
 const HTTP_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.InvalidRequest]: 400,
   [ErrorCode.ValidationFailed]: 400,
@@ -43,6 +46,15 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
 
 export function httpStatusOf(code: string): number {
   return HTTP_STATUS[code as ErrorCode] ?? 500;
+}
+
+const CODE_BY_STATUS: ReadonlyMap<number, ErrorCode> = new Map(
+  (Object.entries(HTTP_STATUS) as Array<[ErrorCode, number]>).reverse().map(([code, status]) => [status, code]),
+);
+
+/** The code of an error known only by its HTTP status; an unknown status is a 5xx's `internal_error` or a 4xx's `invalid_request`. */
+export function codeForStatus(status: number): ErrorCode {
+  return CODE_BY_STATUS.get(status) ?? (status >= 500 ? ErrorCode.Internal : ErrorCode.InvalidRequest);
 }
 
 /** One problem with one input field. `code` is machine-readable, e.g. `required`, `unknown_field`, `invalid_value`. */

@@ -1,8 +1,8 @@
 import { databaseUnavailable, DomainError, ErrorCode, invalidInput, isDataException, isDatabaseUnavailable, Logger, sqlStateOf } from '@crm/common';
+import { codeForStatus } from '@crm/contracts';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, NotFoundException } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { LOGGER } from '../tokens';
-import { codeForStatus } from './error-status';
 import { GatewayRequest, pathOf } from './request-context';
 import { bodyErrorOf } from './request-body';
 import { RouteIndex } from './route-index';

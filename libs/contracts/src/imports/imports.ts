@@ -1,9 +1,10 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsDefined, IsIn } from 'class-validator';
+import { SlugWith, slugsWith } from '../objects/registry';
 
 /** Objects `POST /imports` can load: contacts upsert by email, companies by domain, deals are created. */
-export const IMPORT_OBJECTS = ['contacts', 'companies', 'deals'] as const;
-export type ImportObject = (typeof IMPORT_OBJECTS)[number];
+export type ImportObject = SlugWith<'importable'>;
+export const IMPORT_OBJECTS: readonly ImportObject[] = slugsWith('importable');
 export const IMPORT_FORMATS = ['csv', 'ndjson'] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 /** receiving: the upload is being staged; queued/running: rows are applied in batches; then completed or failed. */

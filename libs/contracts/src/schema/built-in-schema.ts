@@ -1,29 +1,25 @@
+import { hasCapability, OBJECT_SERVICES, ObjectService, SlugWith, slugsWith } from '../objects/registry';
 import { BUILT_IN_OBJECTS, BuiltInObject } from './built-in-objects';
 import { describeWritable } from './describe';
 import type { CustomFieldDefinition, EnforcementLevel, FieldDefinition, ObjectSchemaView } from './field-types';
 
 /**
  * Built-in objects that take custom fields, each with the service that owns its records, and so its custom
- * field definitions and values. The others (stages) say so in GET /schema.
+ * field definitions and values, listed by service. The others (stages, users) say so in GET /schema.
  */
-export const CUSTOM_FIELD_OWNERS = {
-  contacts: 'contacts',
-  companies: 'contacts',
-  activities: 'contacts',
-  tasks: 'contacts',
-  deals: 'deals',
-  pipelines: 'deals',
-} as const;
-export type CustomFieldBuiltIn = keyof typeof CUSTOM_FIELD_OWNERS;
-export type CustomFieldService = (typeof CUSTOM_FIELD_OWNERS)[CustomFieldBuiltIn];
+export type CustomFieldBuiltIn = SlugWith<'customFields'>;
+export type CustomFieldService = ObjectService;
+export const CUSTOM_FIELD_OWNERS = Object.fromEntries(
+  OBJECT_SERVICES.flatMap((service) => slugsWith('customFields', service).map((slug) => [slug, service])),
+) as Readonly<Record<CustomFieldBuiltIn, CustomFieldService>>;
 
 export function acceptsCustomFields(slug: string): slug is CustomFieldBuiltIn {
-  return Object.prototype.hasOwnProperty.call(CUSTOM_FIELD_OWNERS, slug);
+  return hasCapability(slug, 'customFields');
 }
 
 /** The built-in objects whose custom fields `service` keeps. */
 export function customFieldBuiltInsOf(service: CustomFieldService): CustomFieldBuiltIn[] {
-  return (Object.keys(CUSTOM_FIELD_OWNERS) as CustomFieldBuiltIn[]).filter((slug) => CUSTOM_FIELD_OWNERS[slug] === service);
+  return slugsWith('customFields', service);
 }
 
 export function builtInObject(slug: string): BuiltInObject | undefined {
