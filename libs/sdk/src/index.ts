@@ -67,8 +67,8 @@ export interface Query<Path extends string = string> {
   limit?: number;
 }
 
-/** The objects with a `POST /<object>/query` of their own; a custom object's records are queried by slug. */
-export type QueryObject = 'contacts' | 'companies' | 'users' | 'activities' | 'tasks' | 'deals';
+/** The objects with a `POST /<object>/query` of their own, read from the API's paths; a custom object's records are queried by slug. */
+export type QueryObject = { [P in keyof paths]: P extends `/${infer O}/query` ? (O extends `${string}/${string}` ? never : O) : never }[keyof paths];
 
 /**
  * Every item a query matches, page after page (following `next_cursor` with the same query), as an async

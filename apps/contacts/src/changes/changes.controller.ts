@@ -1,17 +1,28 @@
 import { DomainError } from '@crm/common';
-import { ChangeSliceRequest, ListChangesQuery, Ops, RecordChangesQuery, RequestContext } from '@crm/contracts';
+import {
+  builtInEntry,
+  ChangeSliceRequest,
+  hasCapability,
+  keptBy,
+  ListChangesQuery,
+  Ops,
+  RecordChangesQuery,
+  RequestContext,
+  SlugKeptBy,
+  SlugWith,
+  slugsWith,
+} from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { ChangeLog, Handles, QueryBudget } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DataSource } from 'typeorm';
 
-/** Objects whose records this service keeps, with the table each lives in. */
-const TABLES = { contacts: 'contacts', companies: 'companies', users: 'users', activities: 'activities', tasks: 'tasks' } as const;
-type KeptObject = keyof typeof TABLES;
-/** Objects the deals service keeps; their history is its slice of the log. */
-const DEALS_OBJECTS = new Set(['deals', 'pipelines']);
-const DEALS_PREFIXES = ['deal_', 'pipe_'];
+/** Objects with a history whose records this service keeps, each in the table its slug names. */
+type KeptObject = SlugWith<'history'> & SlugKeptBy<'contacts'>;
+/** Ids of the objects the deals service keeps: their history is its slice of the log. */
+const DEALS_PREFIXES = slugsWith('history', 'deals').map((slug) => `${builtInEntry(slug)!.prefix}_`);
+const keptByDeals = (object: string) => hasCapability(object, 'history') && keptBy(object, 'deals');
 
 /**
  * Change histories (docs/changes.md): one record's, for the objects kept here, and GET /changes across
@@ -36,27 +47,27 @@ export class ChangesController {
 
   @Handles(Ops.contacts.changes)
   contact(@Payload('params') { id }: { id: string }, @Payload('query') query: RecordChangesQuery) {
-    return this.forRecord('contacts', id, query, 'contact');
+    return this.forRecord('contacts', id, query);
   }
 
   @Handles(Ops.companies.changes)
   company(@Payload('params') { id }: { id: string }, @Payload('query') query: RecordChangesQuery) {
-    return this.forRecord('companies', id, query, 'company');
+    return this.forRecord('companies', id, query);
   }
 
   @Handles(Ops.users.changes)
   user(@Payload('params') { id }: { id: string }, @Payload('query') query: RecordChangesQuery) {
-    return this.forRecord('users', id, query, 'user');
+    return this.forRecord('users', id, query);
   }
 
   @Handles(Ops.activities.changes)
   activity(@Payload('params') { id }: { id: string }, @Payload('query') query: RecordChangesQuery) {
-    return this.forRecord('activities', id, query, 'activity');
+    return this.forRecord('activities', id, query);
   }
 
   @Handles(Ops.tasks.changes)
   task(@Payload('params') { id }: { id: string }, @Payload('query') query: RecordChangesQuery) {
-    return this.forRecord('tasks', id, query, 'task');
+    return this.forRecord('tasks', id, query);
   }
 
   @Handles(Ops.objects.recordChanges)
@@ -70,8 +81,8 @@ export class ChangesController {
     );
   }
 
-  private forRecord(object: KeptObject, id: string, query: RecordChangesQuery, noun: string) {
-    return this.log.forRecord(object, id, query, () => this.exists(`SELECT 1 FROM ${TABLES[object]} WHERE id = $1`, [id]), noun);
+  private forRecord(object: KeptObject, id: string, query: RecordChangesQuery) {
+    return this.log.forRecord(object, id, query, () => this.exists(`SELECT 1 FROM ${object} WHERE id = $1`, [id]), builtInEntry(object)!.one);
   }
 
   private async exists(sql: string, params: unknown[]): Promise<boolean> {
@@ -80,18 +91,18 @@ export class ChangesController {
 
   /** Only the service that keeps the named object, or the named record, is asked. */
   private partsFor<P>(query: ListChangesQuery, local: P, deals: P): P[] {
-    if (query.object) return DEALS_OBJECTS.has(query.object) ? [deals] : [local];
+    if (query.object) return keptByDeals(query.object) ? [deals] : [local];
     if (query.record_id) return DEALS_PREFIXES.some((p) => query.record_id!.startsWith(p)) ? [deals] : [local];
     return [local, deals];
   }
 
   /** A built-in object, or a custom object defined here (archived ones keep their history). */
   private async assertKnownObject(object: string | undefined): Promise<void> {
-    if (object === undefined || Object.hasOwn(TABLES, object) || DEALS_OBJECTS.has(object)) return;
+    if (object === undefined || hasCapability(object, 'history')) return;
     if (await this.exists(`SELECT 1 FROM object_types WHERE slug = $1`, [object])) return;
     throw DomainError.invalid(
       'object',
-      `object '${object}' is not an object of this CRM: use contacts, companies, deals, pipelines, activities, tasks, users or a custom object's slug`,
+      `object '${object}' is not an object of this CRM: use ${slugsWith('history').join(', ')} or a custom object's slug`,
       'unknown_object',
     );
   }

@@ -1,12 +1,9 @@
 import { DomainError, ErrorCode } from '@crm/common';
-import { Ops, REFERENCEABLE_BUILT_INS, RequestContext, ResolveDealsRequest, ValidationWarning } from '@crm/contracts';
+import { hasCapability, keptBy, Ops, RequestContext, ResolveDealsRequest, ValidationWarning } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { CustomFieldReferences, enforceFieldValues, enforceFieldValuesOfMany, EnforcementInput, EnforcementTarget } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-
-/** Built-in objects whose records live in this service's tables. */
-const LOCAL_TABLES: ReadonlyMap<string, string> = new Map(['contacts', 'companies', 'activities', 'tasks'].map((t) => [t, t]));
 
 /**
  * What custom field values of this service's objects may refer to: its own built-in records and custom
@@ -19,7 +16,7 @@ export class ContactsFieldReferences extends CustomFieldReferences {
   }
 
   async canReference(m: EntityManager, target: string, ownSlug: string): Promise<boolean> {
-    if ((REFERENCEABLE_BUILT_INS as readonly string[]).includes(target) || target === ownSlug) return true;
+    if (hasCapability(target, 'referenceable') || target === ownSlug) return true;
     const rows: unknown[] = await m.query(`SELECT 1 FROM object_types WHERE slug = $1`, [target]);
     return rows.length > 0;
   }
@@ -30,9 +27,9 @@ export class ContactsFieldReferences extends CustomFieldReferences {
       const reply = await this.rpc.call(Ops.dealsInternal.resolve, ctx, { body });
       return new Set(reply.deals.map((d) => d.id));
     }
-    const table = LOCAL_TABLES.get(target);
-    const rows: { id: string }[] = table
-      ? await m.query(`SELECT id FROM ${table} WHERE id = ANY($1) FOR KEY SHARE`, [ids])
+    // A referenceable built-in object of this service lives in the table its slug names.
+    const rows: { id: string }[] = keptBy(target, 'contacts')
+      ? await m.query(`SELECT id FROM ${target} WHERE id = ANY($1) FOR KEY SHARE`, [ids])
       : await m.query(
           `SELECT r.id FROM object_records r JOIN object_types t ON t.id = r.object_type_id
             WHERE t.slug = $1 AND r.id = ANY($2) FOR KEY SHARE OF r`,

@@ -1,4 +1,17 @@
-import { ACTIVITY_STATUSES, ACTIVITY_TYPES, builtInObject, CONTACT_SOURCES, CONTACT_STAGES, TASK_PRIORITIES, TASK_STATUSES, USER_ROLES } from '@crm/contracts';
+import {
+  ACTIVITY_STATUSES,
+  ACTIVITY_TYPES,
+  builtInObject,
+  CONTACT_SOURCES,
+  CONTACT_STAGES,
+  hasCapability,
+  keptBy,
+  SlugKeptBy,
+  SlugWith,
+  TASK_PRIORITIES,
+  TASK_STATUSES,
+  USER_ROLES,
+} from '@crm/contracts';
 import { hydrate } from '@crm/common';
 import {
   BuiltInCustomFieldsService,
@@ -37,8 +50,10 @@ const USERS: QueryTable = { entity: User, alias: 'u', enums: { role: USER_ROLES 
 /** Activities and tasks reach their deal, which the deals service keeps and answers for. */
 const DEAL = { name: 'deal', column: 'deal_id', object: 'deals', via: 'deals' } as const;
 
-/** The objects of this service a client can query, with the records one hop away. */
-const OBJECTS = {
+/** The objects of this service a client can query (the registry's queryable ones), and the records one hop away. */
+export type QueryableObject = SlugWith<'queryable'> & SlugKeptBy<'contacts'>;
+
+const OBJECTS: Record<QueryableObject, Omit<CatalogSpec, 'object'>> = {
   contacts: {
     ...CONTACTS,
     present: presentContactSummary,
@@ -65,27 +80,22 @@ const OBJECTS = {
     relations: [{ name: 'contact', table: CONTACTS, column: 'contact_id' }],
     remotes: [DEAL],
   },
-} satisfies Record<string, Omit<CatalogSpec, 'object'>>;
-
-export type QueryableObject = keyof typeof OBJECTS;
+};
 
 export function isQueryableObject(object: string): object is QueryableObject {
-  return Object.hasOwn(OBJECTS, object);
+  return hasCapability(object, 'queryable') && keptBy(object, 'contacts');
 }
 
 /** What other services' queries may reach one hop away: a deal's contact, company and owner. */
 const RELATED_OBJECTS: readonly QueryableObject[] = ['contacts', 'companies', 'users'];
 
 /** Built-in records of this service a custom object's reference field may name, joined when a query reaches them. */
-const REFERENCE_TABLES = {
+const REFERENCE_TABLES: Record<SlugWith<'referenceable'> & SlugKeptBy<'contacts'>, QueryTable> = {
   contacts: CONTACTS,
   companies: COMPANIES,
   activities: { entity: Activity, alias: 'a', enums: { type: ACTIVITY_TYPES, status: ACTIVITY_STATUSES } },
   tasks: { entity: Task, alias: 't', enums: { priority: TASK_PRIORITIES, status: TASK_STATUSES } },
-} satisfies Record<string, QueryTable>;
-
-/** Users have no custom fields; the other objects keep theirs through BuiltInCustomFieldsService. */
-const WITHOUT_CUSTOM_FIELDS = new Set<QueryableObject>(['users']);
+};
 
 /**
  * What a query over each object of this service may name. Custom field definitions are read for each
@@ -130,7 +140,7 @@ export class QueryCatalogs {
         fields.push(
           ...entityFields(metadata, joined, {
             enums: table.enums,
-            folded: 'folded' in table ? table.folded : undefined,
+            folded: table.folded,
             prefix: `${name}.`,
             join: name,
           }).filter(([, f]) => f.type !== 'json'),
@@ -172,6 +182,6 @@ export class QueryCatalogs {
   }
 
   private async definitions(object: QueryableObject) {
-    return WITHOUT_CUSTOM_FIELDS.has(object) ? undefined : (await this.customFieldDefinitions.state(this.dataSource.manager, object)).fields;
+    return hasCapability(object, 'customFields') ? (await this.customFieldDefinitions.state(this.dataSource.manager, object)).fields : undefined;
   }
 }

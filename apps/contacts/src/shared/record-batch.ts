@@ -12,7 +12,7 @@ import {
   newId,
   updateRows,
 } from '@crm/common';
-import { CustomFieldBuiltIn, EventDraft, RequestContext } from '@crm/contracts';
+import { CustomFieldBuiltIn, EventDraft, keptBy, RequestContext, SlugKeptBy, SlugWith } from '@crm/contracts';
 import { createdChange, deletedChange, updatedChange } from '@crm/messaging';
 import { BatchRecording, BatchWriter, BuiltInCustomFieldsService, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '@crm/runtime';
 import { ClassConstructor } from 'class-transformer';
@@ -26,8 +26,8 @@ type Row = BuiltInRecord & { id: string };
 /** A field naming another record that must exist when it is written. */
 export interface ReferenceField {
   field: string;
-  /** The table it names (contacts, companies or users), or `deals`, asked of the deals service. */
-  table: 'contacts' | 'companies' | 'users' | 'deals';
+  /** The object it names: one of this service's (in the table its slug names), or a deal, asked of the deals service. */
+  table: SlugKeptBy<'contacts'> | (SlugWith<'referenceable'> & SlugKeptBy<'deals'>);
   noun: string;
 }
 
@@ -78,7 +78,7 @@ export interface RecordTable<E extends Row, C extends object, U extends object, 
 }
 
 /** Which of `ids` name rows of `table`, key-share locked until commit so they cannot vanish before the write does. */
-async function existingIds(m: EntityManager, table: 'contacts' | 'companies' | 'users', ids: string[]): Promise<Set<string>> {
+async function existingIds(m: EntityManager, table: SlugKeptBy<'contacts'>, ids: string[]): Promise<Set<string>> {
   if (!ids.length) return new Set();
   const rows: Array<{ id: string }> = await m.query(`SELECT id FROM ${table} WHERE id = ANY($1::text[]) FOR KEY SHARE`, [ids]);
   return new Set(rows.map((r) => r.id));
@@ -353,7 +353,7 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
       const named = items.filter((item) => typeof item.values[ref.field] === 'string' && !errors.has(item.index));
       if (!named.length) continue;
       const ids = [...new Set(named.map((item) => item.values[ref.field] as string))];
-      const found = ref.table === 'deals' ? await this.deals.existing(ctx, ids) : await existingIds(m, ref.table, ids);
+      const found = keptBy(ref.table, 'contacts') ? await existingIds(m, ref.table, ids) : await this.deals.existing(ctx, ids);
       for (const item of named) {
         const id = item.values[ref.field] as string;
         if (!found.has(id)) errors.set(item.index, DomainError.invalid(ref.field, `No ${ref.noun} with id '${id}'.`, 'not_found'));

@@ -1,11 +1,17 @@
-import { Ops, RequestContext, ResolveContactsRequest } from '@crm/contracts';
+import { builtInEntry, hasCapability, Ops, RequestContext } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { CustomFieldReferences } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 
-/** Targets a custom field of deals or pipelines may refer to: deals here, contacts and companies in the contacts service. */
-const TARGETS = ['contacts', 'companies', 'deals'] as const;
+/**
+ * What a custom field of deals or pipelines may refer to: a referenceable object this service keeps, or one
+ * the contacts service resolves (contacts, companies).
+ */
+function referenceable(target: string) {
+  const entry = builtInEntry(target);
+  return entry && hasCapability(target, 'referenceable') && (entry.service === 'deals' || entry.resolvedAs) ? entry : undefined;
+}
 
 @Injectable()
 export class DealsFieldReferences extends CustomFieldReferences {
@@ -14,16 +20,19 @@ export class DealsFieldReferences extends CustomFieldReferences {
   }
 
   async canReference(_m: EntityManager, target: string): Promise<boolean> {
-    return (TARGETS as readonly string[]).includes(target);
+    return referenceable(target) !== undefined;
   }
 
   async existing(m: EntityManager, ctx: RequestContext, target: string, ids: string[]): Promise<Set<string>> {
-    if (target === 'deals') {
-      const rows: { id: string }[] = await m.query(`SELECT id FROM deals WHERE id = ANY($1) FOR KEY SHARE`, [ids]);
+    const entry = referenceable(target);
+    if (entry?.service === 'deals') {
+      // An object of this service lives in the table its slug names.
+      const rows: { id: string }[] = await m.query(`SELECT id FROM ${entry.slug} WHERE id = ANY($1) FOR KEY SHARE`, [ids]);
       return new Set(rows.map((r) => r.id));
     }
-    const body: ResolveContactsRequest = target === 'contacts' ? { contact_ids: ids } : { company_ids: ids };
-    const reply = await this.rpc.call(Ops.contactsInternal.resolve, ctx, { body });
-    return new Set((target === 'contacts' ? reply.contacts : reply.companies)?.map((r) => r.id) ?? []);
+    if (!entry?.resolvedAs) return new Set();
+    const { request, reply: answer } = entry.resolvedAs;
+    const reply = await this.rpc.call(Ops.contactsInternal.resolve, ctx, { body: { [request]: ids } });
+    return new Set(reply[answer]?.map((r) => r.id) ?? []);
   }
 }

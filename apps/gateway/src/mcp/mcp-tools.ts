@@ -1,5 +1,4 @@
-import { IdPrefix } from '@crm/common';
-import { Access, AnyOperation, McpExposure, Ops } from '@crm/contracts';
+import { Access, AnyOperation, builtInEntry, McpExposure, Ops } from '@crm/contracts';
 import { inputSchema, JsonSchema } from './input-schemas';
 import { RECORD_TOOLS } from './record-tools';
 import { FIND_DUPLICATES } from './duplicate-tools';
@@ -34,12 +33,12 @@ export interface McpTool {
   run(args: Record<string, unknown>, context: ToolEnv): Promise<unknown>;
 }
 
-const PREFIX_OF: Record<string, IdPrefix> = { contacts: IdPrefix.Contact, deals: IdPrefix.Deal };
-
+/** A path parameter as an argument: a record's id is described by its object's noun and id prefix. */
 function pathArguments(path: string): Array<{ param: string; schema: JsonSchema }> {
   return [...path.matchAll(/([\w-]+)\/:(\w+)/g)].map(([, collection, param]) => {
-    const prefix = PREFIX_OF[collection];
-    return { param, schema: { type: 'string', description: `The ${collection.replace(/s$/, '')} id${prefix ? ` (${prefix}_…)` : ''}.`, maxLength: 64 } };
+    const object = builtInEntry(collection);
+    const description = object && param === 'id' ? `The ${object.one} id (${object.prefix}_…).` : `The ${param.replace(/_/g, ' ')}.`;
+    return { param, schema: { type: 'string', description, maxLength: 64 } };
   });
 }
 

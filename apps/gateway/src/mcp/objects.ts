@@ -1,4 +1,4 @@
-import { AnyOperation, Ops } from '@crm/contracts';
+import { AnyOperation, builtInEntry, hasCapability, ObjectService, Ops, slugsWith } from '@crm/contracts';
 
 /** The routes of one kind of object that the record tools run; a custom object's take its slug. */
 export interface ObjectRoutes {
@@ -15,23 +15,27 @@ export interface ObjectRoutes {
   fields: typeof Ops.contactsInternal.queryFields | typeof Ops.dealsInternal.queryFields;
 }
 
-const kept = (group: { get: AnyOperation; create: AnyOperation; update: AnyOperation; remove: AnyOperation; query: AnyOperation }) => ({
-  get: group.get,
-  create: group.create,
-  update: group.update,
-  remove: group.remove,
-  query: group.query,
-});
+/** Who describes an object's query paths: the service that keeps it. */
+const FIELDS = { contacts: Ops.contactsInternal.queryFields, deals: Ops.dealsInternal.queryFields } satisfies Record<ObjectService, AnyOperation>;
 
-/** The built-in objects by slug. Team members have no batch route, so no upsert. */
-export const BUILT_IN_OBJECTS: Readonly<Record<string, ObjectRoutes>> = {
-  contacts: { one: 'contact', ...kept(Ops.contacts), batch: Ops.contacts.batch, fields: Ops.contactsInternal.queryFields },
-  companies: { one: 'company', ...kept(Ops.companies), batch: Ops.companies.batch, fields: Ops.contactsInternal.queryFields },
-  users: { one: 'user', ...kept(Ops.users), fields: Ops.contactsInternal.queryFields },
-  activities: { one: 'activity', ...kept(Ops.activities), batch: Ops.activities.batch, fields: Ops.contactsInternal.queryFields },
-  tasks: { one: 'task', ...kept(Ops.tasks), batch: Ops.tasks.batch, fields: Ops.contactsInternal.queryFields },
-  deals: { one: 'deal', ...kept(Ops.deals), batch: Ops.deals.batch, fields: Ops.dealsInternal.queryFields },
-};
+/** The registry's queryable objects by slug, each run by its group of the operation table (team members have no batch route, so no upsert). */
+export const BUILT_IN_OBJECTS: Readonly<Record<string, ObjectRoutes>> = Object.fromEntries(
+  slugsWith('queryable').map((slug) => {
+    const object = builtInEntry(slug)!;
+    const group: Record<string, AnyOperation> = Ops[slug];
+    const routes: ObjectRoutes = {
+      one: object.one,
+      get: group.get,
+      create: group.create,
+      update: group.update,
+      remove: group.remove,
+      query: group.query,
+      ...(hasCapability(slug, 'batchable') ? { batch: group.batch } : {}),
+      fields: FIELDS[object.service],
+    };
+    return [slug, routes];
+  }),
+);
 
 /** Any custom object's records, at /objects/:slug/records. */
 export const CUSTOM_OBJECT: ObjectRoutes = {

@@ -4,7 +4,9 @@ import { BUILT_IN_ENTRIES, ObjectEntry, slugsWith } from '../objects/registry';
 export type BuiltInObject = ObjectEntry & { create: Function };
 
 /** The built-in objects GET /schema describes, in its order. */
-export const BUILT_IN_OBJECTS: readonly BuiltInObject[] = BUILT_IN_ENTRIES.filter((o): o is BuiltInObject => o.capabilities.includes('schema') && Boolean(o.create));
+export const BUILT_IN_OBJECTS: readonly BuiltInObject[] = BUILT_IN_ENTRIES.filter(
+  (o): o is BuiltInObject => o.capabilities.includes('schema') && Boolean(o.create),
+);
 
 /** Top-level paths of the API that are not objects. */
 const OTHER_PATHS = ['events', 'webhooks', 'apikeys', 'schema', 'capture', 'objects', 'records', 'fields', 'health', 'metrics'];
