@@ -3,6 +3,7 @@ import type { ValidationWarning } from '../schema/field-types';
 import type { ApiScope } from '../rpc';
 import type { BatchReply } from '../batch/batch';
 import type { ChangeVia } from '../changes/changes';
+import type { RpcServiceName } from '../subjects';
 
 /** A class the request or reply is an instance of (class-validator rules, @ApiProperty views). */
 export type Class<T = unknown> = abstract new (...args: never[]) => T;
@@ -98,7 +99,9 @@ export interface HttpRoute {
  * `P`, `Q`, `B` and `R` are the path parameters, query, body and reply as TypeScript sees them.
  */
 export interface Operation<P = unknown, Q = unknown, B = unknown, R = unknown> {
-  /** `<service>.<resource>.<action>`: the first segment names the service that answers. */
+  /** The service that answers it. */
+  readonly service: RpcServiceName;
+  /** `<service>.<resource>.<action>`: the NATS pattern, under the subjects its service subscribes to. */
   readonly name: string;
   readonly http?: HttpRoute;
   readonly query?: Class<Q>;
@@ -138,8 +141,9 @@ type ReplyOfShape<S, V> = S extends { kind: 'batch' }
         ? void
         : ResourceOf<V>;
 
-interface RouteSpec<Path extends string, Q, B, V, S extends ReplyShape> {
-  name: string;
+interface RouteSpec<Path extends string, Q, B, V, S extends ReplyShape, Svc extends RpcServiceName> {
+  service: Svc;
+  name: `${Svc}.${string}`;
   method: HttpMethod;
   path: Path;
   status?: number;
@@ -162,11 +166,12 @@ const DEFAULT_STATUS: Record<HttpMethod, number> = { GET: 200, POST: 201, PUT: 2
  * An operation clients reach over HTTP. Its path parameters are typed from the path; its reply from the
  * view class and shape; reads, updates and deletes are idempotent unless said otherwise.
  */
-export function route<Path extends string, S extends ReplyShape, V = unknown, Q = Record<string, never>, B = null>(
-  spec: RouteSpec<Path, Q, B, V, S>,
+export function route<Path extends string, S extends ReplyShape, V = unknown, Q = Record<string, never>, B = null, Svc extends RpcServiceName = RpcServiceName>(
+  spec: RouteSpec<Path, Q, B, V, S, Svc>,
 ): Operation<PathParams<Path>, Q, B, ReplyOfShape<S, V>> {
-  const { name, method, path, status, summary, access, errors, custom, query, body, reply, idempotent, mcp, via, routeBy } = spec;
+  const { service, name, method, path, status, summary, access, errors, custom, query, body, reply, idempotent, mcp, via, routeBy } = spec;
   return {
+    service,
     name,
     http: { method, path, status: status ?? DEFAULT_STATUS[method], summary, access, ...(errors ? { errors } : {}), ...(custom ? { custom } : {}) },
     ...(query ? { query } : {}),
@@ -183,8 +188,19 @@ export function route<Path extends string, S extends ReplyShape, V = unknown, Q 
  * A request one service makes of another, with no HTTP route: `B` is what the caller sends, `R` what it
  * gets back. `body` names the class the answering service validates the body with, where it has one.
  */
-export function internal<B, R>(spec: { name: string; body?: Class<B>; idempotent?: boolean }): Operation<Record<never, string>, Record<string, never>, B, R> {
-  return { name: spec.name, ...(spec.body ? { body: spec.body } : {}), reply: { kind: 'internal' }, idempotent: spec.idempotent ?? false };
+export function internal<B, R, Svc extends RpcServiceName = RpcServiceName>(spec: {
+  service: Svc;
+  name: `${Svc}.${string}`;
+  body?: Class<B>;
+  idempotent?: boolean;
+}): Operation<Record<never, string>, Record<string, never>, B, R> {
+  return {
+    service: spec.service,
+    name: spec.name,
+    ...(spec.body ? { body: spec.body } : {}),
+    reply: { kind: 'internal' },
+    idempotent: spec.idempotent ?? false,
+  };
 }
 
 /** Reply shapes, as the table writes them. */

@@ -60,7 +60,7 @@ export class RpcCaller {
     const via = changeOriginScope.getStore()?.via ?? ctx.via;
     const waitMs = this.waitMs(options.timeoutMs);
     if (waitMs !== undefined && waitMs <= 0)
-      return Promise.reject(serviceUnavailable(`The request's time ran out before the ${op.name.split('.')[0]} service was asked; try again shortly.`));
+      return Promise.reject(serviceUnavailable(`The request's time ran out before the ${op.service} service was asked; try again shortly.`));
     const request: RpcRequest = {
       ctx: { ...(op.http ? ctx : withoutIdempotencyKey(ctx)), ...(via ? { via } : {}), ...(waitMs !== undefined ? { timeout_ms: waitMs } : {}) },
       params: (input.params ?? {}) as Record<string, string>,

@@ -1,0 +1,158 @@
+import { CaptureContactDto, CaptureView } from '../contacts';
+import { EventView } from '../event-log/event.view';
+import { ListEventsQuery } from '../event-log/list-events.query';
+import {
+  CreateWebhookDto,
+  DeliveryView,
+  ListDeliveriesQuery,
+  ListWebhooksQuery,
+  PingResultView,
+  ReplayWebhookDto,
+  UpdateWebhookDto,
+  WebhookView,
+} from '../webhooks';
+import { ChangeView, ListChangesQuery } from '../changes/changes';
+import { noContent, page, resource, route } from './operation';
+import { changeSlice } from './shared';
+
+export const events = {
+  list: route({
+    service: 'events',
+    name: 'events.events.list',
+    method: 'GET',
+    path: '/events',
+    summary: 'Read the event log in order',
+    access: 'read',
+    query: ListEventsQuery,
+    reply: page(EventView),
+    mcp: {
+      tool: 'list_events',
+      title: 'Read the event log',
+      description:
+        'The ordered event log with cursor pagination, as GET /events: pass next_cursor back to continue from where the last page ended. type filters by one type, a comma-separated list or a prefix (contact.*).',
+    },
+  }),
+};
+
+/**
+ * The change log across every object. The contacts service answers it: it keeps most objects, and asks
+ * the deals service for its slice, merging both in id order (oldest first) so one cursor walks them all.
+ */
+export const changes = {
+  list: route({
+    service: 'contacts',
+    name: 'contacts.changes.list',
+    method: 'GET',
+    path: '/changes',
+    summary: 'Read the change history across every object, oldest first, filtered by object, record, actor, channel or time',
+    access: 'read',
+    query: ListChangesQuery,
+    reply: page(ChangeView),
+    mcp: {
+      tool: 'list_changes',
+      title: 'Who changed what',
+      description:
+        'The change history across every object, oldest first, as GET /changes: each entry names the record, the fields changed with their previous and current values, the actor (API key, user or system), the channel (api, batch, import, mcp, capture, merge, system) and the request. Filter by object, record_id, actor_id, via, created_after and created_before; pass next_cursor back to continue.',
+    },
+  }),
+  /** The deals service's part of the log: deals and pipelines. */
+  dealsSlice: changeSlice('deals'),
+};
+
+export const webhooks = {
+  create: route({
+    service: 'webhooks',
+    name: 'webhooks.webhooks.create',
+    method: 'POST',
+    path: '/webhooks',
+    summary: 'Subscribe a URL to events',
+    access: 'write',
+    body: CreateWebhookDto,
+    reply: resource(WebhookView, { secret: true }),
+  }),
+  list: route({
+    service: 'webhooks',
+    name: 'webhooks.webhooks.list',
+    method: 'GET',
+    path: '/webhooks',
+    summary: 'List webhook subscriptions',
+    access: 'read',
+    query: ListWebhooksQuery,
+    reply: page(WebhookView),
+  }),
+  get: route({
+    service: 'webhooks',
+    name: 'webhooks.webhooks.get',
+    method: 'GET',
+    path: '/webhooks/:id',
+    summary: 'Get a webhook subscription',
+    access: 'read',
+    reply: resource(WebhookView),
+  }),
+  update: route({
+    service: 'webhooks',
+    name: 'webhooks.webhooks.update',
+    method: 'PATCH',
+    path: '/webhooks/:id',
+    summary: 'Update a webhook subscription',
+    access: 'write',
+    body: UpdateWebhookDto,
+    reply: resource(WebhookView),
+  }),
+  remove: route({
+    service: 'webhooks',
+    name: 'webhooks.webhooks.delete',
+    method: 'DELETE',
+    path: '/webhooks/:id',
+    summary: 'Delete a webhook subscription',
+    access: 'write',
+    reply: noContent,
+  }),
+  deliveries: route({
+    service: 'webhooks',
+    name: 'webhooks.webhooks.deliveries',
+    method: 'GET',
+    path: '/webhooks/:id/deliveries',
+    summary: 'List delivery attempts',
+    access: 'read',
+    query: ListDeliveriesQuery,
+    reply: page(DeliveryView),
+  }),
+  ping: route({
+    service: 'webhooks',
+    name: 'webhooks.webhooks.ping',
+    method: 'POST',
+    path: '/webhooks/:id/ping',
+    status: 200,
+    summary: 'Send a signed test request now',
+    access: 'write',
+    reply: resource(PingResultView),
+    errors: { 502: 'The endpoint answered non-2xx, timed out or could not be reached (`bad_gateway`).' },
+  }),
+  replay: route({
+    service: 'webhooks',
+    name: 'webhooks.webhooks.replay',
+    method: 'POST',
+    path: '/webhooks/:id/replay',
+    status: 200,
+    summary: 'Deliver one past event again',
+    access: 'write',
+    body: ReplayWebhookDto,
+    reply: resource(WebhookView),
+  }),
+};
+
+export const capture = {
+  capture: route({
+    service: 'contacts',
+    name: 'contacts.capture.create',
+    method: 'POST',
+    path: '/capture',
+    status: 202,
+    summary: 'Capture a contact (create or enrich by email)',
+    access: 'capture',
+    body: CaptureContactDto,
+    reply: resource(CaptureView),
+    via: 'capture',
+  }),
+};
