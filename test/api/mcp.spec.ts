@@ -163,8 +163,20 @@ describe('MCP server at POST /mcp', () => {
       fields: [{ name: 'title', type: 'string', required: true }],
     });
     expect(object.status).toBe(201);
-    const schema = await ok('describe_schema');
-    expect(schema.structuredContent).toEqual((await stack.api.get('/schema')).body);
+    const schema = (await ok('describe_schema')).structuredContent.data;
+    const bySlug = Object.fromEntries(schema.objects.map((o: { slug: string }) => [o.slug, o]));
+    expect(bySlug.projects).toEqual({
+      slug: 'projects',
+      kind: 'custom',
+      one: 'project',
+      many: 'projects',
+      capabilities: expect.arrayContaining(['query', 'upsert']),
+    });
+    expect(bySlug.companies).toMatchObject({ kind: 'built_in', one: 'company', many: 'companies' });
+    expect(bySlug.companies.capabilities).toEqual(expect.arrayContaining(['custom_fields', 'importable', 'query', 'upsert', 'history']));
+    expect(bySlug.users.capabilities).not.toContain('upsert');
+    // Brief: no field definitions, which describe_object gives per object.
+    expect(JSON.stringify(schema)).not.toContain('"fields"');
     expect((await ok('describe_object', { object: 'projects' })).structuredContent.data.object).toBe('projects');
 
     const record = (await ok('create_record', { object: 'projects', data: { values: { title: 'Launch' } } })).structuredContent.data;
@@ -211,6 +223,33 @@ describe('MCP server at POST /mcp', () => {
     const refused = await call('capture-only', 'query_records', { object: 'contacts' });
     expect(refused.isError).toBe(true);
     expect(refused.structuredContent.error.code).toBe('forbidden');
+  });
+
+  it('pages list_associations with limit and cursor, as the HTTP list does', async () => {
+    const t = Date.now();
+    const company = (await ok('create_record', { object: 'companies', data: { name: 'Paged', domain: `paged-${t}.example.com` } })).structuredContent.data;
+    const contacts: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const contact = (await ok('create_record', { object: 'contacts', data: { email: `paged-${t}-${i}@example.com` } })).structuredContent.data;
+      await ok('set_association', { object: 'contacts', id: contact.id, related: 'companies', related_id: company.id });
+      contacts.push(contact.id);
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = (await ok('list_associations', { object: 'companies', id: company.id, related: 'contacts', limit: 2, ...(cursor ? { cursor } : {}) }))
+        .structuredContent;
+      expect(page.data.length).toBeLessThanOrEqual(2);
+      seen.push(...page.data.map((c: { contact_id: string }) => c.contact_id));
+      cursor = page.has_more ? page.next_cursor : undefined;
+      pages++;
+    } while (cursor && pages < 10);
+    expect(pages).toBe(3);
+    expect(seen.sort()).toEqual([...contacts].sort());
+    const wrong = await call('read', 'list_associations', { object: 'companies', id: company.id, related: 'contacts', limit: 0 });
+    expect(wrong.isError).toBe(true);
+    expect(wrong.structuredContent.error.code).toBe('validation_failed');
   });
 
   it('associates, lists, changes and removes related records, and deletes records, through the object-taking tools', async () => {

@@ -1,4 +1,4 @@
-import { Access, AnyOperation, builtInEntry, McpExposure, Ops } from '@crm/contracts';
+import { Access, AnyOperation, builtInEntry, McpExposure, ObjectEntry, Ops } from '@crm/contracts';
 import { inputSchema, JsonSchema } from './input-schemas';
 import { RECORD_TOOLS } from './record-tools';
 import { FIND_DUPLICATES } from './duplicate-tools';
@@ -14,8 +14,8 @@ export interface RequestParts {
 export interface ToolEnv {
   /** Runs an operation as its HTTP route does, refused (`forbidden`) when the key's scope does not allow the route. */
   call(op: AnyOperation, parts: Partial<RequestParts>): Promise<unknown>;
-  /** Slugs of the active custom objects. */
-  customObjects(): Promise<string[]>;
+  /** The active custom objects, as registry entries. */
+  customObjects(): Promise<ObjectEntry[]>;
 }
 
 /** One MCP tool: its listing, the scope it needs, and what a call does. */
@@ -43,7 +43,7 @@ function pathArguments(path: string): Array<{ param: string; schema: JsonSchema 
 }
 
 /** Query values travel as strings, as they would in a URL; the service parses them with the same rules. */
-function asQuery(args: Record<string, unknown>): Record<string, unknown> {
+export function asQuery(args: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(args).map(([key, value]) => [key, typeof value === 'number' || typeof value === 'boolean' ? String(value) : value]));
 }
 

@@ -1,5 +1,5 @@
 import { DomainError, ErrorCode, Logger } from '@crm/common';
-import { Ops, scopeGrants } from '@crm/contracts';
+import { customObjectEntry, ObjectEntry, Ops, scopeGrants } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -80,7 +80,7 @@ export class McpService {
 
   /** What a tool call runs with: each operation is refused as its HTTP route would refuse the key. */
   private envFor(req: GatewayRequest, principal: Principal): ToolEnv {
-    let objects: Promise<string[]> | undefined;
+    let objects: Promise<ObjectEntry[]> | undefined;
     return {
       call: async (op, parts) => {
         if (op.http && !scopeGrants(principal.scope, op.http.access)) {
@@ -93,10 +93,10 @@ export class McpService {
     };
   }
 
-  /** Slugs of the active custom objects, from the live schema. */
-  private async customObjects(req: GatewayRequest): Promise<string[]> {
+  /** The active custom objects, from the live schema, entering the object registry's shape. */
+  private async customObjects(req: GatewayRequest): Promise<ObjectEntry[]> {
     const schema = await this.rpc.call(Ops.schema.get, contextOf(req), {}, { trace: req.traceContext });
-    return schema.data.objects.filter((object) => object.kind === 'custom').map((object) => object.slug);
+    return schema.data.objects.filter((object) => object.kind === 'custom').map(customObjectEntry);
   }
 
   /** A tool's outcome: its answer, or its error in the API's shape. */

@@ -1,4 +1,4 @@
-import { AnyOperation, builtInEntry, hasCapability, ObjectService, Ops, slugsWith } from '@crm/contracts';
+import { AnyOperation, builtInEntry, hasCapability, ObjectService, Ops, SlugWith } from '@crm/contracts';
 
 /** The routes of one kind of object that the record tools run; a custom object's take its slug. */
 export interface ObjectRoutes {
@@ -18,23 +18,25 @@ export interface ObjectRoutes {
 /** Who describes an object's query paths: the service that keeps it. */
 const FIELDS = { contacts: Ops.contactsInternal.queryFields, deals: Ops.dealsInternal.queryFields } satisfies Record<ObjectService, AnyOperation>;
 
-/** The registry's queryable objects by slug, each run by its group of the operation table (team members have no batch route, so no upsert). */
+/** The registry's queryable objects by slug, in the operation table's order, each run by its group there (team members have no batch route, so no upsert). */
 export const BUILT_IN_OBJECTS: Readonly<Record<string, ObjectRoutes>> = Object.fromEntries(
-  slugsWith('queryable').map((slug) => {
-    const object = builtInEntry(slug)!;
-    const group: Record<string, AnyOperation> = Ops[slug];
-    const routes: ObjectRoutes = {
-      one: object.one,
-      get: group.get,
-      create: group.create,
-      update: group.update,
-      remove: group.remove,
-      query: group.query,
-      ...(hasCapability(slug, 'batchable') ? { batch: group.batch } : {}),
-      fields: FIELDS[object.service],
-    };
-    return [slug, routes];
-  }),
+  Object.keys(Ops)
+    .filter((group): group is SlugWith<'queryable'> => hasCapability(group, 'queryable'))
+    .map((slug) => {
+      const object = builtInEntry(slug)!;
+      const group: Record<string, AnyOperation> = Ops[slug];
+      const routes: ObjectRoutes = {
+        one: object.one,
+        get: group.get,
+        create: group.create,
+        update: group.update,
+        remove: group.remove,
+        query: group.query,
+        ...(hasCapability(slug, 'batchable') ? { batch: group.batch } : {}),
+        fields: FIELDS[object.service],
+      };
+      return [slug, routes];
+    }),
 );
 
 /** Any custom object's records, at /objects/:slug/records. */

@@ -2,7 +2,8 @@ import { validationFailed } from '@crm/common';
 import { AnyOperation, BatchLimits, DomainError, ErrorCode, MAX_PAGE_SIZE, QueryFieldsReply, QueryLimits } from '@crm/contracts';
 import { BATCH_TOOL } from './batch-tools';
 import { inputSchema, JsonSchema } from './input-schemas';
-import type { McpTool, ToolEnv } from './mcp-tools';
+import { asQuery, type McpTool, type ToolEnv } from './mcp-tools';
+import { DESCRIBE_SCHEMA } from './schema-tools';
 import { ASSOCIATIONS, AssociationRoutes, BUILT_IN_OBJECTS, builtIn, CUSTOM_OBJECT, ObjectRoutes } from './objects';
 import { describePaths } from './query-tools';
 
@@ -15,6 +16,7 @@ import { describePaths } from './query-tools';
 const OBJECT: JsonSchema = { type: 'string', description: 'An object slug from describe_schema (contacts, deals, a custom object…).' };
 const ID: JsonSchema = { type: 'string', maxLength: 64 };
 const OBJECT_AND_ID = { object: OBJECT, id: ID };
+const PAGE = { limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE }, cursor: { type: 'string' } } satisfies Record<string, JsonSchema>;
 
 function invalid(field: string, message: string): DomainError {
   return validationFailed([{ field, code: 'invalid_value', message }]);
@@ -32,8 +34,8 @@ async function objectOf(args: Record<string, unknown>, context: ToolEnv): Promis
   const routes = builtIn(slug);
   if (routes) return { slug, routes, params: {} };
   const custom = await context.customObjects();
-  if (custom.includes(slug)) return { slug, routes: CUSTOM_OBJECT, params: { slug } };
-  throw invalid('object', `object must be one of: ${[...Object.keys(BUILT_IN_OBJECTS), ...custom].join(', ')}`);
+  if (custom.some((object) => object.slug === slug)) return { slug, routes: CUSTOM_OBJECT, params: { slug } };
+  throw invalid('object', `object must be one of: ${[...Object.keys(BUILT_IN_OBJECTS), ...custom.map((object) => object.slug)].join(', ')}`);
 }
 
 /** The arguments given, leaving out those the tool itself consumes. */
@@ -74,6 +76,7 @@ function objectInput(properties: Record<string, JsonSchema>, required: string[])
 }
 
 export const RECORD_TOOLS: readonly McpTool[] = [
+  DESCRIBE_SCHEMA,
   {
     name: 'describe_object',
     title: 'Describe an object',
@@ -105,8 +108,7 @@ export const RECORD_TOOLS: readonly McpTool[] = [
           items: { type: 'object', properties: { field: { type: 'string' }, direction: { enum: ['asc', 'desc'] } }, required: ['field'] },
         },
         fields: { type: 'array', maxItems: QueryLimits.fields, items: { type: 'string' } },
-        limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE },
-        cursor: { type: 'string' },
+        ...PAGE,
       },
       ['object'],
     ),
@@ -179,10 +181,12 @@ export const RECORD_TOOLS: readonly McpTool[] = [
   {
     name: 'list_associations',
     title: 'List associated records',
-    description: "A record's related records (contacts → companies or deals, companies → contacts, deals → contacts) with each role and is_primary.",
+    description:
+      "A record's related records (contacts → companies or deals, companies → contacts, deals → contacts) with each role and is_primary; page with next_cursor.",
     ...read,
-    input: objectInput({ ...OBJECT_AND_ID, related: { type: 'string' } }, ['object', 'id', 'related']),
-    run: async (args, context) => context.call(associationOf(args, false).list, { params: { id: String(args.id) }, query: {} }),
+    input: objectInput({ ...OBJECT_AND_ID, related: { type: 'string' }, ...PAGE }, ['object', 'id', 'related']),
+    run: async (args, context) =>
+      context.call(associationOf(args, false).list, { params: { id: String(args.id) }, query: asQuery(without(args, 'object', 'id', 'related')) }),
   },
   {
     name: 'set_association',

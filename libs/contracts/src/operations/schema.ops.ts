@@ -24,12 +24,6 @@ export const schema = {
     summary: 'Describe every object and its fields',
     access: 'read',
     reply: resource(SchemaView),
-    mcp: {
-      tool: 'describe_schema',
-      title: 'Describe the CRM schema',
-      description:
-        'Every built-in and custom object with its field definitions (types, options, required fields, enforcement level), and the association types with their role labels.',
-    },
   }),
   updateAssociation: route({
     service: 'contacts',
