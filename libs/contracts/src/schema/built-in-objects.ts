@@ -1,4 +1,4 @@
-import { BUILT_IN_ENTRIES, ObjectEntry, slugsWith } from '../objects/registry';
+import { BUILT_IN_ENTRIES, ObjectEntry } from '../objects/registry';
 
 /** A built-in object and the request classes that validate its writes: GET /schema is generated from them. */
 export type BuiltInObject = ObjectEntry & { create: Function };
@@ -13,6 +13,3 @@ const OTHER_PATHS = ['events', 'webhooks', 'apikeys', 'schema', 'capture', 'obje
 
 /** Slugs no custom object may take: the built-in objects and the other top-level paths of the API. */
 export const RESERVED_SLUGS: ReadonlySet<string> = new Set([...BUILT_IN_ENTRIES.map((o) => o.slug), ...OTHER_PATHS]);
-
-/** Reference targets outside the custom objects whose records a reference value may name. */
-export const REFERENCEABLE_BUILT_INS = slugsWith('referenceable');
