@@ -25,3 +25,5 @@ export {
   metadataProblem,
 } from '@crm/contracts';
 export type { ErrorBody, FieldIssue } from '@crm/contracts';
+export * from './event-filter';
+export * from './event-filter-paths';
