@@ -3,6 +3,7 @@ import { DeliveryRetentionJob } from './deliveries/delivery-retention.job';
 import { DispatchSignal } from './deliveries/dispatch-signal';
 import { DeliveryMetrics } from './deliveries/delivery-metrics';
 import { DispatcherService } from './deliveries/dispatcher.service';
+import { EventScreen } from './deliveries/event-screen';
 import { EventIntakeService } from './event-log/event-intake.service';
 import { SigningSecrets } from './secrets/signing-secrets';
 import { WebhooksController } from './webhooks/webhooks.controller';
@@ -10,6 +11,6 @@ import { WebhooksService } from './webhooks/webhooks.service';
 
 @Module({
   controllers: [WebhooksController],
-  providers: [SigningSecrets, DispatchSignal, DeliveryMetrics, DeliveryRetentionJob, EventIntakeService, DispatcherService, WebhooksService],
+  providers: [SigningSecrets, DispatchSignal, DeliveryMetrics, DeliveryRetentionJob, EventIntakeService, EventScreen, DispatcherService, WebhooksService],
 })
 export class WebhooksModule {}

@@ -19,7 +19,7 @@ export interface EventFieldInfo {
 /** What a path of a filter refers to: its types where it exists (several when event types disagree), or undefined when it names nothing. */
 export type EventPathResolver = (path: string) => EventFieldInfo[] | undefined | string;
 
-export type EventPredicate = (event: Record<string, unknown>) => boolean;
+export type EventPredicate = (event: object) => boolean;
 
 const TEXT_OPERATORS = new Set<string>(['$contains', '$starts_with', '$ends_with']);
 const ORDER_OPERATORS = new Set<string>(['$gt', '$gte', '$lt', '$lte']);

@@ -1,4 +1,4 @@
-import { ListEventsQuery, Ops } from '@crm/contracts';
+import { EventQueryDto, ListEventsQuery, Ops } from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
@@ -11,5 +11,10 @@ export class EventsController {
   @Handles(Ops.events.list)
   list(@Payload('query') query: ListEventsQuery) {
     return this.events.list(query);
+  }
+
+  @Handles(Ops.events.query)
+  query(@Payload('body') body: EventQueryDto) {
+    return this.events.query(body);
   }
 }

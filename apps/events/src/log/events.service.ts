@@ -1,8 +1,9 @@
-import { CursorCodec, fitPage, Page, pageSize, positionKey } from '@crm/common';
-import { ChangeActor, ChangeVia, EventView, ListEventsQuery } from '@crm/contracts';
-import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { parseEventTypeFilter } from './event-type-filter';
+import { checkedEventFilter, CursorCodec, DomainError, ErrorCode, eventPathResolver, EventPredicate, fitPage, Page, pageSize, positionKey } from '@crm/common';
+import { ChangeActor, ChangeVia, EVENT_TYPES, EventQueryDto, EventView, ListEventsQuery } from '@crm/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { EventTypeFilter, parseEventTypeFilter } from './event-type-filter';
+import { EVENTS_SETTINGS, EventsSettings } from './events.settings';
 
 interface Row {
   /** The bigint position as text; named apart from the column so ORDER BY sorts the number. */
@@ -17,52 +18,114 @@ interface Row {
 }
 
 export const EVENTS_LIST = 'events';
+/** Events read per statement while a filter is tested. */
+const SCAN_CHUNK = 500;
 
 /** Events logged before producers stamped an origin show null actor, via and request_id. */
 function present(r: Row): EventView {
   return { id: r.id, type: r.type, occurred_at: r.occurred_at.toISOString(), actor: r.actor, via: r.via, request_id: r.request_id, data: r.data };
 }
 
-/** Reads the log for GET /events. */
+/** GET /events's filter arrives as URL-encoded JSON; it must be a JSON object. */
+function parseFilterParameter(raw: string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    const message = 'filter must be a JSON object (URL-encoded), e.g. {"data.current.status":"won"}';
+    throw new DomainError(ErrorCode.ValidationFailed, message, [{ field: 'filter', code: 'invalid_value', message }]);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** The event types a `type` parameter covers, for checking a filter's data paths; null for every type. */
+function typesOf(filter: EventTypeFilter | undefined): string[] | null {
+  if (!filter) return null;
+  return EVENT_TYPES.filter((t) => filter.types.includes(t) || filter.prefixes.some((p) => t.startsWith(p)));
+}
+
+/** Reads the log for GET /events and POST /events/query. */
 @Injectable()
 export class EventsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly cursors: CursorCodec,
+    @Inject(EVENTS_SETTINGS) private readonly settings: EventsSettings,
   ) {}
+
+  async list(query: ListEventsQuery): Promise<Page<EventView> & { next_cursor: string }> {
+    return this.read({ ...query, filter: parseFilterParameter(query.filter) });
+  }
+
+  async query(body: EventQueryDto): Promise<Page<EventView> & { next_cursor: string }> {
+    return this.read(body);
+  }
 
   /**
    * Events after the cursor in log order. `next_cursor` is always present: after the last event
    * served, or, when a page ends the log, at the log's head as seen by this read, so a filtered poller
    * does not rescan events it skipped. Positions become visible in increasing order (see the writer),
    * so resuming from the head can never miss an event committed later.
+   *
+   * With a filter, a page tests at most EVENTS_FILTER_SCAN_LIMIT events: when that many held fewer matches
+   * than the limit, it answers those with has_more true and a cursor after the last event it tested.
    */
-  async list(query: ListEventsQuery): Promise<Page<EventView> & { next_cursor: string }> {
+  private async read(query: EventQueryDto): Promise<Page<EventView> & { next_cursor: string }> {
     const after = this.cursors.decode(EVENTS_LIST, query.cursor, positionKey) ?? 0;
-    const filter = parseEventTypeFilter(query.type);
+    const types = parseEventTypeFilter(query.type);
+    const holds = query.filter ? checkedEventFilter(query.filter, eventPathResolver(typesOf(types))) : undefined;
     const size = pageSize(query);
     return this.dataSource.transaction('REPEATABLE READ', async (m) => {
-      const params: unknown[] = [String(after), size + 1];
-      let where = 'position > $1';
-      if (filter) {
-        params.push(
-          filter.types,
-          filter.prefixes.map((p) => `${p}%`),
-        );
-        where += ` AND (type = ANY($3::text[]) OR type LIKE ANY($4::text[]))`;
-      }
-      const rows: Row[] = await m.query(
-        `SELECT position::text AS pos, id, type, occurred_at, actor, via, request_id, data FROM events WHERE ${where} ORDER BY position LIMIT $2`,
-        params,
-      );
+      const { rows, examinedTo, exhausted } = holds ? await this.scan(m, after, types, holds, size) : await this.chunk(m, after, types, size + 1);
       const fitted = fitPage(rows.map(present), size, rows.length > size);
-      const hasMore = fitted.hasMore;
-      let resumeAt = fitted.items.length ? Number(rows[fitted.items.length - 1].pos) : after;
+      const hasMore = fitted.hasMore || (!!holds && !exhausted);
+      let resumeAt = fitted.hasMore ? Number(rows[fitted.items.length - 1].pos) : Math.max(examinedTo, after);
       if (!hasMore) {
         const [{ head }] = await m.query(`SELECT coalesce(max(position), 0)::text AS head FROM events`);
         resumeAt = Math.max(resumeAt, Number(head));
       }
       return { data: fitted.items, has_more: hasMore, next_cursor: this.cursors.encode(EVENTS_LIST, resumeAt) };
     });
+  }
+
+  /** Up to `count` events after `after` of the chosen types, in order, with the position of the last one read. */
+  private async chunk(m: EntityManager, after: number, types: EventTypeFilter | undefined, count: number) {
+    const params: unknown[] = [String(after), count];
+    let where = 'position > $1';
+    if (types) {
+      params.push(
+        types.types,
+        types.prefixes.map((p) => `${p}%`),
+      );
+      where += ` AND (type = ANY($3::text[]) OR type LIKE ANY($4::text[]))`;
+    }
+    const rows: Row[] = await m.query(
+      `SELECT position::text AS pos, id, type, occurred_at, actor, via, request_id, data FROM events WHERE ${where} ORDER BY position LIMIT $2`,
+      params,
+    );
+    return { rows, examinedTo: rows.length ? Number(rows[rows.length - 1].pos) : after, exhausted: rows.length < count };
+  }
+
+  /** Tests events in order until `size + 1` hold, the log ends, or EVENTS_FILTER_SCAN_LIMIT were tested. */
+  private async scan(m: EntityManager, after: number, types: EventTypeFilter | undefined, holds: EventPredicate, size: number) {
+    const matched: Row[] = [];
+    let examined = 0;
+    let at = after;
+    const limit = this.settings.filterScanLimit;
+    while (examined < limit) {
+      const { rows, examinedTo, exhausted } = await this.chunk(m, at, types, Math.min(SCAN_CHUNK, limit - examined));
+      for (const row of rows) {
+        examined++;
+        at = Number(row.pos);
+        if (holds(present(row))) matched.push(row);
+        if (matched.length > size) return { rows: matched, examinedTo: at, exhausted: false };
+      }
+      if (exhausted) return { rows: matched, examinedTo: Math.max(at, examinedTo), exhausted: true };
+    }
+    return { rows: matched, examinedTo: at, exhausted: false };
   }
 }

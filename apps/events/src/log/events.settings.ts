@@ -1,4 +1,5 @@
 import { Env, intVar } from '@crm/common';
+import { EVENT_FILTER_SCAN_LIMIT } from '@crm/contracts';
 
 export const EVENTS_SETTINGS = Symbol('EVENTS_SETTINGS');
 
@@ -7,11 +8,14 @@ export interface EventsSettings {
   retentionDays: number;
   /** How often the retention sweep runs. */
   pruneIntervalMs: number;
+  /** The most events one page of a filtered read tests (docs/events.md). */
+  filterScanLimit: number;
 }
 
 export function loadEventsSettings(env: Env): EventsSettings {
   return {
     retentionDays: intVar(env, 'EVENTS_RETENTION_DAYS', 0, { min: 0, max: 36_500 }),
     pruneIntervalMs: intVar(env, 'EVENTS_PRUNE_INTERVAL_MS', 3_600_000, { min: 1000 }),
+    filterScanLimit: intVar(env, 'EVENTS_FILTER_SCAN_LIMIT', EVENT_FILTER_SCAN_LIMIT, { min: 10, max: 100_000 }),
   };
 }

@@ -16,6 +16,7 @@ import { IndexDeliveriesCreatedAt1764100000200 } from './migrations/176410000020
 import { AddEventTraceContext1764200000100 } from './migrations/1764200000100-add-event-trace-context';
 import { AddDeliveryFunctions1764800000000 } from './migrations/1764800000000-add-delivery-functions';
 import { AddIntakeAndClaimFunctions1764900000000 } from './migrations/1764900000000-add-intake-and-claim-functions';
+import { AddSubscriptionFilters1765000000000 } from './migrations/1765000000000-add-subscription-filters';
 
 export const webhooksEntities = [Subscription, Delivery, WebhookEvent];
 
@@ -34,5 +35,6 @@ export function webhooksMigrations(keyring: SecretKeyring): Function[] {
     AddEventTraceContext1764200000100,
     AddDeliveryFunctions1764800000000,
     AddIntakeAndClaimFunctions1764900000000,
+    AddSubscriptionFilters1765000000000,
   ];
 }

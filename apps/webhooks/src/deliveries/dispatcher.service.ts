@@ -11,6 +11,7 @@ import { signedHeaders } from '../endpoints/signing';
 import { SigningSecrets } from '../secrets/signing-secrets';
 import { DeliveryMetrics } from './delivery-metrics';
 import { DispatchSignal } from './dispatch-signal';
+import { EventScreen } from './event-screen';
 import { afterFailure } from './retry-policy';
 
 /** The one attempt a replica is about to make, as fixed inside the transaction that recorded it. */
@@ -57,11 +58,18 @@ interface AttemptRow {
   trace_context: string | null;
 }
 
+/** What webhook_prepare_attempt answers for a filtered subscription whose next event has not been tested yet (see EventScreen). */
+interface ScreenFirst {
+  screen: true;
+}
+
+const mustScreen = (row: AttemptRow | ScreenFirst | null | undefined): row is ScreenFirst => !!row && 'screen' in row;
+
 /** What webhook_claim answers for each subscription it leased: the id its first attempt was recorded under, and that attempt. */
 interface ClaimedSubscription {
   id: string;
   delivery: string;
-  attempt: AttemptRow | null;
+  attempt: AttemptRow | ScreenFirst | null;
 }
 
 interface SubscriptionRow {
@@ -103,6 +111,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
     private readonly signal: DispatchSignal,
     private readonly secrets: SigningSecrets,
     private readonly metrics: DeliveryMetrics,
+    private readonly screen: EventScreen,
     @Inject(WEBHOOKS_SETTINGS) private readonly settings: WebhooksSettings,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -184,13 +193,16 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
   }
 
   /** Sends one claimed subscription its due events in order, until it is caught up, failing, or has had its share. */
-  private async turn(subscriptionId: string, token: string, first?: { deliveryId: string; row: AttemptRow }): Promise<void> {
+  private async turn(subscriptionId: string, token: string, first?: { deliveryId: string; row: AttemptRow | ScreenFirst }): Promise<void> {
     try {
       if (!first) return;
-      let attempt: PreparedAttempt | undefined = await this.openAttempt(subscriptionId, token, first.deliveryId, first.row);
+      let attempt: PreparedAttempt | undefined = mustScreen(first.row)
+        ? await this.prepare(subscriptionId, token, true)
+        : await this.openAttempt(subscriptionId, token, first.deliveryId, first.row);
+      if (!attempt) return;
       if (this.stopped) {
         // Prepared by the claim but never made: withdrawn rather than left for the next owner to mark failed.
-        await this.dataSource.query(`DELETE FROM deliveries WHERE id = $1`, [first.deliveryId]);
+        await this.dataSource.query(`DELETE FROM deliveries WHERE id = $1`, [attempt.deliveryId]);
         return;
       }
       for (let sent = 1; attempt; sent++) {
@@ -217,16 +229,22 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
       .catch(() => undefined);
   }
 
-  /** Picks the next event for a subscription we hold the lease of, and records a pending attempt for it. */
-  private async prepare(subscriptionId: string, token: string): Promise<PreparedAttempt | undefined> {
-    const deliveryId = newId(IdPrefix.Delivery);
-    const [{ attempt }]: { attempt: AttemptRow | null }[] = await this.dataSource.query(`SELECT webhook_prepare_attempt($1, $2, $3, $4) AS attempt`, [
-      subscriptionId,
-      token,
-      deliveryId,
-      LEASE_MS,
-    ]);
-    return attempt ? this.openAttempt(subscriptionId, token, deliveryId, attempt) : undefined;
+  /**
+   * Picks the next event for a subscription we hold the lease of, and records a pending attempt for it. A
+   * filtered subscription's next event is tested first (`screenFirst` when the claim already found it
+   * untested); the filter changing under the screen can ask for it again, a bounded number of times.
+   */
+  private async prepare(subscriptionId: string, token: string, screenFirst = false): Promise<PreparedAttempt | undefined> {
+    for (let tries = 0; tries < 3; tries++) {
+      if ((screenFirst || tries > 0) && !(await this.screen.screen(subscriptionId, token))) return undefined;
+      const deliveryId = newId(IdPrefix.Delivery);
+      const [{ attempt }]: { attempt: AttemptRow | ScreenFirst | null }[] = await this.dataSource.query(
+        `SELECT webhook_prepare_attempt($1, $2, $3, $4) AS attempt`,
+        [subscriptionId, token, deliveryId, LEASE_MS],
+      );
+      if (!mustScreen(attempt)) return attempt ? this.openAttempt(subscriptionId, token, deliveryId, attempt) : undefined;
+    }
+    return undefined;
   }
 
   /**
@@ -346,7 +364,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
   /** The hot path: the success recorded and the next attempt prepared in one call (see the migration that adds it). */
   private async completeSuccess(attempt: PreparedAttempt, result: SendResult, prepareNext: boolean): Promise<{ goOn: boolean; next?: PreparedAttempt }> {
     const nextId = prepareNext ? newId(IdPrefix.Delivery) : null;
-    const [{ outcome }]: { outcome: { go_on: boolean; next?: AttemptRow | null } }[] = await this.dataSource.query(
+    const [{ outcome }]: { outcome: { go_on: boolean; next?: AttemptRow | ScreenFirst | null } }[] = await this.dataSource.query(
       `SELECT webhook_record_success($1, $2, $3, $4, $5, $6, $7, $8, $9) AS outcome`,
       [
         attempt.deliveryId,
@@ -360,7 +378,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
         LEASE_MS,
       ],
     );
-    if (!outcome.next || !nextId) return { goOn: outcome.go_on };
+    if (!outcome.next || !nextId || mustScreen(outcome.next)) return { goOn: outcome.go_on };
     try {
       return { goOn: true, next: await this.openAttempt(attempt.subscriptionId, attempt.leaseToken, nextId, outcome.next) };
     } catch {

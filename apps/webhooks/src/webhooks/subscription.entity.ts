@@ -34,6 +34,17 @@ export class Subscription {
   @Column({ name: 'event_types', type: 'text', array: true, nullable: true })
   eventTypes!: string[] | null;
 
+  /** Checked against event_types when set (see WebhooksService); null delivers every event of those types. */
+  @Column({ type: 'jsonb', nullable: true })
+  filter!: Record<string, unknown> | null;
+
+  /**
+   * The position of the next event after the bookmark that the filter was found to hold for: the attempt
+   * for it may be prepared without testing it again. Any other next event is tested first (see EventScreen).
+   */
+  @Column({ name: 'screened_position', type: 'bigint', nullable: true, transformer: bigintAsNumber })
+  screenedPosition!: number | null;
+
   @Column({ type: 'text' })
   status!: WebhookStatus;
 

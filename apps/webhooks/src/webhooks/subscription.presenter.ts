@@ -7,6 +7,7 @@ export function presentSubscription(s: Subscription): WebhookView {
     name: s.name,
     url: s.url,
     event_types: s.eventTypes,
+    filter: s.filter,
     status: s.status,
     failure_count: s.failureCount,
     last_delivered_at: s.lastDeliveredAt?.toISOString() ?? null,

@@ -1,4 +1,21 @@
-import { CursorCodec, diffFields, DomainError, ErrorCode, fieldSpecs, IdPrefix, idKey, isId, newId, Page, pageSize, ServiceConfig, toPage } from '@crm/common';
+import {
+  CursorCodec,
+  diffFields,
+  DomainError,
+  ErrorCode,
+  eventFilterIssues,
+  eventPathResolver,
+  fieldSpecs,
+  validationFailed,
+  IdPrefix,
+  idKey,
+  isId,
+  newId,
+  Page,
+  pageSize,
+  ServiceConfig,
+  toPage,
+} from '@crm/common';
 import {
   CreateWebhookDto,
   DeliveryView,
@@ -29,7 +46,7 @@ import { presentSubscription } from './subscription.presenter';
 
 const CREATE_LOCK = 'crm:webhooks:create';
 /** Fields a PATCH may change, with their column properties. */
-const WEBHOOK_FIELDS = fieldSpecs<Subscription>({ name: 'value', url: 'value', event_types: 'value', status: 'value', metadata: 'json' });
+const WEBHOOK_FIELDS = fieldSpecs<Subscription>({ name: 'value', url: 'value', event_types: 'value', filter: 'value', status: 'value', metadata: 'json' });
 /** A ping must answer before the gateway gives up on the request. */
 const PING_HEADROOM_MS = 500;
 
@@ -47,6 +64,7 @@ export class WebhooksService {
   async create(dto: CreateWebhookDto): Promise<{ data: WebhookView; secret: string }> {
     this.checkUrl(dto.url);
     if (dto.secret !== undefined) this.checkSecret(dto.secret);
+    checkFilter(dto.filter ?? null, dto.event_types ?? null);
     const secret = dto.secret ?? generateSigningSecret();
     const saved = await this.dataSource.transaction(async (m) => {
       // Serialises creates so the count check below cannot be raced past.
@@ -64,6 +82,7 @@ export class WebhooksService {
         url: dto.url,
         secret: this.secrets.seal(id, secret),
         eventTypes: dto.event_types ?? null,
+        filter: dto.filter ?? null,
         status: 'active',
         failureCount: 0,
         lastDeliveredAt: null,
@@ -99,6 +118,13 @@ export class WebhooksService {
     const saved = await this.dataSource.transaction(async (m) => {
       const sub = await this.find(m, id, true);
       const { set: patch } = diffFields(sub, dto, WEBHOOK_FIELDS);
+      // The filter is checked against the types it will apply to, whichever of the two this PATCH changes.
+      if (patch.filter !== undefined || patch.eventTypes !== undefined) {
+        checkFilter(patch.filter !== undefined ? patch.filter : sub.filter, patch.eventTypes !== undefined ? patch.eventTypes : sub.eventTypes);
+        // Events already tested were tested with what applied before: the dispatcher tests them again, and an
+        // attempt under way when this commits does not move the cursor.
+        Object.assign(patch, { screenedPosition: null, cursorRevision: sub.cursorRevision + 1 });
+      }
       if (dto.secret !== undefined) {
         // The stored secret is sealed: compare it as the client sees it.
         const current = this.secrets.open(sub.id, sub.secret);
@@ -142,7 +168,7 @@ export class WebhooksService {
 
   /**
    * Resets the bookmark to just before the named event, so that event and every later one the
-   * subscription's event_types match are delivered again, in order, on the next dispatch cycle.
+   * subscription's event_types and filter match are delivered again, in order, on the next dispatch cycle.
    */
   async replay(id: string, eventId: string): Promise<{ data: WebhookView }> {
     const saved = await this.dataSource.transaction(async (m) => {
@@ -225,4 +251,11 @@ export class WebhooksService {
       throw DomainError.invalid('secret', `secret must carry ${MIN_SECRET_BYTES} to ${MAX_SECRET_BYTES} bytes of key, got ${bytes}`);
     }
   }
+}
+
+/** A filter must name only paths the subscription's event types carry, with operators and values that fit them: otherwise one 400 naming each. */
+function checkFilter(filter: Record<string, unknown> | null, eventTypes: string[] | null): void {
+  if (filter === null) return;
+  const issues = eventFilterIssues(filter, eventPathResolver(eventTypes));
+  if (issues.length) throw validationFailed(issues);
 }

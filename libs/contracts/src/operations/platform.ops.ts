@@ -1,6 +1,6 @@
 import { CaptureContactDto, CaptureView } from '../contacts';
 import { EventView } from '../event-log/event.view';
-import { ListEventsQuery } from '../event-log/list-events.query';
+import { EventQueryDto, ListEventsQuery } from '../event-log/list-events.query';
 import {
   CreateWebhookDto,
   DeliveryView,
@@ -29,8 +29,20 @@ export const events = {
       tool: 'list_events',
       title: 'Read the event log',
       description:
-        'The ordered event log with cursor pagination, as GET /events: pass next_cursor back to continue from where the last page ended. type filters by one type, a comma-separated list or a prefix (contact.*).',
+        'The ordered event log with cursor pagination, as GET /events: pass next_cursor back to continue from where the last page ended. type filters by one type, a comma-separated list or a prefix (contact.*). filter is a JSON filter in the query language over type, actor.type, actor.id, via, request_id and data.<path>, e.g. {"data.current.status":"won"} or {"data.changed":"owner_id"}; a page tests at most 5,000 events, so a short page with has_more true means: continue with next_cursor.',
     },
+  }),
+  query: route({
+    service: 'events',
+    name: 'events.events.query',
+    method: 'POST',
+    path: '/events/query',
+    status: 200,
+    summary: 'Read the event log in order, with a filter too long for a URL',
+    access: 'read',
+    body: EventQueryDto,
+    reply: page(EventView),
+    idempotent: true,
   }),
 };
 

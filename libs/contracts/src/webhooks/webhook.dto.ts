@@ -1,4 +1,4 @@
-import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsDefined, IsIn, IsOptional, IsString, Matches } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsDefined, IsIn, IsObject, IsOptional, IsString, Matches } from 'class-validator';
 import { IfPresent, IfPresentAndNotNull, IsIdOf, IsOneOf, MetadataInput, NonEmptyText, Rules } from '../dto-helpers';
 import { EVENT_TYPES } from '../events';
 import { IsMetadata } from '../metadata';
@@ -47,6 +47,14 @@ export class CreateWebhookDto {
   @EventTypes('event_types must not be empty; omit it (or send null) to receive every event type')
   event_types?: string[] | null;
 
+  /**
+   * Omitted or null: every event of the chosen types. Otherwise the query language over the event as
+   * delivered (docs/webhooks.md); the webhooks service checks its paths against the chosen types.
+   */
+  @IsOptional()
+  @IsObject({ message: 'filter must be an object (or null for none)' })
+  filter?: Record<string, unknown> | null;
+
   @MetadataInput()
   metadata?: Record<string, unknown>;
 }
@@ -68,6 +76,11 @@ export class UpdateWebhookDto {
   @IfPresentAndNotNull()
   @EventTypes('event_types must not be empty; send null to receive every event type')
   event_types?: string[] | null;
+
+  /** null removes the filter. */
+  @IfPresentAndNotNull()
+  @IsObject({ message: 'filter must be an object (or null to remove it)' })
+  filter?: Record<string, unknown> | null;
 
   @IfPresent()
   @IsOneOf(WEBHOOK_STATUSES)

@@ -12,6 +12,9 @@ export class WebhookView {
   /** null: every event type. */
   @ApiProperty({ type: [String], nullable: true })
   event_types!: string[] | null;
+  /** null: every event of event_types; otherwise only those it holds for (docs/webhooks.md). */
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'A QueryExpression over the event as delivered; null: none.' })
+  filter!: Record<string, unknown> | null;
   @ApiProperty({ enum: WEBHOOK_STATUSES })
   status!: WebhookStatus;
   /** Consecutive events given up on since the last successful delivery. */
