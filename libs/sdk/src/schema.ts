@@ -1018,6 +1018,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Read the event log in order, with a filter too long for a URL */
+        post: operations["events_query"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/changes": {
         parameters: {
             query?: never;
@@ -1988,6 +2005,10 @@ export interface components {
             name: string;
             url: string;
             event_types: string[] | null;
+            /** @description A QueryExpression over the event as delivered; null: none. */
+            filter: {
+                [key: string]: unknown;
+            } | null;
             /** @enum {string} */
             status: "active" | "paused" | "disabled";
             failure_count: number;
@@ -2444,11 +2465,18 @@ export interface components {
         ReorderStagesDto: {
             stage_ids: string[];
         };
+        EventQueryDto: {
+            filter?: components["schemas"]["QueryExpression"];
+            type?: string | null;
+            cursor?: string | null;
+            limit?: number | null;
+        };
         CreateWebhookDto: {
             name: string;
             url: string;
             secret?: string;
             event_types?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted")[] | null;
+            filter?: components["schemas"]["QueryExpression"] | null;
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -2458,6 +2486,7 @@ export interface components {
             url?: string;
             secret?: string;
             event_types?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted")[];
+            filter?: components["schemas"]["QueryExpression"] | null;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
             metadata?: {
@@ -6717,6 +6746,7 @@ export interface operations {
         parameters: {
             query?: {
                 type?: string;
+                filter?: string;
                 cursor?: string;
                 limit?: number;
             };
@@ -6746,6 +6776,53 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    events_query: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventQueryDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EventView"][];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             501: components["responses"]["Error501"];

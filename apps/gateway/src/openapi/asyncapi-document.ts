@@ -83,7 +83,10 @@ export async function createAsyncApiDocument(running?: INestApplication): Promis
       version: API_VERSION,
       description:
         'Every committed change, published once through the transactional outbox to the JetStream stream `<NAMESPACE>_EVENTS` ' +
-        '(file storage, kept 7 days, 2-minute duplicate window). Delivery is at least once: de-duplicate on `id`. See docs/events.md.',
+        '(file storage, kept 7 days, 2-minute duplicate window). Delivery is at least once: de-duplicate on `id`. See docs/events.md. ' +
+        'Webhook subscriptions (`filter` on POST /webhooks) and the log (`filter` on GET /events, POST /events/query) filter events with the query language ' +
+        'over `type`, `actor.type`, `actor.id`, `via`, `request_id` and `data.<path>`: a data path must be one of the payloads below, and under ' +
+        "`data.previous` and `data.current` of an update a field of the event's object.",
       license: { name: 'MIT', url: 'https://opensource.org/license/mit' },
     },
     defaultContentType: 'application/json',

@@ -151,6 +151,18 @@ export function completeDocument(document: OpenAPIObject): OpenAPIObject {
     Object.assign(schemas, QUERY_EXPRESSION_SCHEMAS);
     (schemas.RecordQueryDto.properties as Record<string, Schema>).filter = { $ref: '#/components/schemas/QueryExpression' };
   }
+  // Event filters (docs/events.md) are the same expression, over an event's paths; null removes a webhook's.
+  for (const [name, nullable] of [
+    ['EventQueryDto', false],
+    ['CreateWebhookDto', true],
+    ['UpdateWebhookDto', true],
+  ] as const) {
+    const properties = schemas[name]?.properties as Record<string, Schema> | undefined;
+    if (!properties?.filter) continue;
+    Object.assign(schemas, QUERY_EXPRESSION_SCHEMAS);
+    const expression = { $ref: '#/components/schemas/QueryExpression' };
+    properties.filter = nullable ? { oneOf: [expression, { type: 'null' }] } : expression;
+  }
   return toOpenApi31(document) as OpenAPIObject;
 }
 

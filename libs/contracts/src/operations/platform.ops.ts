@@ -25,12 +25,6 @@ export const events = {
     access: 'read',
     query: ListEventsQuery,
     reply: page(EventView),
-    mcp: {
-      tool: 'list_events',
-      title: 'Read the event log',
-      description:
-        'The ordered event log with cursor pagination, as GET /events: pass next_cursor back to continue from where the last page ended. type filters by one type, a comma-separated list or a prefix (contact.*). filter is a JSON filter in the query language over type, actor.type, actor.id, via, request_id and data.<path>, e.g. {"data.current.status":"won"} or {"data.changed":"owner_id"}; a page tests at most 5,000 events, so a short page with has_more true means: continue with next_cursor.',
-    },
   }),
   query: route({
     service: 'events',
@@ -43,6 +37,12 @@ export const events = {
     body: EventQueryDto,
     reply: page(EventView),
     idempotent: true,
+    mcp: {
+      tool: 'list_events',
+      title: 'Read the event log',
+      description:
+        'The ordered event log with cursor pagination, as GET /events and POST /events/query: pass next_cursor back to continue from where the last page ended. type filters by one type, a comma-separated list or a prefix (contact.*). filter is a JSON filter in the query language over type, actor.type, actor.id, via, request_id and data.<path>, e.g. {"data.current.status":"won"} or {"data.changed":"owner_id"}; a page tests at most 5,000 events, so a short page with has_more true means: continue with next_cursor.',
+    },
   }),
 };
 
