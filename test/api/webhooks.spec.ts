@@ -72,6 +72,7 @@ describe('Webhooks', () => {
         name: 'CRM sync',
         url: 'http://127.0.0.1:9/hook',
         event_types: null,
+        filter: null,
         status: 'active',
         failure_count: 0,
         last_delivered_at: null,
