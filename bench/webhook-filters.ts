@@ -48,7 +48,7 @@ async function phase(stack: BenchStack, name: string, filtered: boolean, arrival
   for (let i = 0; i < RATE * SECONDS; i++) {
     const due = started + (i * 1000) / RATE;
     if (due > performance.now()) await new Promise((r) => setTimeout(r, due - performance.now()));
-    const email = `${i % 10 === 0 ? 'match' : 'other'}-${alphanumeric(10)}@bench.example`;
+    const email = `${i % 10 === 0 ? 'match' : 'other'}-${alphanumeric(10).toLowerCase()}@bench.example`;
     sentAt.set(email, performance.now());
     inFlight.push(fetch(`${stack.api}/contacts`, { method: 'POST', headers, body: JSON.stringify({ email }) }).then((r) => r.arrayBuffer()));
   }
