@@ -55,7 +55,8 @@ export function buildRef(ref: string): { dir: string; commit: string; remove(): 
   git('worktree', 'add', '--detach', dir, commit);
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   // Each commit's own build command, whichever build setup it has.
-  execFileSync('npm', ['run', 'build'], { cwd: dir, stdio: 'inherit' });
+  // its output on stderr, so stdout is the report alone.
+  execFileSync('npm', ['run', 'build'], { cwd: dir, stdio: ['ignore', 2, 2] });
   return {
     dir,
     commit,
@@ -82,6 +83,30 @@ async function waitFor(url: string, timeoutMs: number): Promise<void> {
 export function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Math.round(Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024);
+}
+
+export interface Heap {
+  /** Resident memory, MiB. */
+  rss: number;
+  /** V8's heap: live objects and the heap it keeps, MiB (the process gauges every /metrics serves). */
+  heapUsed: number;
+  heapTotal: number;
+}
+
+const MiB = 2 ** 20;
+
+/** Each process's /metrics: the gateway serves it itself, each service on its health port (PORT + 1 … + 4, as startBenchStack sets them). */
+export function metricsUrls(stack: Pick<BenchStack, 'api'>): Record<BenchApp, string> {
+  const port = Number(new URL(stack.api).port);
+  const urls = { gateway: `${stack.api}/metrics` } as Record<BenchApp, string>;
+  APPS.filter((app) => app !== 'gateway').forEach((app, i) => (urls[app] = `http://127.0.0.1:${port + 1 + i}/metrics`));
+  return urls;
+}
+
+export async function heapOf(metricsUrl: string, pid: number): Promise<Heap> {
+  const text = await (await fetch(metricsUrl)).text();
+  const gauge = (name: string) => Math.round((Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / MiB) * 10) / 10;
+  return { rss: rssMiB(pid), heapUsed: gauge('nodejs_heap_size_used_bytes'), heapTotal: gauge('nodejs_heap_size_total_bytes') };
 }
 
 const CLOCK_TICKS_PER_S = 100;
@@ -245,6 +270,11 @@ export async function withBenchStack<T>(root: string, work: (stack: BenchStack) 
   } finally {
     await stack.stop();
   }
+}
+
+/** This tree's commit, marked when it has uncommitted changes. */
+export function thisBuild(): string {
+  return git('rev-parse', '--short', 'HEAD') + (git('status', '--porcelain') ? '+changes' : '');
 }
 
 /** A benchmark script's entry point: a failure is printed with its stack and ends the process with 1. */

@@ -3,7 +3,6 @@ import {
   BenchStack,
   buildRef,
   CONNECTIONS,
-  git,
   ROOT,
   createContactsLoad,
   load,
@@ -12,6 +11,7 @@ import {
   runBenchmark,
   settledCpuMs,
   startBenchStack,
+  thisBuild,
 } from './bench-stack';
 
 /**
@@ -82,7 +82,7 @@ function median(values: number[]): number {
 async function main(): Promise<void> {
   const baseRef = process.argv[2] ?? 'HEAD~1';
   const base = buildRef(baseRef);
-  const current = git('rev-parse', '--short', 'HEAD') + (git('status', '--porcelain') ? '+changes' : '');
+  const current = thisBuild();
   const stacks: Record<string, BenchStack> = {};
   const results: Record<string, Record<string, Array<Row & { cpuUsPerRequest: number }>>> = {};
   try {

@@ -1,5 +1,5 @@
 import { join } from 'path';
-import { alphanumeric, APPS, createContactsLoad, load, machine, rssMiB, runBenchmark, withBenchStack } from './bench-stack';
+import { alphanumeric, APPS, createContactsLoad, Heap, heapOf, load, machine, metricsUrls, runBenchmark, withBenchStack } from './bench-stack';
 
 /**
  * Resident memory of each process idle and after load, beside what V8 reports of its heap (live objects
@@ -9,26 +9,9 @@ import { alphanumeric, APPS, createContactsLoad, load, machine, rssMiB, runBench
 const ROOT = join(__dirname, '..', '..');
 const LOAD_S = Number(process.env.BENCH_MEMORY_LOAD_S ?? 10);
 
-interface Heap {
-  rss: number;
-  heapUsed: number;
-  heapTotal: number;
-}
-
-const MiB = 2 ** 20;
-
-async function heapOf(metricsUrl: string, pid: number): Promise<Heap> {
-  const text = await (await fetch(metricsUrl)).text();
-  const gauge = (name: string) => Math.round(Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / MiB);
-  return { rss: rssMiB(pid), heapUsed: gauge('nodejs_heap_size_used_bytes'), heapTotal: gauge('nodejs_heap_size_total_bytes') };
-}
-
 async function main(): Promise<void> {
   await withBenchStack(ROOT, async (stack) => {
-    const port = Number(new URL(stack.api).port);
-    // The gateway serves /metrics itself; each service on its health port (PORT + 1 … + 4, as bench-stack sets them).
-    const metricsUrl: Record<string, string> = { gateway: `${stack.api}/metrics` };
-    APPS.filter((app) => app !== 'gateway').forEach((app, i) => (metricsUrl[app] = `http://127.0.0.1:${port + 1 + i}/metrics`));
+    const metricsUrl = metricsUrls(stack);
     const snapshot = async () =>
       Object.fromEntries(await Promise.all(APPS.map(async (app) => [app, await heapOf(metricsUrl[app], stack.children[app].pid!)] as const)));
     const idle = await snapshot();
