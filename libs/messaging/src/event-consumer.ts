@@ -2,7 +2,7 @@ import { Logger } from '@crm/common';
 import { DomainEvent, eventStreamName, eventSubject } from '@crm/contracts';
 import { AckPolicy, ConsumerConfig, ConsumerMessages, DeliverPolicy, JsMsg, NatsConnection, nanos } from 'nats';
 import { handleOrPark, retryUntilDone, RetryPolicy, StoppedWhileRetrying } from './dead-events/bounded-handling';
-import { ensureEventStream } from './jetstream';
+import { ensureEventStream, PULL_EXPIRES_MS } from './jetstream';
 import { messageBatches, sleepUnlessStopped } from './message-batches';
 import { decodeJson } from './nats';
 
@@ -138,7 +138,7 @@ export class DurableEventConsumer {
         const consumer = await nc.jetstream().consumers.get(eventStreamName(namespace), durable);
         // Messages buffered here while a batch is retried for longer than ack_wait are delivered again
         // later: a duplicate after newer events, which idempotent handlers take.
-        this.active = await consumer.consume({ max_messages: batchSize, expires: 5000 });
+        this.active = await consumer.consume({ max_messages: batchSize, expires: PULL_EXPIRES_MS });
         for await (const messages of messageBatches(this.active, batchSize, linger, this.stopSignal)) {
           const events = messages.map((m) => decodeJson<DomainEvent>(m.data)).filter((e) => !wanted || wanted.has(e.type));
           // A batch of only other types (filtered here, see `types`) has nothing to handle: no transaction.

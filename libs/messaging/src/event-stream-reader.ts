@@ -3,7 +3,7 @@ import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import { DomainEvent, eventStreamName } from '@crm/contracts';
 import { ConsumerMessages, DeliverPolicy, NatsConnection } from 'nats';
 import { handleOrPark, RetryPolicy } from './dead-events/bounded-handling';
-import { ensureEventStream } from './jetstream';
+import { ensureEventStream, PULL_EXPIRES_MS } from './jetstream';
 import { messageBatches, sleepUnlessStopped } from './message-batches';
 import { decodeJson } from './nats';
 
@@ -152,7 +152,7 @@ export class EventStreamReader {
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: from,
     });
-    const messages = await consumer.consume({ max_messages: batchSize, expires: 5000 });
+    const messages = await consumer.consume({ max_messages: batchSize, expires: PULL_EXPIRES_MS });
     this.active = messages;
     for await (const batch of messageBatches(messages, batchSize, linger, this.stopSignal)) {
       await this.handle(batch.map((m) => ({ seq: m.seq, event: decodeJson<DomainEvent>(m.data), traceparent: m.headers?.get('traceparent') || undefined })));

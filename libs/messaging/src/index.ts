@@ -11,6 +11,7 @@ export * from './messaging.module';
 export * from './messaging.options';
 export * from './nats';
 export * from './outbox/outbox-backlog';
+export * from './pg-notifications';
 export * from './outbox/outbox.migration';
 export * from './outbox/outbox-trace.migration';
 export * from './outbox/outbox.relay';

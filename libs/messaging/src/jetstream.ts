@@ -51,3 +51,11 @@ export async function ensureEventStream(nc: NatsConnection, namespace: string, s
   }
   return name;
 }
+
+/**
+ * How long each pull of a consumer or reader stays open. A pull delivers as soon as events arrive, so this
+ * sets only what an idle reader costs: a new pull this often and the server's idle heartbeat at half of
+ * it, by which a pull the server lost without the connection dropping is noticed (a reconnect restarts
+ * readers at once). 5 s cost each reader a wake-up every 2.5 s doing nothing.
+ */
+export const PULL_EXPIRES_MS = 30_000;

@@ -20,6 +20,6 @@ export interface MessagingOptions {
   streamReplicas?: number;
   /** How often a consumer tries an event before parking it as dead, and the waits in between. */
   eventRetry?: Partial<RetryPolicy>;
-  /** How often the service looks for parked events an operator asked to retry. */
+  /** How often the service looks for parked events an operator asked to retry in case the request's notification was lost (60 s). */
   deadEventPollMs?: number;
 }

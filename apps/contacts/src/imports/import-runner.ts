@@ -25,8 +25,13 @@ import { NOW_MS } from '../shared/sql';
 import { Import, ImportRow } from './import.entity';
 import { importCounts } from './import.presenter';
 
-/** How often queued jobs, and jobs a stopped replica left running, are looked for. */
-const POLL_MS = 2000;
+/**
+ * How often queued jobs are looked for without a wake-up. The replica a job is started on is woken at
+ * once (ImportsService.start) and applies it to the end, and a restarted replica looks at start-up; what
+ * is left to this look is a job a stopped replica left running while the others kept going, and the
+ * uploads abandoned for ABANDONED_AFTER_MS, neither of which needs it more often than once a minute.
+ */
+const POLL_MS = 60_000;
 /** An upload that has staged nothing for this long is taken as abandoned. */
 const ABANDONED_AFTER_MS = 15 * 60 * 1000;
 

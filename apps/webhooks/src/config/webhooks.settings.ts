@@ -12,7 +12,7 @@ export interface WebhooksSettings {
   timeoutMs: number;
   /** A subscription is disabled after this many consecutive events were given up on. */
   disableAfterFailedEvents: number;
-  /** How often each replica looks for due work when nothing woke it earlier. */
+  /** The longest a replica sleeps without a wake-up before it looks for due work anyway (a lost notification). */
   dispatchIntervalMs: number;
   /** Subscriptions one replica delivers to at the same time (each subscription gets at most one). */
   maxConcurrency: number;
@@ -57,7 +57,7 @@ export function loadWebhooksSettings(env: Env): WebhooksSettings {
     retryJitter: jitterPercent / 100,
     timeoutMs: intVar(env, 'WEBHOOKS_TIMEOUT_MS', 10_000, { min: 100, max: 60_000 }),
     disableAfterFailedEvents: intVar(env, 'WEBHOOKS_DISABLE_AFTER_FAILED_EVENTS', 5, { min: 1, max: 1000 }),
-    dispatchIntervalMs: intVar(env, 'WEBHOOKS_DISPATCH_INTERVAL_MS', 1000, { min: 10, max: 60_000 }),
+    dispatchIntervalMs: intVar(env, 'WEBHOOKS_DISPATCH_INTERVAL_MS', 30_000, { min: 10, max: 60_000 }),
     maxConcurrency: intVar(env, 'WEBHOOKS_MAX_CONCURRENCY', 32, { min: 1, max: 1000 }),
     eventsPerTurn: intVar(env, 'WEBHOOKS_EVENTS_PER_TURN', 100, { min: 1, max: 10_000 }),
     maxSubscriptions: intVar(env, 'WEBHOOKS_MAX_SUBSCRIPTIONS', 100, { min: 1, max: 100_000 }),

@@ -89,9 +89,27 @@ interface SubscriptionRow {
  * Leases are short (LEASE_MS) and renewed every LEASE_RENEW_MS while held, however long a delivery
  * takes: if the replica dies, another takes its subscriptions over within seconds, instead of after
  * the longest possible delivery.
+ *
+ * Nothing polls: a replica looks for work when woken (DispatchSignal: new events, a subscription resumed
+ * or replayed, on this replica or another), when one of its turns ends, and, after a look that found
+ * nothing, at the moment the next retry or foreign lease falls due, or after `dispatchIntervalMs` at
+ * the latest in case a wake-up was lost.
  */
 const LEASE_MS = 10_000;
 const LEASE_RENEW_MS = 3_000;
+/** After a failed look (the database unreachable), the next one. */
+const RETRY_LOOK_MS = 1_000;
+/** The shortest wait for a subscription due now that the look could not lease (another replica is claiming it). */
+const MIN_WAIT_MS = 100;
+
+/**
+ * How long until the next subscription with events to send may be claimed: its retry is due or another
+ * replica's lease on it runs out (that replica died, or is slow to renew). Null when none waits.
+ */
+const NEXT_DUE_MS = `SELECT extract(epoch FROM min(GREATEST(coalesce(s.next_attempt_at, now()), coalesce(s.lease_expires_at, now())) - now())) * 1000 AS due_ms
+  FROM subscriptions s
+  WHERE s.status = 'active' AND s.id <> ALL ($1::text[])
+    AND EXISTS (SELECT 1 FROM webhook_events e WHERE e.position > s.bookmark AND (s.event_types IS NULL OR e.type = ANY (s.event_types)))`;
 
 @Injectable()
 export class DispatcherService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -99,7 +117,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
   /** The lease token of each subscription this replica holds. */
   private readonly held = new Map<string, string>();
   private readonly abort = new AbortController();
-  private timer?: NodeJS.Timeout;
+  private wake?: NodeJS.Timeout;
   private renewTimer?: NodeJS.Timeout;
   private claiming?: Promise<void>;
   private claimAgain = false;
@@ -118,15 +136,13 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
 
   onApplicationBootstrap(): void {
     this.signal.onKick(() => this.kick());
-    this.timer = setInterval(() => this.kick(), this.settings.dispatchIntervalMs);
-    this.renewTimer = setInterval(() => void this.renewLeases(), LEASE_RENEW_MS);
     this.kick();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    if (this.renewTimer) clearInterval(this.renewTimer);
+    clearTimeout(this.wake);
+    clearInterval(this.renewTimer);
     this.abort.abort();
     await this.claiming?.catch(() => undefined);
     await Promise.allSettled([...this.inFlight.values()]);
@@ -140,7 +156,10 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
       return;
     }
     this.claiming = this.claimAndStart()
-      .catch((err: Error) => this.logger.warn({ err: err.message }, 'webhook dispatcher could not claim work; will retry'))
+      .catch((err: Error) => {
+        this.logger.warn({ err: err.message }, 'webhook dispatcher could not claim work; will retry');
+        this.wakeIn(RETRY_LOOK_MS);
+      })
       .finally(() => {
         this.claiming = undefined;
         if (this.claimAgain) {
@@ -167,6 +186,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
       [...this.inFlight.keys()],
       LEASE_MS,
     ]);
+    if (!claimed.length) return this.sleepUntilDue();
     for (const { id, delivery, attempt } of claimed) {
       this.held.set(id, token);
       const turn = this.turn(id, token, attempt ? { deliveryId: delivery, row: attempt } : undefined)
@@ -174,10 +194,29 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
         .finally(() => {
           this.held.delete(id);
           this.inFlight.delete(id);
+          if (!this.held.size) {
+            clearInterval(this.renewTimer);
+            this.renewTimer = undefined;
+          }
           this.kick();
         });
       this.inFlight.set(id, turn);
     }
+    // Renewed only while this replica holds leases, so an idle replica has no timer running for them.
+    this.renewTimer ??= setInterval(() => void this.renewLeases(), LEASE_RENEW_MS);
+  }
+
+  /** Nothing to claim now: the next look is when the next retry or foreign lease falls due, or the fallback interval. */
+  private async sleepUntilDue(): Promise<void> {
+    const [{ due_ms }]: { due_ms: number | null }[] = await this.dataSource.query(NEXT_DUE_MS, [[...this.inFlight.keys()]]);
+    const fallback = this.settings.dispatchIntervalMs;
+    this.wakeIn(due_ms === null ? fallback : Math.min(fallback, Math.max(MIN_WAIT_MS, Math.ceil(due_ms))));
+  }
+
+  private wakeIn(ms: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.wake);
+    this.wake = setTimeout(() => this.kick(), ms);
   }
 
   /** Extends every lease this replica holds, in one statement. */

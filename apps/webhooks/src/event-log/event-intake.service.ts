@@ -15,18 +15,22 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { NatsConnection } from 'nats';
 import { Client } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
-import { WEBHOOKS_SETTINGS, WebhooksSettings } from '../config/webhooks.settings';
 import { DispatchSignal } from '../deliveries/dispatch-signal';
 import { webhookBody } from '../deliveries/webhook-body';
 
 const CONSUMER_LOCK = 'crm:webhooks:event-intake';
 const INSERT_LOCK = 'crm:webhooks:event-insert';
 const CONSUMER = 'webhook-intake';
+/** After the lock's connection failed (the database unreachable), the next attempt. */
+const RETRY_MS = 1_000;
+
+type Attempt = 'led' | 'taken' | 'failed';
 
 /**
  * Copies every domain event from JetStream into webhook_events, numbering them in stream order.
  * Only one replica reads at a time (it holds a session advisory lock on a dedicated connection);
- * another replica takes over when that connection drops. Reading resumes from the stream sequence
+ * the others wait for that lock on a connection of their own, doing nothing, and the first in line
+ * takes over the moment the leader's connection drops. Reading resumes from the stream sequence
  * committed with the last copied batch, so after a crash or a takeover nothing is skipped, copied
  * twice, or copied out of order.
  */
@@ -34,16 +38,16 @@ const CONSUMER = 'webhook-intake';
 export class EventIntakeService implements OnApplicationBootstrap, OnApplicationShutdown {
   private lockClient?: Client;
   private consumer?: EventStreamReader;
-  private timer?: NodeJS.Timeout;
+  /** The connection waiting for the lock, while this replica follows. */
+  private candidate?: Client;
+  private retry?: NodeJS.Timeout;
   private stopped = false;
-  private attempting = false;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly signal: DispatchSignal,
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(MESSAGING_OPTIONS) private readonly messaging: MessagingOptions,
-    @Inject(WEBHOOKS_SETTINGS) private readonly settings: WebhooksSettings,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly deadEvents: DeadEvents,
     metrics: MessagingMetrics,
@@ -54,32 +58,48 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.tryLead();
-    this.timer = setInterval(() => void this.tryLead(), Math.max(this.settings.dispatchIntervalMs, 1000));
+    const attempt = await this.lead(false);
+    if (attempt !== 'led') this.follow(attempt === 'taken' ? 0 : RETRY_MS);
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
+    clearTimeout(this.retry);
+    await this.candidate?.end().catch(() => undefined);
     await this.consumer?.stop();
     await this.lockClient?.end().catch(() => undefined);
   }
 
-  private async tryLead(): Promise<void> {
-    if (this.stopped || this.attempting || this.consumer) return;
-    this.attempting = true;
-    const client = new Client({ connectionString: this.messaging.databaseUrl });
+  /** Waits for the lock (from `delayMs` on) and leads once it is granted; tries again after a failure. */
+  private follow(delayMs: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.retry);
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      void this.lead(true).then((attempt) => attempt !== 'led' && this.follow(RETRY_MS));
+    }, delayMs);
+  }
+
+  /** Takes the lock (waiting for it when `wait`, else only if free) and starts reading. */
+  private async lead(wait: boolean): Promise<Attempt> {
+    if (this.stopped || this.consumer) return 'led';
+    const client = new Client({ connectionString: this.messaging.databaseUrl, keepAlive: true });
+    // An error while waiting fails the pending query (handled below); while leading, the lock is gone.
+    client.on('error', (err) => {
+      if (this.lockClient !== client) return;
+      this.logger.warn({ err: err.message }, 'lost the event intake lock; stopping intake until it is regained');
+      void this.resign().then(() => this.follow(RETRY_MS));
+    });
+    this.candidate = client;
     try {
       await client.connect();
-      const [{ locked }] = (await client.query(`SELECT pg_try_advisory_lock(hashtext($1)) AS locked`, [CONSUMER_LOCK])).rows;
+      const locked = wait
+        ? (await client.query(`SELECT pg_advisory_lock(hashtext($1))`, [CONSUMER_LOCK]), true)
+        : (await client.query(`SELECT pg_try_advisory_lock(hashtext($1)) AS locked`, [CONSUMER_LOCK])).rows[0].locked;
       if (!locked || this.stopped) {
         await client.end();
-        return;
+        return this.stopped ? 'led' : 'taken';
       }
-      client.on('error', (err) => {
-        this.logger.warn({ err: err.message }, 'lost the event intake lock; stopping intake until it is regained');
-        void this.resign();
-      });
       this.lockClient = client;
       this.consumer = new EventStreamReader({
         nc: this.nc,
@@ -95,11 +115,14 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
       });
       this.consumer.start();
       this.logger.info('this replica now copies events for webhook delivery');
+      return 'led';
     } catch (err) {
       await client.end().catch(() => undefined);
+      if (this.stopped) return 'led';
       this.logger.warn({ err: (err as Error).message }, 'could not try the event intake lock');
+      return 'failed';
     } finally {
-      this.attempting = false;
+      if (this.candidate === client) this.candidate = undefined;
     }
   }
 
@@ -124,11 +147,11 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
   async store(batch: SequencedEvent[]): Promise<void> {
     if (!batch.length) return;
     const events = batch.map((b) => ({ ...b.event, traceparent: b.traceparent }));
-    const [{ claimable }]: { claimable: boolean }[] = await this.dataSource.query(`SELECT webhook_take_in($1, $2, $3, $4, $5, $6) AS claimable`, [
-      INSERT_LOCK,
-      batch.map((b) => b.seq),
-      ...this.columns(events),
-    ]);
+    // The other replicas' dispatchers are woken in the same round trip when there is something to claim.
+    const [{ claimable }]: { claimable: boolean }[] = await this.dataSource.query(
+      `SELECT claimable, CASE WHEN claimable THEN ${this.signal.notifyOthersSql} END FROM (SELECT webhook_take_in($1, $2, $3, $4, $5, $6) AS claimable) t`,
+      [INSERT_LOCK, batch.map((b) => b.seq), ...this.columns(events)],
+    );
     if (claimable) this.signal.kick();
   }
 
@@ -147,7 +170,7 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
       await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [INSERT_LOCK]);
       await this.insert(m, [event]);
     });
-    this.signal.kick();
+    this.signal.announce();
   }
 
   /** One INSERT for the batch; positions follow the order given. */

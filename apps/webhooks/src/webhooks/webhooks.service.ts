@@ -141,7 +141,7 @@ export class WebhooksService {
       await m.update(Subscription, { id: sub.id }, { ...patch, updatedAt: () => 'now()' } as object);
       return m.findOneByOrFail(Subscription, { id: sub.id });
     });
-    if (saved.status === 'active') this.signal.kick();
+    if (saved.status === 'active') this.signal.announce();
     return { data: presentSubscription(saved) };
   }
 
@@ -185,7 +185,7 @@ export class WebhooksService {
       } as object);
       return m.findOneByOrFail(Subscription, { id: sub.id });
     });
-    this.signal.kick();
+    this.signal.announce();
     return { data: presentSubscription(saved) };
   }
 

@@ -1,3 +1,4 @@
+import { notifySql } from '../pg-notifications';
 import { DomainEvent } from '@crm/contracts';
 
 /** Anything that runs SQL: a TypeORM DataSource or EntityManager, or a pg client wrapped to answer rows. */
@@ -92,6 +93,9 @@ export async function countDeadEvents(db: Queryable): Promise<Record<string, num
   return Object.fromEntries(rows.map((r) => [r.consumer, r.count]));
 }
 
+/** The notification that wakes the service's replicas for a retry request (sent once per marked row; PostgreSQL folds them into one per transaction). */
+export const RETRY_CHANNEL = 'dead_events_retry';
+
 /** Asks the service to replay parked events: the given ids, or all of one consumer, or all. Answers the ids marked. */
 export async function requestRetry(db: Queryable, target: { ids?: string[]; consumer?: string }): Promise<string[]> {
   const rows: Array<{ id: string }> = await db.query(
@@ -99,7 +103,7 @@ export async function requestRetry(db: Queryable, target: { ids?: string[]; cons
        UPDATE dead_events SET retry_requested_at = now()
        WHERE ($1::bigint[] IS NULL OR id = ANY($1::bigint[])) AND ($2::text IS NULL OR consumer = $2)
        RETURNING id)
-     SELECT id::text FROM marked ORDER BY id`,
+     SELECT id::text, ${notifySql(RETRY_CHANNEL)} FROM marked ORDER BY id`,
     [target.ids ?? null, target.consumer ?? null],
   );
   return rows.map((r) => r.id);

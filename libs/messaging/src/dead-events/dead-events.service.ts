@@ -5,7 +5,8 @@ import { DataSource } from 'typeorm';
 import { MessagingMetrics } from '../messaging.metrics';
 import { MESSAGING_OPTIONS, MessagingOptions } from '../messaging.options';
 import { DEFAULT_RETRY_POLICY, RetryPolicy } from './bounded-handling';
-import { claimRetries, countDeadEvents, errorText, parkEvent, ParkRequest, Queryable, releaseRetried, retryFailed } from './dead-event.store';
+import { notifyChannel, PgNotifications } from '../pg-notifications';
+import { claimRetries, countDeadEvents, errorText, parkEvent, ParkRequest, Queryable, releaseRetried, RETRY_CHANNEL, retryFailed } from './dead-event.store';
 
 /** Handles one parked event again, outside the stream order, idempotently. */
 export type Replay = (event: DomainEvent) => Promise<void>;
@@ -13,7 +14,9 @@ export type Replay = (event: DomainEvent) => Promise<void>;
 /**
  * A service's dead events: consumers park what they gave up on here, `crm_dead_events` counts them per
  * consumer for /metrics, /health shows the count, and events an operator asked to retry are replayed
- * through the consumer's own handling, by whichever replica claims them first.
+ * through the consumer's own handling, by whichever replica claims them first. A retry request wakes
+ * the replicas with a PostgreSQL notification; the slow look every `deadEventPollMs` is only for a
+ * request whose notification was lost.
  */
 @Injectable()
 export class DeadEvents implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -21,6 +24,8 @@ export class DeadEvents implements OnApplicationBootstrap, OnApplicationShutdown
   private readonly replays = new Map<string, Replay>();
   private timer?: NodeJS.Timeout;
   private pass?: Promise<void>;
+  private notifications?: PgNotifications;
+  private again = false;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -67,21 +72,43 @@ export class DeadEvents implements OnApplicationBootstrap, OnApplicationShutdown
     return { ...counts, ...(await countDeadEvents(this.dataSource)) };
   }
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     if (!this.replays.size) return;
-    const every = this.options.deadEventPollMs ?? 1000;
-    this.timer = setInterval(() => {
-      this.pass ??= this.replayRequested()
-        .then(() => undefined)
-        .catch((err) => this.options.logger.warn({ err: (err as Error).message }, 'could not replay parked events'))
-        .finally(() => (this.pass = undefined));
-    }, every);
+    this.notifications = new PgNotifications({
+      databaseUrl: this.options.databaseUrl,
+      channel: notifyChannel(RETRY_CHANNEL, this.options.schema),
+      logger: this.options.logger,
+      notified: () => this.replaySoon(),
+      // A request made while no connection listened: looked for once listening.
+      listening: () => this.replaySoon(),
+    });
+    await this.notifications.start();
+    this.timer = setInterval(() => this.replaySoon(), this.options.deadEventPollMs ?? 60_000);
     this.timer.unref();
   }
 
   async onApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    await this.notifications?.stop();
     await this.pass;
+  }
+
+  /** One pass over the retry requests, unless one is under way (it runs again after, for a request it may have missed). */
+  private replaySoon(): void {
+    if (this.pass) {
+      this.again = true;
+      return;
+    }
+    this.pass = this.replayRequested()
+      .then(() => undefined)
+      .catch((err) => this.options.logger.warn({ err: (err as Error).message }, 'could not replay parked events'))
+      .finally(() => {
+        this.pass = undefined;
+        if (this.again) {
+          this.again = false;
+          this.replaySoon();
+        }
+      });
   }
 
   /** Replays the events an operator asked to retry: a success removes the row, a failure parks it again. Answers how many succeeded. */
