@@ -9,6 +9,7 @@ import { startStack, TestStack } from '../support/stack';
 type ToolResult = { isError?: boolean; content: Array<{ type: string; text: string }>; structuredContent?: any };
 
 const READ_TOOLS = [
+  'aggregate_records',
   'describe_object',
   'describe_schema',
   'find_duplicates',

@@ -10,6 +10,7 @@ import { DealStageMover } from './deals/deal-stage-mover';
 import { DealsBatchWriter } from './deals/deals.batch';
 import { DealViews } from './deals/deal-views';
 import { DealsController } from './deals/deals.controller';
+import { DealsAggregateController } from './deals/deals-aggregate.controller';
 import { DealsQuery } from './deals/deals-query.service';
 import { DealsService } from './deals/deals.service';
 import { DEALS_SETTINGS } from './deals.settings';
@@ -22,7 +23,7 @@ import { PipelinesService } from './pipelines/pipelines.service';
 import { StaleDealsJob } from './stale/stale-deals.job';
 
 @Module({
-  controllers: [DealsController, DealContactsController, PipelinesController, DealsInternalController, CustomFieldsController],
+  controllers: [DealsController, DealsAggregateController, DealContactsController, PipelinesController, DealsInternalController, CustomFieldsController],
   providers: [
     ...builtInCustomFieldsProviders('deals', DealsFieldReferences),
     ContactsDirectory,

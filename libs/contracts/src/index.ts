@@ -18,6 +18,7 @@ export * from './event-log/event.view';
 export * from './event-catalog';
 export * from './operations';
 export * from './query/record-query.dto';
+export * from './query/aggregate.dto';
 export * from './batch/batch';
 export * from './changes/changes';
 export * from './associations/associations';

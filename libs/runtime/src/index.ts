@@ -15,6 +15,8 @@ export * from './query/remote-matching';
 export * from './query/query-budget';
 export * from './query/remote-queries';
 export * from './query/catalog-queries';
+export * from './query/aggregate-plan';
+export * from './query/aggregate-run';
 export * from './batch/batch-runner';
 export * from './changes/change-origin.step';
 export * from './changes/change-log';

@@ -67,8 +67,14 @@ export interface Query<Path extends string = string> {
   limit?: number;
 }
 
-/** The objects with a `POST /<object>/query` of their own, read from the API's paths; a custom object's records are queried by slug. */
-export type QueryObject = { [P in keyof paths]: P extends `/${infer O}/query` ? (O extends `${string}/${string}` ? never : O) : never }[keyof paths];
+/**
+ * The objects with a `POST /<object>/query` of their own, read from the API's paths: those with records at
+ * `/<object>/{id}` (the event log's `POST /events/query` is not a record query); a custom object's records are
+ * queried by slug.
+ */
+export type QueryObject = {
+  [P in keyof paths]: P extends `/${infer O}/query` ? (O extends `${string}/${string}` ? never : `/${O}/{id}` extends keyof paths ? O : never) : never;
+}[keyof paths];
 
 /**
  * Every item a query matches, page after page (following `next_cursor` with the same query), as an async
@@ -93,3 +99,4 @@ export async function* queryAll<Path extends string = string>(
     cursor = page.has_more ? page.next_cursor : undefined;
   } while (cursor);
 }
+export * from './aggregate';

@@ -1350,6 +1350,125 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/contacts/aggregate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Aggregate contacts: counts, sums, averages, extremes and percentiles over the query's filter, in up to three dimensions */
+        post: operations["aggregates_contacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/aggregate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Aggregate companies: counts, sums, averages, extremes and percentiles over the query's filter, in up to three dimensions */
+        post: operations["aggregates_companies"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/aggregate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Aggregate team members: counts, sums, averages, extremes and percentiles over the query's filter, in up to three dimensions */
+        post: operations["aggregates_users"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/activities/aggregate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Aggregate activities: counts, sums, averages, extremes and percentiles over the query's filter, in up to three dimensions */
+        post: operations["aggregates_activities"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tasks/aggregate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Aggregate tasks: counts, sums, averages, extremes and percentiles over the query's filter, in up to three dimensions */
+        post: operations["aggregates_tasks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/deals/aggregate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Aggregate deals: counts, sums, averages, extremes and percentiles over the query's filter, in up to three dimensions */
+        post: operations["aggregates_deals"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/objects/{slug}/records/aggregate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Aggregate records of a custom object: counts, sums, averages, extremes and percentiles over the query's filter, in up to three dimensions */
+        post: operations["aggregates_records"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/search": {
         parameters: {
             query?: never;
@@ -2124,6 +2243,27 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        AggregateGroupView: {
+            /**
+             * @example {
+             *       "stage.name": "Proposal",
+             *       "expected_close": "2026-12-01T00:00:00.000+01:00"
+             *     }
+             */
+            group: {
+                [key: string]: unknown;
+            };
+            /**
+             * @example {
+             *       "deals": 12,
+             *       "pipeline": 1200000,
+             *       "p90": 250000
+             *     }
+             */
+            metrics: {
+                [key: string]: unknown;
+            };
+        };
         SearchMatchView: {
             /** @example email */
             field: string;
@@ -2553,6 +2693,52 @@ export interface components {
         UpdateObjectRecordDto: {
             values?: Record<string, never> | null;
         };
+        /**
+         * @example {
+         *       "filter": {
+         *         "stage.type": "open"
+         *       },
+         *       "group_by": [
+         *         "stage.name",
+         *         {
+         *           "field": "expected_close",
+         *           "interval": "month",
+         *           "time_zone": "Europe/Berlin"
+         *         }
+         *       ],
+         *       "metrics": {
+         *         "deals": {
+         *           "op": "count"
+         *         },
+         *         "pipeline": {
+         *           "op": "sum",
+         *           "field": "value"
+         *         },
+         *         "p90": {
+         *           "op": "percentile",
+         *           "field": "value",
+         *           "percentile": 90
+         *         }
+         *       },
+         *       "sort": [
+         *         {
+         *           "metric": "pipeline",
+         *           "direction": "desc"
+         *         }
+         *       ],
+         *       "limit": 100
+         *     }
+         */
+        AggregateDto: {
+            filter?: components["schemas"]["QueryExpression"];
+            group_by?: components["schemas"]["AggregateDimension"][];
+            metrics: {
+                [key: string]: components["schemas"]["AggregateMetric"];
+            };
+            sort?: components["schemas"]["AggregateSortKey"][];
+            limit?: number | null;
+            cursor?: string | null;
+        };
         /** @description A filter: `$and`/`$or` take non-empty arrays of expressions, `$not` one expression; any other key is a field path whose value is a literal (shorthand for `$eq`) or an object of operators that must all hold. Several keys are ANDed. Null semantics are MongoDB's: `$ne` and `$nin` match nulls, comparisons never do. */
         QueryExpression: {
             $and?: components["schemas"]["QueryExpression"][];
@@ -2576,6 +2762,33 @@ export interface components {
             $ends_with?: string;
             /** @description true: the field is not null. */
             $exists?: boolean;
+        };
+        /** @description A path the filter may use; `{field, interval, time_zone?}` for a date-time in buckets (week: ISO, from Monday; time_zone: IANA, default UTC); `{field, ranges}` for a number in half-open buckets [a, b), with one below the first bound and one from the last. */
+        AggregateDimension: string | {
+            field: string;
+            /** @enum {string} */
+            interval: "hour" | "day" | "week" | "month" | "quarter" | "year";
+            time_zone?: string;
+        } | {
+            field: string;
+            ranges: number[];
+        };
+        AggregateMetric: {
+            /** @enum {string} */
+            op: "count" | "count_distinct" | "sum" | "avg" | "min" | "max" | "percentile";
+            /** @description Required but for count (records; with field, its non-null values). */
+            field?: string;
+            /** @description For percentile, interpolated as PostgreSQL percentile_cont. */
+            percentile?: number;
+        };
+        AggregateSortKey: {
+            metric: string;
+            /** @enum {string} */
+            direction?: "asc" | "desc";
+        } | {
+            group: string;
+            /** @enum {string} */
+            direction?: "asc" | "desc";
         };
     };
     responses: {
@@ -8049,6 +8262,366 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorView"];
                 };
             };
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    aggregates_contacts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AggregateDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AggregateGroupView"][];
+                        /** @description The metrics over every record the filter matches, whatever the page. */
+                        totals: {
+                            [key: string]: (number | null) | string;
+                        };
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page of groups. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    aggregates_companies: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AggregateDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AggregateGroupView"][];
+                        /** @description The metrics over every record the filter matches, whatever the page. */
+                        totals: {
+                            [key: string]: (number | null) | string;
+                        };
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page of groups. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    aggregates_users: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AggregateDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AggregateGroupView"][];
+                        /** @description The metrics over every record the filter matches, whatever the page. */
+                        totals: {
+                            [key: string]: (number | null) | string;
+                        };
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page of groups. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    aggregates_activities: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AggregateDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AggregateGroupView"][];
+                        /** @description The metrics over every record the filter matches, whatever the page. */
+                        totals: {
+                            [key: string]: (number | null) | string;
+                        };
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page of groups. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    aggregates_tasks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AggregateDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AggregateGroupView"][];
+                        /** @description The metrics over every record the filter matches, whatever the page. */
+                        totals: {
+                            [key: string]: (number | null) | string;
+                        };
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page of groups. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    aggregates_deals: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AggregateDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AggregateGroupView"][];
+                        /** @description The metrics over every record the filter matches, whatever the page. */
+                        totals: {
+                            [key: string]: (number | null) | string;
+                        };
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page of groups. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    aggregates_records: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AggregateDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AggregateGroupView"][];
+                        /** @description The metrics over every record the filter matches, whatever the page. */
+                        totals: {
+                            [key: string]: (number | null) | string;
+                        };
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page of groups. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             501: components["responses"]["Error501"];

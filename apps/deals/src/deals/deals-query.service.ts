@@ -1,5 +1,7 @@
 import { Page } from '@crm/common';
 import {
+  AggregateDto,
+  AggregateReply,
   DEAL_SOURCES,
   DEAL_STATUSES,
   QueryFieldInfo,
@@ -43,6 +45,11 @@ export class DealsQuery {
 
   async run(ctx: RequestContext, query: RecordQueryDto): Promise<Page<QueryItem>> {
     return this.queries.run(ctx, await this.catalog(), query);
+  }
+
+  /** `POST /deals/aggregate` (docs/aggregate.md), over the query's catalog. */
+  async aggregate(ctx: RequestContext, request: AggregateDto): Promise<AggregateReply> {
+    return this.queries.aggregate(ctx, await this.catalog(), request);
   }
 
   /** What a query over deals (or, given a prefix, another service's relation into them) may name. */

@@ -1,5 +1,6 @@
 import { Access, AnyOperation, builtInEntry, McpExposure, ObjectEntry, Ops } from '@crm/contracts';
 import { inputSchema, JsonSchema } from './input-schemas';
+import { AGGREGATE_TOOLS } from './aggregate-tools';
 import { RECORD_TOOLS } from './record-tools';
 import { FIND_DUPLICATES } from './duplicate-tools';
 
@@ -85,4 +86,5 @@ export const TOOLS: readonly McpTool[] = [
     .map(toolOf),
   ...RECORD_TOOLS,
   FIND_DUPLICATES,
+  ...AGGREGATE_TOOLS,
 ];

@@ -29,7 +29,7 @@ interface Target {
   params: Record<string, string>;
 }
 
-async function objectOf(args: Record<string, unknown>, context: ToolEnv): Promise<Target> {
+export async function objectOf(args: Record<string, unknown>, context: ToolEnv): Promise<Target> {
   const slug = String(args.object);
   const routes = builtIn(slug);
   if (routes) return { slug, routes, params: {} };

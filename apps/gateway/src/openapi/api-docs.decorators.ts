@@ -122,6 +122,37 @@ export function ApiBatch(view: Type<unknown>, describe: Describe, created?: Type
   );
 }
 
+/** An aggregation (docs/aggregate.md): a page of groups, the totals over every matched record, and the cursor of the next page. */
+export function ApiAggregate(view: Type<unknown>, describe: Describe) {
+  const metrics = { type: 'object' as const, additionalProperties: { anyOf: [{ type: 'number' as const, nullable: true }, { type: 'string' as const }] } };
+  return applyDecorators(
+    ...requestOf(describe),
+    ApiExtraModels(view),
+    ApiResponse({
+      status: 200,
+      schema: {
+        type: 'object',
+        required: ['data', 'totals', 'has_more', 'next_cursor'],
+        properties: {
+          data: { type: 'array', items: { $ref: getSchemaPath(view) } },
+          totals: { ...metrics, description: 'The metrics over every record the filter matches, whatever the page.' },
+          has_more: { type: 'boolean' },
+          next_cursor: { type: 'string', nullable: true, description: 'Opaque; send it as `cursor` for the next page of groups.' },
+        },
+        additionalProperties: false,
+        example: {
+          data: [
+            { group: { 'stage.name': 'Proposal', expected_close: '2026-12-01T00:00:00.000+01:00' }, metrics: { deals: 12, pipeline: 1200000, p90: 250000 } },
+          ],
+          totals: { deals: 40, pipeline: 4000000, p90: 310000 },
+          has_more: false,
+          next_cursor: null,
+        },
+      },
+    }),
+  );
+}
+
 /** A delete or other write that answers 204 with no body. */
 export function ApiNoContent(describe: Describe) {
   return applyDecorators(...requestOf(describe), ApiNoContentResponse({ description: 'Done; no body.' }));

@@ -4,7 +4,7 @@ import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { PUBLIC_PATHS } from '../http/access.hook';
 import { BODY_EXTENSION, QUERY_EXTENSION } from './api-docs.decorators';
 import { ErrorView } from './error.view';
-import { QUERY_EXPRESSION_SCHEMAS } from '@crm/contracts';
+import { AGGREGATE_EXAMPLE, AGGREGATE_PROPERTIES, AGGREGATE_SCHEMAS, QUERY_EXPRESSION_SCHEMAS } from '@crm/contracts';
 
 /** The release this document describes; kept equal to package.json's version (a test checks). */
 export const API_VERSION = '0.1.0';
@@ -162,6 +162,14 @@ export function completeDocument(document: OpenAPIObject): OpenAPIObject {
     Object.assign(schemas, QUERY_EXPRESSION_SCHEMAS);
     const expression = { $ref: '#/components/schemas/QueryExpression' };
     properties.filter = nullable ? { oneOf: [expression, { type: 'null' }] } : expression;
+  }
+  // An aggregation's dimensions, metrics and sort keys are each one of several shapes: written out too.
+  if (schemas.AggregateDto) {
+    Object.assign(schemas, QUERY_EXPRESSION_SCHEMAS, AGGREGATE_SCHEMAS);
+    Object.assign(schemas.AggregateDto.properties as Record<string, Schema>, AGGREGATE_PROPERTIES, {
+      filter: { $ref: '#/components/schemas/QueryExpression' },
+    });
+    schemas.AggregateDto.example = AGGREGATE_EXAMPLE;
   }
   return toOpenApi31(document) as OpenAPIObject;
 }

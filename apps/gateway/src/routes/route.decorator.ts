@@ -2,7 +2,7 @@ import { AnyOperation, HttpMethod, Ops } from '@crm/contracts';
 import { applyDecorators, Delete, Get, HttpCode, Patch, Post, Put } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { Scopes } from '../http/scopes';
-import { ApiBatch, ApiNoContent, ApiPage, ApiResource } from '../openapi/api-docs.decorators';
+import { ApiAggregate, ApiBatch, ApiNoContent, ApiPage, ApiResource } from '../openapi/api-docs.decorators';
 
 const METHODS: Record<HttpMethod, (path: string) => MethodDecorator> = { GET: Get, POST: Post, PUT: Put, PATCH: Patch, DELETE: Delete };
 
@@ -25,7 +25,9 @@ function documented(op: AnyOperation) {
         ? ApiResource(http.status, reply.view as never, describe, { included: reply.included, warnings: reply.warnings, secret: reply.secret })
         : reply.kind === 'batch'
           ? ApiBatch(reply.view as never, describe, reply.created as never)
-          : ApiNoContent(describe);
+          : reply.kind === 'aggregate'
+            ? ApiAggregate(reply.view as never, describe)
+            : ApiNoContent(describe);
   const errors = Object.entries(http.errors ?? {}).map(([status, description]) => ApiResponse({ status: Number(status), description }));
   return [answer, ...errors];
 }

@@ -4,6 +4,7 @@ import type { ApiScope } from '../rpc';
 import type { BatchReply } from '../batch/batch';
 import type { ChangeVia } from '../changes/changes';
 import type { RpcServiceName } from '../subjects';
+import type { AggregateReply } from '../query/aggregate.dto';
 
 /** A class the request or reply is an instance of (class-validator rules, @ApiProperty views). */
 export type Class<T = unknown> = abstract new (...args: never[]) => T;
@@ -59,6 +60,8 @@ export type ReplyShape =
   | { kind: 'none' }
   /** A batch write: `{data: [{index, status, data?, error?}]}`, one result per item, `data` being the view. */
   | { kind: 'batch'; view: Class; created?: Class }
+  /** An aggregation (docs/aggregate.md): `{data: [view], totals, has_more, next_cursor}`. */
+  | { kind: 'aggregate'; view: Class }
   /** A service-to-service answer: its type is the operation's type parameter, with no schema. */
   | { kind: 'internal' };
 
@@ -139,7 +142,9 @@ type ReplyOfShape<S, V> = S extends { kind: 'batch' }
       ? PageOf<V>
       : S extends { kind: 'none' }
         ? void
-        : ResourceOf<V>;
+        : S extends { kind: 'aggregate' }
+          ? AggregateReply
+          : ResourceOf<V>;
 
 interface RouteSpec<Path extends string, Q, B, V, S extends ReplyShape, Svc extends RpcServiceName> {
   service: Svc;
@@ -210,6 +215,7 @@ export const page = <V>(view: Class<V>) => ({ kind: 'page', view }) as const;
 /** The answer of a query: pages of the view, or of `{id, ...paths}` when the query names its `fields`. */
 export const projectedPage = <V>(view: Class<V>) => ({ kind: 'page', view, projected: true }) as const;
 export const noContent = { kind: 'none' } as const;
+export const aggregated = <V>(view: Class<V>) => ({ kind: 'aggregate', view }) as const;
 /** `created`: the view a created item carries where the single create answers with less than the full view. */
 export const batchResults = <V, C = V>(view: Class<V>, created?: Class<C>) =>
   ({ kind: 'batch', view, ...(created ? { created } : {}) }) as { kind: 'batch'; view: Class<V | C>; created?: Class<C> };

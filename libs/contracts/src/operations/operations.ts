@@ -1,4 +1,5 @@
 import { RpcServiceName } from '../subjects';
+import { aggregates } from './aggregate.ops';
 import { activities, companies, contacts, contactsInternal, imports, importSteps, tasks, users } from './contacts.ops';
 import { deals, dealsInternal, pipelines } from './deals.ops';
 import { internal } from './operation';
@@ -38,6 +39,7 @@ export const Ops = {
   schema,
   capture,
   objects,
+  aggregates,
   dealsSchema,
   contactsInternal,
   dealsInternal,

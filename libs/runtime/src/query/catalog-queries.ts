@@ -1,9 +1,19 @@
 import { CursorCodec, Page, ServiceConfig } from '@crm/common';
-import { QueryFieldInfo, RecordQueryDto, RemoteMatchRequest, RemoteValuesReply, RemoteValuesRequest, RequestContext } from '@crm/contracts';
+import {
+  AggregateDto,
+  AggregateReply,
+  QueryFieldInfo,
+  RecordQueryDto,
+  RemoteMatchRequest,
+  RemoteValuesReply,
+  RemoteValuesRequest,
+  RequestContext,
+} from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { Provider } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { SERVICE_CONFIG } from '../service-app';
+import { runAggregate } from './aggregate-run';
 import { QueryRunOptions, queryRunOptions, QuerySettings } from './query-budget';
 import { describeQueryFields, QueryCatalog } from './query-catalog';
 import { QueryItem, runRecordQuery } from './query-runner';
@@ -25,6 +35,11 @@ export class CatalogQueries {
 
   run(ctx: RequestContext, catalog: QueryCatalog, query: RecordQueryDto): Promise<Page<QueryItem>> {
     return runRecordQuery(this.dataSource, catalog, query, { ...this.options, remote: remoteQueriesOver(this.rpc, ctx) }, this.cursors);
+  }
+
+  /** `POST /<object>/aggregate` over the catalog (docs/aggregate.md). */
+  aggregate(ctx: RequestContext, catalog: QueryCatalog, request: AggregateDto): Promise<AggregateReply> {
+    return runAggregate(this.dataSource, catalog, request, { ...this.options, remote: remoteQueriesOver(this.rpc, ctx) }, this.cursors);
   }
 
   /** What a query over the catalog may name, the paths other services answer for included. */

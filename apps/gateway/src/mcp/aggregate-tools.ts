@@ -1,0 +1,46 @@
+import { AggregateLimits, AnyOperation, Ops } from '@crm/contracts';
+import type { McpTool } from './mcp-tools';
+import { objectOf } from './record-tools';
+
+/** Each object's `POST /<object>/aggregate`; a custom object's records take its slug. */
+const AGGREGATE_ROUTES: Readonly<Record<string, AnyOperation>> = {
+  contacts: Ops.aggregates.contacts,
+  companies: Ops.aggregates.companies,
+  users: Ops.aggregates.users,
+  activities: Ops.aggregates.activities,
+  tasks: Ops.aggregates.tasks,
+  deals: Ops.aggregates.deals,
+};
+
+/** aggregate_records (docs/aggregate.md): the object's aggregation route, with a short schema; the service checks the shapes and names every problem. */
+export const AGGREGATE_TOOLS: readonly McpTool[] = [
+  {
+    name: 'aggregate_records',
+    title: 'Aggregate records',
+    description:
+      'How many, how much, where: metrics over the records a query filter matches, in up to 3 groups. group_by items: a path, {field,interval:hour|day|week|month|quarter|year,time_zone?} or {field,ranges:[bounds]}. metrics: {name:{op:count|count_distinct|sum|avg|min|max|percentile,field?,percentile?}}. sort: [{metric|group,direction?}].',
+    access: 'read',
+    idempotent: true,
+    checksArguments: true,
+    input: {
+      type: 'object',
+      properties: {
+        object: { type: 'string', description: 'An object slug from describe_schema.' },
+        filter: { type: 'object', description: 'As in query_records.' },
+        group_by: { type: 'array', maxItems: AggregateLimits.dimensions },
+        metrics: { type: 'object', minProperties: 1, maxProperties: AggregateLimits.metrics },
+        sort: { type: 'array', maxItems: AggregateLimits.sortKeys },
+        limit: { type: 'integer', minimum: 1, maximum: AggregateLimits.groups },
+        cursor: { type: 'string' },
+      },
+      required: ['object', 'metrics'],
+      additionalProperties: false,
+    },
+    run: async (args, context) => {
+      const { slug, params } = await objectOf(args, context);
+      const op = AGGREGATE_ROUTES[slug] ?? Ops.aggregates.records;
+      const { object: _object, ...body } = args;
+      return context.call(op, { params, body });
+    },
+  },
+];
