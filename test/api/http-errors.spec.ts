@@ -156,7 +156,7 @@ describe('GET /health', () => {
     const res = await stack.api.get('/health', { key: null });
     expect(res.status).toBe(200);
     expect(res.body.status).toBe('ok');
-    expect(Object.keys(res.body.details).sort()).toEqual(['contacts', 'database', 'deals', 'events', 'nats', 'redis', 'webhooks']);
+    expect(Object.keys(res.body.details).sort()).toEqual(['contacts', 'database', 'deals', 'events', 'nats', 'outbox', 'redis', 'webhooks']);
     expect(Object.values(res.body.details).every((d: any) => d.status === 'up')).toBe(true);
   });
 

@@ -102,10 +102,12 @@ export async function cursorRoutes(api: ApiClient): Promise<CursorRoute[]> {
         });
       }
       const body = operation.requestBody ? resolve<{ content: Record<string, { schema: unknown }> }>(operation.requestBody as never) : undefined;
-      const schema = body ? resolve<{ properties?: Record<string, unknown> }>(Object.values(body.content)[0].schema as never) : undefined;
+      const schema = body ? resolve<{ properties?: Record<string, unknown>; required?: string[] }>(Object.values(body.content)[0].schema as never) : undefined;
       if (method === 'post' && schema?.properties?.cursor) {
         const path = filled();
-        routes.push({ method: 'POST', template, path, sortable: false, send: (client, cursor) => client.post(path, { cursor }) });
+        // The least body the route accepts besides its cursor: an aggregation needs a metric.
+        const rest = schema.required?.includes('metrics') ? { metrics: { n: { op: 'count' } } } : {};
+        routes.push({ method: 'POST', template, path, sortable: false, send: (client, cursor) => client.post(path, { ...rest, cursor }) });
       }
     }
   }

@@ -32,6 +32,8 @@ import { importCounts } from './import.presenter';
  * uploads abandoned for ABANDONED_AFTER_MS, neither of which needs it more often than once a minute.
  */
 const POLL_MS = 60_000;
+/** The first wait after a failed batch; each failure in a row doubles it, up to POLL_MS. */
+const FIRST_RETRY_MS = 500;
 /** An upload that has staged nothing for this long is taken as abandoned. */
 const ABANDONED_AFTER_MS = 15 * 60 * 1000;
 
@@ -52,6 +54,8 @@ function importContext(job: Import): RequestContext {
 @Injectable()
 export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer?: NodeJS.Timeout;
+  private retry?: NodeJS.Timeout;
+  private retryMs = FIRST_RETRY_MS;
   private running?: Promise<void>;
   private wanted = false;
   private stopped = false;
@@ -74,6 +78,7 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.retry);
     await this.running;
   }
 
@@ -85,7 +90,17 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
       return;
     }
     this.running = this.drain()
-      .catch((err: Error) => this.logger.warn({ err: err.message }, 'import batch failed; it will be retried'))
+      .then(() => {
+        this.retryMs = FIRST_RETRY_MS;
+      })
+      .catch((err: Error) => {
+        // Retried soon, not at the next minute's look: a batch that failed as a replica started (its
+        // connections still warming) would otherwise hold a resumed import up for a minute.
+        this.logger.warn({ err: err.message, retry_ms: this.retryMs }, 'import batch failed; it will be retried');
+        clearTimeout(this.retry);
+        this.retry = setTimeout(() => this.kick(), this.retryMs);
+        this.retryMs = Math.min(this.retryMs * 2, POLL_MS);
+      })
       .finally(() => {
         this.running = undefined;
         if (this.wanted) {
