@@ -13,6 +13,7 @@ interface EntitySql {
   byId: string;
   byIdForUpdate: string;
   byIdForShare: string;
+  byIds: string;
 }
 
 const compiled = new WeakMap<EntityMetadata, EntitySql>();
@@ -26,7 +27,8 @@ function sqlOf(manager: EntityManager, target: EntityTarget<ObjectLiteral>): Ent
     const table = metadata.tablePath.split('.').map(quote).join('.');
     const columns = metadata.columns.map((c) => quote(c.databaseName)).join(', ');
     const byId = `SELECT ${columns} FROM ${table} WHERE ${quote(metadata.primaryColumns[0].databaseName)} = $1`;
-    sql = { metadata, byId, byIdForUpdate: `${byId} FOR UPDATE`, byIdForShare: `${byId} FOR SHARE` };
+    const byIds = `SELECT ${columns} FROM ${table} WHERE ${quote(metadata.primaryColumns[0].databaseName)} = ANY($1::text[])`;
+    sql = { metadata, byId, byIdForUpdate: `${byId} FOR UPDATE`, byIdForShare: `${byId} FOR SHARE`, byIds };
     compiled.set(metadata, sql);
   }
   return sql;
@@ -53,6 +55,13 @@ export async function findById<T extends ObjectLiteral>(
   const sql = sqlOf(manager, target);
   const rows: Record<string, unknown>[] = await manager.query(lock === 'share' ? sql.byIdForShare : lock ? sql.byIdForUpdate : sql.byId, [id]);
   return rows.length ? hydrate(manager, target, rows[0]) : null;
+}
+
+/** The rows with these primary keys, in no particular order (none for an empty list, without a round trip). */
+export async function findByIds<T extends ObjectLiteral>(manager: EntityManager, target: EntityTarget<T>, ids: readonly string[]): Promise<T[]> {
+  if (!ids.length) return [];
+  const rows: Record<string, unknown>[] = await manager.query(sqlOf(manager, target).byIds, [ids]);
+  return rows.map((row) => hydrate(manager, target, row));
 }
 
 /** Inserts one row and returns it as stored (defaults filled in), without reading it back. */
@@ -174,12 +183,26 @@ export async function updateRows<T extends ObjectLiteral>(
 
 /** The rows with these primary keys, locked FOR UPDATE in key order (so two batches cannot deadlock). */
 export async function lockRows<T extends ObjectLiteral>(manager: EntityManager, target: EntityTarget<T>, ids: readonly string[], where = ''): Promise<T[]> {
-  if (!ids.length) return [];
+  return (await lockRowsAt(manager, target, ids, 'NULL', where)).rows;
+}
+
+/**
+ * `lockRows`, with the value of the SQL expression `clock` (the transaction's time) read in the same
+ * statement, so a write that dates its changes needs no round trip of its own; `now` is undefined when no row matched.
+ */
+export async function lockRowsAt<T extends ObjectLiteral>(
+  manager: EntityManager,
+  target: EntityTarget<T>,
+  ids: readonly string[],
+  clock: string,
+  where = '',
+): Promise<{ rows: T[]; now: Date | undefined }> {
+  if (!ids.length) return { rows: [], now: undefined };
   const { metadata } = sqlOf(manager, target);
   const key = quoted(metadata.primaryColumns[0].databaseName);
   const rows: Record<string, unknown>[] = await manager.query(
-    `SELECT * FROM ${tableOf(metadata)} WHERE ${key} = ANY($1::text[]) ${where} ORDER BY ${key} FOR UPDATE`,
+    `SELECT *, ${clock} AS "__clock" FROM ${tableOf(metadata)} WHERE ${key} = ANY($1::text[]) ${where} ORDER BY ${key} FOR UPDATE`,
     [ids],
   );
-  return rows.map((row) => hydrate(manager, target, row));
+  return { rows: rows.map((row) => hydrate(manager, target, row)), now: rows[0]?.__clock as Date | undefined };
 }

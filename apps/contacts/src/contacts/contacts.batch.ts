@@ -1,4 +1,4 @@
-import { ChangeSet, IdPrefix } from '@crm/common';
+import { ChangeSet, findByIds, IdPrefix } from '@crm/common';
 import { ContactSummaryView, ContactView, CreateContactDto, event, EventType, UpdateContactDto } from '@crm/contracts';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
@@ -17,7 +17,7 @@ import { CONTACT_FIELDS, contactEmailTaken, contactPatchInput, newContactColumns
 export async function rowsById<T extends { id: string }>(m: EntityManager, entity: new () => T, ids: Array<string | null>): Promise<Map<string, T>> {
   const wanted = [...new Set(ids.filter((id): id is string => id !== null))];
   if (!wanted.length) return new Map();
-  const rows = await m.getRepository(entity).createQueryBuilder('r').where('r.id IN (:...wanted)', { wanted }).getMany();
+  const rows = await findByIds(m, entity, wanted);
   return new Map(rows.map((row) => [row.id, row]));
 }
 

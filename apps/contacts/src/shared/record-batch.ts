@@ -1,17 +1,4 @@
-import {
-  ChangeSet,
-  ColumnValues,
-  columnValues,
-  diffFields,
-  DomainError,
-  FieldSpec,
-  IdPrefix,
-  insertRows,
-  isId,
-  lockRows,
-  newId,
-  updateRows,
-} from '@crm/common';
+import { ChangeSet, columnValues, diffFields, DomainError, FieldSpec, IdPrefix, insertRows, isId, lockRows, lockRowsAt, newId, updateRows } from '@crm/common';
 import { CustomFieldBuiltIn, EventDraft, keptBy, RequestContext, SlugKeptBy, SlugWith } from '@crm/contracts';
 import { createdChange, deletedChange, updatedChange } from '@crm/messaging';
 import { BatchRecording, BatchWriter, BuiltInCustomFieldsService, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '@crm/runtime';
@@ -22,6 +9,9 @@ import { DealDirectory } from './references';
 import { NOW_MS } from './sql';
 
 type Row = BuiltInRecord & { id: string };
+
+/** The time a new row's columns are handed: a stand-in, recognised by identity, for the transaction's time. */
+const CLOCK = new Date(0);
 
 /** A field naming another record that must exist when it is written. */
 export interface ReferenceField {
@@ -107,7 +97,6 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
   async insert(m: EntityManager, ctx: RequestContext, items: CreateItem<C>[]): Promise<ItemOutcome<V | S>[]> {
     if (!items.length) return [];
     const { spec } = this;
-    const now = await this.now(m);
     const ids = items.map(() => newId(spec.prefix));
     const outcomes = new Map<number, ItemOutcome<V | S>>();
     const missing = await this.missingReferences(
@@ -122,23 +111,17 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
       items.map((item, i) => ({ recordId: ids[i], sent: (item.body as { custom_fields?: Record<string, unknown> | null }).custom_fields })),
     );
 
-    const rows: ColumnValues[] = [];
+    const entities: Partial<E>[] = [];
     const pending: Array<{ item: CreateItem<C>; id: string; warnings: ItemOutcome<V>['warnings'] }> = [];
     items.forEach((item, i) => {
       const error = missing.get(item.index) ?? custom[i].error;
       if (error) return outcomes.set(item.index, { index: item.index, error });
       const body = item.body as { metadata?: Record<string, unknown> | null };
-      const entity = {
-        ...spec.newRow(item.body, now),
-        id: ids[i],
-        metadata: body.metadata ?? {},
-        customFields: custom[i].stored ?? {},
-        createdAt: now,
-        updatedAt: now,
-      } as Partial<E>;
-      rows.push(columnValues(m, spec.entity, entity, Object.keys(entity)));
+      // created_at and updated_at are left to the columns' default, the transaction's time (NOW_MS).
+      entities.push({ ...spec.newRow(item.body, CLOCK), id: ids[i], metadata: body.metadata ?? {}, customFields: custom[i].stored ?? {} } as Partial<E>);
       pending.push({ item, id: ids[i], warnings: custom[i].warnings });
     });
+    const rows = (await this.clocked(m, entities)).map((entity) => columnValues(m, spec.entity, entity, Object.keys(entity)));
 
     const inserted = new Map((await insertRows(m, spec.entity, rows, { ignoreConflicts: spec.unique !== undefined })).map((row) => [row.id, row]));
     const stored = pending.filter((p) => inserted.has(p.id));
@@ -186,16 +169,16 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
     const customSent = items.some((item) => (item.body as { custom_fields?: unknown }).custom_fields !== undefined);
     // Definitions first, then rows: the order a field rename takes them in, as the single update does.
     if (customSent) await this.customFields.lockDefinitions(m, spec.object);
-    const found = new Map(
-      (
-        await lockRows(
-          m,
-          spec.entity,
-          items.filter((i) => isId(i.id, spec.prefix)).map((i) => i.id),
-        )
-      ).map((row) => [row.id, row]),
+    // The rows and the transaction's time in one statement: the time dates the update and what it implies.
+    const locked = await lockRowsAt(
+      m,
+      spec.entity,
+      items.filter((i) => isId(i.id, spec.prefix)).map((i) => i.id),
+      NOW_MS,
     );
-    const now = await this.now(m);
+    const found = new Map(locked.rows.map((row) => [row.id, row]));
+    // Only found rows are written, so without one the time is never used.
+    const now = locked.now ?? new Date();
     const outcomes = new Map<number, ItemOutcome<V | S>>();
     const present = items.filter((item) => {
       if (found.has(item.id)) return true;
@@ -362,9 +345,16 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
     return errors;
   }
 
-  /** The time of the transaction at the precision timestamps are stored with (NOW_MS). */
-  private async now(m: EntityManager): Promise<Date> {
+  /**
+   * New rows with every CLOCK value (what `newRow` was handed as the time) replaced by the transaction's
+   * time (NOW_MS), read only when a row uses it: most creates need no clock of their own.
+   */
+  private async clocked(m: EntityManager, entities: Partial<E>[]): Promise<Partial<E>[]> {
+    const dated = (entity: Partial<E>) => Object.values(entity).some((v) => v === CLOCK);
+    if (!entities.some(dated)) return entities;
     const [{ now }] = (await m.query(`SELECT ${NOW_MS} AS now`)) as Array<{ now: Date }>;
-    return now;
+    return entities.map((entity) =>
+      dated(entity) ? (Object.fromEntries(Object.entries(entity).map(([k, v]) => [k, v === CLOCK ? now : v])) as Partial<E>) : entity,
+    );
   }
 }

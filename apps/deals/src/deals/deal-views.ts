@@ -1,4 +1,4 @@
-import { Logger } from '@crm/common';
+import { findByIds, Logger } from '@crm/common';
 import { FullDealView, RelatedSummary, RequestContext, ResolveContactsReply } from '@crm/contracts';
 import { LOGGER } from '@crm/runtime';
 import { Inject, Injectable } from '@nestjs/common';
@@ -39,16 +39,16 @@ export class DealViews {
     const ids = (pick: (d: Deal) => string | null) => [...new Set(deals.map(pick).filter((id): id is string => id !== null))];
     const [names, pipelines, stages] = await Promise.all([
       this.names(ctx, { contact_ids: ids((d) => d.contactId), company_ids: ids((d) => d.companyId), user_ids: ids((d) => d.ownerId) }),
-      m
-        .getRepository(Pipeline)
-        .createQueryBuilder('p')
-        .where('p.id IN (:...ids)', { ids: ids((d) => d.pipelineId) })
-        .getMany(),
-      m
-        .getRepository(Stage)
-        .createQueryBuilder('s')
-        .where('s.id IN (:...ids)', { ids: ids((d) => d.stageId) })
-        .getMany(),
+      findByIds(
+        m,
+        Pipeline,
+        ids((d) => d.pipelineId),
+      ),
+      findByIds(
+        m,
+        Stage,
+        ids((d) => d.stageId),
+      ),
     ]);
     const summary = (list: RelatedSummary[] | undefined, type: RelatedSummary['type'], id: string | null): RelatedSummary | null => {
       if (id === null) return null;

@@ -1,4 +1,18 @@
-import { ChangeSet, columnValues, diffFields, DomainError, ErrorCode, IdPrefix, insertRows, isId, lockRows, newId, updateRows } from '@crm/common';
+import {
+  ChangeSet,
+  columnValues,
+  diffFields,
+  DomainError,
+  ErrorCode,
+  findByIds,
+  IdPrefix,
+  insertRows,
+  isId,
+  lockRows,
+  lockRowsAt,
+  newId,
+  updateRows,
+} from '@crm/common';
 import { CreateDealDto, DealView, event, EventDraft, EventType, FullDealView, RequestContext, UpdateDealDto } from '@crm/contracts';
 import { BatchWriter, BuiltInCustomFieldsService, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
@@ -117,15 +131,14 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       items.map((i) => ({ index: i.index, links: i.body })),
     );
     if (items.some((i) => i.body.custom_fields !== undefined)) await this.customFields.lockDefinitions(m, 'deals');
-    const found = new Map(
-      (
-        await lockRows(
-          m,
-          Deal,
-          items.filter((i) => isId(i.id, IdPrefix.Deal)).map((i) => i.id),
-        )
-      ).map((d) => [d.id, d]),
+    // The rows and the clock in one statement; without a row the clock is never used.
+    const locked = await lockRowsAt(
+      m,
+      Deal,
+      items.filter((i) => isId(i.id, IdPrefix.Deal)).map((i) => i.id),
+      'clock_timestamp()',
     );
+    const found = new Map(locked.rows.map((d) => [d.id, d]));
     const present = items.filter((item) => {
       // A link that names nothing is answered before an unknown deal, as it is checked before the deal is read.
       const error = missing.get(item.index) ?? (found.has(item.id) ? undefined : DomainError.notFound('deal', item.id));
@@ -145,7 +158,7 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
         .filter((i) => i.body.stage_id !== undefined || (i.body.pipeline_id !== undefined && i.body.pipeline_id !== found.get(i.id)!.pipelineId))
         .map((i) => ({ index: i.index, pipelineId: i.body.pipeline_id ?? found.get(i.id)!.pipelineId, stageId: i.body.stage_id })),
     );
-    const now = await this.clock(m);
+    const now = locked.now ?? new Date();
 
     const written: Array<{ index: number; deal: Deal; from: string | null; events: EventDraft[]; changes: ChangeSet }> = [];
     const unchanged: Array<{ index: number; deal: Deal }> = [];
@@ -277,31 +290,11 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
     const result = new Map<number, Stage | DomainError>();
     if (!items.length) return result;
     const stageIds = items.map((i) => i.stageId).filter((id): id is string => id !== undefined && isId(id, IdPrefix.Stage));
-    const stageById = new Map(
-      (stageIds.length
-        ? await m
-            .getRepository(Stage)
-            .createQueryBuilder('s')
-            .where('s.id IN (:...ids)', { ids: [...new Set(stageIds)] })
-            .getMany()
-        : []
-      ).map((s) => [s.id, s]),
-    );
+    const stageById = new Map((await findByIds(m, Stage, [...new Set(stageIds)])).map((s) => [s.id, s]));
     // A stage of the named pipeline proves the pipeline exists; only otherwise is the pipeline looked up, to name the right field.
     const stageOf = (i: { pipelineId: string; stageId: string | undefined }) => (i.stageId === undefined ? undefined : stageById.get(i.stageId));
     const unproven = items.filter((i) => i.stageId !== undefined && stageOf(i)?.pipelineId !== i.pipelineId && isId(i.pipelineId, IdPrefix.Pipeline));
-    const pipelineExists = new Set(
-      unproven.length
-        ? (
-            await m
-              .getRepository(Pipeline)
-              .createQueryBuilder('p')
-              .select('p.id')
-              .where('p.id IN (:...ids)', { ids: [...new Set(unproven.map((i) => i.pipelineId))] })
-              .getMany()
-          ).map((p) => p.id)
-        : [],
-    );
+    const pipelineExists = new Set((await findByIds(m, Pipeline, [...new Set(unproven.map((i) => i.pipelineId))])).map((p) => p.id));
     for (const item of items) {
       const { index, pipelineId, stageId } = item;
       const stage = stageOf(item);
