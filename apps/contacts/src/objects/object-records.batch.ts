@@ -147,7 +147,7 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
     const present = items.flatMap((item) => {
       const record = found.get(item.id);
       if (!record) {
-        outcomes.set(item.index, { index: item.index, error: DomainError.notFound(this.noun, item.id) });
+        outcomes.set(item.index, { index: item.index, error: DomainError.notFound(`${type.slug} record`, item.id) });
         return [];
       }
       const sent = item.body.values ?? {};
@@ -201,7 +201,7 @@ export class ObjectRecordsBatchWriter implements BatchWriter<ObjectRecordInputDt
     if (found.size) await m.query(`DELETE FROM object_records WHERE id = ANY($1::text[])`, [[...found.keys()]]);
     return items.map((item) => {
       const record = found.get(item.id);
-      if (!record) return { index: item.index, error: DomainError.notFound(this.noun, item.id) };
+      if (!record) return { index: item.index, error: DomainError.notFound(`${type.slug} record`, item.id) };
       const change = deletedChange(type.slug, record.id, { values: record.values });
       return { index: item.index, status: 204, events: [this.event(EventType.ObjectRecordDeleted, item.id, type)], changes: [change] };
     });

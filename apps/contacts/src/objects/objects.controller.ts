@@ -91,7 +91,7 @@ export class ObjectRecordsController {
   }
 
   @Handles(Ops.objects.removeRecord)
-  async remove(@Payload('params') { slug, id }: { slug: string; id: string }) {
-    await this.records.remove(slug, id);
+  async remove(@Payload('ctx') ctx: RequestContext, @Payload('params') { slug, id }: { slug: string; id: string }) {
+    await this.records.remove(ctx, slug, id);
   }
 }

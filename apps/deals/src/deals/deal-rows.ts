@@ -2,6 +2,7 @@ import { fieldSpecs } from '@crm/common';
 import { CreateDealDto, DealCreatedData } from '@crm/contracts';
 import { Stage } from '../pipelines/stage.entity';
 import { Deal } from './deal.entity';
+import { presentDeal } from './deal.presenter';
 
 /** Fields a PATCH may change other than the stage and status, with their column properties. */
 export const DEAL_FIELDS = fieldSpecs<Deal>({
@@ -46,18 +47,10 @@ export function newDeal(id: string, dto: CreateDealDto, stage: Stage, customFiel
   };
 }
 
+/** deal.created's payload: the deal's fields as its view shows them. */
 export function dealCreatedData(deal: Deal): DealCreatedData {
-  return {
-    deal_id: deal.id,
-    name: deal.name,
-    pipeline_id: deal.pipelineId,
-    stage_id: deal.stageId,
-    contact_id: deal.contactId,
-    company_id: deal.companyId,
-    value: deal.value,
-    currency: deal.currency,
-    status: deal.status,
-  };
+  const { id, name, pipeline_id, stage_id, contact_id, company_id, value, currency, status } = presentDeal(deal);
+  return { deal_id: id, name, pipeline_id, stage_id, contact_id, company_id, value, currency, status };
 }
 
 /** The columns an update writes: every field a PATCH may change, and the placement a stage move changes. */

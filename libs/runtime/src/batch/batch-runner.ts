@@ -258,6 +258,16 @@ export class BatchRunner {
     item: WriteItems<C, U>,
     within?: EntityManager,
   ): Promise<V> {
+    return (await this.oneWithWarnings(ctx, writer, item, within)).data;
+  }
+
+  /** `one`, with the warnings of a soft-enforced write (a custom object record's single write answers them). */
+  async oneWithWarnings<C extends object, U extends object, V>(
+    ctx: RequestContext,
+    writer: BatchWriter<C, U, V>,
+    item: WriteItems<C, U>,
+    within?: EntityManager,
+  ): Promise<{ data: V; warnings: ValidationWarning[] }> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await transactionOf(
@@ -266,7 +276,7 @@ export class BatchRunner {
         )(async (m) => {
           const [outcome] = await this.apply(m, ctx, writer, item);
           if (outcome.error) throw outcome.error;
-          return outcome.data as V;
+          return { data: outcome.data as V, warnings: outcome.warnings ?? [] };
         });
       } catch (err) {
         // As for a batch: a unique value or a referenced record changed between the checks and the write.
