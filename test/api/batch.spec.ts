@@ -400,4 +400,16 @@ describe('Batch writes', () => {
     );
     expect((await stack.api.post(`/objects/nope_${t}/records/batch`, { operation: 'create', items: [{ values: {} }] })).status).toBe(404);
   });
+
+  it('answers an unknown custom object record as its single delete does, with the object named by id', async () => {
+    const s = `mission_${Date.now().toString(36)}`;
+    const type = await stack.api.post('/objects', { name: 'Mission', slug: s, fields: [{ name: 'title', type: 'string' }] });
+    const byId = `/objects/${type.body.data.id}/records`;
+    const missing = 'orec_01aaaaaaaaaaaaaaaaaaaaaaaa';
+    const single = await stack.api.delete(`${byId}/${missing}`);
+    expect(single.status).toBe(404);
+    const batch = await stack.api.post(`${byId}/batch`, { operation: 'delete', items: [{ id: missing }] });
+    expect(batch.body.data[0]).toEqual({ index: 0, status: 404, error: single.body.error });
+    expect(single.body.error.message).toContain(`${s} record`);
+  });
 });
