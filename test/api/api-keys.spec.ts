@@ -25,6 +25,7 @@ describe('API keys', () => {
       id: key.id,
       name: 'reporting',
       scope: 'read',
+      scopes: ['*:read'],
       last4: key.key.slice(-4),
       user_id: null,
       expires_at: null,

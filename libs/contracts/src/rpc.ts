@@ -7,7 +7,8 @@ export type ApiScope = (typeof API_SCOPES)[number];
 export interface RequestContext {
   request_id: string;
   key_id?: string;
-  scope?: ApiScope;
+  /** The key's named scope, or `custom` for a key made with `scopes`. */
+  scope?: ApiScope | 'custom';
   /** The team member the key belongs to, when it has one. */
   user_id?: string;
   /**

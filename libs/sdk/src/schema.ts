@@ -1578,8 +1578,13 @@ export interface components {
         CreatedApiKeyView: {
             id: string;
             name: string;
-            /** @enum {string} */
-            scope: "read" | "read-write" | "capture-only";
+            /**
+             * @description `custom` for a key made with `scopes`.
+             * @enum {string}
+             */
+            scope: "read" | "read-write" | "capture-only" | "custom";
+            /** @description What the key may do: `<resource>:<action>` permissions (a named scope as its set). */
+            scopes: string[];
             /** @description The last four characters of the key, to tell keys apart. */
             last4: string;
             user_id: string | null;
@@ -1606,8 +1611,13 @@ export interface components {
         ApiKeyView: {
             id: string;
             name: string;
-            /** @enum {string} */
-            scope: "read" | "read-write" | "capture-only";
+            /**
+             * @description `custom` for a key made with `scopes`.
+             * @enum {string}
+             */
+            scope: "read" | "read-write" | "capture-only" | "custom";
+            /** @description What the key may do: `<resource>:<action>` permissions (a named scope as its set). */
+            scopes: string[];
             /** @description The last four characters of the key, to tell keys apart. */
             last4: string;
             user_id: string | null;
@@ -2326,7 +2336,8 @@ export interface components {
         CreateApiKeyDto: {
             name: string;
             /** @enum {string} */
-            scope: "read" | "read-write" | "capture-only";
+            scope?: "read" | "read-write" | "capture-only";
+            scopes?: string[];
             /** Format: date-time */
             expires_at?: string | null;
             user_id?: string | null;

@@ -11,7 +11,11 @@ export class ApiKey {
   name!: string;
 
   @Column({ type: 'text' })
-  scope!: ApiScope;
+  scope!: ApiScope | 'custom';
+
+  /** A `custom` key's permissions; null for a named scope, whose set is SCOPE_PERMISSIONS. */
+  @Column({ type: 'text', array: true, nullable: true })
+  scopes!: string[] | null;
 
   @Column({ name: 'key_hash', type: 'text', unique: true })
   keyHash!: string;

@@ -1,4 +1,4 @@
-import { API_SCOPES } from '@crm/contracts';
+import { API_SCOPES, SCOPE_PERMISSIONS } from '@crm/contracts';
 import { ApiProperty } from '@nestjs/swagger';
 import { ApiKey } from './api-key.entity';
 
@@ -7,8 +7,10 @@ export class ApiKeyView {
   id!: string;
   @ApiProperty({ type: String })
   name!: string;
-  @ApiProperty({ enum: API_SCOPES })
+  @ApiProperty({ enum: [...API_SCOPES, 'custom'], description: '`custom` for a key made with `scopes`.' })
   scope!: string;
+  @ApiProperty({ type: [String], description: 'What the key may do: `<resource>:<action>` permissions (a named scope as its set).' })
+  scopes!: string[];
   @ApiProperty({ type: String, description: 'The last four characters of the key, to tell keys apart.' })
   last4!: string;
   @ApiProperty({ type: String, nullable: true })
@@ -32,10 +34,16 @@ export function presentApiKey(key: ApiKey): ApiKeyView {
     id: key.id,
     name: key.name,
     scope: key.scope,
+    scopes: permissionsOf(key),
     last4: key.last4,
     user_id: key.userId ?? null,
     expires_at: key.expiresAt?.toISOString() ?? null,
     last_used_at: key.lastUsedAt?.toISOString() ?? null,
     created_at: key.createdAt.toISOString(),
   };
+}
+
+/** A key's permissions: its own, or its named scope's set. */
+export function permissionsOf(key: Pick<ApiKey, 'scope' | 'scopes'>): string[] {
+  return key.scope === 'custom' ? (key.scopes ?? []) : [...SCOPE_PERMISSIONS[key.scope]];
 }

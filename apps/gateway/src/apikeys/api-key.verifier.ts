@@ -6,6 +6,7 @@ import { Principal } from '../http/request-context';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { LOGGER } from '../tokens';
 import { ApiKey } from './api-key.entity';
+import { permissionsOf } from './api-key.presenter';
 import { API_KEY_SHAPE, hashApiKey, sameHash } from './api-key.secret';
 
 export type AuthResult = { ok: true; principal: Principal } | { ok: false; message: string };
@@ -101,11 +102,21 @@ export class ApiKeyVerifier {
     }
     this.metrics.apiKeyLookups.inc();
     let key:
-      { id: string; scope: ApiKey['scope']; user_id: string | null; key_hash: string; revoked: boolean; expired: boolean; expires_at: Date | null } | undefined;
+      | {
+          id: string;
+          scope: ApiKey['scope'];
+          scopes: string[] | null;
+          user_id: string | null;
+          key_hash: string;
+          revoked: boolean;
+          expired: boolean;
+          expires_at: Date | null;
+        }
+      | undefined;
     try {
       // On every request: a plain indexed query, without the ORM's per-call query building.
       [key] = await this.dataSource.query(
-        `SELECT id, scope, user_id, key_hash, revoked_at IS NOT NULL AS revoked, coalesce(expires_at <= now(), false) AS expired, expires_at
+        `SELECT id, scope, scopes, user_id, key_hash, revoked_at IS NOT NULL AS revoked, coalesce(expires_at <= now(), false) AS expired, expires_at
          FROM api_keys WHERE key_hash = $1`,
         [hash],
       );
@@ -121,7 +132,7 @@ export class ApiKeyVerifier {
     if (!key || !sameHash(key.key_hash, hash)) return { ok: false, message: 'Invalid API key.' };
     if (key.revoked) return { ok: false, message: 'This API key has been revoked.' };
     if (key.expired) return { ok: false, message: 'This API key has expired.' };
-    const principal: Principal = { keyId: key.id, scope: key.scope, ...(key.user_id ? { userId: key.user_id } : {}) };
+    const principal: Principal = { keyId: key.id, scope: key.scope, permissions: permissionsOf(key), ...(key.user_id ? { userId: key.user_id } : {}) };
     this.remember(hash, principal, key.expires_at);
     this.touch(key.id);
     return { ok: true, principal };

@@ -5,7 +5,7 @@ import { CreateApiKeyDto } from './dto/create-api-key.dto';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { contextOf, GatewayRequest } from '../http/request-context';
 import { ApiKeysService } from './api-keys.service';
-import { Scopes } from '../http/scopes';
+import { Permission, Scopes } from '../http/scopes';
 
 /** API keys belong to the gateway: it is the one process that authenticates requests. */
 @Controller('apikeys')
@@ -14,6 +14,7 @@ export class ApiKeysController {
 
   @Post()
   @Scopes('write')
+  @Permission({ resource: 'apikeys', action: 'write' })
   @HttpCode(201)
   @ApiResource(201, CreatedApiKeyView, { summary: 'Create an API key (the full key is in this answer only)', body: CreateApiKeyDto })
   create(@Req() req: GatewayRequest, @Body() body: unknown) {
@@ -22,6 +23,7 @@ export class ApiKeysController {
 
   @Get()
   @Scopes('read')
+  @Permission({ resource: 'apikeys', action: 'read' })
   @ApiPage(ApiKeyView, { summary: 'List API keys', query: PageQuery })
   list(@Query() query: unknown) {
     return this.keys.list(query);
@@ -29,6 +31,7 @@ export class ApiKeysController {
 
   @Delete(':id')
   @Scopes('write')
+  @Permission({ resource: 'apikeys', action: 'delete' })
   @HttpCode(204)
   @ApiNoContent({ summary: 'Revoke an API key, effective on every gateway within seconds' })
   async revoke(@Req() req: GatewayRequest, @Param('id') id: string) {

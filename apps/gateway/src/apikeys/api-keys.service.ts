@@ -1,5 +1,5 @@
 import { CursorCodec, DomainError, ErrorCode, IdPrefix, idKey, isId, Logger, newId, Page, PageQuery, pageSize, toPage, validateInput } from '@crm/common';
-import { ChangeOrigin, EventType, RequestContext } from '@crm/contracts';
+import { ChangeOrigin, EventType, permissionProblem, RequestContext } from '@crm/contracts';
 import { originOf, OutboxService, systemOrigin, withOrigin } from '@crm/messaging';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
@@ -28,6 +28,7 @@ export class ApiKeysService {
 
   async create(ctx: RequestContext, input: unknown): Promise<{ data: ApiKeyView & { key: string } }> {
     const dto = validateInput(CreateApiKeyDto, input);
+    const scopes = permissionsRequested(dto);
     if (dto.user_id) {
       if (!this.team) throw DomainError.invalid('user_id', 'Keys with a user_id are created through the API.');
       await this.team.requireUser(ctx, dto.user_id);
@@ -38,7 +39,7 @@ export class ApiKeysService {
       if (expiresAt.getTime() <= Date.now()) throw DomainError.invalid('expires_at', 'expires_at must be in the future');
     }
     const secret = generateApiKey(this.config.keyEnvironment);
-    const key = await withOrigin(keyOrigin(ctx), () => this.insert(secret, dto.name, dto.scope, expiresAt, dto.user_id ?? null));
+    const key = await withOrigin(keyOrigin(ctx), () => this.insert(secret, dto.name, dto.scope ?? 'custom', expiresAt, dto.user_id ?? null, scopes));
     return { data: { ...presentApiKey(key), key: secret } };
   }
 
@@ -87,12 +88,20 @@ export class ApiKeysService {
     this.logger.info('bootstrap API key created from CRM_BOOTSTRAP_API_KEY');
   }
 
-  private async insert(secret: string, name: string, scope: ApiKey['scope'], expiresAt: Date | null, userId: string | null): Promise<ApiKey> {
+  private async insert(
+    secret: string,
+    name: string,
+    scope: ApiKey['scope'],
+    expiresAt: Date | null,
+    userId: string | null,
+    scopes: string[] | null = null,
+  ): Promise<ApiKey> {
     const key = await this.dataSource.transaction(async (manager: EntityManager) => {
       const row = manager.create(ApiKey, {
         id: newId(IdPrefix.ApiKey),
         name,
         scope,
+        scopes,
         keyHash: hashApiKey(secret),
         last4: secret.slice(-4),
         environment: this.config.keyEnvironment,
@@ -108,6 +117,7 @@ export class ApiKeysService {
         key_id: saved.id,
         name: saved.name,
         scope: saved.scope,
+        ...(saved.scopes ? { scopes: saved.scopes } : {}),
         last4: saved.last4,
       });
       return saved;
@@ -123,4 +133,15 @@ export class ApiKeysService {
  */
 function keyOrigin(ctx: RequestContext | undefined): ChangeOrigin {
   return ctx?.key_id ? originOf(ctx) : systemOrigin('cli');
+}
+
+/** A key's own permissions (null for a named scope): exactly one of `scope` and `scopes` is given. */
+function permissionsRequested(dto: CreateApiKeyDto): string[] | null {
+  if (dto.scope !== undefined && dto.scopes !== undefined) throw DomainError.invalid('scopes', 'Give scope or scopes, not both.');
+  if (dto.scopes === undefined) return null;
+  dto.scopes.forEach((permission, i) => {
+    const problem = permissionProblem(permission);
+    if (problem) throw DomainError.invalid(`scopes.${i}`, `scopes.${i}: ${problem}`);
+  });
+  return [...new Set(dto.scopes)];
 }

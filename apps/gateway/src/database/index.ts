@@ -3,6 +3,7 @@ import { ApiKey } from '../apikeys/api-key.entity';
 import { CreateApiKeys1763800000100 } from './migrations/1763800000100-create-api-keys';
 import { CreateIdempotencyKeys1763800000200 } from './migrations/1763800000200-create-idempotency-keys';
 import { ApiKeyUsers1763800000300 } from './migrations/1763800000300-api-key-users';
+import { ApiKeyScopes1765000000000 } from './migrations/1765000000000-api-key-scopes';
 
 export const GATEWAY_SCHEMA = 'gateway';
 export const gatewayEntities = [ApiKey];
@@ -12,4 +13,5 @@ export const gatewayMigrations = [
   CreateIdempotencyKeys1763800000200,
   ApiKeyUsers1763800000300,
   AddOutboxTraceContext1764200000000,
+  ApiKeyScopes1765000000000,
 ];

@@ -6,8 +6,7 @@ import { LOGGER } from '../tokens';
 import { GatewayRequest, pathOf } from './request-context';
 import { bodyErrorOf } from './request-body';
 import { RouteIndex } from './route-index';
-import { scopeGrants } from '@crm/contracts';
-import { accessForMethod, scopeForbidden } from './scopes';
+import { methodAllowed, scopeForbidden } from './scopes';
 import { writeError } from './write-error';
 
 /**
@@ -33,7 +32,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
     if (exception instanceof NotFoundException) {
       // Nest raises this only when no route matched. A key is not told about routes its scope could not
       // call by method anyway: it gets the 403 a route would give.
-      if (req.principal && !scopeGrants(req.principal.scope, accessForMethod(req.method))) return writeError(res, scopeForbidden(req).toBody());
+      if (req.principal && !methodAllowed(req.principal, req.method)) return writeError(res, scopeForbidden(req).toBody());
       const allowed = this.routes.allowedMethods(path);
       if (allowed.length) {
         return writeError(

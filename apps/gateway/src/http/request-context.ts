@@ -6,7 +6,9 @@ import type { IncomingMessage } from 'http';
 /** The API key a request was authenticated with. */
 export interface Principal {
   keyId: string;
-  scope: ApiScope;
+  scope: ApiScope | 'custom';
+  /** What the key may do (docs/api.md, "Permissions"): a named scope's set, or the key's own `scopes`. */
+  permissions: readonly string[];
   /** The team member the key belongs to, if any. */
   userId?: string;
 }

@@ -3,11 +3,13 @@ import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { offlineGatewayDeps } from '../gateway.app';
 import { GatewayModule } from '../gateway.module';
 import { PUBLIC_PATHS } from './access.hook';
-import { accessForMethod, RouteAccess, SCOPES_METADATA, scopeGrants } from './scopes';
+import { PERMISSION_RESOURCES, RequiredPermission } from '@crm/contracts';
+import { accessForMethod, PERMISSION_METADATA, RouteAccess, SCOPES_METADATA, scopeGrants } from './scopes';
 
 interface Route {
   route: string;
   access: RouteAccess | undefined;
+  permission?: RequiredPermission;
 }
 
 /** The controllers of a module and of every module it imports, as Nest collects them. */
@@ -36,7 +38,8 @@ function gatewayRoutes(): Route[] {
       if (name === 'constructor' || method === undefined || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
       const path = [base, String(Reflect.getMetadata(PATH_METADATA, handler))].filter((p) => p && p !== '/').join('/');
       const access = (Reflect.getMetadata(SCOPES_METADATA, handler) ?? Reflect.getMetadata(SCOPES_METADATA, controller)) as RouteAccess | undefined;
-      routes.push({ route: `${RequestMethod[method]} /${path}`, access });
+      const permission = Reflect.getMetadata(PERMISSION_METADATA, handler) as RequiredPermission | undefined;
+      routes.push({ route: `${RequestMethod[method]} /${path}`, access, ...(permission ? { permission } : {}) });
     }
   }
   return routes;
@@ -47,11 +50,19 @@ describe('route scopes', () => {
 
   it('finds the routes', () => {
     expect(routes.length).toBeGreaterThan(60);
-    expect(routes).toContainEqual({ route: 'POST /capture', access: 'capture' });
+    expect(routes).toContainEqual({ route: 'POST /capture', access: 'capture', permission: { resource: 'capture', action: 'write' } });
   });
 
   it('declares @Scopes on every route', () => {
     expect(routes.filter((r) => r.access === undefined).map((r) => r.route)).toEqual([]);
+  });
+
+  it('declares a permission on every keyed route, of a known resource', () => {
+    const resources = new Set<string>([...PERMISSION_RESOURCES, '*', 'objects.:slug']);
+    const keyed = routes.filter((r) => r.access !== 'public' && r.access !== 'any-key');
+    expect(keyed.filter((r) => !r.permission || !resources.has(r.permission.resource)).map((r) => r.route)).toEqual([]);
+    expect(routes.find((r) => r.route === 'DELETE /deals/:id')?.permission).toEqual({ resource: 'deals', action: 'delete' });
+    expect(routes.find((r) => r.route === 'POST /contacts/merge')?.permission).toEqual({ resource: 'contacts', action: 'delete' });
   });
 
   it('opens exactly the paths the access hook lets through without a key', () => {
@@ -63,7 +74,7 @@ describe('route scopes', () => {
     for (const { route, access } of routes) {
       if (access === 'public' || route === 'POST /capture' || route === 'POST /mcp') continue;
       // A query is a read sent as POST because its filter does not fit a URL.
-      if (/^POST \/.+\/query$/.test(route)) {
+      if (/^POST \/.+\/(query|aggregate|duplicates)$/.test(route)) {
         expect({ route, access }).toEqual({ route, access: 'read' });
         continue;
       }

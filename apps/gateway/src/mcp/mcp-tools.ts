@@ -1,4 +1,4 @@
-import { Access, AnyOperation, builtInEntry, McpExposure, ObjectEntry, Ops } from '@crm/contracts';
+import { Access, AnyOperation, builtInEntry, McpExposure, ObjectEntry, Ops, PermissionAction } from '@crm/contracts';
 import { inputSchema, JsonSchema } from './input-schemas';
 import { AGGREGATE_TOOLS } from './aggregate-tools';
 import { RECORD_TOOLS } from './record-tools';
@@ -25,6 +25,13 @@ export interface McpTool {
   title: string;
   description: string;
   access: Access;
+  /**
+   * The permission it needs: `resource` for a tool of one operation; a generic record tool, which takes
+   * `object` as an argument, names none and is offered when `action` is allowed on some object (each call
+   * is checked for its object). `action` defaults to `read` for reads and `write` for changes.
+   */
+  resource?: string;
+  action?: PermissionAction;
   idempotent: boolean;
   /** Cannot be undone: agents ask before calling it. */
   destructive?: boolean;
@@ -68,6 +75,7 @@ function toolOf(op: AnyOperation & { mcp: McpExposure }): McpTool {
     name,
     ...wording,
     access: http.access,
+    ...(http.permission ? { resource: http.permission.resource, action: http.permission.action } : {}),
     idempotent: op.idempotent,
     input: inputSchema({
       extra: Object.fromEntries(path.map(({ param, schema }) => [param, schema])),

@@ -1,5 +1,5 @@
 import { DomainError, ErrorCode, Logger } from '@crm/common';
-import { customObjectEntry, ObjectEntry, Ops, scopeGrants } from '@crm/contracts';
+import { customObjectEntry, describePermission, ObjectEntry, Ops, permits, permitsOnSomeObject, resolvePermission } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -41,7 +41,10 @@ function mcpRuntime(): Promise<McpRuntime> {
 
 /** The same rule as the tool's HTTP route: a tool a key could not call is not offered to it. */
 function visibleTo(principal: Principal, tool: McpTool): boolean {
-  return scopeGrants(principal.scope, tool.access);
+  if (tool.access === 'public' || tool.access === 'any-key') return true;
+  const action = tool.action ?? (tool.access === 'read' ? 'read' : 'write');
+  const generic = tool.resource === undefined || tool.resource === 'objects.:slug';
+  return generic ? permitsOnSomeObject(principal.permissions, action) : permits(principal.permissions, tool.resource!, action);
 }
 
 /**
@@ -83,8 +86,11 @@ export class McpService {
     let objects: Promise<ObjectEntry[]> | undefined;
     return {
       call: async (op, parts) => {
-        if (op.http && !scopeGrants(principal.scope, op.http.access)) {
-          const { code, message } = forbidden(principal, `${op.http.method} ${op.http.path}`);
+        const declared = op.http?.permission;
+        const needed = declared && resolvePermission(declared, parts.params ?? {}, parts.body);
+        if (op.http && (!declared || !permits(principal.permissions, needed!.resource, needed!.action))) {
+          const missing = needed ? `: it lacks ${describePermission(needed)}` : '';
+          const { code, message } = forbidden(principal, `${op.http.method} ${op.http.path}${missing}`);
           throw new DomainError(code, message);
         }
         return this.rpc.call(op, contextOf(req, 'mcp'), { params: {}, query: {}, body: null, ...parts }, { trace: req.traceContext });

@@ -153,6 +153,7 @@ export const RECORD_TOOLS: readonly McpTool[] = [
     title: 'Delete a record',
     description: 'Deletes a record. Cannot be undone.',
     ...write,
+    action: 'delete',
     destructive: true,
     input: objectInput(OBJECT_AND_ID, ['object', 'id']),
     run: onRecord((routes) => routes.remove),
@@ -217,6 +218,7 @@ export const RECORD_TOOLS: readonly McpTool[] = [
     title: 'Remove an association',
     description: "Removes the association; removing the primary one clears the record's primary link. Emits <object>.<related>_removed.",
     ...write,
+    action: 'delete',
     input: objectInput({ ...OBJECT_AND_ID, related: { type: 'string' }, related_id: ID }, ['object', 'id', 'related', 'related_id']),
     run: async (args, context) => {
       const routes = associationOf(args, true);

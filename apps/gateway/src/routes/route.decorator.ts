@@ -1,7 +1,7 @@
 import { AnyOperation, HttpMethod, Ops } from '@crm/contracts';
 import { applyDecorators, Delete, Get, HttpCode, Patch, Post, Put } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
-import { Scopes } from '../http/scopes';
+import { Permission, Scopes } from '../http/scopes';
 import { ApiAggregate, ApiBatch, ApiNoContent, ApiPage, ApiResource } from '../openapi/api-docs.decorators';
 
 const METHODS: Record<HttpMethod, (path: string) => MethodDecorator> = { GET: Get, POST: Post, PUT: Put, PATCH: Patch, DELETE: Delete };
@@ -39,5 +39,5 @@ function documented(op: AnyOperation) {
 export function Route(op: AnyOperation) {
   const http = op.http;
   if (!http) throw new Error(`${op.name} has no HTTP route`);
-  return applyDecorators(METHODS[http.method](http.path.slice(1)), Scopes(http.access), HttpCode(http.status), ...documented(op));
+  return applyDecorators(METHODS[http.method](http.path.slice(1)), Scopes(http.access), Permission(http.permission), HttpCode(http.status), ...documented(op));
 }

@@ -5,6 +5,7 @@ import type { BatchReply } from '../batch/batch';
 import type { ChangeVia } from '../changes/changes';
 import type { RpcServiceName } from '../subjects';
 import type { AggregateReply } from '../query/aggregate.dto';
+import { derivePermission, RequiredPermission } from './permissions';
 
 /** A class the request or reply is an instance of (class-validator rules, @ApiProperty views). */
 export type Class<T = unknown> = abstract new (...args: never[]) => T;
@@ -84,6 +85,8 @@ export interface HttpRoute {
   status: number;
   summary: string;
   access: Access;
+  /** The permission a caller needs (docs/api.md, "Permissions"); none for `public` and `any-key` routes. */
+  permission?: RequiredPermission;
   /** Statuses the route answers beyond the shared ones, with what each means there. */
   errors?: Record<number, string>;
   /**
@@ -160,6 +163,8 @@ interface RouteSpec<Path extends string, Q, B, V, S extends ReplyShape, Svc exte
   idempotent?: boolean;
   errors?: Record<number, string>;
   custom?: boolean;
+  /** Where the derived permission (derivePermission) is not the right one. */
+  permission?: RequiredPermission;
   mcp?: McpExposure;
   via?: ChangeVia;
   routeBy?: (params: PathParams<Path>) => AnyOperation | undefined;
@@ -175,10 +180,20 @@ export function route<Path extends string, S extends ReplyShape, V = unknown, Q 
   spec: RouteSpec<Path, Q, B, V, S, Svc>,
 ): Operation<PathParams<Path>, Q, B, ReplyOfShape<S, V>> {
   const { service, name, method, path, status, summary, access, errors, custom, query, body, reply, idempotent, mcp, via, routeBy } = spec;
+  const permission = spec.permission ?? derivePermission(method, path, name, access);
   return {
     service,
     name,
-    http: { method, path, status: status ?? DEFAULT_STATUS[method], summary, access, ...(errors ? { errors } : {}), ...(custom ? { custom } : {}) },
+    http: {
+      method,
+      path,
+      status: status ?? DEFAULT_STATUS[method],
+      summary,
+      access,
+      ...(permission ? { permission } : {}),
+      ...(errors ? { errors } : {}),
+      ...(custom ? { custom } : {}),
+    },
     ...(query ? { query } : {}),
     ...(body ? { body } : {}),
     reply,

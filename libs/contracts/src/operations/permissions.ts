@@ -1,0 +1,105 @@
+import type { ApiScope } from '../rpc';
+
+/**
+ * Permissions (docs/api.md, "Permissions"): `<resource>:<action>`, `*` standing for every resource or
+ * every action. A key holds a set of them; each operation needs one.
+ */
+export const PERMISSION_RESOURCES = [
+  'contacts',
+  'companies',
+  'users',
+  'activities',
+  'tasks',
+  'deals',
+  'pipelines',
+  'objects',
+  'schema',
+  'events',
+  'webhooks',
+  'imports',
+  'apikeys',
+  'capture',
+] as const;
+export const PERMISSION_ACTIONS = ['read', 'write', 'delete'] as const;
+export type PermissionAction = (typeof PERMISSION_ACTIONS)[number];
+
+/** What an operation needs: `resource` may be `objects.:slug`, named by the request's `slug` parameter. */
+export interface RequiredPermission {
+  resource: string;
+  action: PermissionAction;
+  /** A batch: with `operation: delete` it needs `delete` instead of `write`. */
+  batch?: boolean;
+}
+
+/** The named scopes, as the permission sets they always meant. */
+export const SCOPE_PERMISSIONS: Record<ApiScope, readonly string[]> = {
+  read: ['*:read'],
+  'read-write': ['*:*'],
+  'capture-only': ['capture:write'],
+};
+
+/** The records' resources: what the generic record tools and the search can reach. */
+const OBJECT_RESOURCES = new Set<string>(['contacts', 'companies', 'users', 'activities', 'tasks', 'deals', 'pipelines', 'objects']);
+const SLUG = /^[a-z][a-z0-9_]{0,62}$/;
+export const MAX_PERMISSIONS = 50;
+
+/** Why a permission string is not one, or undefined when it is. */
+export function permissionProblem(permission: unknown): string | undefined {
+  if (typeof permission !== 'string') return 'must be a string';
+  const [resource, action, ...rest] = permission.split(':');
+  if (rest.length || action === undefined) return `'${permission}' is not <resource>:<action>`;
+  const known =
+    resource === '*' || (PERMISSION_RESOURCES as readonly string[]).includes(resource) || (resource.startsWith('objects.') && SLUG.test(resource.slice(8)));
+  if (!known) return `'${resource}' is not a resource (${PERMISSION_RESOURCES.join(', ')}, objects.<slug> or *)`;
+  if (action !== '*' && !(PERMISSION_ACTIONS as readonly string[]).includes(action)) return `'${action}' is not an action (read, write, delete or *)`;
+  return undefined;
+}
+
+function resourceCovers(held: string, wanted: string): boolean {
+  // `objects` covers every custom object's records, `objects.<slug>` one of them.
+  return held === '*' || held === wanted || (held === 'objects' && wanted.startsWith('objects.'));
+}
+
+/** Whether `permissions` allow `action` on `resource`. */
+export function permits(permissions: readonly string[], resource: string, action: PermissionAction): boolean {
+  return permissions.some((permission) => {
+    const colon = permission.indexOf(':');
+    const heldAction = permission.slice(colon + 1);
+    return (heldAction === '*' || heldAction === action) && resourceCovers(permission.slice(0, colon), resource);
+  });
+}
+
+/** Whether `permissions` allow `action` on the records of at least one object: a generic record tool is then offered. */
+export function permitsOnSomeObject(permissions: readonly string[], action: PermissionAction): boolean {
+  return permissions.some((permission) => {
+    const [resource, held] = permission.split(':');
+    return (held === '*' || held === action) && (resource === '*' || OBJECT_RESOURCES.has(resource) || resource.startsWith('objects.'));
+  });
+}
+
+/**
+ * An operation's permission, derived from its route: the resource is the path's first segment (a custom
+ * object's records are `objects.<slug>`, the object definitions under /objects are `schema`); the action
+ * is `read` for reads, `delete` for DELETE and merges (a merge removes a record), `write` otherwise. A
+ * batch's delete items are checked against its body at request time. /search and /changes reach every
+ * object, so they need read on every resource (`*:read`).
+ */
+export function derivePermission(method: string, path: string, name: string, access: string): RequiredPermission | undefined {
+  if (access === 'public' || access === 'any-key') return undefined;
+  const segments = path.split('/').filter(Boolean);
+  const first = segments[0] ?? '';
+  let resource = first;
+  if (first === 'objects') resource = segments[2] === 'records' ? 'objects.:slug' : 'schema';
+  if (first === 'search' || first === 'changes') resource = '*';
+  const action: PermissionAction = access === 'read' ? 'read' : method === 'DELETE' || name.endsWith('.merge') ? 'delete' : 'write';
+  return { resource, action, ...(name.endsWith('.batch') ? { batch: true } : {}) };
+}
+
+/** The permission with the request's slug in place: `objects.:slug` -> `objects.invoices`. */
+export function resolvePermission(required: RequiredPermission, params: Record<string, string | undefined>, body?: unknown): RequiredPermission {
+  const resource = required.resource === 'objects.:slug' ? `objects.${params.slug ?? ''}` : required.resource;
+  const deletes = required.batch && (body as { operation?: unknown } | null)?.operation === 'delete';
+  return { resource, action: deletes ? 'delete' : required.action };
+}
+
+export const describePermission = (p: RequiredPermission) => `${p.resource}:${p.action}`;
