@@ -105,6 +105,19 @@ describe('per-object permissions (scopes)', () => {
     missing(await all.post(`/objects/${slug}/records`, { values: { title: 'No' } }), `objects.${slug}:write`);
   });
 
+  it('counts reads through relations: a deals query on contact.email needs contacts:read', async () => {
+    const deals = await keyWith(['deals:read']);
+    expect((await deals.post('/deals/query', { filter: { 'stage.type': 'open' }, fields: ['name'] })).status).toBe(403);
+    const both = await keyWith(['deals:read', 'pipelines:read', 'contacts:read']);
+    expect((await both.post('/deals/query', { filter: { 'contact.email': 'a@perm.example' } })).status).toBe(200);
+    const narrow = await keyWith(['deals:read', 'pipelines:read']);
+    missing(await narrow.post('/deals/query', { filter: { $or: [{ name: 'x' }, { 'contact.email': 'a@perm.example' }] } }), 'contacts:read');
+    missing(await narrow.post('/deals/query', { fields: ['name', 'company.name'] }), 'companies:read');
+    missing(await narrow.post('/deals/query', { sort: [{ field: 'owner.name' }] }), 'users:read');
+    missing(await narrow.post('/deals/aggregate', { group_by: ['contact.email'], metrics: { n: { op: 'count' } } }), 'contacts:read');
+    expect((await narrow.post('/deals/query', { filter: { 'stage.type': 'open' }, fields: ['name', 'pipeline.name'] })).status).toBe(200);
+  });
+
   it('lists over MCP only the tools a narrow key may use, and checks the object at call time', async () => {
     const created = await stack.api.post('/apikeys', { name: 'mcp deals', scopes: ['deals:read', 'deals:write'] });
     const client = new Client({ name: 'perm-test', version: '1.0.0' });
@@ -121,6 +134,11 @@ describe('per-object permissions (scopes)', () => {
       const contacts = (await client.callTool({ name: 'query_records', arguments: { object: 'contacts' } })) as ToolResult;
       expect(contacts).toMatchObject({ isError: true, structuredContent: { error: { code: 'forbidden' } } });
       expect(contacts.structuredContent.error.message).toContain('contacts:read');
+      const related = (await client.callTool({
+        name: 'query_records',
+        arguments: { object: 'deals', filter: { 'contact.email': 'a@perm.example' } },
+      })) as ToolResult;
+      expect(related.structuredContent.error.message).toContain('contacts:read');
     } finally {
       await client.close();
     }

@@ -1,5 +1,5 @@
 import { DomainError, ErrorCode, Logger } from '@crm/common';
-import { customObjectEntry, describePermission, ObjectEntry, Ops, permits, permitsOnSomeObject, resolvePermission } from '@crm/contracts';
+import { customObjectEntry, describePermission, ObjectEntry, Ops, permits, permitsOnSomeObject, relationReads, resolvePermission } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -87,9 +87,10 @@ export class McpService {
     return {
       call: async (op, parts) => {
         const declared = op.http?.permission;
-        const needed = declared && resolvePermission(declared, parts.params ?? {}, parts.body);
-        if (op.http && (!declared || !permits(principal.permissions, needed!.resource, needed!.action))) {
-          const missing = needed ? `: it lacks ${describePermission(needed)}` : '';
+        const needs = declared ? [resolvePermission(declared, parts.params ?? {}, parts.body), ...(declared.paths ? relationReads(parts.body) : [])] : [];
+        const lacking = needs.find((p) => !permits(principal.permissions, p.resource, p.action));
+        if (op.http && (!declared || lacking)) {
+          const missing = lacking ? `: it lacks ${describePermission(lacking)}` : '';
           const { code, message } = forbidden(principal, `${op.http.method} ${op.http.path}${missing}`);
           throw new DomainError(code, message);
         }

@@ -29,6 +29,8 @@ export interface RequiredPermission {
   action: PermissionAction;
   /** A batch: with `operation: delete` it needs `delete` instead of `write`. */
   batch?: boolean;
+  /** A query or aggregation: paths in its body that enter another object need read on that object too. */
+  paths?: boolean;
 }
 
 /** The named scopes, as the permission sets they always meant. */
@@ -92,7 +94,8 @@ export function derivePermission(method: string, path: string, name: string, acc
   if (first === 'objects') resource = segments[2] === 'records' ? 'objects.:slug' : 'schema';
   if (first === 'search' || first === 'changes') resource = '*';
   const action: PermissionAction = access === 'read' ? 'read' : method === 'DELETE' || name.endsWith('.merge') ? 'delete' : 'write';
-  return { resource, action, ...(name.endsWith('.batch') ? { batch: true } : {}) };
+  const paths = name.endsWith('.query') || name.endsWith('.aggregate');
+  return { resource, action, ...(name.endsWith('.batch') ? { batch: true } : {}), ...(paths ? { paths: true } : {}) };
 }
 
 /** The permission with the request's slug in place: `objects.:slug` -> `objects.invoices`. */
@@ -103,3 +106,47 @@ export function resolvePermission(required: RequiredPermission, params: Record<s
 }
 
 export const describePermission = (p: RequiredPermission) => `${p.resource}:${p.action}`;
+
+/** The object a one-hop relation of a built-in object reads (`contact` of `contact.email`). */
+const RELATION_RESOURCES: Record<string, string> = {
+  contact: 'contacts',
+  company: 'companies',
+  owner: 'users',
+  deal: 'deals',
+  stage: 'pipelines',
+  pipeline: 'pipelines',
+};
+const MAX_PATHS = 500;
+
+/** Every path a query or aggregation body names: filter keys (through $and, $or, $not), fields, sort, group_by, metrics. */
+export function pathsOfQuery(body: unknown): string[] {
+  const paths: string[] = [];
+  const add = (path: unknown) => typeof path === 'string' && paths.length < MAX_PATHS && paths.push(path);
+  const walk = (filter: unknown, depth: number): void => {
+    if (depth > 32 || filter === null || typeof filter !== 'object') return;
+    if (Array.isArray(filter)) return filter.forEach((f) => walk(f, depth + 1));
+    for (const [key, value] of Object.entries(filter)) {
+      if (key.startsWith('$')) walk(value, depth + 1);
+      else add(key);
+    }
+  };
+  const b = (body ?? {}) as Record<string, unknown>;
+  walk(b.filter, 0);
+  const each = (items: unknown, pick: (item: unknown) => unknown) => Array.isArray(items) && items.slice(0, MAX_PATHS).forEach((i) => add(pick(i)));
+  each(b.fields, (f) => f);
+  each(b.sort, (s) => (s as { field?: unknown } | null)?.field);
+  each(b.group_by, (g) => (typeof g === 'string' ? g : (g as { field?: unknown } | null)?.field));
+  if (b.metrics && typeof b.metrics === 'object') Object.values(b.metrics).forEach((m) => add((m as { field?: unknown } | null)?.field));
+  return paths;
+}
+
+/** The read permissions a query's paths need beyond its own object's: `deals` filtered on `contact.email` reads contacts. */
+export function relationReads(body: unknown): RequiredPermission[] {
+  const resources = new Set<string>();
+  for (const path of pathsOfQuery(body)) {
+    const dot = path.indexOf('.');
+    const resource = dot > 0 ? RELATION_RESOURCES[path.slice(0, dot)] : undefined;
+    if (resource) resources.add(resource);
+  }
+  return [...resources].map((resource) => ({ resource, action: 'read' }));
+}
