@@ -1,0 +1,289 @@
+import { CursorCodec } from '@crm/common';
+import { SearchHitView } from '@crm/contracts';
+import { searchSlice, SearchTarget } from '@crm/runtime';
+import { mkdirSync, writeFileSync } from 'fs';
+import { loadavg } from 'os';
+import { join } from 'path';
+import { performance } from 'perf_hooks';
+import { Client } from 'pg';
+import { DataSource, EntityManager } from 'typeorm';
+import { machine, percentile, runBenchmark, withBenchStack } from './bench-stack';
+
+/**
+ * `npm run bench:search`: GET /search and the duplicate routes (docs/search.md) on BENCH_SEARCH_CONTACTS
+ * contacts (1,000,000), BENCH_SEARCH_COMPANIES companies (200,000) and BENCH_SEARCH_DEALS deals (200,000),
+ * written straight into a throw-away database with the search indexes dropped during the seed and built
+ * after it (building a trigram index once is far faster than updating it row by row). Each case runs
+ * through the gateway beside the services' own code (searchSlice over the same targets, DuplicatesService)
+ * on one `pg` client, so the SQL is exactly what the services send; API and SQL alternate one request at a
+ * time. Both answers' ids must be equal (a difference ends the run with exit code 1). Prints a markdown
+ * table and EXPLAIN (ANALYZE, BUFFERS) of every statement of each case; raw times go to bench/results/.
+ * Settings: BENCH_SEARCH_CONTACTS, BENCH_SEARCH_COMPANIES, BENCH_SEARCH_DEALS, BENCH_SEARCH_RUNS (100),
+ * BENCH_SEARCH_WARMUP (5), BENCH_SEARCH_CASE_SECONDS (60).
+ */
+const ROOT = join(__dirname, '..', '..');
+const CONTACTS = Number(process.env.BENCH_SEARCH_CONTACTS ?? 1_000_000);
+const COMPANIES = Number(process.env.BENCH_SEARCH_COMPANIES ?? 200_000);
+const DEALS = Number(process.env.BENCH_SEARCH_DEALS ?? 200_000);
+const WORK_ITEMS = Math.round(CONTACTS / 20);
+const RUNS = Number(process.env.BENCH_SEARCH_RUNS ?? 100);
+const WARMUP = Number(process.env.BENCH_SEARCH_WARMUP ?? 5);
+/** A case stops after this many seconds (with at least 5 measured runs), so one slow case cannot hold the run for hours. */
+const CASE_SECONDS = Number(process.env.BENCH_SEARCH_CASE_SECONDS ?? 60);
+
+/**
+ * The services' own search code, loaded from their build: compiling app sources into this project would
+ * emit them into dist/apps without the app build's import rewriting.
+ */
+const fromApp = (path: string) =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  require(join(ROOT, 'dist', 'apps', path));
+const { DuplicatesService } = fromApp('contacts/src/search/duplicates.service.js') as {
+  DuplicatesService: new (
+    source: DataSource,
+    cursors: CursorCodec,
+  ) => Record<'ofContact' | 'ofCompany', (id: string, query: object) => Promise<{ data: Array<{ id: string }> }>> &
+    Record<'ofContactDraft', (draft: object, query: object) => Promise<{ data: Array<{ id: string }> }>>;
+};
+const { LOCAL_TARGETS } = fromApp('contacts/src/search/search-targets.js') as { LOCAL_TARGETS: Record<string, SearchTarget> };
+const { byRank } = fromApp('contacts/src/search/search.service.js') as { byRank: (a: SearchHitView, b: SearchHitView) => number };
+const { DEALS_SEARCH_TARGET } = fromApp('deals/src/search/search.controller.js') as { DEALS_SEARCH_TARGET: SearchTarget };
+
+const idOf = (prefix: string, n: string) => `'${prefix}_' || lpad(to_hex(${n}), 26, '0')`;
+// Names made of three of twenty syllables: 8,000 surnames and company stems, so a word matches about one
+// row in 8,000 and a word start one in 400, as real names spread, rather than one vocabulary word in ten.
+const SYLLABLES = `(ARRAY['ka','lo','mi','ra','ven','dor','tel','sa','bri','no','gal','fen','ru','mar','ost','lin','pe','zar','ha','qui'])`;
+const stem = (h: string) => `initcap(${SYLLABLES}[1 + ${h} % 20] || ${SYLLABLES}[1 + (${h} / 20) % 20] || ${SYLLABLES}[1 + (${h} / 400) % 20])`;
+const FIRST = `ARRAY['Ada','Grace','Alan','Edsger','Barbara','Donald','Margaret','Ken','Dennis','Frances','Zoë','José','Chloé','Søren','Amélie','Noah','Liam','Mia','Emma','Oliver']`;
+const ASCII_FIRST = `ARRAY['ada','grace','alan','edsger','barbara','donald','margaret','ken','dennis','frances','zoe','jose','chloe','soren','amelie','noah','liam','mia','emma','oliver']`;
+/** A phone's seven-digit subscriber part for row g: distinct for every g under ten million. */
+const subscriber = (g: string) => `lpad(((${g}::bigint * 7919) % 10000000)::text, 7, '0')`;
+
+async function seed(pg: Client, pipeline: { id: string; stages: Array<{ id: string }> }): Promise<void> {
+  await pg.query(`SET search_path TO contacts, public`);
+  const indexes = (
+    await pg.query(`SELECT schemaname, indexname, indexdef FROM pg_indexes WHERE schemaname IN ('contacts', 'deals') AND indexname LIKE '%search%'`)
+  ).rows as Array<{ schemaname: string; indexname: string; indexdef: string }>;
+  for (const index of indexes) await pg.query(`DROP INDEX ${index.schemaname}.${index.indexname}`);
+  const h = `(hashint4(g)::bigint & 2147483647)`;
+  await pg.query(
+    `INSERT INTO contacts.companies (id, name, domain, industry)
+     SELECT ${idOf('comp', 'g')}, ${stem(h)} || ' ' || (ARRAY['Labs','Systems','Industries','Group','Partners','Works'])[1 + g % 6],
+            lower(${stem(h)}) || g || '.com', 'software'
+     FROM generate_series(1, $1) g`,
+    [COMPANIES],
+  );
+  // Half have a phone, written in one of three formats; two in three work at a company.
+  await pg.query(
+    `INSERT INTO contacts.contacts (id, email, first_name, last_name, phone, title, stage, source, company_id, created_at, updated_at)
+     SELECT ${idOf('cont', 'g')},
+            (${ASCII_FIRST})[1 + g % 20] || '.' || lower(${stem(h)}) || g || '@' || CASE WHEN g % 2 = 0 THEN 'mail' || (g % 50) || '.example' ELSE 'co' || (1 + g % $2) || '.com' END,
+            (${FIRST})[1 + g % 20], ${stem(h)},
+            CASE WHEN g % 2 = 0 THEN (ARRAY['+1 415 ', '(415) ', '415.'])[1 + g % 3] || substr(${subscriber('g')}, 1, 3) || '-' || substr(${subscriber('g')}, 4) END,
+            (ARRAY['CEO','CTO','Engineer','Sales Manager','Account Executive','Designer','Analyst'])[1 + g % 7],
+            (ARRAY['lead','prospect','customer'])[1 + g % 3], 'organic',
+            CASE WHEN g % 3 <> 0 THEN ${idOf('comp', `1 + g % $2`)} END,
+            now() - interval '1 second' * ($1 - g), now()
+     FROM generate_series(1, $1) g`,
+    [CONTACTS, COMPANIES],
+  );
+  await pg.query(
+    `INSERT INTO contacts.activities (id, type, status, subject, occurred_at, contact_id, created_at, updated_at)
+     SELECT ${idOf('act', 'g')}, 'call', 'completed', 'Call with ' || ${stem(h)}, now(), ${idOf('cont', `1 + g % $2`)}, now(), now()
+     FROM generate_series(1, $1) g`,
+    [WORK_ITEMS, CONTACTS],
+  );
+  await pg.query(
+    `INSERT INTO contacts.tasks (id, title, priority, status, due_at, contact_id, created_at, updated_at)
+     SELECT ${idOf('task', 'g')}, 'Follow up ' || ${stem(h)}, 'medium', 'pending', now(), ${idOf('cont', `1 + g % $2`)}, now(), now()
+     FROM generate_series(1, $1) g`,
+    [WORK_ITEMS, CONTACTS],
+  );
+  await pg.query(
+    `INSERT INTO deals.deals (id, name, pipeline_id, stage_id, company_id, value, status, stage_entered_at, created_at, updated_at)
+     SELECT ${idOf('deal', 'g')}, ${stem(h)} || ' ' || (ARRAY['renewal','expansion','pilot','upgrade'])[1 + g % 4], $2, $3,
+            ${idOf('comp', `1 + g % $4`)}, (g * 7919) % 100000000, 'open', now(), now(), now()
+     FROM generate_series(1, $1) g`,
+    [DEALS, pipeline.id, pipeline.stages[0].id, COMPANIES],
+  );
+  for (const index of indexes) await pg.query(index.indexdef);
+  for (const table of ['contacts.companies', 'contacts.contacts', 'contacts.activities', 'contacts.tasks', 'deals.deals']) await pg.query(`ANALYZE ${table}`);
+}
+
+type Run = (sql: string, params?: unknown[]) => Promise<any[]>;
+
+/**
+ * The services' data access on one `pg` client: `query` outside a transaction in the contacts schema,
+ * `transaction` in `schema` as TypeORM runs it. With `plans`, statements in a transaction are explained
+ * (ANALYZE, BUFFERS) instead and answer no rows.
+ */
+function direct(pg: Client, schema: string, plans?: string[]): DataSource {
+  const run: Run = async (sql, params = []) => (await pg.query(sql, params)).rows;
+  const inTransaction: Run = async (sql, params = []) => {
+    if (!plans || !/^\s*SELECT/i.test(sql)) return run(sql, params);
+    const plan = await run(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, params);
+    plans.push(`${sql.replace(/\s+/g, ' ').trim()}\n-- ${JSON.stringify(params)}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}`);
+    return [];
+  };
+  const source = {
+    query: run,
+    async transaction<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
+      await run('BEGIN');
+      try {
+        await run(`SET LOCAL search_path TO ${schema}, public`);
+        const out = await work({ query: inTransaction } as unknown as EntityManager);
+        await run('COMMIT');
+        return out;
+      } catch (err) {
+        await run('ROLLBACK');
+        throw err;
+      }
+    },
+  };
+  return source as unknown as DataSource;
+}
+
+interface Case {
+  label: string;
+  target: number;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: unknown;
+  /** The same answer from the services' code on one client. */
+  sql(pg: Client, plans?: string[]): Promise<Array<{ id: string }>>;
+}
+
+const LIMIT = 20;
+
+/** GET /search over every object, as the contacts service merges its slice with the deals service's. */
+function searchCase(label: string, target: number, q: string): Case {
+  return {
+    label,
+    target,
+    method: 'GET',
+    path: `/search?q=${encodeURIComponent(q)}&limit=${LIMIT}`,
+    async sql(pg, plans) {
+      const input = { q, limit: LIMIT + 1 };
+      const local = await direct(pg, 'contacts', plans).transaction((m) => searchSlice(m, Object.values(LOCAL_TARGETS), input));
+      const deals = await direct(pg, 'deals', plans).transaction((m) => searchSlice(m, [DEALS_SEARCH_TARGET], input));
+      return [...local, ...deals].sort(byRank).slice(0, LIMIT) as SearchHitView[];
+    },
+  };
+}
+
+const codec = new CursorCodec(['bench']);
+const duplicates = (pg: Client, plans?: string[]) => new DuplicatesService(direct(pg, 'contacts', plans), codec);
+
+const p = (values: number[], q: number) => Math.round(percentile(values, q) * 10) / 10;
+
+runBenchmark(async () => {
+  await withBenchStack(
+    ROOT,
+    async (stack) => {
+      const pipeline = await stack.post('/pipelines', { name: 'Search', stages: [{ name: 'Open', type: 'open' }] });
+      const pg = new Client({ connectionString: stack.databaseUrl });
+      await pg.connect();
+      const started = Date.now();
+      let mismatch = false;
+      try {
+        await seed(pg, pipeline);
+        const seedSeconds = Math.round((Date.now() - started) / 1000);
+        process.stdout.write(`seeded ${CONTACTS} contacts, ${COMPANIES} companies, ${DEALS} deals in ${seedSeconds} s\n`);
+        // One contact with a phone and a company, and a company, from the middle of the data set.
+        const [person] = (
+          await pg.query(`SELECT * FROM contacts.contacts WHERE phone IS NOT NULL AND company_id IS NOT NULL ORDER BY id OFFSET $1 LIMIT 1`, [
+            Math.floor(CONTACTS / 6),
+          ])
+        ).rows;
+        const [company] = (await pg.query(`SELECT * FROM contacts.companies WHERE id = $1`, [person.company_id])).rows;
+        const last: string = person.last_name;
+        const swapped = `${last.slice(0, 2)}${last[3]}${last[2]}${last.slice(4)}`;
+        const digits = (person.phone as string).replace(/\D/g, '').slice(-7);
+        const draft = { email: person.email.replace('@', '+x@'), first_name: person.first_name, last_name: last, company_id: person.company_id };
+        const cases: Case[] = [
+          searchCase(`exact: a surname (${last})`, 50, last),
+          searchCase('exact: an email', 50, person.email),
+          searchCase('exact: a phone in another format', 50, `+1 (415) ${digits.slice(0, 3)}-${digits.slice(3)}`),
+          searchCase('exact: an id', 50, person.id),
+          searchCase(`exact: a company name (${company.name})`, 50, company.name),
+          searchCase(`prefix: a surname's start (${last.slice(0, 4)})`, 50, last.slice(0, 4)),
+          searchCase(`prefix: first name and surname start`, 50, `${person.first_name} ${last.slice(0, 3)}`),
+          searchCase(`typo: two letters swapped (${swapped})`, 150, swapped),
+          searchCase(`typo: first name and surname with a typo`, 150, `${person.first_name} ${swapped}`),
+          {
+            label: 'duplicates of one contact',
+            target: 50,
+            method: 'GET',
+            path: `/contacts/${person.id}/duplicates`,
+            sql: async (db, plans) => (await duplicates(db, plans).ofContact(person.id, {})).data,
+          },
+          {
+            label: 'duplicates of a draft contact',
+            target: 50,
+            method: 'POST',
+            path: '/contacts/duplicates',
+            body: draft,
+            sql: async (db, plans) => (await duplicates(db, plans).ofContactDraft(draft, {})).data,
+          },
+          {
+            label: 'duplicates of one company',
+            target: 50,
+            method: 'GET',
+            path: `/companies/${company.id}/duplicates`,
+            sql: async (db, plans) => (await duplicates(db, plans).ofCompany(company.id, {})).data,
+          },
+        ];
+        await pg.query(`SET search_path TO contacts, public`);
+        const lines = [
+          `${machine()}, load ${loadavg()
+            .map((l) => l.toFixed(1))
+            .join(
+              ' ',
+            )}, ${CONTACTS} contacts, ${COMPANIES} companies, ${DEALS} deals, ${WORK_ITEMS} activities and tasks; ${RUNS} runs after ${WARMUP} warm-up`,
+          '',
+          '| Case | target p99 | runs | hits | API p50 ms | API p99 ms | SQL p50 ms | SQL p99 ms | p50 API/SQL | same ids |',
+          '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+        ];
+        const explains: string[] = [];
+        const raw: Record<string, { api: number[]; sql: number[] }> = {};
+        for (const c of cases) {
+          const api: number[] = [];
+          const sql: number[] = [];
+          let answer: { data: Array<{ id: string }> } = { data: [] };
+          let rows: Array<{ id: string }> = [];
+          const caseStarted = performance.now();
+          for (let i = 0; i < WARMUP + RUNS && (i < WARMUP + 5 || performance.now() - caseStarted < CASE_SECONDS * 1000); i++) {
+            let t = performance.now();
+            const res = await fetch(`${stack.api}${c.path}`, {
+              method: c.method,
+              headers: { 'Content-Type': 'application/json', 'X-Api-Key': stack.key },
+              ...(c.body ? { body: JSON.stringify(c.body) } : {}),
+            });
+            answer = (await res.json()) as typeof answer;
+            if (res.status !== 200) throw new Error(`${c.label}: ${res.status} ${JSON.stringify(answer)}`);
+            if (i >= WARMUP) api.push(performance.now() - t);
+            t = performance.now();
+            rows = await c.sql(pg);
+            if (i >= WARMUP) sql.push(performance.now() - t);
+          }
+          const same = JSON.stringify(answer.data.map((r) => r.id)) === JSON.stringify(rows.map((r) => r.id));
+          mismatch ||= !same;
+          raw[c.label] = { api, sql };
+          lines.push(
+            `| ${c.label} | ${c.target} | ${api.length} | ${answer.data.length} | ${p(api, 50)} | ${p(api, 99)}${p(api, 99) > c.target ? ' ⚠' : ''} | ${p(sql, 50)} | ${p(sql, 99)} | ${(percentile(api, 50) / percentile(sql, 50)).toFixed(1)}x | ${same ? 'same' : 'DIFFERENT'} |`,
+          );
+          const plans: string[] = [];
+          await c.sql(pg, plans);
+          explains.push(`### ${c.label}\n${c.method} ${c.path}\n\n${plans.join('\n\n')}`);
+        }
+        process.stdout.write(`${lines.join('\n')}\n\n${explains.join('\n\n')}\n`);
+        mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+        writeFileSync(join(ROOT, 'bench', 'results', `search-${Date.now()}.json`), JSON.stringify(raw));
+      } finally {
+        await pg.end();
+      }
+      if (mismatch) process.exitCode = 1;
+    },
+    { apps: ['contacts', 'deals', 'gateway'], env: { RPC_TIMEOUT_MS: '30000' } },
+  );
+});
