@@ -35,9 +35,7 @@ const CASE_SECONDS = Number(process.env.BENCH_SEARCH_CASE_SECONDS ?? 60);
  * The services' own search code, loaded from their build: compiling app sources into this project would
  * emit them into dist/apps without the app build's import rewriting.
  */
-const fromApp = (path: string) =>
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  require(join(ROOT, 'dist', 'apps', path));
+const fromApp = (path: string) => require(join(ROOT, 'dist', 'apps', path));
 const { DuplicatesService } = fromApp('contacts/src/search/duplicates.service.js') as {
   DuplicatesService: new (
     source: DataSource,

@@ -65,7 +65,7 @@ describe('MCP search and find_duplicates', () => {
       { q: word, limit: 2 },
     ];
     for (const args of cases) {
-      const expected = await http('GET', `/search?${new URLSearchParams(Object.entries(args).map(([k, v]) => [k, String(v)]))}`);
+      const expected = await http('GET', `/search?${new URLSearchParams(Object.entries(args).map(([k, v]): [string, string] => [k, String(v)]))}`);
       expect(expected.data.length).toBeGreaterThan(0);
       expect(await ok('search', args)).toEqual(expected);
     }
