@@ -4,6 +4,7 @@ import { ChangeDraft, OutboxService, recordReplyWithin } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { ClassConstructor } from 'class-transformer';
 import { DataSource, EntityManager } from 'typeorm';
+import { reportSoftWarnings } from '../custom-fields/soft-warnings';
 
 /** What one item came to: its success status and answer, or the error its single write would have given. */
 export interface ItemOutcome<V> {
@@ -258,7 +259,10 @@ export class BatchRunner {
     item: WriteItems<C, U>,
     within?: EntityManager,
   ): Promise<V> {
-    return (await this.oneWithWarnings(ctx, writer, item, within)).data;
+    const { data, warnings } = await this.oneWithWarnings(ctx, writer, item, within);
+    // A built-in object's single write answers its soft-enforcement warnings (SoftWarningsInterceptor).
+    reportSoftWarnings(warnings);
+    return data;
   }
 
   /** `one`, with the warnings of a soft-enforced write (a custom object record's single write answers them). */
