@@ -38,7 +38,8 @@ describe('GET /changes within its indexes and its budget', () => {
     } finally {
       await db.end();
     }
-  });
+    // Seeding 50,000 history rows on a loaded machine has taken over a minute: a deadline for a hang, not a speed.
+  }, 300_000);
   afterAll(() => stack?.stop());
 
   /** Reads of contacts.changes since the service started: how many scans, and how many entries they went through. */

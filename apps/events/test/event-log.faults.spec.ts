@@ -89,7 +89,8 @@ describe('event log under failures', () => {
       await events?.stop();
       await stack.stop();
     }
-  });
+    // Two service starts and 600 writes; on a loaded machine over a minute. A deadline for a hang, not a speed.
+  }, 300_000);
 
   it('drains every outbox after NATS was down during writes', async () => {
     const nats: NatsServer = await startNatsServer();
