@@ -15,6 +15,7 @@ export interface CursorRoute {
 interface Parameter {
   name: string;
   in: string;
+  required?: boolean;
 }
 
 interface OpenApiDocument {
@@ -93,12 +94,14 @@ export async function cursorRoutes(api: ApiClient): Promise<CursorRoute[]> {
       const names = new Set(parameters.map((p) => p.name));
       if (method === 'get' && names.has('cursor')) {
         const path = filled();
+        // A value for each other required parameter (the words of GET /search), so the cursor is what is judged.
+        const required = Object.fromEntries(parameters.filter((p) => p.required && p.name !== 'cursor').map((p) => [p.name, 'cursor']));
         routes.push({
           method: 'GET',
           template,
           path,
           sortable: names.has('sort'),
-          send: (client, cursor, sort) => client.get(`${path}?${new URLSearchParams({ cursor, ...(sort ? { sort } : {}) })}`),
+          send: (client, cursor, sort) => client.get(`${path}?${new URLSearchParams({ ...required, cursor, ...(sort ? { sort } : {}) })}`),
         });
       }
       const body = operation.requestBody ? resolve<{ content: Record<string, { schema: unknown }> }>(operation.requestBody as never) : undefined;
