@@ -85,3 +85,51 @@ export const EVENT_CATALOG = {
 
 /** The payload of one event type: an instance of the class its catalog entry names (never, for a reserved type). */
 export type EventPayload<T extends EventType> = (typeof EVENT_CATALOG)[T]['data'] extends new () => infer D ? D : never;
+
+/**
+ * What a caller must be able to read to see an event of each type (GET /events, POST /events/query,
+ * list_events) or to subscribe a webhook to it: the resource of the object it is about, and for an
+ * association both objects' (docs/events.md, "Who sees which events"). `objects.:object` is the custom
+ * object the event's `data.object` names.
+ */
+export const EVENT_READS: Record<EventType, readonly string[]> = {
+  [EventType.ContactCreated]: ['contacts'],
+  [EventType.ContactUpdated]: ['contacts'],
+  [EventType.ContactDeleted]: ['contacts'],
+  [EventType.ContactEnriched]: ['contacts'],
+  [EventType.ContactCompanyAdded]: ['contacts', 'companies'],
+  [EventType.ContactCompanyUpdated]: ['contacts', 'companies'],
+  [EventType.ContactCompanyRemoved]: ['contacts', 'companies'],
+  [EventType.CompanyCreated]: ['companies'],
+  [EventType.CompanyUpdated]: ['companies'],
+  [EventType.CompanyDeleted]: ['companies'],
+  [EventType.CompanyEnriched]: ['companies'],
+  [EventType.DealCreated]: ['deals'],
+  [EventType.DealUpdated]: ['deals'],
+  [EventType.DealDeleted]: ['deals'],
+  [EventType.DealStageChanged]: ['deals'],
+  [EventType.DealWon]: ['deals'],
+  [EventType.DealLost]: ['deals'],
+  [EventType.DealContactAdded]: ['deals', 'contacts'],
+  [EventType.DealContactUpdated]: ['deals', 'contacts'],
+  [EventType.DealContactRemoved]: ['deals', 'contacts'],
+  [EventType.ActivityCreated]: ['activities'],
+  [EventType.ActivityUpdated]: ['activities'],
+  [EventType.ActivityDeleted]: ['activities'],
+  [EventType.TaskCreated]: ['tasks'],
+  [EventType.TaskUpdated]: ['tasks'],
+  [EventType.TaskDeleted]: ['tasks'],
+  [EventType.PipelineCreated]: ['pipelines'],
+  [EventType.PipelineUpdated]: ['pipelines'],
+  [EventType.PipelineDeleted]: ['pipelines'],
+  [EventType.TriggerDealStale]: ['deals'],
+  [EventType.ImportCompleted]: ['imports'],
+  [EventType.ApiKeyCreated]: ['apikeys'],
+  [EventType.ApiKeyRevoked]: ['apikeys'],
+  [EventType.WebhookDisabled]: ['webhooks'],
+  [EventType.ObjectTypeCreated]: ['schema'],
+  [EventType.ObjectTypeUpdated]: ['schema'],
+  [EventType.ObjectRecordCreated]: ['objects.:object'],
+  [EventType.ObjectRecordUpdated]: ['objects.:object'],
+  [EventType.ObjectRecordDeleted]: ['objects.:object'],
+};

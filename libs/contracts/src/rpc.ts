@@ -12,6 +12,11 @@ export interface RequestContext {
   /** The team member the key belongs to, when it has one. */
   user_id?: string;
   /**
+   * The resources the caller may read (readableResources), absent when it may read everything: the routes
+   * that reach every object (search, changes, events, webhook subscriptions) answer only these.
+   */
+  readable?: string[];
+  /**
    * Set when the client sent an Idempotency-Key: a digest of the API key id and the key, under which the
    * service records the request's outcome so a retry after a lost reply gets that outcome back.
    */

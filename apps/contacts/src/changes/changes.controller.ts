@@ -2,15 +2,18 @@ import { DomainError } from '@crm/common';
 import {
   builtInEntry,
   ChangeSliceRequest,
+  forbiddenRead,
   hasCapability,
   keptBy,
   ListChangesQuery,
   Ops,
+  readableObjects,
   RecordChangesQuery,
   RequestContext,
   SlugKeptBy,
   SlugWith,
   slugsWith,
+  unreadableObject,
 } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { ChangeLog, Handles, QueryBudget } from '@crm/runtime';
@@ -39,10 +42,13 @@ export class ChangesController {
   @Handles(Ops.changes.list)
   async list(@Payload('ctx') ctx: RequestContext, @Payload('query') query: ListChangesQuery) {
     await this.assertKnownObject(query.object);
+    // Naming an object the caller may not read is refused; the whole log is narrowed to what it may read.
+    const unreadable = query.object !== undefined && unreadableObject(ctx.readable, [query.object]);
+    if (unreadable) throw forbiddenRead(unreadable, 'reading its changes');
     const local = (request: ChangeSliceRequest, budget: QueryBudget) => this.log.slice(request, budget);
     const deals = (request: ChangeSliceRequest, budget: QueryBudget) =>
       budget.ask((waitMs) => this.rpc.call(Ops.changes.dealsSlice, ctx, { body: request }, { timeoutMs: waitMs }));
-    return this.log.page(query, this.partsFor(query, local, deals));
+    return this.log.page(query, this.partsFor(query, local, deals), readableObjects(ctx.readable));
   }
 
   @Handles(Ops.contacts.changes)

@@ -1,5 +1,9 @@
 import { CursorCodec, DomainError } from '@crm/common';
 import {
+  forbiddenRead,
+  mayRead,
+  objectResource,
+  unreadableObject,
   Ops,
   PageOf,
   RequestContext,
@@ -60,7 +64,10 @@ export class SearchService {
         'unknown_object',
       );
     }
-    const objects = named ?? [...known];
+    // Naming an object the caller may not read is refused; searching everything searches what it may read.
+    const unreadable = named && unreadableObject(ctx.readable, named);
+    if (unreadable) throw forbiddenRead(unreadable, 'searching it');
+    const objects = named ?? [...known].filter((o) => mayRead(ctx.readable, objectResource(o)));
     // A cursor belongs to one query over one set of objects.
     const list = `search:${createHash('sha256')
       .update(JSON.stringify([query.q, [...objects].sort()]))

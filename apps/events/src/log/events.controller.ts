@@ -1,4 +1,4 @@
-import { EventQueryDto, ListEventsQuery, Ops } from '@crm/contracts';
+import { EventQueryDto, ListEventsQuery, Ops, RequestContext } from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
@@ -9,12 +9,12 @@ export class EventsController {
   constructor(private readonly events: EventsService) {}
 
   @Handles(Ops.events.list)
-  list(@Payload('query') query: ListEventsQuery) {
-    return this.events.list(query);
+  list(@Payload('ctx') ctx: RequestContext, @Payload('query') query: ListEventsQuery) {
+    return this.events.list(ctx, query);
   }
 
   @Handles(Ops.events.query)
-  query(@Payload('body') body: EventQueryDto) {
-    return this.events.query(body);
+  query(@Payload('ctx') ctx: RequestContext, @Payload('body') body: EventQueryDto) {
+    return this.events.query(ctx, body);
   }
 }

@@ -1,11 +1,26 @@
 import { checkedEventFilter, CursorCodec, DomainError, ErrorCode, eventPathResolver, EventPredicate, fitPage, Page, pageSize, positionKey } from '@crm/common';
-import { ChangeActor, ChangeVia, EVENT_TYPES, EventQueryDto, EventView, ListEventsQuery } from '@crm/contracts';
+import {
+  ChangeActor,
+  ChangeVia,
+  EVENT_TYPES,
+  EventQueryDto,
+  eventTypeReads,
+  EventView,
+  firstUnread,
+  forbiddenRead,
+  ListEventsQuery,
+  ReadableEvents,
+  readableEvents,
+  RequestContext,
+} from '@crm/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { EventTypeFilter, parseEventTypeFilter } from './event-type-filter';
 import { EVENTS_SETTINGS, EventsSettings } from './events.settings';
 
 interface Row {
+  /** Whether the caller may read it (readableEvents); always true for a caller who may read everything. */
+  visible?: boolean;
   /** The bigint position as text; named apart from the column so ORDER BY sorts the number. */
   pos: string;
   id: string;
@@ -48,6 +63,15 @@ function typesOf(filter: EventTypeFilter | undefined): string[] | null {
   return EVENT_TYPES.filter((t) => filter.types.includes(t) || filter.prefixes.some((p) => t.startsWith(p)));
 }
 
+/** An exact type the caller can see no event of is refused, naming the permission; a prefix covers what it may read. */
+function assertReadableTypes(ctx: RequestContext, types: EventTypeFilter | undefined, readable: ReadableEvents): void {
+  for (const type of types?.types ?? []) {
+    if (readable.types.includes(type) || (type.startsWith('object_record.') && readable.objects.length)) continue;
+    const missing = firstUnread(ctx.readable, eventTypeReads([type]));
+    if (missing) throw forbiddenRead(missing, `reading ${type} events`);
+  }
+}
+
 /** Reads the log for GET /events and POST /events/query. */
 @Injectable()
 export class EventsService {
@@ -57,12 +81,12 @@ export class EventsService {
     @Inject(EVENTS_SETTINGS) private readonly settings: EventsSettings,
   ) {}
 
-  async list(query: ListEventsQuery): Promise<Page<EventView> & { next_cursor: string }> {
-    return this.read({ ...query, filter: parseFilterParameter(query.filter) });
+  async list(ctx: RequestContext, query: ListEventsQuery): Promise<Page<EventView> & { next_cursor: string }> {
+    return this.read(ctx, { ...query, filter: parseFilterParameter(query.filter) });
   }
 
-  async query(body: EventQueryDto): Promise<Page<EventView> & { next_cursor: string }> {
-    return this.read(body);
+  async query(ctx: RequestContext, body: EventQueryDto): Promise<Page<EventView> & { next_cursor: string }> {
+    return this.read(ctx, body);
   }
 
   /**
@@ -73,14 +97,19 @@ export class EventsService {
    *
    * With a filter, a page tests at most EVENTS_FILTER_SCAN_LIMIT events: when that many held fewer matches
    * than the limit, it answers those with has_more true and a cursor after the last event it tested.
+   * A caller who may not read every object (ctx.readable) is read the same way: its events are the
+   * filter, tested by the statements themselves (readableEvents), so a page of a sparse log still ends.
    */
-  private async read(query: EventQueryDto): Promise<Page<EventView> & { next_cursor: string }> {
+  private async read(ctx: RequestContext, query: EventQueryDto): Promise<Page<EventView> & { next_cursor: string }> {
     const after = this.cursors.decode(EVENTS_LIST, query.cursor, positionKey) ?? 0;
     const types = parseEventTypeFilter(query.type);
-    const holds = query.filter ? checkedEventFilter(query.filter, eventPathResolver(typesOf(types))) : undefined;
+    const readable = readableEvents(ctx.readable);
+    if (readable) assertReadableTypes(ctx, types, readable);
+    const filter = query.filter ? checkedEventFilter(query.filter, eventPathResolver(typesOf(types))) : undefined;
+    const holds = filter ?? (readable ? () => true : undefined);
     const size = pageSize(query);
     return this.dataSource.transaction('REPEATABLE READ', async (m) => {
-      const { rows, examinedTo, exhausted } = holds ? await this.scan(m, after, types, holds, size) : await this.chunk(m, after, types, size + 1);
+      const { rows, examinedTo, exhausted } = holds ? await this.scan(m, after, types, holds, size, readable) : await this.chunk(m, after, types, size + 1);
       const fitted = fitPage(rows.map(present), size, rows.length > size);
       const hasMore = fitted.hasMore || (!!holds && !exhausted);
       let resumeAt = fitted.hasMore ? Number(rows[fitted.items.length - 1].pos) : Math.max(examinedTo, after);
@@ -92,8 +121,11 @@ export class EventsService {
     });
   }
 
-  /** Up to `count` events after `after` of the chosen types, in order, with the position of the last one read. */
-  private async chunk(m: EntityManager, after: number, types: EventTypeFilter | undefined, count: number) {
+  /**
+   * Up to `count` events after `after` of the chosen types, in order, with the position of the last one read.
+   * With `readable`, each row says whether the caller may read it, and only those carry their data.
+   */
+  private async chunk(m: EntityManager, after: number, types: EventTypeFilter | undefined, count: number, readable?: ReadableEvents) {
     const params: unknown[] = [String(after), count];
     let where = 'position > $1';
     if (types) {
@@ -103,25 +135,30 @@ export class EventsService {
       );
       where += ` AND (type = ANY($3::text[]) OR type LIKE ANY($4::text[]))`;
     }
+    let columns = 'data';
+    if (readable) {
+      const visible = `(type = ANY($${params.push(readable.types)}::text[]) OR (type LIKE 'object_record.%' AND data->>'object' = ANY($${params.push(readable.objects)}::text[])))`;
+      columns = `${visible} AS visible, CASE WHEN ${visible} THEN data END AS data`;
+    }
     const rows: Row[] = await m.query(
-      `SELECT position::text AS pos, id, type, occurred_at, actor, via, request_id, data FROM events WHERE ${where} ORDER BY position LIMIT $2`,
+      `SELECT position::text AS pos, id, type, occurred_at, actor, via, request_id, ${columns} FROM events WHERE ${where} ORDER BY position LIMIT $2`,
       params,
     );
     return { rows, examinedTo: rows.length ? Number(rows[rows.length - 1].pos) : after, exhausted: rows.length < count };
   }
 
   /** Tests events in order until `size + 1` hold, the log ends, or EVENTS_FILTER_SCAN_LIMIT were tested. */
-  private async scan(m: EntityManager, after: number, types: EventTypeFilter | undefined, holds: EventPredicate, size: number) {
+  private async scan(m: EntityManager, after: number, types: EventTypeFilter | undefined, holds: EventPredicate, size: number, readable?: ReadableEvents) {
     const matched: Row[] = [];
     let examined = 0;
     let at = after;
     const limit = this.settings.filterScanLimit;
     while (examined < limit) {
-      const { rows, examinedTo, exhausted } = await this.chunk(m, at, types, Math.min(SCAN_CHUNK, limit - examined));
+      const { rows, examinedTo, exhausted } = await this.chunk(m, at, types, Math.min(SCAN_CHUNK, limit - examined), readable);
       for (const row of rows) {
         examined++;
         at = Number(row.pos);
-        if (holds(present(row))) matched.push(row);
+        if (row.visible !== false && holds(present(row))) matched.push(row);
         if (matched.length > size) return { rows: matched, examinedTo: at, exhausted: false };
       }
       if (exhausted) return { rows: matched, examinedTo: Math.max(at, examinedTo), exhausted: true };

@@ -1,4 +1,4 @@
-import type { ApiScope, ChangeVia, RequestContext } from '@crm/contracts';
+import { readableResources, type ApiScope, type ChangeVia, type RequestContext } from '@crm/contracts';
 import type { Context } from '@opentelemetry/api';
 import type { FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'http';
@@ -34,6 +34,12 @@ export function pathOf(req: FastifyRequest): string {
   return query === -1 ? url : url.slice(0, query);
 }
 
+/** What the key may read, for the services to narrow their answers by; nothing for a key that may read everything. */
+function readableOf(principal: Principal | undefined): { readable?: string[] } {
+  const readable = principal && readableResources(principal.permissions);
+  return readable ? { readable } : {};
+}
+
 /** `via` is the channel the request came through: `api`, or `mcp` for an agent's tool call. */
 export function contextOf(req: GatewayRequest, via: ChangeVia = 'api'): RequestContext {
   return {
@@ -41,6 +47,7 @@ export function contextOf(req: GatewayRequest, via: ChangeVia = 'api'): RequestC
     key_id: req.principal?.keyId,
     scope: req.principal?.scope,
     user_id: req.principal?.userId,
+    ...readableOf(req.principal),
     idempotency_ref: req.idempotencyRef,
     via,
   };

@@ -1,5 +1,5 @@
 import { DomainError, ErrorCode } from '@crm/common';
-import { Access, describePermission, permits, relationReads, RequiredPermission, resolvePermission, scopeGrants } from '@crm/contracts';
+import { Access, describePermission, permits, permitsRequired, relationReads, RequiredPermission, resolvePermission, scopeGrants } from '@crm/contracts';
 import { CanActivate, CustomDecorator, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { GatewayRequest, pathOf, Principal } from './request-context';
@@ -62,7 +62,7 @@ export class ScopesGuard implements CanActivate {
     if (!declared) throw scopeForbidden(req);
     const needed = resolvePermission(declared, (req.params ?? {}) as Record<string, string>, req.body);
     const permissions = req.principal.permissions;
-    if (!permits(permissions, needed.resource, needed.action)) throw scopeForbidden(req, needed);
+    if (!permitsRequired(permissions, needed)) throw scopeForbidden(req, needed);
     if (declared.paths) {
       const unread = relationReads(req.body).find((p) => !permits(permissions, p.resource, p.action));
       if (unread) throw scopeForbidden(req, unread);

@@ -32,6 +32,8 @@ export interface McpTool {
    */
   resource?: string;
   action?: PermissionAction;
+  /** It answers only what the key may read (search, list_changes): offered when the key may read some object. */
+  narrowed?: boolean;
   idempotent: boolean;
   /** Cannot be undone: agents ask before calling it. */
   destructive?: boolean;
@@ -75,7 +77,7 @@ function toolOf(op: AnyOperation & { mcp: McpExposure }): McpTool {
     name,
     ...wording,
     access: http.access,
-    ...(http.permission ? { resource: http.permission.resource, action: http.permission.action } : {}),
+    ...(http.permission ? { resource: http.permission.resource, action: http.permission.action, narrowed: http.permission.narrowed } : {}),
     idempotent: op.idempotent,
     input: inputSchema({
       extra: Object.fromEntries(path.map(({ param, schema }) => [param, schema])),

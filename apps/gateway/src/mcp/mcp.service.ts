@@ -1,5 +1,15 @@
 import { DomainError, ErrorCode, Logger } from '@crm/common';
-import { customObjectEntry, describePermission, ObjectEntry, Ops, permits, permitsOnSomeObject, relationReads, resolvePermission } from '@crm/contracts';
+import {
+  customObjectEntry,
+  describePermission,
+  ObjectEntry,
+  Ops,
+  permits,
+  permitsOnSomeObject,
+  permitsRequired,
+  relationReads,
+  resolvePermission,
+} from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -43,7 +53,8 @@ function mcpRuntime(): Promise<McpRuntime> {
 function visibleTo(principal: Principal, tool: McpTool): boolean {
   if (tool.access === 'public' || tool.access === 'any-key') return true;
   const action = tool.action ?? (tool.access === 'read' ? 'read' : 'write');
-  const generic = tool.resource === undefined || tool.resource === 'objects.:slug';
+  // A generic record tool names its object in its arguments; search and list_changes answer what the key may read.
+  const generic = tool.resource === undefined || tool.resource === 'objects.:slug' || tool.narrowed;
   return generic ? permitsOnSomeObject(principal.permissions, action) : permits(principal.permissions, tool.resource!, action);
 }
 
@@ -88,7 +99,7 @@ export class McpService {
       call: async (op, parts) => {
         const declared = op.http?.permission;
         const needs = declared ? [resolvePermission(declared, parts.params ?? {}, parts.body), ...(declared.paths ? relationReads(parts.body) : [])] : [];
-        const lacking = needs.find((p) => !permits(principal.permissions, p.resource, p.action));
+        const lacking = needs.find((p) => !permitsRequired(principal.permissions, p));
         if (op.http && (!declared || lacking)) {
           const missing = lacking ? `: it lacks ${describePermission(lacking)}` : '';
           const { code, message } = forbidden(principal, `${op.http.method} ${op.http.path}${missing}`);

@@ -1,4 +1,4 @@
-import { CreateWebhookDto, ListDeliveriesQuery, ListWebhooksQuery, Ops, ReplayWebhookDto, UpdateWebhookDto } from '@crm/contracts';
+import { CreateWebhookDto, ListDeliveriesQuery, ListWebhooksQuery, Ops, ReplayWebhookDto, RequestContext, UpdateWebhookDto } from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
@@ -9,8 +9,8 @@ export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Handles(Ops.webhooks.create)
-  create(@Payload('body') body: CreateWebhookDto) {
-    return this.webhooks.create(body);
+  create(@Payload('ctx') ctx: RequestContext, @Payload('body') body: CreateWebhookDto) {
+    return this.webhooks.create(ctx, body);
   }
 
   @Handles(Ops.webhooks.list)
@@ -24,8 +24,8 @@ export class WebhooksController {
   }
 
   @Handles(Ops.webhooks.update)
-  update(@Payload('params') { id }: { id: string }, @Payload('body') body: UpdateWebhookDto) {
-    return this.webhooks.update(id, body);
+  update(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }, @Payload('body') body: UpdateWebhookDto) {
+    return this.webhooks.update(ctx, id, body);
   }
 
   @Handles(Ops.webhooks.remove)

@@ -19,6 +19,10 @@ import {
 import {
   CreateWebhookDto,
   DeliveryView,
+  eventTypeReads,
+  firstUnread,
+  forbiddenRead,
+  RequestContext,
   ListDeliveriesQuery,
   ListWebhooksQuery,
   PingResultView,
@@ -50,6 +54,12 @@ const WEBHOOK_FIELDS = fieldSpecs<Subscription>({ name: 'value', url: 'value', e
 /** A ping must answer before the gateway gives up on the request. */
 const PING_HEADROOM_MS = 500;
 
+/** A subscription delivers every event of its types (all, for null): the caller must be able to read them all. */
+function assertReceivable(ctx: RequestContext, eventTypes: readonly string[] | null): void {
+  const missing = firstUnread(ctx.readable, eventTypeReads(eventTypes));
+  if (missing) throw forbiddenRead(missing, eventTypes ? `receiving ${eventTypes.join(', ')}` : 'receiving every event type');
+}
+
 @Injectable()
 export class WebhooksService {
   constructor(
@@ -61,7 +71,8 @@ export class WebhooksService {
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
   ) {}
 
-  async create(dto: CreateWebhookDto): Promise<{ data: WebhookView; secret: string }> {
+  async create(ctx: RequestContext, dto: CreateWebhookDto): Promise<{ data: WebhookView; secret: string }> {
+    assertReceivable(ctx, dto.event_types ?? null);
     this.checkUrl(dto.url);
     if (dto.secret !== undefined) this.checkSecret(dto.secret);
     checkFilter(dto.filter ?? null, dto.event_types ?? null);
@@ -112,11 +123,12 @@ export class WebhooksService {
     return { data: presentSubscription(await this.find(this.dataSource.manager, id)) };
   }
 
-  async update(id: string, dto: UpdateWebhookDto): Promise<{ data: WebhookView }> {
+  async update(ctx: RequestContext, id: string, dto: UpdateWebhookDto): Promise<{ data: WebhookView }> {
     if (dto.url !== undefined) this.checkUrl(dto.url);
     if (dto.secret !== undefined) this.checkSecret(dto.secret);
     const saved = await this.dataSource.transaction(async (m) => {
       const sub = await this.find(m, id, true);
+      assertReceivable(ctx, dto.event_types !== undefined ? dto.event_types : sub.eventTypes);
       const { set: patch } = diffFields(sub, dto, WEBHOOK_FIELDS);
       // The filter is checked against the types it will apply to, whichever of the two this PATCH changes.
       if (patch.filter !== undefined || patch.eventTypes !== undefined) {

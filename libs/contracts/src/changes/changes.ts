@@ -2,6 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { DateTimeFilter } from '../dto-helpers';
 import { PageQuery } from '../paging';
+import type { ReadableObjects } from '../operations/readable';
 
 /** How a change reached the system (docs/changes.md). */
 export const CHANGE_VIAS = ['api', 'batch', 'import', 'mcp', 'capture', 'merge', 'system'] as const;
@@ -120,4 +121,6 @@ export interface ChangeSliceRequest {
   filters: Omit<ListChangesQuery, 'cursor' | 'limit'>;
   after?: string;
   limit: number;
+  /** The objects the caller may read (readableObjects); absent: every object. */
+  readable?: ReadableObjects;
 }

@@ -39,6 +39,8 @@ export interface ObjectEntry {
   create?: Function;
   update?: Function;
   capabilities: readonly Capability[];
+  /** The permission resource its records are read and written under, when not its slug (stages: their pipeline's). */
+  permission?: string;
   /** How `Ops.contactsInternal.resolve` is asked whether its records exist, for another service's checks. */
   resolvedAs?: { request: 'contact_ids' | 'company_ids' | 'user_ids'; reply: 'contacts' | 'companies' | 'users' };
 }
@@ -110,6 +112,7 @@ const REGISTRY = {
     kind: 'built_in',
     create: StageInputDto,
     capabilities: ['schema'],
+    permission: 'pipelines',
   },
   activities: {
     slug: 'activities',

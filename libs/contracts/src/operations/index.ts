@@ -1,3 +1,4 @@
 export * from './operation';
 export * from './operations';
 export * from './permissions';
+export * from './readable';

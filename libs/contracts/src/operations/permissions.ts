@@ -31,6 +31,11 @@ export interface RequiredPermission {
   batch?: boolean;
   /** A query or aggregation: paths in its body that enter another object need read on that object too. */
   paths?: boolean;
+  /**
+   * It answers only what the caller may read (GET /search, GET /changes): read on any object lets it in,
+   * and the owning service narrows its answer to the objects the caller may read.
+   */
+  narrowed?: boolean;
 }
 
 /** The named scopes, as the permission sets they always meant. */
@@ -62,6 +67,11 @@ function resourceCovers(held: string, wanted: string): boolean {
   return held === '*' || held === wanted || (held === 'objects' && wanted.startsWith('objects.'));
 }
 
+/** Whether `permissions` allow what `required` asks: a narrowed read lets in a caller who may read some object. */
+export function permitsRequired(permissions: readonly string[], required: RequiredPermission): boolean {
+  return required.narrowed ? permitsOnSomeObject(permissions, 'read') : permits(permissions, required.resource, required.action);
+}
+
 /** Whether `permissions` allow `action` on `resource`. */
 export function permits(permissions: readonly string[], resource: string, action: PermissionAction): boolean {
   return permissions.some((permission) => {
@@ -84,7 +94,7 @@ export function permitsOnSomeObject(permissions: readonly string[], action: Perm
  * object's records are `objects.<slug>`, the object definitions under /objects are `schema`); the action
  * is `read` for reads, `delete` for DELETE and merges (a merge removes a record), `write` otherwise. A
  * batch's delete items are checked against its body at request time. /search and /changes reach every
- * object, so they need read on every resource (`*:read`).
+ * object: they need read on some object, and answer only the objects the caller may read.
  */
 export function derivePermission(method: string, path: string, name: string, access: string): RequiredPermission | undefined {
   if (access === 'public' || access === 'any-key') return undefined;
@@ -95,14 +105,15 @@ export function derivePermission(method: string, path: string, name: string, acc
   if (first === 'search' || first === 'changes') resource = '*';
   const action: PermissionAction = access === 'read' ? 'read' : method === 'DELETE' || name.endsWith('.merge') ? 'delete' : 'write';
   const paths = name.endsWith('.query') || name.endsWith('.aggregate');
-  return { resource, action, ...(name.endsWith('.batch') ? { batch: true } : {}), ...(paths ? { paths: true } : {}) };
+  const narrowed = resource === '*' && action === 'read';
+  return { resource, action, ...(name.endsWith('.batch') ? { batch: true } : {}), ...(paths ? { paths: true } : {}), ...(narrowed ? { narrowed } : {}) };
 }
 
 /** The permission with the request's slug in place: `objects.:slug` -> `objects.invoices`. */
 export function resolvePermission(required: RequiredPermission, params: Record<string, string | undefined>, body?: unknown): RequiredPermission {
   const resource = required.resource === 'objects.:slug' ? `objects.${params.slug ?? ''}` : required.resource;
   const deletes = required.batch && (body as { operation?: unknown } | null)?.operation === 'delete';
-  return { resource, action: deletes ? 'delete' : required.action };
+  return { resource, action: deletes ? 'delete' : required.action, ...(required.narrowed ? { narrowed: true } : {}) };
 }
 
 export const describePermission = (p: RequiredPermission) => `${p.resource}:${p.action}`;

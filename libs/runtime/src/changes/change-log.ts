@@ -1,5 +1,5 @@
 import { CursorCodec, DomainError, fitPage, IdPrefix, idKey, Page, pageSize } from '@crm/common';
-import { ChangeSlice, ChangeSliceRequest, ChangeView, ListChangesQuery, RecordChangesQuery } from '@crm/contracts';
+import { BUILT_IN_SLUGS, ChangeSlice, ChangeSliceRequest, ChangeView, ListChangesQuery, ReadableObjects, RecordChangesQuery } from '@crm/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { encodeTime } from 'ulid';
 import { DataSource } from 'typeorm';
@@ -98,7 +98,7 @@ export class ChangeLog {
    * This service's entries matching the filters after `after`, oldest first: its part of GET /changes,
    * read under the budget of queries (QUERY_TIMEOUT_MS), or the rest of the budget `page` started.
    */
-  async slice({ filters, after, limit }: ChangeSliceRequest, budget = this.budget()): Promise<ChangeSlice> {
+  async slice({ filters, after, limit, readable }: ChangeSliceRequest, budget = this.budget()): Promise<ChangeSlice> {
     const params: unknown[] = [];
     const where: string[] = [];
     const bind = (value: unknown) => `$${params.push(value)}`;
@@ -107,6 +107,11 @@ export class ChangeLog {
     if (filters.record_id) where.push(`record_id = ${bind(filters.record_id)}`);
     if (filters.actor_id) where.push(`actor_id = ${bind(filters.actor_id)}`);
     if (filters.via) where.push(`via = ${bind(filters.via)}`);
+    if (readable) {
+      // Only the objects the caller may read, in the statement, so the page's limit counts entries it may see.
+      const customs = readable.customs ? ` OR NOT object = ANY(${bind(BUILT_IN_SLUGS)}::text[])` : '';
+      where.push(`(object = ANY(${bind(readable.slugs)}::text[])${customs})`);
+    }
     if (filters.created_after) {
       const instant = new Date(filters.created_after);
       // The id bound lets the primary key skip everything older; the instant is the exact filter.
@@ -132,12 +137,13 @@ export class ChangeLog {
   async page(
     query: ListChangesQuery,
     parts: ReadonlyArray<(request: ChangeSliceRequest, budget: QueryBudget) => Promise<ChangeSlice>>,
+    readable?: ReadableObjects,
   ): Promise<Page<ChangeView>> {
     const budget = this.budget();
     const after = this.cursors.decode(CHANGES_LIST, query.cursor, idKey(IdPrefix.Change));
     const limit = pageSize(query);
     const { cursor: _cursor, limit: _limit, ...filters } = query;
-    const request: ChangeSliceRequest = { filters, after, limit };
+    const request: ChangeSliceRequest = { filters, after, limit, ...(readable ? { readable } : {}) };
     const slices = await Promise.all(parts.map((part) => part(request, budget)));
     const merged = slices.flatMap((s) => s.data).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     // A part cut short (by its page size or byte budget) has entries beyond its last: the page must stop
