@@ -127,6 +127,8 @@ describe('permissions: reads across objects', () => {
     }
     expect(queried).toEqual(log.filter((e) => e.type === 'deal.created').map((e) => e.id));
 
+    const filtered = await api.listAll(`/events?filter=${encodeURIComponent(JSON.stringify({ type: { $in: ['deal.created', 'contact.created'] } }))}`, 2);
+    expect(filtered.map((e) => e.id)).toEqual(log.filter((e) => e.type === 'deal.created').map((e) => e.id));
     expect((await api.listAll('/events?type=deal.*')).map((e) => e.id)).toEqual(log.filter((e) => visible(e) && e.type.startsWith('deal.')).map((e) => e.id));
     missing(await api.get('/events?type=contact.created'), 'contacts:read');
     missing(await api.get('/events?type=deal.created,deal.contact_added'), 'contacts:read');
