@@ -2,7 +2,6 @@ import { ChangesModule } from './changes/changes.module';
 import { SearchModule } from './search/search.module';
 import { ServiceName } from '@crm/contracts';
 import { RunningService, ServiceDefinition, startService } from '@crm/runtime';
-import { ScheduleModule } from '@nestjs/schedule';
 import { dealsEntities, dealsMigrations } from './database';
 import { DealsModule } from './deals.module';
 import { DEALS_SETTINGS, loadDealsSettings } from './deals.settings';
@@ -11,7 +10,7 @@ export const dealsApp: ServiceDefinition = {
   service: ServiceName.Deals,
   defaultHealthPort: 3002,
   database: { entities: dealsEntities, migrations: dealsMigrations },
-  imports: [ScheduleModule.forRoot(), DealsModule, ChangesModule, SearchModule],
+  imports: [DealsModule, ChangesModule, SearchModule],
   settings: { token: DEALS_SETTINGS, load: loadDealsSettings },
 };
 

@@ -23,6 +23,7 @@ export * from './changes/change-log';
 export * from './changes/change-retention.job';
 export * from './changes/change-history.module';
 export * from './periodic-task';
+export * from './periodic-job';
 export * from './associations/association-store';
 export * from './associations/associations.migration';
 export * from './search/search-functions.migration';

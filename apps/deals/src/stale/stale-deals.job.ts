@@ -1,13 +1,11 @@
 import { Logger } from '@crm/common';
 import { event, EventType } from '@crm/contracts';
 import { OutboxService, systemOrigin, withOrigin } from '@crm/messaging';
-import { LOGGER } from '@crm/runtime';
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
+import { LOGGER, PeriodicJob } from '@crm/runtime';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { DEALS_SETTINGS, DealsSettings } from '../deals.settings';
 
-const JOB_NAME = 'stale-deals';
 const BATCH = 500;
 const DAY_MS = 86_400_000;
 
@@ -18,34 +16,18 @@ const DAY_MS = 86_400_000;
  * transaction-scoped advisory lock lets one replica sweep at a time.
  */
 @Injectable()
-export class StaleDealsJob implements OnApplicationBootstrap, OnApplicationShutdown {
-  private running?: Promise<unknown>;
-  private stopped = false;
-
+export class StaleDealsJob extends PeriodicJob {
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
-    private readonly scheduler: SchedulerRegistry,
     @Inject(DEALS_SETTINGS) private readonly settings: DealsSettings,
-    @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    const timer = setInterval(() => this.tick(), this.settings.staleCheckIntervalMs);
-    this.scheduler.addInterval(JOB_NAME, timer);
+    @Inject(LOGGER) logger: Logger,
+  ) {
+    super(logger, { intervalMs: settings.staleCheckIntervalMs, failure: 'stale-deal sweep failed; retrying next interval', firstRun: 'after-interval' });
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.scheduler.doesExist('interval', JOB_NAME)) this.scheduler.deleteInterval(JOB_NAME);
-    await this.running;
-  }
-
-  private tick(): void {
-    if (this.running || this.stopped) return;
-    this.running = this.sweep()
-      .catch((err: Error) => this.logger.warn({ err: err.message }, 'stale-deal sweep failed; retrying next interval'))
-      .finally(() => (this.running = undefined));
+  protected async run(): Promise<void> {
+    await this.sweep();
   }
 
   /** Reports every deal that crossed the threshold since the last sweep; returns how many. */
@@ -85,7 +67,7 @@ export class StaleDealsJob implements OnApplicationBootstrap, OnApplicationShutd
       });
       if (reported <= 0) break;
       total += reported;
-      if (reported < BATCH || this.stopped) break;
+      if (reported < BATCH || this.task.stopping) break;
     }
     return total;
   }

@@ -1,6 +1,6 @@
 import { Logger } from '@crm/common';
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { LOGGER, PeriodicTask } from '@crm/runtime';
+import { Inject, Injectable } from '@nestjs/common';
+import { LOGGER, PeriodicJob } from '@crm/runtime';
 import { DataSource } from 'typeorm';
 import { EVENTS_SETTINGS, EventsSettings } from './events.settings';
 
@@ -9,30 +9,16 @@ import { EVENTS_SETTINGS, EventsSettings } from './events.settings';
  * stay valid after a prune; a poller behind the retention window simply resumes at the oldest kept event.
  */
 @Injectable()
-export class EventRetention implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly task: PeriodicTask;
-
+export class EventRetention extends PeriodicJob {
   constructor(
     private readonly dataSource: DataSource,
     @Inject(EVENTS_SETTINGS) private readonly settings: EventsSettings,
-    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(LOGGER) logger: Logger,
   ) {
-    this.task = new PeriodicTask(
-      settings.pruneIntervalMs,
-      () => this.prune(),
-      (err) => this.logger.warn({ err: err.message }, 'event retention sweep failed'),
-    );
+    super(logger, { intervalMs: settings.pruneIntervalMs, failure: 'event retention sweep failed', enabled: settings.retentionDays > 0 });
   }
 
-  onApplicationBootstrap(): void {
-    if (this.settings.retentionDays > 0) this.task.start();
-  }
-
-  onApplicationShutdown(): Promise<void> {
-    return this.task.stop();
-  }
-
-  private async prune(): Promise<void> {
+  protected async run(): Promise<void> {
     await this.dataSource.transaction(async (m) => {
       const [{ locked }] = await m.query(`SELECT pg_try_advisory_xact_lock(hashtext('crm:event-retention')) AS locked`);
       if (!locked) return;

@@ -1,8 +1,8 @@
 import { Env, intVar, Logger } from '@crm/common';
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { LOGGER } from '../service-app';
-import { PeriodicTask } from '../periodic-task';
+import { deleteInBatches, PeriodicJob } from '../periodic-job';
 
 export const CHANGE_SETTINGS = Symbol('CHANGE_SETTINGS');
 
@@ -28,58 +28,45 @@ export function loadChangeSettings(env: Env): ChangeSettings {
  * transaction-scoped advisory lock lets one replica delete at a time.
  */
 @Injectable()
-export class ChangeRetentionJob implements OnApplicationBootstrap, OnApplicationShutdown {
+export class ChangeRetentionJob extends PeriodicJob {
   /** Totals since start: how tests, and anyone debugging, see that sweeps ran. */
   readonly totals = { sweeps: 0, removed: 0, batches: 0, largestBatch: 0 };
-  private readonly task: PeriodicTask;
 
   constructor(
     private readonly dataSource: DataSource,
     @Inject(CHANGE_SETTINGS) private readonly settings: ChangeSettings,
-    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(LOGGER) logger: Logger,
   ) {
-    this.task = new PeriodicTask(
-      settings.changesRetentionIntervalMs,
-      async () => {
-        const removed = await this.sweep();
-        this.totals.sweeps += 1;
-        if (removed) this.logger.info({ removed }, 'deleted change history past the retention period');
-      },
-      (err) => this.logger.warn({ err: err.message }, 'change history retention sweep failed; retrying next interval'),
-    );
+    super(logger, {
+      intervalMs: settings.changesRetentionIntervalMs,
+      failure: 'change history retention sweep failed; retrying next interval',
+      enabled: settings.changesRetentionDays > 0,
+    });
   }
 
-  onApplicationBootstrap(): void {
-    if (this.settings.changesRetentionDays) this.task.start();
-  }
-
-  onApplicationShutdown(): Promise<void> {
-    return this.task.stop();
+  protected async run(): Promise<void> {
+    const removed = await this.sweep();
+    this.totals.sweeps += 1;
+    if (removed) this.logger.info({ removed }, 'deleted change history past the retention period');
   }
 
   /** One sweep: batches until nothing old is left. Answers how many entries it deleted. */
   async sweep(): Promise<number> {
-    const { changesRetentionDays: days, changesRetentionBatchSize: batch } = this.settings;
-    let total = 0;
-    while (days > 0 && !this.task.stopping) {
-      const removed = await this.dataSource.transaction(async (m) => {
-        const [{ locked }] = (await m.query(`SELECT pg_try_advisory_xact_lock(hashtext('crm:changes:retention')) AS locked`)) as { locked: boolean }[];
-        if (!locked) return 0;
-        // Ids are ULIDs, so the oldest entries come first on the primary key and the scan stops early.
-        const [, count] = (await m.query(
-          `DELETE FROM changes WHERE id IN (
-             SELECT id FROM changes WHERE occurred_at < now() - make_interval(days => $1) ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-          [days, batch],
-        )) as [unknown[], number];
-        return count;
-      });
-      if (!removed) break;
-      total += removed;
-      this.totals.removed += removed;
-      this.totals.batches += 1;
-      this.totals.largestBatch = Math.max(this.totals.largestBatch, removed);
-      if (removed < batch) break;
-    }
-    return total;
+    const { changesRetentionDays: days, changesRetentionBatchSize: batchSize } = this.settings;
+    if (days <= 0) return 0;
+    return deleteInBatches(this.dataSource, {
+      lock: 'crm:changes:retention',
+      // Ids are ULIDs, so the oldest entries come first on the primary key and the scan stops early.
+      sql: `DELETE FROM changes WHERE id IN (
+              SELECT id FROM changes WHERE occurred_at < now() - make_interval(days => $1) ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      params: [days],
+      batchSize,
+      stopping: () => this.task.stopping,
+      onBatch: (removed) => {
+        this.totals.removed += removed;
+        this.totals.batches += 1;
+        this.totals.largestBatch = Math.max(this.totals.largestBatch, removed);
+      },
+    });
   }
 }
