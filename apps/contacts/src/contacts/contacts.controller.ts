@@ -1,56 +1,28 @@
 import { SortablePageQuery } from '@crm/common';
-import { BatchWriteDto, CreateContactDto, ListContactsQuery, MergeContactsDto, Ops, RequestContext, UpdateContactDto } from '@crm/contracts';
-import { Controller } from '@nestjs/common';
+import { MergeContactsDto, Ops, RequestContext, UpdateContactDto } from '@crm/contracts';
+import { Handles, recordsController } from '@crm/runtime';
 import { Payload } from '@nestjs/microservices';
-import { ContactsService } from './contacts.service';
-import { BatchRunner, Handles } from '@crm/runtime';
 import { ContactsBatchWriter } from './contacts.batch';
+import { ContactsService } from './contacts.service';
 
-@Controller()
-export class ContactsController {
-  constructor(
-    private readonly contacts: ContactsService,
-    private readonly batches: BatchRunner,
-    private readonly batchWriter: ContactsBatchWriter,
-  ) {}
-
-  @Handles(Ops.contacts.batch)
-  batch(@Payload('ctx') ctx: RequestContext, @Payload('body') body: BatchWriteDto) {
-    return this.batches.run(ctx, body, this.batchWriter);
-  }
-
-  @Handles(Ops.contacts.create)
-  async create(@Payload('ctx') ctx: RequestContext, @Payload('body') body: CreateContactDto) {
-    return { data: await this.contacts.create(ctx, body) };
-  }
-
-  @Handles(Ops.contacts.list)
-  list(@Payload('query') query: ListContactsQuery) {
-    return this.contacts.list(query);
-  }
-
+export class ContactsController extends recordsController(ContactsService, ContactsBatchWriter, Ops.contacts) {
   @Handles(Ops.contacts.get)
   async get(@Payload('params') { id }: { id: string }) {
-    return this.contacts.get(id);
+    return this.records.get(id);
   }
 
   @Handles(Ops.contacts.update)
   async update(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }, @Payload('body') body: UpdateContactDto) {
-    return this.contacts.update(ctx, id, body);
-  }
-
-  @Handles(Ops.contacts.remove)
-  async remove(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }) {
-    await this.contacts.remove(ctx, id);
+    return this.records.update(ctx, id, body);
   }
 
   @Handles(Ops.contacts.merge)
   async merge(@Payload('ctx') ctx: RequestContext, @Payload('body') body: MergeContactsDto) {
-    return this.contacts.merge(ctx, body);
+    return this.records.merge(ctx, body);
   }
 
   @Handles(Ops.contacts.deals)
   listDeals(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }, @Payload('query') query: SortablePageQuery) {
-    return this.contacts.listDeals(ctx, id, query);
+    return this.records.listDeals(ctx, id, query);
   }
 }

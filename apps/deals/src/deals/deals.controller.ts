@@ -1,8 +1,5 @@
 import { SortablePageQuery } from '@crm/common';
 import {
-  BatchWriteDto,
-  CreateDealDto,
-  ListDealsQuery,
   MoveDealStageDto,
   Ops,
   QueryFieldsRequest,
@@ -12,25 +9,15 @@ import {
   RequestContext,
   UpdateDealDto,
 } from '@crm/contracts';
-import { BatchRunner, Handles } from '@crm/runtime';
-import { DealsBatchWriter } from './deals.batch';
-import { Controller } from '@nestjs/common';
+import { Handles, recordsController } from '@crm/runtime';
 import { Payload } from '@nestjs/microservices';
+import { DealsBatchWriter } from './deals.batch';
 import { DealsQuery } from './deals-query.service';
 import { DealsService } from './deals.service';
 
-@Controller()
-export class DealsController {
-  constructor(
-    private readonly deals: DealsService,
-    private readonly queries: DealsQuery,
-    private readonly batches: BatchRunner,
-    private readonly batchWriter: DealsBatchWriter,
-  ) {}
-
-  @Handles(Ops.deals.batch)
-  batch(@Payload('ctx') ctx: RequestContext, @Payload('body') body: BatchWriteDto) {
-    return this.batches.run(ctx, body, this.batchWriter);
+export class DealsController extends recordsController(DealsService, DealsBatchWriter, Ops.deals) {
+  constructor(private readonly queries: DealsQuery) {
+    super();
   }
 
   @Handles(Ops.deals.query)
@@ -53,38 +40,23 @@ export class DealsController {
     return this.queries.values(request);
   }
 
-  @Handles(Ops.deals.create)
-  async create(@Payload('ctx') ctx: RequestContext, @Payload('body') body: CreateDealDto) {
-    return { data: await this.deals.create(ctx, body) };
-  }
-
-  @Handles(Ops.deals.list)
-  list(@Payload('query') query: ListDealsQuery) {
-    return this.deals.list(query);
-  }
-
   @Handles(Ops.deals.get)
   get(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }) {
-    return this.deals.get(ctx, id);
+    return this.records.get(ctx, id);
   }
 
   @Handles(Ops.deals.update)
   update(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }, @Payload('body') body: UpdateDealDto) {
-    return this.deals.update(ctx, id, body);
-  }
-
-  @Handles(Ops.deals.remove)
-  async remove(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }) {
-    await this.deals.remove(ctx, id);
+    return this.records.update(ctx, id, body);
   }
 
   @Handles(Ops.deals.moveStage)
   moveStage(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }, @Payload('body') body: MoveDealStageDto) {
-    return this.deals.moveStage(ctx, id, body.stage_id);
+    return this.records.moveStage(ctx, id, body.stage_id);
   }
 
   @Handles(Ops.deals.history)
   history(@Payload('params') { id }: { id: string }, @Payload('query') query: SortablePageQuery) {
-    return this.deals.history(id, query);
+    return this.records.history(id, query);
   }
 }
