@@ -1,7 +1,7 @@
 import { validateInput } from '@crm/common';
-import { AnyOperation, ReplyOf } from '@crm/contracts';
+import { AnyOperation, ReplyOf, RequestContext } from '@crm/contracts';
 import { applyDecorators, ArgumentMetadata, PipeTransform, UseInterceptors, UsePipes } from '@nestjs/common';
-import { MessagePattern } from '@nestjs/microservices';
+import { MessagePattern, Payload } from '@nestjs/microservices';
 import { SoftWarningsInterceptor } from './custom-fields/soft-warnings';
 import { OperationVia } from './changes/change-origin.step';
 
@@ -34,4 +34,30 @@ export function Handles<O extends AnyOperation>(op: O) {
   return <H extends Handler<ReplyOf<O>>>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<H>): void => {
     decorate(target, key, descriptor);
   };
+}
+
+/**
+ * Makes one method the handler of many operations that differ only in the object they name (an object's
+ * query or aggregation, say): for each `[slug, operation]` it adds a handler that reads the request's
+ * `ctx` and `body` and calls `handle` with the slug. The handlers follow the registry, not a list kept here.
+ */
+export function handleEach<T extends object, S extends string>(
+  controller: abstract new (...args: never[]) => T,
+  operations: ReadonlyArray<readonly [S, AnyOperation]>,
+  handle: (self: T, ctx: RequestContext, slug: S, body: never) => unknown,
+): void {
+  const proto = controller.prototype as Record<string, unknown>;
+  for (const [slug, op] of operations) {
+    const key = `${op.name}`;
+    Object.defineProperty(proto, key, {
+      value: function (this: T, ctx: RequestContext, body: never) {
+        return handle(this, ctx, slug, body);
+      },
+      writable: true,
+      configurable: true,
+    });
+    Payload('ctx')(proto, key, 0);
+    Payload('body')(proto, key, 1);
+    Handles(op)(proto, key, Object.getOwnPropertyDescriptor(proto, key)!);
+  }
 }

@@ -1,8 +1,8 @@
-import { AggregateDto, Ops, RequestContext } from '@crm/contracts';
-import { CatalogQueries, Handles, QueryCatalog } from '@crm/runtime';
+import { AggregateDto, Ops, RequestContext, slugsWith } from '@crm/contracts';
+import { CatalogQueries, Handles, handleEach, QueryCatalog } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
-import { QueryCatalogs } from './query-catalogs';
+import { QueryableObject, QueryCatalogs } from './query-catalogs';
 
 /** `POST /<object>/aggregate` for the objects this service keeps (docs/aggregate.md), over the query's catalogs. */
 @Controller()
@@ -16,29 +16,9 @@ export class AggregateController {
     return this.queries.aggregate(ctx, catalog, request);
   }
 
-  @Handles(Ops.aggregates.contacts)
-  async contacts(@Payload('ctx') ctx: RequestContext, @Payload('body') request: AggregateDto) {
-    return this.run(ctx, await this.catalogs.of('contacts'), request);
-  }
-
-  @Handles(Ops.aggregates.companies)
-  async companies(@Payload('ctx') ctx: RequestContext, @Payload('body') request: AggregateDto) {
-    return this.run(ctx, await this.catalogs.of('companies'), request);
-  }
-
-  @Handles(Ops.aggregates.users)
-  async users(@Payload('ctx') ctx: RequestContext, @Payload('body') request: AggregateDto) {
-    return this.run(ctx, await this.catalogs.of('users'), request);
-  }
-
-  @Handles(Ops.aggregates.activities)
-  async activities(@Payload('ctx') ctx: RequestContext, @Payload('body') request: AggregateDto) {
-    return this.run(ctx, await this.catalogs.of('activities'), request);
-  }
-
-  @Handles(Ops.aggregates.tasks)
-  async tasks(@Payload('ctx') ctx: RequestContext, @Payload('body') request: AggregateDto) {
-    return this.run(ctx, await this.catalogs.of('tasks'), request);
+  /** Each built-in object's `POST /<slug>/aggregate` (handleEach below). */
+  async object(ctx: RequestContext, object: QueryableObject, request: AggregateDto) {
+    return this.run(ctx, await this.catalogs.of(object), request);
   }
 
   @Handles(Ops.aggregates.records)
@@ -46,3 +26,9 @@ export class AggregateController {
     return this.run(ctx, await this.catalogs.records(slug), request);
   }
 }
+
+handleEach(
+  AggregateController,
+  slugsWith('queryable', 'contacts').map((slug) => [slug, Ops.aggregates[slug]] as const),
+  (self, ctx, slug, request: AggregateDto) => self.object(ctx, slug, request),
+);

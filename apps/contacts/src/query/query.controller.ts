@@ -1,7 +1,8 @@
-import { Ops, QueryFieldsRequest, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext } from '@crm/contracts';
-import { Handles } from '@crm/runtime';
+import { Ops, QueryFieldsRequest, RecordQueryDto, RemoteMatchRequest, RemoteValuesRequest, RequestContext, slugsWith } from '@crm/contracts';
+import { Handles, handleEach } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
+import { QueryableObject } from './query-catalogs';
 import { RecordQueryService } from './query.service';
 
 /** `POST /<object>/query` for the objects this service keeps (docs/query.md), and other services' queries into them. */
@@ -29,28 +30,14 @@ export class QueryController {
     return this.queries.records(ctx, slug, query);
   }
 
-  @Handles(Ops.contacts.query)
-  contacts(@Payload('ctx') ctx: RequestContext, @Payload('body') query: RecordQueryDto) {
-    return this.queries.run(ctx, 'contacts', query);
-  }
-
-  @Handles(Ops.companies.query)
-  companies(@Payload('ctx') ctx: RequestContext, @Payload('body') query: RecordQueryDto) {
-    return this.queries.run(ctx, 'companies', query);
-  }
-
-  @Handles(Ops.users.query)
-  users(@Payload('ctx') ctx: RequestContext, @Payload('body') query: RecordQueryDto) {
-    return this.queries.run(ctx, 'users', query);
-  }
-
-  @Handles(Ops.activities.query)
-  activities(@Payload('ctx') ctx: RequestContext, @Payload('body') query: RecordQueryDto) {
-    return this.queries.run(ctx, 'activities', query);
-  }
-
-  @Handles(Ops.tasks.query)
-  tasks(@Payload('ctx') ctx: RequestContext, @Payload('body') query: RecordQueryDto) {
-    return this.queries.run(ctx, 'tasks', query);
+  /** Each built-in object's `POST /<slug>/query` (handleEach below). */
+  object(ctx: RequestContext, object: QueryableObject, query: RecordQueryDto) {
+    return this.queries.run(ctx, object, query);
   }
 }
+
+handleEach(
+  QueryController,
+  slugsWith('queryable', 'contacts').map((slug) => [slug, Ops[slug].query] as const),
+  (self, ctx, slug, query: RecordQueryDto) => self.object(ctx, slug, query),
+);

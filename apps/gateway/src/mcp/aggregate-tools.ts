@@ -1,16 +1,9 @@
-import { AggregateLimits, AnyOperation, Ops } from '@crm/contracts';
+import { AggregateLimits, AnyOperation, Ops, slugsWith } from '@crm/contracts';
 import type { McpTool } from './mcp-tools';
 import { objectOf } from './record-tools';
 
 /** Each object's `POST /<object>/aggregate`; a custom object's records take its slug. */
-const AGGREGATE_ROUTES: Readonly<Record<string, AnyOperation>> = {
-  contacts: Ops.aggregates.contacts,
-  companies: Ops.aggregates.companies,
-  users: Ops.aggregates.users,
-  activities: Ops.aggregates.activities,
-  tasks: Ops.aggregates.tasks,
-  deals: Ops.aggregates.deals,
-};
+const AGGREGATE_ROUTES: Readonly<Record<string, AnyOperation>> = Object.fromEntries(slugsWith('queryable').map((slug) => [slug, Ops.aggregates[slug]]));
 
 /** aggregate_records (docs/aggregate.md): the object's aggregation route, with a short schema; the service checks the shapes and names every problem. */
 export const AGGREGATE_TOOLS: readonly McpTool[] = [
