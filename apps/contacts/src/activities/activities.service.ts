@@ -1,5 +1,5 @@
-import { CursorCodec, FieldSpec, fieldSpecs, IdPrefix, Page } from '@crm/common';
-import { ActivityEventData, ActivitySummaryView, ActivityView, CreateActivityDto, EventType, ListActivitiesQuery, UpdateActivityDto } from '@crm/contracts';
+import { CursorCodec, FieldSpec, fieldSpecs } from '@crm/common';
+import { ActivityEventData, ActivitySummaryView, ActivityView, CreateActivityDto, ListActivitiesQuery, UpdateActivityDto } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
@@ -32,6 +32,7 @@ interface ActivityTypes {
   view: ActivityView;
   summary: ActivitySummaryView;
   event: ActivityEventData;
+  list: ListActivitiesQuery;
 }
 
 @Injectable()
@@ -40,26 +41,13 @@ export class ActivitiesService extends WorkItemsService<ActivityTypes> {
     super(dataSource, outbox, deals, customFields, cursors, {
       entity: Activity,
       object: 'activities',
-      noun: 'activity',
-      prefix: IdPrefix.Activity,
       alias: 'a',
-      createBody: CreateActivityDto,
-      updateBody: UpdateActivityDto,
       fields: ACTIVITY_FIELDS,
       present: presentActivity,
       presentSummary: presentActivitySummary,
       eventData: activityEventData,
-      events: { created: EventType.ActivityCreated, updated: EventType.ActivityUpdated, deleted: EventType.ActivityDeleted },
+      filters: ['type', 'status', 'contact_id', 'deal_id'],
     });
-  }
-
-  async list(query: ListActivitiesQuery): Promise<Page<ActivityView>> {
-    const { qb, read } = this.page('activities', query);
-    if (query.type) qb.andWhere('a.type = :type', { type: query.type });
-    if (query.status) qb.andWhere('a.status = :status', { status: query.status });
-    if (query.contact_id) qb.andWhere('a.contact_id = :contactId', { contactId: query.contact_id });
-    if (query.deal_id) qb.andWhere('a.deal_id = :dealId', { dealId: query.deal_id });
-    return read(presentActivity);
   }
 
   /** An activity logged without a time happened now; one logged without a status is done. */

@@ -16,7 +16,7 @@ import {
   SortablePageQuery,
   updateReturning,
 } from '@crm/common';
-import { RequestContext, event, EventPayload } from '@crm/contracts';
+import { builtInEntry, event, EventPayload, RequestContext } from '@crm/contracts';
 import { createdChange, deletedChange, OutboxService, updatedChange } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { DataSource, EntityManager } from 'typeorm';
@@ -42,30 +42,49 @@ export interface WorkItemTypes {
   view: object;
   summary: unknown;
   event: EventPayload<WorkItemEvent>;
+  list: SortablePageQuery;
 }
 
 type WorkItemEvent = `${'activity' | 'task'}.${'created' | 'updated' | 'deleted'}`;
 
-/** How one kind of work item is named, stored and announced. */
-export interface WorkItemKind<T extends WorkItemTypes> {
+/** How one kind of work item is stored and shown; its nouns, id prefix and bodies are its registry entry's. */
+export interface WorkItemSpec<T extends WorkItemTypes> {
   entity: new () => T['row'];
   /** The built-in object: whose custom fields the rows keep, and the name its lists and their cursors carry. */
   object: 'activities' | 'tasks';
-  /** As a 404 names it. */
-  noun: string;
-  prefix: IdPrefix;
   /** What list queries call a row. */
   alias: string;
   /** What a PATCH may change. */
   fields: FieldSpec<T['row']>[];
-  /** The body classes of its create and update, which a batch validates each item with. */
-  createBody: new () => T['create'] & object;
-  updateBody: new () => T['update'] & object;
   present: (row: T['row']) => T['view'];
   presentSummary: (row: T['row']) => T['summary'];
   /** An update's event data carries its change set: changed fields with their values before and after. */
   eventData: (row: T['row'], changes?: ChangeSet) => T['event'];
+  /** The list's filters: query parameters each naming the column it must equal. */
+  filters: ReadonlyArray<keyof T['list'] & string>;
+}
+
+interface WorkItemKind<T extends WorkItemTypes> extends WorkItemSpec<T> {
+  /** As a 404 names it. */
+  noun: string;
+  prefix: IdPrefix;
+  /** The body classes of its create and update, which a batch validates each item with. */
+  createBody: new () => T['create'] & object;
+  updateBody: new () => T['update'] & object;
   events: { created: WorkItemEvent; updated: WorkItemEvent; deleted: WorkItemEvent };
+}
+
+function describedKind<T extends WorkItemTypes>(spec: WorkItemSpec<T>): WorkItemKind<T> {
+  const { one, prefix, create, update } = builtInEntry(spec.object)!;
+  const on = (what: string) => `${one}.${what}` as WorkItemEvent;
+  return {
+    ...spec,
+    noun: one,
+    prefix,
+    createBody: create as WorkItemKind<T>['createBody'],
+    updateBody: update as WorkItemKind<T>['updateBody'],
+    events: { created: on('created'), updated: on('updated'), deleted: on('deleted') },
+  };
 }
 
 /**
@@ -76,6 +95,7 @@ export interface WorkItemKind<T extends WorkItemTypes> {
 export abstract class WorkItemsService<T extends WorkItemTypes> {
   /** The set-based writes of POST /<kind>/batch, with the rules of the single writes below. */
   readonly batchWriter: RecordBatchWriter<T['row'], T['create'] & object, T['update'] & object, T['view'], T['view']>;
+  private readonly kind: WorkItemKind<T>;
 
   protected constructor(
     protected readonly dataSource: DataSource,
@@ -83,8 +103,9 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
     private readonly deals: DealDirectory,
     private readonly customFields: BuiltInCustomFieldsService,
     private readonly cursors: CursorCodec,
-    private readonly kind: WorkItemKind<T>,
+    spec: WorkItemSpec<T>,
   ) {
+    this.kind = describedKind(spec);
     this.batchWriter = new RecordBatchWriter(this.batchTable(), customFields, deals);
   }
 
@@ -153,6 +174,16 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
     } catch (err) {
       throw this.translateWriteError(err, dto.contact_id);
     }
+  }
+
+  /** GET /activities and /tasks, with the kind's filters. */
+  async list(query: T['list']): Promise<Page<T['view']>> {
+    const { qb, read } = this.page(this.kind.object, query);
+    for (const filter of this.kind.filters) {
+      const value = (query as Record<string, unknown>)[filter];
+      if (value) qb.andWhere(`${this.kind.alias}.${filter} = :${filter}`, { [filter]: value });
+    }
+    return read(this.kind.present);
   }
 
   /** GET /contacts/:id/activities and /tasks: 404 for an unknown contact rather than an empty list. */

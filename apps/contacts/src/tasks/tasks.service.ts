@@ -1,5 +1,5 @@
-import { CursorCodec, FieldSpec, fieldSpecs, IdPrefix, Page } from '@crm/common';
-import { CreateTaskDto, EventType, ListTasksQuery, TaskEventData, TaskSummaryView, TaskView, UpdateTaskDto } from '@crm/contracts';
+import { CursorCodec, FieldSpec, fieldSpecs } from '@crm/common';
+import { CreateTaskDto, ListTasksQuery, TaskEventData, TaskSummaryView, TaskView, UpdateTaskDto } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
@@ -33,6 +33,7 @@ interface TaskTypes {
   view: TaskView;
   summary: TaskSummaryView;
   event: TaskEventData;
+  list: ListTasksQuery;
 }
 
 @Injectable()
@@ -41,27 +42,13 @@ export class TasksService extends WorkItemsService<TaskTypes> {
     super(dataSource, outbox, deals, customFields, cursors, {
       entity: Task,
       object: 'tasks',
-      noun: 'task',
-      prefix: IdPrefix.Task,
       alias: 't',
-      createBody: CreateTaskDto,
-      updateBody: UpdateTaskDto,
       fields: TASK_FIELDS,
       present: presentTask,
       presentSummary: presentTaskSummary,
       eventData: taskEventData,
-      events: { created: EventType.TaskCreated, updated: EventType.TaskUpdated, deleted: EventType.TaskDeleted },
+      filters: ['status', 'priority', 'contact_id', 'deal_id', 'owner_id'],
     });
-  }
-
-  async list(query: ListTasksQuery): Promise<Page<TaskView>> {
-    const { qb, read } = this.page('tasks', query);
-    if (query.status) qb.andWhere('t.status = :status', { status: query.status });
-    if (query.priority) qb.andWhere('t.priority = :priority', { priority: query.priority });
-    if (query.contact_id) qb.andWhere('t.contact_id = :contactId', { contactId: query.contact_id });
-    if (query.deal_id) qb.andWhere('t.deal_id = :dealId', { dealId: query.deal_id });
-    if (query.owner_id) qb.andWhere('t.owner_id = :ownerId', { ownerId: query.owner_id });
-    return read(presentTask);
   }
 
   /** A task is pending unless created with a status; one created completed was completed now. */
