@@ -1,4 +1,4 @@
-import { SearchField, SearchTarget } from '@crm/runtime';
+import { builtInTarget, SearchField, searchColumn, SearchTarget } from '@crm/runtime';
 
 /** A contact's full name, as its search index holds it (the migration's expression). */
 export const contactName = (row = 't.') => `btrim(coalesce(${row}first_name, '') || ' ' || coalesce(${row}last_name, ''))`;
@@ -6,52 +6,16 @@ const CONTACT_NAME = contactName();
 
 /** The objects this service keeps, as GET /search reads them; weights and rules are in docs/search.md. */
 export const LOCAL_TARGETS: Record<string, SearchTarget> = {
-  contacts: {
-    object: 'contacts',
-    table: 'contacts',
-    title: `coalesce(nullif(${CONTACT_NAME}, ''), t.email)`,
-    subtitle: 't.email',
-    fields: [
-      { name: 'name', value: CONTACT_NAME, rule: 'text', weight: 1 },
-      { name: 'email', value: 't.email', rule: 'email', weight: 1 },
-      { name: 'phone', value: 't.phone', rule: 'phone', weight: 1 },
-      { name: 'title', value: 't.title', rule: 'text', weight: 0.9 },
-    ],
-  },
-  companies: {
-    object: 'companies',
-    table: 'companies',
-    title: 't.name',
-    subtitle: 't.domain',
-    fields: [
-      { name: 'name', value: 't.name', rule: 'text', weight: 1 },
-      { name: 'domain', value: 't.domain', rule: 'domain', weight: 1 },
-    ],
-  },
-  users: {
-    object: 'users',
-    table: 'users',
-    title: 't.name',
-    subtitle: 't.email',
-    fields: [
-      { name: 'name', value: 't.name', rule: 'text', weight: 1 },
-      { name: 'email', value: 't.email', rule: 'email', weight: 1 },
-    ],
-  },
-  activities: {
-    object: 'activities',
-    table: 'activities',
-    title: 'coalesce(t.subject, t.type)',
-    subtitle: 't.type',
-    fields: [{ name: 'subject', value: 't.subject', rule: 'text', weight: 0.9 }],
-  },
-  tasks: {
-    object: 'tasks',
-    table: 'tasks',
-    title: 't.title',
-    subtitle: 't.status',
-    fields: [{ name: 'title', value: 't.title', rule: 'text', weight: 0.9 }],
-  },
+  contacts: builtInTarget('contacts', `coalesce(nullif(${CONTACT_NAME}, ''), t.email)`, 't.email', [
+    { name: 'name', value: CONTACT_NAME, rule: 'text', weight: 1 },
+    searchColumn('email', 'email'),
+    searchColumn('phone', 'phone'),
+    searchColumn('title', 'text', 0.9),
+  ]),
+  companies: builtInTarget('companies', 't.name', 't.domain', [searchColumn('name', 'text'), searchColumn('domain', 'domain')]),
+  users: builtInTarget('users', 't.name', 't.email', [searchColumn('name', 'text'), searchColumn('email', 'email')]),
+  activities: builtInTarget('activities', 'coalesce(t.subject, t.type)', 't.type', [searchColumn('subject', 'text', 0.9)]),
+  tasks: builtInTarget('tasks', 't.title', 't.status', [searchColumn('title', 'text', 0.9)]),
 };
 
 const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;

@@ -1,17 +1,11 @@
 import { Ops, SearchSliceRequest } from '@crm/contracts';
-import { Handles, searchSlice, SearchTarget } from '@crm/runtime';
+import { builtInTarget, Handles, searchColumn, searchSlice, SearchTarget } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DataSource } from 'typeorm';
 
 /** Deals as GET /search reads them (docs/search.md); bench:search runs the same target straight on PostgreSQL. */
-export const DEALS_SEARCH_TARGET: SearchTarget = {
-  object: 'deals',
-  table: 'deals',
-  title: 't.name',
-  subtitle: 't.status',
-  fields: [{ name: 'name', value: 't.name', rule: 'text', weight: 1 }],
-};
+export const DEALS_SEARCH_TARGET: SearchTarget = builtInTarget('deals', 't.name', 't.status', [searchColumn('name', 'text')]);
 
 /** This service's part of GET /search, which the contacts service merges with its own. */
 @Controller()
