@@ -1,7 +1,7 @@
-import { CursorCodec, IdPrefix } from '@crm/common';
+import { ChangeSet, CursorCodec } from '@crm/common';
 import { ContactCompanyView, EventType, event } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
-import { AssociationStore } from '@crm/runtime';
+import { associationBetween, AssociationStore } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 
@@ -9,18 +9,7 @@ import { DataSource } from 'typeorm';
 @Injectable()
 export class ContactCompanies extends AssociationStore<ContactCompanyView> {
   constructor(dataSource: DataSource, outbox: OutboxService, cursors: CursorCodec) {
-    super(
-      {
-        type: 'contact_companies',
-        table: 'contact_companies',
-        owner: { table: 'contacts', column: 'contact_id', noun: 'contact', prefix: IdPrefix.Contact, object: 'contacts' },
-        target: { column: 'company_id', noun: 'company', prefix: IdPrefix.Company, field: 'company_id', path: 'companies' },
-        events: { added: EventType.ContactCompanyAdded, updated: EventType.ContactCompanyUpdated, removed: EventType.ContactCompanyRemoved },
-        ownerUpdated: (contactId, changes) => event(EventType.ContactUpdated, { contact_id: contactId, ...changes }),
-      },
-      dataSource,
-      outbox,
-      cursors,
-    );
+    const ownerUpdated = (contactId: string, changes: ChangeSet) => event(EventType.ContactUpdated, { contact_id: contactId, ...changes });
+    super(associationBetween('contacts', 'companies', ownerUpdated), dataSource, outbox, cursors);
   }
 }

@@ -3,6 +3,8 @@ import {
   AssociationType,
   AssociationTypeView,
   ASSOCIATION_TYPES,
+  BuiltInSlug,
+  builtInEntry,
   EventType,
   Page,
   PageQuery,
@@ -27,6 +29,25 @@ export interface AssociationSpec {
   events: { added: EventType; updated: EventType; removed: EventType };
   /** The owner's own update event, for a change of its single-id field (`deal.updated`). */
   ownerUpdated(ownerId: string, changes: ChangeSet): EventDraft;
+}
+
+/**
+ * The spec of the association type `<owner>_<targets>` between two built-in objects, named from their
+ * registry entries: the table is the type, the columns `<noun>_id`, the events `<owner>.<target>_added` and so on.
+ */
+export function associationBetween(owner: BuiltInSlug, target: BuiltInSlug, ownerUpdated: AssociationSpec['ownerUpdated']): AssociationSpec {
+  const o = builtInEntry(owner)!;
+  const t = builtInEntry(target)!;
+  const type = `${o.one}_${t.many}` as AssociationType;
+  const on = (what: string) => `${o.one}.${t.one}_${what}` as EventType;
+  return {
+    type,
+    table: type,
+    owner: { table: owner, column: `${o.one}_id`, noun: o.one, prefix: o.prefix, object: owner },
+    target: { column: `${t.one}_id`, noun: t.one, prefix: t.prefix, field: `${t.one}_id`, path: t.many },
+    events: { added: on('added'), updated: on('updated'), removed: on('removed') },
+    ownerUpdated,
+  };
 }
 
 export interface AssociationRow {
