@@ -19,7 +19,7 @@ export const FIND_DUPLICATES: McpTool = {
   input: {
     type: 'object',
     properties: {
-      object: { enum: ['contacts', 'companies'] },
+      object: { enum: Object.keys(ROUTES) },
       id: { type: 'string', maxLength: 64 },
       data: { type: 'object' },
       min_score: { type: 'number', minimum: 0, maximum: 1 },

@@ -1,6 +1,4 @@
-import { CreateCompanyDto, UpdateCompanyDto } from '../contacts/company.dto';
-import { CreateContactDto, UpdateContactDto } from '../contacts/contact.dto';
-import { CreateDealDto, UpdateDealDto } from '../deals/deal.dto';
+import { builtInEntry, ObjectEntry, slugsWith } from '../objects/registry';
 import { describeWritable } from '../schema/describe';
 import type { CustomFieldDefinition, FieldDefinition } from '../schema/field-types';
 import type { ImportFormat, ImportObject } from './imports';
@@ -9,12 +7,11 @@ const CUSTOM_PREFIX = 'custom_fields.';
 const METADATA_PREFIX = 'metadata.';
 const NUMBER = /^-?\d+(\.\d+)?$/;
 
-const typesOf = (create: Function, update: Function) => new Map<string, FieldDefinition['type']>(describeWritable(create, update).map((f) => [f.name, f.type]));
-const BUILT_IN_TYPES: Record<ImportObject, Map<string, FieldDefinition['type']>> = {
-  contacts: typesOf(CreateContactDto, UpdateContactDto),
-  companies: typesOf(CreateCompanyDto, UpdateCompanyDto),
-  deals: typesOf(CreateDealDto, UpdateDealDto),
-};
+const typesOf = ({ create, update }: ObjectEntry) => new Map<string, FieldDefinition['type']>(describeWritable(create!, update).map((f) => [f.name, f.type]));
+const BUILT_IN_TYPES = Object.fromEntries(slugsWith('importable').map((slug) => [slug, typesOf(builtInEntry(slug)!)])) as Record<
+  ImportObject,
+  Map<string, FieldDefinition['type']>
+>;
 
 /**
  * A CSV cell as the field's type wants it: numbers and booleans from their text, arrays and objects from

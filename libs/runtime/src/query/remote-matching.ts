@@ -1,5 +1,5 @@
 import { countWithinBudget, DomainError, ErrorCode, FieldIssue, PAGE_BYTE_BUDGET, validationFailed } from '@crm/common';
-import { QueryFieldInfo, QueryLimits, RemoteLookup, RemoteValuesReply } from '@crm/contracts';
+import { ObjectService, QueryFieldInfo, QueryLimits, RemoteLookup, RemoteValuesReply } from '@crm/contracts';
 import { DataSource } from 'typeorm';
 import { FilterCompiler, isPlainObject, PendingLookup } from './filter-compiler';
 import { QueryBudget, QueryRunOptions } from './query-budget';
@@ -15,7 +15,7 @@ export interface RemoteRelation {
   /** The object the owning service queries (`contacts`). */
   object: string;
   /** The service that keeps it. */
-  via: 'contacts' | 'deals';
+  via: ObjectService;
 }
 
 /** How a query reaches the services that keep the records of its remote relations; `waitMs` is how long it waits for the answer. */
