@@ -10,11 +10,14 @@ import {
   UpdateDealDto,
 } from '@crm/contracts';
 import { Handles, recordsController } from '@crm/runtime';
+import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DealsBatchWriter } from './deals.batch';
 import { DealsQuery } from './deals-query.service';
 import { DealsService } from './deals.service';
 
+// Decorated again so its own constructor's parameter types are recorded for injection.
+@Controller()
 export class DealsController extends recordsController(DealsService, DealsBatchWriter, Ops.deals) {
   constructor(private readonly queries: DealsQuery) {
     super();
