@@ -14,27 +14,24 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  readonly rateLimiterFailOpen = new Counter({
-    name: 'crm_rate_limiter_fail_open_total',
-    help: 'Requests let through without a rate-limit decision because Redis could not be reached',
-    registers: [this.registry],
-  });
+  readonly rateLimiterFailOpen = this.counter(
+    'crm_rate_limiter_fail_open_total',
+    'Requests let through without a rate-limit decision because Redis could not be reached',
+  );
 
-  readonly rateLimited = new Counter({
-    name: 'crm_rate_limited_total',
-    help: 'Requests refused with 429',
-    registers: [this.registry],
-  });
+  readonly rateLimited = this.counter('crm_rate_limited_total', 'Requests refused with 429');
 
-  readonly apiKeyLookups = new Counter({
-    name: 'crm_api_key_lookups_total',
-    help: 'API key lookups in the database (one per request that passed the rate limiter with a well-formed key)',
-    registers: [this.registry],
-  });
+  readonly apiKeyLookups = this.counter(
+    'crm_api_key_lookups_total',
+    'API key lookups in the database (one per request that passed the rate limiter with a well-formed key)',
+  );
 
-  readonly apiKeyOutageAccepted = new Counter({
-    name: 'crm_api_key_outage_accepted_total',
-    help: 'Requests accepted on a recent verification of their key because the database was unreachable',
-    registers: [this.registry],
-  });
+  readonly apiKeyOutageAccepted = this.counter(
+    'crm_api_key_outage_accepted_total',
+    'Requests accepted on a recent verification of their key because the database was unreachable',
+  );
+
+  private counter(name: string, help: string): Counter {
+    return new Counter({ name, help, registers: [this.registry] });
+  }
 }

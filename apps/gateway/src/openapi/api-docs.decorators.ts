@@ -2,6 +2,7 @@ import { RelatedSummary, ValidationWarning } from '@crm/contracts';
 import { applyDecorators, Type } from '@nestjs/common';
 import { ApiBody, ApiExtension, ApiExtraModels, ApiNoContentResponse, ApiOperation, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import { ErrorView } from './error.view';
+import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
 /**
  * OpenAPI descriptions of the gateway's routes. The gateway forwards raw requests, so the request
@@ -62,6 +63,11 @@ export function ApiResource(status: number, view: Type<unknown>, describe: Descr
   );
 }
 
+/** A route that answers 200 with `schema`, which refers to `models`. */
+function answers200(describe: Describe, models: Array<Type<unknown>>, schema: SchemaObject) {
+  return applyDecorators(...requestOf(describe), ApiExtraModels(...models), ApiResponse({ status: 200, schema }));
+}
+
 /**
  * A page: `{data: [...], has_more, next_cursor}`; `next_cursor` only when `has_more` is true. A projected
  * page (a query's answer) holds the view, or `{id, ...}` with the paths the request named in `fields`.
@@ -70,23 +76,16 @@ export function ApiPage(view: Type<unknown>, describe: Describe, projected = fal
   const item = projected
     ? { anyOf: [{ $ref: getSchemaPath(view) }, { type: 'object', required: ['id'], properties: { id: { type: 'string' } }, additionalProperties: true }] }
     : { $ref: getSchemaPath(view) };
-  return applyDecorators(
-    ...requestOf(describe),
-    ApiExtraModels(view),
-    ApiResponse({
-      status: 200,
-      schema: {
-        type: 'object',
-        required: ['data', 'has_more'],
-        properties: {
-          data: { type: 'array', items: item },
-          has_more: { type: 'boolean' },
-          next_cursor: { type: 'string', description: 'Opaque; send it as `cursor` for the next page.' },
-        },
-        additionalProperties: false,
-      },
-    }),
-  );
+  return answers200(describe, [view], {
+    type: 'object',
+    required: ['data', 'has_more'],
+    properties: {
+      data: { type: 'array', items: item },
+      has_more: { type: 'boolean' },
+      next_cursor: { type: 'string', description: 'Opaque; send it as `cursor` for the next page.' },
+    },
+    additionalProperties: false,
+  });
 }
 
 /**
@@ -112,45 +111,34 @@ export function ApiBatch(view: Type<unknown>, describe: Describe, created?: Type
     },
     additionalProperties: false,
   };
-  return applyDecorators(
-    ...requestOf(describe),
-    ApiExtraModels(view, ValidationWarning, ...(created ? [created] : [])),
-    ApiResponse({
-      status: 200,
-      schema: { type: 'object', required: ['data'], properties: { data: { type: 'array', items: item } }, additionalProperties: false },
-    }),
-  );
+  return answers200(describe, [view, ValidationWarning, ...(created ? [created] : [])], {
+    type: 'object',
+    required: ['data'],
+    properties: { data: { type: 'array', items: item } },
+    additionalProperties: false,
+  });
 }
 
 /** An aggregation (docs/aggregate.md): a page of groups, the totals over every matched record, and the cursor of the next page. */
 export function ApiAggregate(view: Type<unknown>, describe: Describe) {
   const metrics = { type: 'object' as const, additionalProperties: { anyOf: [{ type: 'number' as const, nullable: true }, { type: 'string' as const }] } };
-  return applyDecorators(
-    ...requestOf(describe),
-    ApiExtraModels(view),
-    ApiResponse({
-      status: 200,
-      schema: {
-        type: 'object',
-        required: ['data', 'totals', 'has_more', 'next_cursor'],
-        properties: {
-          data: { type: 'array', items: { $ref: getSchemaPath(view) } },
-          totals: { ...metrics, description: 'The metrics over every record the filter matches, whatever the page.' },
-          has_more: { type: 'boolean' },
-          next_cursor: { type: 'string', nullable: true, description: 'Opaque; send it as `cursor` for the next page of groups.' },
-        },
-        additionalProperties: false,
-        example: {
-          data: [
-            { group: { 'stage.name': 'Proposal', expected_close: '2026-12-01T00:00:00.000+01:00' }, metrics: { deals: 12, pipeline: 1200000, p90: 250000 } },
-          ],
-          totals: { deals: 40, pipeline: 4000000, p90: 310000 },
-          has_more: false,
-          next_cursor: null,
-        },
-      },
-    }),
-  );
+  return answers200(describe, [view], {
+    type: 'object',
+    required: ['data', 'totals', 'has_more', 'next_cursor'],
+    properties: {
+      data: { type: 'array', items: { $ref: getSchemaPath(view) } },
+      totals: { ...metrics, description: 'The metrics over every record the filter matches, whatever the page.' },
+      has_more: { type: 'boolean' },
+      next_cursor: { type: 'string', nullable: true, description: 'Opaque; send it as `cursor` for the next page of groups.' },
+    },
+    additionalProperties: false,
+    example: {
+      data: [{ group: { 'stage.name': 'Proposal', expected_close: '2026-12-01T00:00:00.000+01:00' }, metrics: { deals: 12, pipeline: 1200000, p90: 250000 } }],
+      totals: { deals: 40, pipeline: 4000000, p90: 310000 },
+      has_more: false,
+      next_cursor: null,
+    },
+  });
 }
 
 /** A delete or other write that answers 204 with no body. */
