@@ -23,3 +23,4 @@ export * from './changes/change-origin';
 export * from './changes/change-drafts';
 export * from './changes/changes.migration';
 export * from './changes/changes-via.migration';
+export * from './shared-migrations';

@@ -1,12 +1,5 @@
 import { CreateContactCompanies1764700000100 } from './migrations/1764700000100-create-contact-companies';
-import {
-  CreateChanges1764600000000,
-  CreateDeadEvents1763900000000,
-  AddOutboxTraceContext1764200000000,
-  CreateOutbox1763800000000,
-  CreateRequestOutcomes1763900000200,
-  IndexChangesVia1765000000300,
-} from '@crm/messaging';
+import { OUTBOX_MIGRATIONS, CHANGE_HISTORY_MIGRATIONS } from '@crm/messaging';
 import { Activity } from '../activities/activity.entity';
 import { Company } from '../companies/company.entity';
 import { Contact } from '../contacts/contact.entity';
@@ -29,23 +22,19 @@ import { Import, ImportRow } from '../imports/import.entity';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
 export const contactsMigrations = [
-  CreateOutbox1763800000000,
+  ...OUTBOX_MIGRATIONS,
+  ...CHANGE_HISTORY_MIGRATIONS,
   CreateCompanies1763800001000,
   CreateContacts1763800001100,
   CreateActivities1763800001200,
   CreateTasks1763800001300,
   CreateCustomObjects1763800001400,
-  CreateDeadEvents1763900000000,
   CreateUsers1763900000100,
-  CreateRequestOutcomes1763900000200,
-  AddOutboxTraceContext1764200000000,
   CustomFieldsEverywhere1764300000000,
   CreateImports1764300000200,
   IndexCustomFieldValues1764500000000,
-  CreateChanges1764600000000,
   CreateContactCompanies1764700000100,
   IndexFoldedCustomFieldValues1765000000000,
-  IndexChangesVia1765000000300,
   CreateSearchFunctions1765200000000,
   IndexSearch1765200000200,
 ];

@@ -1,11 +1,4 @@
-import {
-  CreateChanges1764600000000,
-  CreateDeadEvents1763900000000,
-  AddOutboxTraceContext1764200000000,
-  CreateOutbox1763800000000,
-  CreateRequestOutcomes1763900000200,
-  IndexChangesVia1765000000300,
-} from '@crm/messaging';
+import { OUTBOX_MIGRATIONS, CHANGE_HISTORY_MIGRATIONS } from '@crm/messaging';
 import { Deal } from '../deals/deal.entity';
 import { StageHistory } from '../deals/stage-history.entity';
 import { Pipeline } from '../pipelines/pipeline.entity';
@@ -23,19 +16,15 @@ import { DealClosedAtAndReportIndexes1765200000200 } from './migrations/17652000
 
 export const dealsEntities = [Pipeline, Stage, Deal, StageHistory, BuiltInCustomFields];
 export const dealsMigrations = [
-  CreateOutbox1763800000000,
+  ...OUTBOX_MIGRATIONS,
+  ...CHANGE_HISTORY_MIGRATIONS,
   CreatePipelinesAndDeals1763800000400,
-  CreateDeadEvents1763900000000,
-  CreateRequestOutcomes1763900000200,
-  AddOutboxTraceContext1764200000000,
   CustomFields1764300000100,
   CreateImportBatches1764300000300,
   IndexDealsCreatedAtAndValue1764400000000,
   IndexDealCustomFields1764500000100,
-  CreateChanges1764600000000,
   CreateDealContacts1764700000000,
   IndexFoldedDealCustomFields1765000000100,
-  IndexChangesVia1765000000300,
   CreateSearchFunctions1765200000000,
   IndexDealSearch1765200000100,
   DealClosedAtAndReportIndexes1765200000200,

@@ -1,9 +1,4 @@
-import {
-  CreateDeadEvents1763900000000,
-  AddOutboxTraceContext1764200000000,
-  CreateOutbox1763800000000,
-  CreateRequestOutcomes1763900000200,
-} from '@crm/messaging';
+import { OUTBOX_MIGRATIONS } from '@crm/messaging';
 import { EventRecord } from '../log/event-record.entity';
 import { CreateEventLog1763800001000 } from './migrations/1763800001000-create-event-log';
 import { AddLogCheckpoint1763800001100 } from './migrations/1763800001100-add-log-checkpoint';
@@ -12,12 +7,9 @@ import { AddLogAppendFunction1764900000100 } from './migrations/1764900000100-ad
 
 export const eventsEntities = [EventRecord];
 export const eventsMigrations = [
-  CreateOutbox1763800000000,
+  ...OUTBOX_MIGRATIONS,
   CreateEventLog1763800001000,
   AddLogCheckpoint1763800001100,
-  CreateDeadEvents1763900000000,
-  CreateRequestOutcomes1763900000200,
-  AddOutboxTraceContext1764200000000,
   AddEventOrigin1764600000100,
   AddLogAppendFunction1764900000100,
 ];

@@ -1,9 +1,4 @@
-import {
-  AddOutboxTraceContext1764200000000,
-  CreateDeadEvents1763900000000,
-  CreateOutbox1763800000000,
-  CreateRequestOutcomes1763900000200,
-} from '@crm/messaging';
+import { OUTBOX_MIGRATIONS } from '@crm/messaging';
 import { Delivery } from '../deliveries/delivery.entity';
 import { WebhookEvent } from '../event-log/webhook-event.entity';
 import { SecretKeyring } from '../secrets/secret-keyring';
@@ -23,15 +18,12 @@ export const webhooksEntities = [Subscription, Delivery, WebhookEvent];
 /** The migrations in order; the one that encrypts stored secrets needs the operator's keyring. */
 export function webhooksMigrations(keyring: SecretKeyring): Function[] {
   return [
-    CreateOutbox1763800000000,
+    ...OUTBOX_MIGRATIONS,
     CreateWebhooks1763800000600,
     AddIntakeCheckpoint1763800000700,
-    CreateDeadEvents1763900000000,
-    CreateRequestOutcomes1763900000200,
     encryptSigningSecrets(keyring),
     AddPreviousSecret1764100000100,
     IndexDeliveriesCreatedAt1764100000200,
-    AddOutboxTraceContext1764200000000,
     AddEventTraceContext1764200000100,
     AddDeliveryFunctions1764800000000,
     AddIntakeAndClaimFunctions1764900000000,
