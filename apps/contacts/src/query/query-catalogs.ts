@@ -46,12 +46,22 @@ import { presentUser } from '../users/user.presenter';
 const CONTACTS: QueryTable = { entity: Contact, alias: 'c', enums: { stage: CONTACT_STAGES, source: CONTACT_SOURCES }, folded: ['email'] };
 const COMPANIES: QueryTable = { entity: Company, alias: 'co', folded: ['domain'] };
 const USERS: QueryTable = { entity: User, alias: 'u', enums: { role: USER_ROLES }, folded: ['email'] };
+const ACTIVITIES: QueryTable = { entity: Activity, alias: 'a', enums: { type: ACTIVITY_TYPES, status: ACTIVITY_STATUSES } };
+const TASKS: QueryTable = { entity: Task, alias: 't', enums: { priority: TASK_PRIORITIES, status: TASK_STATUSES } };
 
 /** Activities and tasks reach their deal, which the deals service keeps and answers for. */
 const DEAL = { name: 'deal', column: 'deal_id', object: 'deals', via: 'deals' } as const;
 
 /** The objects of this service a client can query (the registry's queryable ones), and the records one hop away. */
 export type QueryableObject = SlugWith<'queryable'> & SlugKeptBy<'contacts'>;
+
+/** Activities and tasks: each names its contact, and its deal in the deals service. */
+const workItem = (table: QueryTable, present: CatalogSpec['present']): Omit<CatalogSpec, 'object'> => ({
+  ...table,
+  present,
+  relations: [{ name: 'contact', table: CONTACTS, column: 'contact_id' }],
+  remotes: [DEAL],
+});
 
 const OBJECTS: Record<QueryableObject, Omit<CatalogSpec, 'object'>> = {
   contacts: {
@@ -64,22 +74,8 @@ const OBJECTS: Record<QueryableObject, Omit<CatalogSpec, 'object'>> = {
   },
   companies: { ...COMPANIES, present: presentCompany },
   users: { ...USERS, present: presentUser },
-  activities: {
-    entity: Activity,
-    alias: 'a',
-    enums: { type: ACTIVITY_TYPES, status: ACTIVITY_STATUSES },
-    present: presentActivity,
-    relations: [{ name: 'contact', table: CONTACTS, column: 'contact_id' }],
-    remotes: [DEAL],
-  },
-  tasks: {
-    entity: Task,
-    alias: 't',
-    enums: { priority: TASK_PRIORITIES, status: TASK_STATUSES },
-    present: presentTask,
-    relations: [{ name: 'contact', table: CONTACTS, column: 'contact_id' }],
-    remotes: [DEAL],
-  },
+  activities: workItem(ACTIVITIES, presentActivity),
+  tasks: workItem(TASKS, presentTask),
 };
 
 export function isQueryableObject(object: string): object is QueryableObject {
@@ -93,8 +89,8 @@ const RELATED_OBJECTS: readonly QueryableObject[] = ['contacts', 'companies', 'u
 const REFERENCE_TABLES: Record<SlugWith<'referenceable'> & SlugKeptBy<'contacts'>, QueryTable> = {
   contacts: CONTACTS,
   companies: COMPANIES,
-  activities: { entity: Activity, alias: 'a', enums: { type: ACTIVITY_TYPES, status: ACTIVITY_STATUSES } },
-  tasks: { entity: Task, alias: 't', enums: { priority: TASK_PRIORITIES, status: TASK_STATUSES } },
+  activities: ACTIVITIES,
+  tasks: TASKS,
 };
 
 /**
