@@ -1,23 +1,19 @@
 import { AggregateDto, AggregateGroupView } from '../query/aggregate.dto';
 import { RpcServiceName } from '../subjects';
-import { aggregated, route } from './operation';
+import { aggregated, readingPost } from './operation';
 
 /**
  * `POST /<object>/aggregate` (docs/aggregate.md): a read, like the query, sent as POST for its filter tree;
  * answered by the service that keeps the object.
  */
 const aggregateRoute = <Path extends string, Svc extends RpcServiceName>(service: Svc, name: `${Svc}.${string}`, path: Path, many: string) =>
-  route({
+  readingPost({
     service,
     name,
-    method: 'POST',
     path,
-    status: 200,
     summary: `Aggregate ${many}: counts, sums, averages, extremes and percentiles over the query's filter, in up to three dimensions`,
-    access: 'read',
     body: AggregateDto,
     reply: aggregated(AggregateGroupView),
-    idempotent: true,
   });
 
 export const aggregates = {

@@ -149,7 +149,7 @@ type ReplyOfShape<S, V> = S extends { kind: 'batch' }
           ? AggregateReply
           : ResourceOf<V>;
 
-interface RouteSpec<Path extends string, Q, B, V, S extends ReplyShape, Svc extends RpcServiceName> {
+export interface RouteSpec<Path extends string, Q, B, V, S extends ReplyShape, Svc extends RpcServiceName> {
   service: Svc;
   name: `${Svc}.${string}`;
   method: HttpMethod;
@@ -234,3 +234,10 @@ export const aggregated = <V>(view: Class<V>) => ({ kind: 'aggregate', view }) a
 /** `created`: the view a created item carries where the single create answers with less than the full view. */
 export const batchResults = <V, C = V>(view: Class<V>, created?: Class<C>) =>
   ({ kind: 'batch', view, ...(created ? { created } : {}) }) as { kind: 'batch'; view: Class<V | C>; created?: Class<C> };
+
+/** A read sent as POST because its body (a filter tree) does not fit a URL: it answers 200 and may be retried. */
+export function readingPost<Path extends string, S extends ReplyShape, V, B, Svc extends RpcServiceName>(
+  spec: Pick<RouteSpec<Path, Record<string, never>, B, V, S, Svc>, 'service' | 'name' | 'path' | 'summary' | 'body' | 'reply'>,
+) {
+  return route<Path, S, V, Record<string, never>, B, Svc>({ ...spec, method: 'POST', status: 200, access: 'read', idempotent: true });
+}

@@ -4,7 +4,7 @@ import { RecordQueryDto } from '../query/record-query.dto';
 import { BatchLimits, BatchWriteDto } from '../batch/batch';
 import { UpdateAssociationDto } from '../associations/associations';
 import { ChangeSlice, ChangeSliceRequest, ChangeView, RecordChangesQuery } from '../changes/changes';
-import { batchResults, internal, noContent, page, projectedPage, resource, route } from './operation';
+import { batchResults, internal, noContent, page, projectedPage, readingPost, resource, route } from './operation';
 
 /**
  * `POST /<object>/query` (docs/query.md): a read, sent as POST because a filter tree does not fit a URL;
@@ -17,17 +17,13 @@ export const queryRoute = <V, Path extends string, Svc extends RpcServiceName>(
   view: abstract new (...args: never[]) => V,
   many: string,
 ) =>
-  route({
+  readingPost({
     service,
     name,
-    method: 'POST',
     path,
-    status: 200,
     summary: `Query ${many}: a filter over any field, sort, fields and keyset paging`,
-    access: 'read',
     body: RecordQueryDto,
     reply: projectedPage(view),
-    idempotent: true,
   });
 
 /**
