@@ -12,18 +12,28 @@ export const QueryInt = (): PropertyDecorator =>
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
+/** Decorators written one above the other, as one: applied bottom first, as TypeScript applies them. */
+const stacked =
+  (...decorators: PropertyDecorator[]): PropertyDecorator =>
+  (target, key) => {
+    for (const decorate of [...decorators].reverse()) decorate(target, key);
+  };
+
+/** A list's `cursor`: the opaque position its previous page answered with. */
+export const CursorParam = () => stacked(IsOptional(), IsString(), MaxLength(512));
+
+/** A list's `limit`: a whole number of items from 1 to `max`. */
+export const LimitParam = (max: number) => {
+  const message = `limit must be between 1 and ${max}`;
+  return stacked(IsOptional(), QueryInt(), IsInt({ message: 'limit must be an integer' }), Min(1, { message }), Max(max, { message }));
+};
+
 /** `cursor` and `limit`, accepted by every list endpoint. */
 export class PageQuery {
-  @IsOptional()
-  @IsString()
-  @MaxLength(512)
+  @CursorParam()
   cursor?: string;
 
-  @IsOptional()
-  @QueryInt()
-  @IsInt({ message: 'limit must be an integer' })
-  @Min(1, { message: `limit must be between 1 and ${MAX_PAGE_SIZE}` })
-  @Max(MAX_PAGE_SIZE, { message: `limit must be between 1 and ${MAX_PAGE_SIZE}` })
+  @LimitParam(MAX_PAGE_SIZE)
   limit?: number;
 }
 

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { Transform } from 'class-transformer';
-import { QueryInt } from '../paging';
+import { CursorParam, LimitParam } from '../paging';
 
 /** GET /search and the duplicate routes (docs/search.md). */
 export const SearchLimits = { query: 200, defaultPage: 20, maxPage: 100, objects: 50 } as const;
@@ -9,20 +9,12 @@ export const SearchLimits = { query: 200, defaultPage: 20, maxPage: 100, objects
 /** The objects GET /search covers besides custom objects (named by their slug). */
 export const SEARCH_BUILT_IN_OBJECTS = ['contacts', 'companies', 'deals', 'users', 'activities', 'tasks'] as const;
 
-const limitMessage = `limit must be between 1 and ${SearchLimits.maxPage}`;
-
 /** Paging of the search and duplicate lists: a smaller default and cap than other lists, since each item is ranked. */
 export class RankedPageQuery {
-  @IsOptional()
-  @IsString()
-  @MaxLength(512)
+  @CursorParam()
   cursor?: string;
 
-  @IsOptional()
-  @QueryInt()
-  @IsInt({ message: 'limit must be an integer' })
-  @Min(1, { message: limitMessage })
-  @Max(SearchLimits.maxPage, { message: limitMessage })
+  @LimitParam(SearchLimits.maxPage)
   limit?: number;
 }
 
