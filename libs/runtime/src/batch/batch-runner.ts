@@ -72,6 +72,9 @@ export interface BatchWriter<C extends object, U extends object, V> {
 /** One write through an object's writer: what a single create, update or delete, or an import's rows, hand it. */
 export type WriteItems<C, U> = { create: CreateItem<C>[] } | { update: UpdateItem<U>[] } | { remove: DeleteItem[] };
 
+/** A single write's arguments: the request, the object's writer, the item, and the transaction it joins, if any. */
+type OneWrite<C extends object, U extends object, V> = [ctx: RequestContext, writer: BatchWriter<C, U, V>, item: WriteItems<C, U>, within?: EntityManager];
+
 /** Attempts at a batch whose set-based checks lost a race to a concurrent write (a unique value or a reference taken meanwhile). */
 const ATTEMPTS = 3;
 
@@ -253,13 +256,8 @@ export class BatchRunner {
    * answers it. The body was already checked with the route's DTO. Records the item's events and change
    * entries as the single write does; the reply is recorded for an Idempotency-Key by the request's own step.
    */
-  async one<C extends object, U extends object, V>(
-    ctx: RequestContext,
-    writer: BatchWriter<C, U, V>,
-    item: WriteItems<C, U>,
-    within?: EntityManager,
-  ): Promise<V> {
-    const { data, warnings } = await this.oneWithWarnings(ctx, writer, item, within);
+  async one<C extends object, U extends object, V>(...write: OneWrite<C, U, V>): Promise<V> {
+    const { data, warnings } = await this.oneWithWarnings(...write);
     // A built-in object's single write answers its soft-enforcement warnings (SoftWarningsInterceptor).
     reportSoftWarnings(warnings);
     return data;
@@ -267,10 +265,7 @@ export class BatchRunner {
 
   /** `one`, with the warnings of a soft-enforced write (a custom object record's single write answers them). */
   async oneWithWarnings<C extends object, U extends object, V>(
-    ctx: RequestContext,
-    writer: BatchWriter<C, U, V>,
-    item: WriteItems<C, U>,
-    within?: EntityManager,
+    ...[ctx, writer, item, within]: OneWrite<C, U, V>
   ): Promise<{ data: V; warnings: ValidationWarning[] }> {
     for (let attempt = 1; ; attempt++) {
       try {
