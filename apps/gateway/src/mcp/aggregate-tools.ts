@@ -1,6 +1,6 @@
 import { AggregateLimits, AnyOperation, Ops, slugsWith } from '@crm/contracts';
 import type { McpTool } from './mcp-tools';
-import { objectOf } from './record-tools';
+import { objectInput, objectOf, read } from './record-tools';
 
 /** Each object's `POST /<object>/aggregate`; a custom object's records take its slug. */
 const AGGREGATE_ROUTES: Readonly<Record<string, AnyOperation>> = Object.fromEntries(slugsWith('queryable').map((slug) => [slug, Ops.aggregates[slug]]));
@@ -12,12 +12,9 @@ export const AGGREGATE_TOOLS: readonly McpTool[] = [
     title: 'Aggregate records',
     description:
       'How many, how much, where: metrics over the records a query filter matches, in up to 3 groups. group_by items: a path, {field,interval:hour|day|week|month|quarter|year,time_zone?} or {field,ranges:[bounds]}. metrics: {name:{op:count|count_distinct|sum|avg|min|max|percentile,field?,percentile?}}. sort: [{metric|group,direction?}].',
-    access: 'read',
-    idempotent: true,
-    checksArguments: true,
-    input: {
-      type: 'object',
-      properties: {
+    ...read,
+    input: objectInput(
+      {
         object: { type: 'string', description: 'An object slug from describe_schema.' },
         filter: { type: 'object', description: 'As in query_records.' },
         group_by: { type: 'array', maxItems: AggregateLimits.dimensions },
@@ -26,9 +23,8 @@ export const AGGREGATE_TOOLS: readonly McpTool[] = [
         limit: { type: 'integer', minimum: 1, maximum: AggregateLimits.groups },
         cursor: { type: 'string' },
       },
-      required: ['object', 'metrics'],
-      additionalProperties: false,
-    },
+      ['object', 'metrics'],
+    ),
     run: async (args, context) => {
       const { slug, params } = await objectOf(args, context);
       const op = AGGREGATE_ROUTES[slug] ?? Ops.aggregates.records;

@@ -1,6 +1,7 @@
 import { validationFailed } from '@crm/common';
 import { Ops } from '@crm/contracts';
 import type { McpTool } from './mcp-tools';
+import { objectInput, read } from './record-tools';
 
 const ROUTES = {
   contacts: { stored: Ops.duplicates.contact, draft: Ops.duplicates.contactDraft },
@@ -13,20 +14,16 @@ export const FIND_DUPLICATES: McpTool = {
   title: 'Find duplicates',
   description:
     'Likely duplicates of a contact or company, given its id or a draft (data: fields of its POST), best first with the matching rules (same email, phone or domain; similar name). Merge contacts with merge_contacts.',
-  access: 'read',
-  idempotent: true,
-  checksArguments: true,
-  input: {
-    type: 'object',
-    properties: {
+  ...read,
+  input: objectInput(
+    {
       object: { enum: Object.keys(ROUTES) },
       id: { type: 'string', maxLength: 64 },
       data: { type: 'object' },
       min_score: { type: 'number', minimum: 0, maximum: 1 },
     },
-    required: ['object'],
-    additionalProperties: false,
-  },
+    ['object'],
+  ),
   run: (args, context) => {
     const routes = ROUTES[args.object as keyof typeof ROUTES];
     const given = (name: string) => args[name] !== undefined && args[name] !== null;

@@ -68,10 +68,11 @@ const onRecord =
     return context.call(route(routes), { params: { ...params, id: String(args.id) } });
   };
 
-const read = { access: 'read' as const, idempotent: true, checksArguments: true };
+/** What a tool that reads declares; the tool checks its own arguments. */
+export const read = { access: 'read' as const, idempotent: true, checksArguments: true };
 const write = { access: 'write' as const, idempotent: false, checksArguments: true };
 
-function objectInput(properties: Record<string, JsonSchema>, required: string[]): JsonSchema {
+export function objectInput(properties: Record<string, JsonSchema>, required: string[]): JsonSchema {
   return { type: 'object', properties, required, additionalProperties: false };
 }
 
