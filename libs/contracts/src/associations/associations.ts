@@ -67,18 +67,30 @@ export class UpdateAssociationDto {
   is_primary?: boolean;
 }
 
-export class DealContactView {
+// A mixin's base must take any arguments (TypeScript's rule for mixins).
+type Pair = abstract new (...args: any[]) => object;
+
+/** An association as the API shows it: the pair's ids (`pair`), then its role, whether it is the primary one, and when it was made. */
+function AssociationView<T extends Pair>(pair: T) {
+  abstract class Association extends pair {
+    @ApiProperty({ type: String, nullable: true })
+    role!: string | null;
+    @ApiProperty({ type: Boolean })
+    is_primary!: boolean;
+    @ApiProperty({ type: String, format: 'date-time' })
+    created_at!: string;
+  }
+  return Association;
+}
+
+class DealContactPair {
   @ApiProperty({ type: String })
   deal_id!: string;
   @ApiProperty({ type: String })
   contact_id!: string;
-  @ApiProperty({ type: String, nullable: true })
-  role!: string | null;
-  @ApiProperty({ type: Boolean })
-  is_primary!: boolean;
-  @ApiProperty({ type: String, format: 'date-time' })
-  created_at!: string;
 }
+
+export class DealContactView extends AssociationView(DealContactPair) {}
 
 /** An item of GET /deals/:id/contacts: the association and who the contact is. */
 export class DealContactItem extends DealContactView {
@@ -86,18 +98,14 @@ export class DealContactItem extends DealContactView {
   contact!: RelatedSummary;
 }
 
-export class ContactCompanyView {
+class ContactCompanyPair {
   @ApiProperty({ type: String })
   contact_id!: string;
   @ApiProperty({ type: String })
   company_id!: string;
-  @ApiProperty({ type: String, nullable: true })
-  role!: string | null;
-  @ApiProperty({ type: Boolean })
-  is_primary!: boolean;
-  @ApiProperty({ type: String, format: 'date-time' })
-  created_at!: string;
 }
+
+export class ContactCompanyView extends AssociationView(ContactCompanyPair) {}
 
 /** An item of GET /contacts/:id/companies. */
 export class ContactCompanyItem extends ContactCompanyView {

@@ -1,4 +1,5 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
+import { WithUpdateChanges } from '../changes/update-changes';
 import type { RelatedSummary } from '../related';
 
 /** Body of Ops.contactsInternal.resolve. Unknown ids are simply absent from the reply. */
@@ -16,7 +17,7 @@ export interface ResolveContactsReply {
 }
 
 /** Data of activity.created / activity.updated / activity.deleted. Deals use it for last_activity_at. */
-export class ActivityEventData {
+class ActivityEventFields {
   @ApiProperty({ type: String })
   activity_id!: string;
   @ApiProperty({ type: String })
@@ -27,16 +28,9 @@ export class ActivityEventData {
   deal_id!: string | null;
   @ApiProperty({ type: String, format: 'date-time' })
   occurred_at!: string;
-  /** activity.updated only: the fields the update changed. */
-  @ApiProperty({ type: [String], required: false })
-  changed?: string[];
-  /** activity.updated only: each changed field's value before the update, by field name. */
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
-  previous?: Record<string, unknown>;
-  /** activity.updated only: each changed field's value after the update, by field name. */
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
-  current?: Record<string, unknown>;
 }
+
+export class ActivityEventData extends WithUpdateChanges(ActivityEventFields) {}
 
 /** Data of contact.deleted; deals unlink the contact when they see it. */
 export class ContactDeletedData {

@@ -1,4 +1,5 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
+import { WithUpdateChanges } from '../changes/update-changes';
 import { RelatedSummary } from '../related';
 import { CONTACT_SOURCES, CONTACT_STAGES } from './values';
 
@@ -174,7 +175,7 @@ export class CompanyUpdatedData extends FieldChanges {
 }
 
 /** Data of task.created / task.updated / task.deleted. */
-export class TaskEventData {
+class TaskEventFields {
   @ApiProperty({ type: String })
   task_id!: string;
   @ApiProperty({ type: String })
@@ -183,13 +184,6 @@ export class TaskEventData {
   contact_id!: string | null;
   @ApiProperty({ type: String, nullable: true })
   deal_id!: string | null;
-  /** task.updated only: the fields the update changed. */
-  @ApiProperty({ type: [String], required: false })
-  changed?: string[];
-  /** task.updated only: each changed field's value before the update, by field name. */
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
-  previous?: Record<string, unknown>;
-  /** task.updated only: each changed field's value after the update, by field name. */
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
-  current?: Record<string, unknown>;
 }
+
+export class TaskEventData extends WithUpdateChanges(TaskEventFields) {}

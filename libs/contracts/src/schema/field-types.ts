@@ -1,5 +1,6 @@
 import { AssociationTypeView } from '../associations/associations';
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
+import { WithUpdateChanges } from '../changes/update-changes';
 /** The twelve value types a field definition may have (GET /schema, custom fields). */
 export const FIELD_TYPES = ['string', 'number', 'boolean', 'date', 'datetime', 'email', 'url', 'phone', 'currency', 'enum', 'reference', 'array'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
@@ -205,20 +206,13 @@ export class ObjectTypeEventData {
 }
 
 /** Data of object_record.created / updated / deleted. */
-export class ObjectRecordEventData {
+class ObjectRecordEventFields {
   @ApiProperty({ type: String })
   record_id!: string;
   @ApiProperty({ type: String })
   object_type_id!: string;
   @ApiProperty({ type: String })
   object!: string;
-  /** object_record.updated only: the value keys that changed. */
-  @ApiProperty({ type: [String], required: false })
-  changed?: string[];
-  /** object_record.updated only: each changed value before the update, by value key as `changed` names it; null where it had none. */
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
-  previous?: Record<string, unknown>;
-  /** object_record.updated only: each changed value after the update, by value key as `changed` names it; null where it was removed. */
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
-  current?: Record<string, unknown>;
 }
+
+export class ObjectRecordEventData extends WithUpdateChanges(ObjectRecordEventFields) {}
