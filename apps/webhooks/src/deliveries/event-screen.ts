@@ -38,17 +38,19 @@ export class EventScreen {
       if (!sub) return false;
       if (!sub.filter) return true;
       const holds = this.predicate(sub.filter);
-      const rows: Array<{ position: string; body: string }> = await this.dataSource.query(
-        `SELECT position::text AS position, body FROM webhook_events
+      // The bigint travels as text (pos) under a name of its own: ORDER BY position must sort the column,
+      // not an output named position, which would sort '10' before '9' and move the bookmark past events never tested.
+      const rows: Array<{ pos: string; body: string }> = await this.dataSource.query(
+        `SELECT position::text AS pos, body FROM webhook_events
          WHERE position > $1 AND ($2::text[] IS NULL OR type = ANY ($2::text[])) ORDER BY position LIMIT $3`,
         [sub.bookmark, sub.event_types, SCREEN_BATCH],
       );
       if (!rows.length) return false;
       const hit = rows.findIndex((r) => holds(JSON.parse(r.body) as object));
-      const bookmark = hit < 0 ? rows[rows.length - 1].position : hit > 0 ? rows[hit - 1].position : sub.bookmark;
+      const bookmark = hit < 0 ? rows[rows.length - 1].pos : hit > 0 ? rows[hit - 1].pos : sub.bookmark;
       const moved: unknown[] = await this.dataSource.query(
         `UPDATE subscriptions SET bookmark = $3, screened_position = $4 WHERE id = $1 AND lease_token = $2 AND cursor_revision = $5 RETURNING id`,
-        [subscriptionId, token, bookmark, hit < 0 ? null : rows[hit].position, sub.cursor_revision],
+        [subscriptionId, token, bookmark, hit < 0 ? null : rows[hit].pos, sub.cursor_revision],
       );
       if (!moved.length) continue;
       if (hit >= 0) return true;
