@@ -112,6 +112,61 @@ describe('Webhook filters', () => {
     expect(replayed.slice(before).map(dealOf)).toEqual([a.id, c.id, markerWin.id]);
   }, 300_000);
 
+  it('delivers by actor.id exactly the writes one key made', async () => {
+    const other = await ok(stack.api.post('/apikeys', { name: 'importer', scope: 'read-write' }), 201);
+    const sub = await subscribe({ event_types: ['contact.created', 'contact.updated'], filter: { 'actor.type': 'api_key', 'actor.id': other.id } });
+    const asOther = stack.api.withKey(other.key);
+    await ok(stack.api.post('/contacts', { email: `bootstrap.${randomUUID()}@actor.example` }), 201);
+    const contact = await ok(asOther.post('/contacts', { email: `importer.${randomUUID()}@actor.example` }), 201);
+    await ok(stack.api.patch(`/contacts/${contact.id}`, { first_name: 'Bootstrap' }));
+    await ok(asOther.patch(`/contacts/${contact.id}`, { first_name: 'Importer' }));
+
+    const got = await until(sub.receiver, (r) => r.json.type === 'contact.updated');
+    expect(got.map((r) => [r.json.type, (r.json as any).actor])).toEqual([
+      ['contact.created', { type: 'api_key', id: other.id }],
+      ['contact.updated', { type: 'api_key', id: other.id }],
+    ]);
+    expect(got[1].json.data.current).toMatchObject({ first_name: 'Importer' });
+  }, 300_000);
+
+  it('filters the log of updates by GET and by POST exactly as a client filters the unfiltered log', async () => {
+    const deal = await createDeal('log');
+    await patchDeal(deal.id, { stage_id: stage.propose });
+    await patchDeal(deal.id, { name: 'log renamed', value: 7 });
+    await patchDeal(deal.id, { stage_id: stage.won });
+    const all = await eventually(async () => {
+      const events = await stack.api.listAll('/events?type=deal.updated');
+      return events.some((e) => e.data.deal_id === deal.id && e.data.current.status === 'won') ? events : undefined;
+    }, 120_000);
+    const walk = async (read: (cursor?: string) => Promise<{ status: number; text: string; body: any }>) => {
+      const ids: string[] = [];
+      for (let cursor: string | undefined; ;) {
+        const res = await read(cursor);
+        if (res.status !== 200) throw new Error(`answered ${res.status}: ${res.text}`);
+        ids.push(...res.body.data.map((e: { id: string }) => e.id));
+        if (!res.body.has_more) return ids;
+        cursor = res.body.next_cursor;
+      }
+    };
+    const cases: Array<[Record<string, unknown>, (e: any) => boolean]> = [
+      [{ 'data.previous.status': 'open', 'data.current.status': 'won' }, (e) => e.data.previous.status === 'open' && e.data.current.status === 'won'],
+      [{ 'data.changed': 'name' }, (e) => e.data.changed.includes('name')],
+      [{ 'data.changed': { $in: ['value', 'status'] }, via: { $ne: 'import' } }, (e) => e.data.changed.some((c: string) => ['value', 'status'].includes(c))],
+      [{ 'data.changed': { $nin: ['name'] }, 'actor.type': 'api_key' }, (e) => !e.data.changed.includes('name') && e.actor.type === 'api_key'],
+    ];
+    for (const [filter, expected] of cases) {
+      const want = all.filter(expected).map((e) => e.id);
+      expect(want.length).toBeGreaterThan(0);
+      expect(want.length).toBeLessThan(all.length);
+      const query = `/events?type=deal.updated&limit=2&filter=${encodeURIComponent(JSON.stringify(filter))}`;
+      const byGet = await walk((cursor) => stack.api.get(`${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`));
+      const byPost = await walk((cursor) => stack.api.post('/events/query', { type: 'deal.updated', filter, limit: 2, cursor }));
+      // Events logged after the unfiltered read may follow; what it saw must come first and in order.
+      expect(byGet.slice(0, want.length)).toEqual(want);
+      expect(byPost.slice(0, want.length)).toEqual(want);
+    }
+  }, 300_000);
+
   it('adds a filter with PATCH, and removes it with null', async () => {
     const sub = await subscribe({ event_types: ['deal.updated'] });
     expect(sub.view.filter).toBeNull();
