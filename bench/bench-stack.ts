@@ -12,6 +12,8 @@ export const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 15);
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 /** Extra node flags for every process of the stack, e.g. `--cpu-prof --cpu-prof-dir=prof` to profile a run. */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+/** How long a stack may take to become healthy: on a shared machine at a load average near 30, more than a minute. */
+const START_TIMEOUT_MS = Number(process.env.BENCH_START_TIMEOUT_S ?? 180) * 1000;
 
 export interface Row {
   scenario: string;
@@ -207,8 +209,8 @@ export async function startBenchStack(root: string, options: BenchStackOptions =
   };
   try {
     // The gateway's /health counts every service, so a partial stack waits on each process's own probe.
-    if (apps.length === APPS.length) await waitFor(`${api}/health`, 60_000);
-    else for (const app of apps) await waitFor(app === 'gateway' ? `${api}/health/ready` : `http://127.0.0.1:${healthPorts[app]}/health`, 60_000);
+    if (apps.length === APPS.length) await waitFor(`${api}/health`, START_TIMEOUT_MS);
+    else for (const app of apps) await waitFor(app === 'gateway' ? `${api}/health/ready` : `http://127.0.0.1:${healthPorts[app]}/health`, START_TIMEOUT_MS);
   } catch (err) {
     await stop();
     throw err;
