@@ -3,11 +3,13 @@ import { Client } from 'pg';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the bench times the service's own statements beside the route
 import {
   closedInWindow,
+  currencyRange,
   daysInStage,
   enteredAndAdvanced,
   forecastByMonth,
   openByStage,
   ReportInput,
+  REPORT_WORK_MEM,
   Statement,
 } from '../apps/deals/src/pipelines/pipeline-report.sql';
 import { machine, percentile, runBenchmark, withBenchStack } from './bench-stack';
@@ -71,6 +73,7 @@ async function reportSql(db: Client, input: ReportInput): Promise<void> {
   await db.query(`SELECT now() AT TIME ZONE $1`, [input.timeZone]);
   await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
   await db.query(`SET LOCAL jit = off`);
+  await db.query(`SET LOCAL work_mem = '${REPORT_WORK_MEM}'`);
   await db.query(`SELECT EXISTS (SELECT 1 FROM pipelines WHERE id = $1)`, [input.pipelineId]);
   await db.query(`SELECT * FROM stages WHERE pipeline_id = $1 ORDER BY position`, [input.pipelineId]);
   for (const s of statements(input)) await db.query(s.text, s.params);
@@ -79,6 +82,7 @@ async function reportSql(db: Client, input: ReportInput): Promise<void> {
 
 const statements = (input: ReportInput): Array<Statement & { label: string }> => [
   { label: 'open by stage', ...openByStage(input.pipelineId) },
+  { label: 'currencies held', ...currencyRange(input.pipelineId) },
   { label: 'won/lost in window', ...closedInWindow(input) },
   { label: 'forecast by month', ...forecastByMonth(input) },
   { label: 'entered/advanced', ...enteredAndAdvanced(input) },
@@ -137,6 +141,7 @@ async function main(): Promise<void> {
         const plans: string[] = [];
         for (const s of statements(input())) {
           await db.query(`SET jit = off`);
+          await db.query(`SET work_mem = '${REPORT_WORK_MEM}'`);
           const plan = (await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${s.text}`, s.params)).rows.map((r: Record<string, string>) => r['QUERY PLAN']);
           plans.push(`-- ${s.label}\n${plan.join('\n')}`);
         }

@@ -13,6 +13,8 @@ import { IndexDealCustomFields1764500000100 } from './migrations/1764500000100-i
 import { IndexDealSearch1765200000100 } from './migrations/1765200000100-index-deal-search';
 import { IndexFoldedDealCustomFields1765000000100 } from './migrations/1765000000100-index-folded-deal-custom-fields';
 import { DealClosedAtAndReportIndexes1765200000200 } from './migrations/1765200000200-deal-closed-at-and-report-indexes';
+import { StageHistoryFlow1765300000100 } from './migrations/1765300000100-stage-history-flow';
+import { PipelineReportDealIndexes1765300000200 } from './migrations/1765300000200-pipeline-report-deal-indexes';
 
 export const dealsEntities = [Pipeline, Stage, Deal, StageHistory, BuiltInCustomFields];
 export const dealsMigrations = [
@@ -28,4 +30,6 @@ export const dealsMigrations = [
   CreateSearchFunctions1765200000000,
   IndexDealSearch1765200000100,
   DealClosedAtAndReportIndexes1765200000200,
+  StageHistoryFlow1765300000100,
+  PipelineReportDealIndexes1765300000200,
 ];

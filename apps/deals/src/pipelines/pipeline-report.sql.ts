@@ -6,6 +6,9 @@
 /** Deals that still count as open: a stalled deal has not been won or lost. */
 const OPEN = `status IN ('open', 'stalled')`;
 
+/** Enough for the sort of the stays' durations at 1,000,000 history rows; SET LOCAL, so only the report's transaction holds it. */
+export const REPORT_WORK_MEM = '64MB';
+
 export interface ReportWindow {
   from: Date;
   to: Date;
@@ -26,14 +29,23 @@ export interface Statement {
   params: unknown[];
 }
 
-/** Open deals and their value per stage and currency; the currencies seen are every deal's, closed ones included. */
+/** Open (or stalled) deals and their value per stage and currency: an index-only scan of `deals_pipeline_open`. */
 export function openByStage(pipelineId: string): Statement {
   return {
-    text: `SELECT stage_id, currency, (count(*) FILTER (WHERE ${OPEN}))::int AS open_count,
-                  COALESCE(sum(value) FILTER (WHERE ${OPEN}), 0)::text AS open_value
-           FROM deals WHERE pipeline_id = $1 GROUP BY stage_id, currency`,
+    text: `SELECT stage_id, currency, count(*)::int AS open_count, sum(value)::text AS open_value
+           FROM deals WHERE pipeline_id = $1 AND ${OPEN} GROUP BY stage_id, currency`,
     params: [pipelineId],
   };
+}
+
+/** The lowest and highest currency of the pipeline's deals, closed ones included: two probes of `deals_pipeline_currency`. */
+export function currencyRange(pipelineId: string): Statement {
+  return { text: `SELECT min(currency) AS lo, max(currency) AS hi FROM deals WHERE pipeline_id = $1`, params: [pipelineId] };
+}
+
+/** Every currency the pipeline's deals hold, for the answer that they mix currencies. */
+export function currenciesHeld(pipelineId: string): Statement {
+  return { text: `SELECT DISTINCT currency FROM deals WHERE pipeline_id = $1 ORDER BY 1`, params: [pipelineId] };
 }
 
 /** `AND <alias>.currency = $n` when the report names a currency. */
@@ -65,9 +77,11 @@ export function forecastByMonth(input: ReportInput): Statement {
 
 /**
  * Per stage, the deals that entered it in the window (their first entry there counts) and, of those, the
- * ones that have since entered an open stage of higher position or a won stage of the pipeline. One pass
- * over the history from `from` on: each row learns the best stage its deal entered after it (a window over
- * the deal's later rows, won ranking above every open stage), so no entry looks up its deal's rows.
+ * ones that have since entered an open stage of higher position or a won stage of the pipeline. Each
+ * history row keeps the stages its deal entered after it and when the deal last entered the same stage
+ * before it (both maintained by a trigger, migration 1765300000100), so this is one range scan of the
+ * entries in the window: the first entry in the window is the one with no entry into the stage since
+ * `from` before it, and it advanced when a stage it later entered is ahead of it by today's positions.
  */
 export function enteredAndAdvanced(input: ReportInput): Statement {
   const params: unknown[] = [
@@ -79,15 +93,12 @@ export function enteredAndAdvanced(input: ReportInput): Statement {
   ];
   const join = input.currency === null ? '' : ` JOIN deals d ON d.id = h.deal_id${currencyCondition(input, 'd', params)}`;
   const text = `WITH st AS (SELECT * FROM unnest($1::text[], $2::text[], $3::int[]) AS s(id, type, position)),
-                     scored AS (SELECT h.deal_id, h.to_stage_id, h.changed_at, s.position,
-                                       max(CASE s.type WHEN 'won' THEN 2147483647 WHEN 'open' THEN s.position ELSE -1 END)
-                                         OVER (PARTITION BY h.deal_id ORDER BY h.changed_at, h.id ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS best_after
-                                FROM stage_history h JOIN st s ON s.id = h.to_stage_id${join}
-                                WHERE h.to_stage_id = ANY($1::text[]) AND h.changed_at >= $4),
-                     entries AS (SELECT DISTINCT ON (deal_id, to_stage_id) to_stage_id, position, best_after
-                                 FROM scored WHERE changed_at < $5 ORDER BY deal_id, to_stage_id, changed_at)
-                SELECT to_stage_id AS stage_id, count(*)::int AS entered, (count(*) FILTER (WHERE best_after > position))::int AS advanced
-                FROM entries GROUP BY 1`;
+                     ahead AS (SELECT s.id, ARRAY(SELECT o.id FROM st o WHERE o.type = 'won' OR (o.type = 'open' AND o.position > s.position)) AS ids FROM st s)
+                SELECT h.to_stage_id AS stage_id, count(*)::int AS entered, (count(*) FILTER (WHERE h.later_stage_ids && a.ids))::int AS advanced
+                FROM stage_history h JOIN ahead a ON a.id = h.to_stage_id${join}
+                WHERE h.to_stage_id = ANY($1::text[]) AND h.changed_at >= $4 AND h.changed_at < $5
+                  AND (h.previous_entry_at IS NULL OR h.previous_entry_at < $4)
+                GROUP BY 1`;
   return { text, params };
 }
 
