@@ -92,13 +92,17 @@ export function enteredAndAdvanced(input: ReportInput): Statement {
     input.window.to,
   ];
   const join = input.currency === null ? '' : ` JOIN deals d ON d.id = h.deal_id${currencyCondition(input, 'd', params)}`;
+  // The entries are counted per stage and set of later stages first (few such sets), then judged against
+  // the stages ahead of each, so no per-row work is left but the count.
   const text = `WITH st AS (SELECT * FROM unnest($1::text[], $2::text[], $3::int[]) AS s(id, type, position)),
-                     ahead AS (SELECT s.id, ARRAY(SELECT o.id FROM st o WHERE o.type = 'won' OR (o.type = 'open' AND o.position > s.position)) AS ids FROM st s)
-                SELECT h.to_stage_id AS stage_id, count(*)::int AS entered, (count(*) FILTER (WHERE h.later_stage_ids && a.ids))::int AS advanced
-                FROM stage_history h JOIN ahead a ON a.id = h.to_stage_id${join}
-                WHERE h.to_stage_id = ANY($1::text[]) AND h.changed_at >= $4 AND h.changed_at < $5
-                  AND (h.previous_entry_at IS NULL OR h.previous_entry_at < $4)
-                GROUP BY 1`;
+                     ahead AS MATERIALIZED (SELECT s.id, ARRAY(SELECT o.id FROM st o WHERE o.type = 'won' OR (o.type = 'open' AND o.position > s.position)) AS ids FROM st s),
+                     entries AS (SELECT h.to_stage_id AS stage_id, h.later_stage_ids AS later, count(*) AS n
+                                 FROM stage_history h${join}
+                                 WHERE h.to_stage_id = ANY($1::text[]) AND h.changed_at >= $4 AND h.changed_at < $5
+                                   AND (h.previous_entry_at IS NULL OR h.previous_entry_at < $4)
+                                 GROUP BY 1, 2)
+                SELECT e.stage_id, sum(e.n)::int AS entered, coalesce(sum(e.n) FILTER (WHERE e.later && a.ids), 0)::int AS advanced
+                FROM entries e JOIN ahead a ON a.id = e.stage_id GROUP BY 1`;
   return { text, params };
 }
 

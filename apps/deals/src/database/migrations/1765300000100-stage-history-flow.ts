@@ -25,12 +25,16 @@ export class StageHistoryFlow1765300000100 implements MigrationInterface {
     await q.query(`ALTER TABLE stage_history ADD COLUMN later_stage_ids text[] NOT NULL DEFAULT '{}', ADD COLUMN previous_entry_at timestamptz`);
     await q.query(refreshFlow('TRUE'));
     await q.query(
-      `CREATE FUNCTION stage_history_refresh_flow() RETURNS trigger LANGUAGE plpgsql AS $$
+      // The schema is the migration's (search_path), not the writer's: a session with another search_path
+      // (a script, psql) writing to the table must still reach it.
+      `CREATE FUNCTION stage_history_refresh_flow() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
        BEGIN
          ${refreshFlow('h.deal_id IN (SELECT deal_id FROM touched)')};
          RETURN NULL;
        END $$`,
     );
+    // The same holds for the trigger that stamps stay_started_at, which named the table unqualified too.
+    await q.query(`ALTER FUNCTION stage_history_stamp_stay() SET search_path FROM CURRENT`);
     for (const [op, table] of [
       ['INSERT', 'NEW'],
       ['DELETE', 'OLD'],
@@ -51,6 +55,7 @@ export class StageHistoryFlow1765300000100 implements MigrationInterface {
     await q.query(`DROP TRIGGER stage_history_flow_delete ON stage_history`);
     await q.query(`DROP TRIGGER stage_history_flow_insert ON stage_history`);
     await q.query(`DROP FUNCTION stage_history_refresh_flow()`);
+    await q.query(`ALTER FUNCTION stage_history_stamp_stay() RESET search_path`);
     await q.query(`ALTER TABLE stage_history DROP COLUMN later_stage_ids, DROP COLUMN previous_entry_at`);
   }
 }
