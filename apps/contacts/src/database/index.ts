@@ -18,6 +18,7 @@ import { CreateImports1764300000200 } from './migrations/1764300000200-create-im
 import { IndexCustomFieldValues1764500000000 } from './migrations/1764500000000-index-custom-field-values';
 import { IndexFoldedCustomFieldValues1765000000000 } from './migrations/1765000000000-index-folded-custom-field-values';
 import { IndexSearch1765200000200 } from './migrations/1765200000200-index-search';
+import { IndexContactGroupings1765300000300 } from './migrations/1765300000300-index-contact-groupings';
 import { Import, ImportRow } from '../imports/import.entity';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
@@ -37,4 +38,5 @@ export const contactsMigrations = [
   IndexFoldedCustomFieldValues1765000000000,
   CreateSearchFunctions1765200000000,
   IndexSearch1765200000200,
+  IndexContactGroupings1765300000300,
 ];

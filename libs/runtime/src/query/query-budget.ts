@@ -51,17 +51,22 @@ export class QueryBudget {
 
   /**
    * Runs statements in one transaction, each under a statement timeout of the time left, so the read
-   * holds its connection no longer than the budget however many statements it takes.
+   * holds its connection no longer than the budget however many statements it takes. `settings` (e.g.
+   * work_mem) hold for the transaction alone; they are set with the first statement's timeout, in the same
+   * round trip.
    */
-  async run<T>(dataSource: DataSource, work: (run: RunStatement) => Promise<T>): Promise<T> {
+  async run<T>(dataSource: DataSource, work: (run: RunStatement) => Promise<T>, settings: Record<string, string> = {}): Promise<T> {
     this.left();
     try {
-      return await dataSource.transaction((m) =>
-        work(async <R>(sql: string, params: unknown[]) => {
-          await m.query(`SET LOCAL statement_timeout = ${this.left()}`);
+      return await dataSource.transaction((m) => {
+        let pending = Object.entries(settings);
+        return work(async <R>(sql: string, params: unknown[]) => {
+          const sets = pending.map(([name], i) => `, set_config('${name}', $${i + 2}, true)`).join('');
+          await m.query(`SELECT set_config('statement_timeout', $1, true)${sets}`, [String(this.left()), ...pending.map(([, value]) => value)]);
+          pending = [];
           return (await m.query(sql, params)) as R[];
-        }),
-      );
+        });
+      });
     } catch (err) {
       if (isQueryCanceled(err)) throw this.spent();
       throw err;
