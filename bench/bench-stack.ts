@@ -14,6 +14,8 @@ export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 /** How long a stack may take to become healthy: on a shared machine at a load average near 30, more than a minute. */
 const START_TIMEOUT_MS = Number(process.env.BENCH_START_TIMEOUT_S ?? 180) * 1000;
+/** A database kept across runs (crm_bench_<name>), or none: each run on a throw-away database. */
+export const KEPT_DATABASE = process.env.BENCH_DATABASE?.replace(/[^a-z0-9_]/gi, '') || undefined;
 
 export interface Row {
   scenario: string;
@@ -165,7 +167,9 @@ export interface BenchStackOptions {
 /** Starts the processes built under `root/dist` (all five unless told) on a database and namespace of their own. */
 export async function startBenchStack(root: string, options: BenchStackOptions = {}): Promise<BenchStack> {
   const apps = options.apps ?? APPS;
-  const namespace = `bench${randomBytes(4).toString('hex')}`;
+  // BENCH_DATABASE names the stack's namespace and database and keeps the database when the stack stops, so a
+  // large seed is reused by the next run (bench/seed-1m.ts skips seeding a database that holds it).
+  const namespace = KEPT_DATABASE ? `bench_${KEPT_DATABASE}` : `bench${randomBytes(4).toString('hex')}`;
   const dbUrl = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm');
   dbUrl.pathname = `/crm_${namespace}`;
   const key = `crm_live_${alphanumeric(32)}`;
@@ -204,7 +208,7 @@ export async function startBenchStack(root: string, options: BenchStackOptions =
     admin.pathname = '/postgres';
     const pg = new Client({ connectionString: admin.toString() });
     await pg.connect();
-    await pg.query(`DROP DATABASE IF EXISTS "crm_${namespace}" WITH (FORCE)`);
+    if (!KEPT_DATABASE) await pg.query(`DROP DATABASE IF EXISTS "crm_${namespace}" WITH (FORCE)`);
     await pg.end();
   };
   try {

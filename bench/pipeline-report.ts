@@ -12,7 +12,7 @@ import {
   REPORT_WORK_MEM,
   Statement,
 } from '../apps/deals/src/pipelines/pipeline-report.sql';
-import { machine, percentile, runBenchmark, withBenchStack } from './bench-stack';
+import { KEPT_DATABASE, machine, percentile, runBenchmark, withBenchStack } from './bench-stack';
 
 /**
  * `npm run bench:pipeline-report`: GET /pipelines/:id/report (docs/pipeline-report.md) of one pipeline
@@ -22,7 +22,8 @@ import { machine, percentile, runBenchmark, withBenchStack } from './bench-stack
  * both see the same machine. Deals and history are written straight into the stack's database (a deal
  * reaches 1 to 9 history rows through the open stages, a third end won, a third lost). Prints a markdown
  * table and EXPLAIN (ANALYZE, BUFFERS) of each statement.
- * Settings: BENCH_REPORT_DEALS (200000), BENCH_REPORT_RUNS (50), BENCH_REPORT_WARMUP (5).
+ * Settings: BENCH_REPORT_DEALS (200000), BENCH_REPORT_RUNS (50), BENCH_REPORT_WARMUP (5); BENCH_DATABASE=<name> keeps the
+ * seeded database (crm_bench_<name>) and reuses it on the next run (drop it when done).
  */
 const ROOT = join(__dirname, '..', '..');
 const DEALS = Number(process.env.BENCH_REPORT_DEALS ?? 200_000);
@@ -64,6 +65,10 @@ async function seed(db: Client, pipelineId: string, stageIds: string[]): Promise
   await db.query(`ALTER TABLE deals ENABLE TRIGGER deals_closed_at`);
   await db.query(`VACUUM ANALYZE deals`);
   await db.query(`VACUUM ANALYZE stage_history`);
+  return counts(db);
+}
+
+async function counts(db: Client): Promise<{ deals: number; history: number }> {
   const [{ deals, history }] = (await db.query(`SELECT (SELECT count(*) FROM deals)::int AS deals, (SELECT count(*) FROM stage_history)::int AS history`)).rows;
   return { deals, history };
 }
@@ -93,22 +98,28 @@ async function main(): Promise<void> {
   await withBenchStack(
     ROOT,
     async (stack) => {
-      const pipeline = await stack.post('/pipelines', {
-        name: 'Bench',
-        stages: ['Lead', 'Qualified', 'Proposal', 'Negotiation']
-          .map((name) => ({ name, type: 'open' }))
-          .concat([
-            { name: 'Won', type: 'won' },
-            { name: 'Lost', type: 'lost' },
-          ]),
-      });
+      // BENCH_DATABASE keeps the database (bench/bench-stack.ts): a pipeline seeded by an earlier run is reused.
+      const existing = KEPT_DATABASE
+        ? ((await (await fetch(`${stack.api}/pipelines?limit=1`, { headers: { 'X-Api-Key': stack.key } })).json()) as { data: any[] }).data[0]
+        : undefined;
+      const pipeline =
+        existing ??
+        (await stack.post('/pipelines', {
+          name: 'Bench',
+          stages: ['Lead', 'Qualified', 'Proposal', 'Negotiation']
+            .map((name) => ({ name, type: 'open' }))
+            .concat([
+              { name: 'Won', type: 'won' },
+              { name: 'Lost', type: 'lost' },
+            ]),
+        }));
       const stageIds: string[] = pipeline.stages.map((s: { id: string }) => s.id);
       const db = new Client({ connectionString: stack.databaseUrl });
       await db.connect();
       try {
         await db.query(`SET search_path TO deals`);
         process.stderr.write(`seeding ${DEALS} deals\n`);
-        const seeded = await seed(db, pipeline.id, stageIds);
+        const seeded = existing ? await counts(db) : await seed(db, pipeline.id, stageIds);
         process.stderr.write(`seeded ${seeded.deals} deals, ${seeded.history} history rows\n`);
 
         const url = `${stack.api}/pipelines/${pipeline.id}/report?time_zone=${encodeURIComponent(TIME_ZONE)}`;
