@@ -50,26 +50,42 @@ export class QueryBudget {
   }
 
   /**
-   * Runs statements in one transaction, each under a statement timeout of the time left, so the read
-   * holds its connection no longer than the budget however many statements it takes. `settings` (e.g.
-   * work_mem) hold for the transaction alone; they are set with the first statement's timeout, in the same
-   * round trip.
+   * Runs statements in one read-only transaction, each under a statement timeout of the time left, so the
+   * read holds its connection no longer than the budget however many statements it takes. `settings`
+   * (e.g. work_mem) hold for the transaction alone.
+   *
+   * Round trips are what a small read costs on a loaded machine, so the transaction opens with its first
+   * timeout and settings in one simple-protocol message (every value in it is a number or one of ours,
+   * never the client's), and it ends after the answer is handed back: a read-only transaction has nothing
+   * to commit, so the caller does not wait for it; the connection returns to the pool once it has ended.
    */
   async run<T>(dataSource: DataSource, work: (run: RunStatement) => Promise<T>, settings: Record<string, string> = {}): Promise<T> {
     this.left();
+    const runner = dataSource.createQueryRunner();
+    let ending = 'ROLLBACK';
     try {
-      return await dataSource.transaction((m) => {
-        let pending = Object.entries(settings);
-        return work(async <R>(sql: string, params: unknown[]) => {
-          const sets = pending.map(([name], i) => `, set_config('${name}', $${i + 2}, true)`).join('');
-          await m.query(`SELECT set_config('statement_timeout', $1, true)${sets}`, [String(this.left()), ...pending.map(([, value]) => value)]);
-          pending = [];
-          return (await m.query(sql, params)) as R[];
-        });
+      await runner.connect();
+      const sets = Object.entries(settings).map(([name, value]) => {
+        if (!/^[a-z_]+$/.test(name) || !/^[A-Za-z0-9_.]+$/.test(value)) throw new Error(`query setting ${name}=${value} is not a plain word`);
+        return `, set_config('${name}', '${value}', true)`;
       });
+      await runner.query(`BEGIN READ ONLY; SELECT set_config('statement_timeout', '${this.left()}', true)${sets.join('')}`);
+      let first = true;
+      const result = await work(async <R>(sql: string, params: unknown[]) => {
+        if (!first) await runner.query(`SELECT set_config('statement_timeout', $1, true)`, [String(this.left())]);
+        first = false;
+        return (await runner.query(sql, params)) as R[];
+      });
+      ending = 'COMMIT';
+      return result;
     } catch (err) {
       if (isQueryCanceled(err)) throw this.spent();
       throw err;
+    } finally {
+      void runner
+        .query(ending)
+        .catch(() => undefined)
+        .finally(() => runner.release());
     }
   }
 
