@@ -9,7 +9,7 @@ import {
   forecastByMonth,
   openByStage,
   ReportInput,
-  REPORT_WORK_MEM,
+  REPORT_SETTINGS,
   Statement,
 } from '../apps/deals/src/pipelines/pipeline-report.sql';
 import { KEPT_DATABASE, machine, percentile, runBenchmark, withBenchStack } from './bench-stack';
@@ -77,8 +77,7 @@ async function counts(db: Client): Promise<{ deals: number; history: number }> {
 async function reportSql(db: Client, input: ReportInput): Promise<void> {
   await db.query(`SELECT now() AT TIME ZONE $1`, [input.timeZone]);
   await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-  await db.query(`SET LOCAL jit = off`);
-  await db.query(`SET LOCAL work_mem = '${REPORT_WORK_MEM}'`);
+  await db.query(REPORT_SETTINGS);
   await db.query(`SELECT EXISTS (SELECT 1 FROM pipelines WHERE id = $1)`, [input.pipelineId]);
   await db.query(`SELECT * FROM stages WHERE pipeline_id = $1 ORDER BY position`, [input.pipelineId]);
   for (const s of statements(input)) await db.query(s.text, s.params);
@@ -151,9 +150,10 @@ async function main(): Promise<void> {
         }
         const plans: string[] = [];
         for (const s of statements(input())) {
-          await db.query(`SET jit = off`);
-          await db.query(`SET work_mem = '${REPORT_WORK_MEM}'`);
+          await db.query('BEGIN');
+          await db.query(REPORT_SETTINGS);
           const plan = (await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${s.text}`, s.params)).rows.map((r: Record<string, string>) => r['QUERY PLAN']);
+          await db.query('COMMIT');
           plans.push(`-- ${s.label}\n${plan.join('\n')}`);
         }
         const row = (label: string, t: number[]) => `| ${label} | ${percentile(t, 50).toFixed(1)} | ${percentile(t, 99).toFixed(1)} |`;

@@ -11,7 +11,7 @@ import {
   forecastByMonth,
   openByStage,
   ReportInput,
-  REPORT_WORK_MEM,
+  REPORT_SETTINGS,
   ReportWindow,
   Statement,
 } from './pipeline-report.sql';
@@ -46,10 +46,7 @@ export class PipelineReportService {
     await this.knownToDatabase(timeZone);
     // One snapshot for every figure: a move committed between two statements cannot count in one and not the other.
     return this.dataSource.transaction('REPEATABLE READ', async (m) => {
-      // Compiling these short aggregations costs more than it saves: JIT once doubled the report's time.
-      await m.query(`SET LOCAL jit = off`);
-      // Time in stage sorts every stay that ended in the window (300,000 at the benchmark's scale) for its percentiles: in memory, not on disk.
-      await m.query(`SET LOCAL work_mem = '${REPORT_WORK_MEM}'`);
+      await m.query(REPORT_SETTINGS);
       const exists = isId(pipelineId, IdPrefix.Pipeline) && (await m.exists(Pipeline, { where: { id: pipelineId } }));
       if (!exists) throw DomainError.notFound('pipeline', pipelineId);
       const stageRows = await m.find(Stage, { where: { pipelineId }, order: { position: 'ASC' } });

@@ -6,8 +6,15 @@
 /** Deals that still count as open: a stalled deal has not been won or lost. */
 const OPEN = `status IN ('open', 'stalled')`;
 
-/** Enough for the sort of the stays' durations at 1,000,000 history rows; SET LOCAL, so only the report's transaction holds it. */
-export const REPORT_WORK_MEM = '64MB';
+/**
+ * Settings for the report's transaction (SET LOCAL), in one statement. JIT: compiling these short
+ * aggregations costs more than it saves (it once doubled the report's time). work_mem: the sort of the
+ * stays' durations for their percentiles (300,000 at 1,000,000 history rows) stays in memory.
+ * random_page_cost: every statement reads a covering index whose pages are cached; at the default 4 the
+ * planner read all of a pipeline's deals sequentially instead, two to three times slower (EXPLAIN at
+ * 200,000 deals, docs/benchmarks.md).
+ */
+export const REPORT_SETTINGS = `SELECT set_config('jit', 'off', true), set_config('work_mem', '64MB', true), set_config('random_page_cost', '1.1', true)`;
 
 export interface ReportWindow {
   from: Date;
