@@ -9,7 +9,9 @@ export interface RequestContext {
   key_id?: string;
   /** The key's named scope, or `custom` for a key made with `scopes`. */
   scope?: ApiScope | 'custom';
-  /** The team member the key belongs to, when it has one. */
+  /** A bearer token's subject (`sub`), for a request made with a token rather than a key. */
+  subject?: string;
+  /** The team member the key belongs to, or whose external_id is the token's subject, when there is one. */
   user_id?: string;
   /**
    * The resources the caller may read (readableResources), absent when it may read everything: the routes

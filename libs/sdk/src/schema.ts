@@ -1678,8 +1678,8 @@ export interface components {
         };
         ChangeActorView: {
             /** @enum {string} */
-            type: "api_key" | "user" | "system";
-            /** @description `key_…`, `user_…`, or for the system the job that acted */
+            type: "api_key" | "user" | "subject" | "system";
+            /** @description `key_…`, `user_…`, a bearer token's `sub`, or for the system the job that acted */
             id: string | null;
         };
         ChangeView: {
@@ -1796,6 +1796,8 @@ export interface components {
             email: string;
             /** @enum {string} */
             role: "admin" | "manager" | "member";
+            /** @description The member's subject at the identity provider: a bearer token whose `sub` equals it acts as this member */
+            external_id: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -2449,6 +2451,7 @@ export interface components {
             email: string;
             /** @enum {string|null} */
             role?: "admin" | "manager" | "member" | null;
+            external_id?: string | null;
         };
         UpdateUserDto: {
             name?: string;
@@ -2456,6 +2459,7 @@ export interface components {
             email?: string;
             /** @enum {string} */
             role?: "admin" | "manager" | "member";
+            external_id?: string | null;
         };
         CreateActivityDto: {
             /** @enum {string} */
@@ -4501,6 +4505,7 @@ export interface operations {
         parameters: {
             query?: {
                 email?: string;
+                external_id?: string;
                 cursor?: string;
                 limit?: number;
                 sort?: string;

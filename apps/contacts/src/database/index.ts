@@ -19,6 +19,7 @@ import { IndexCustomFieldValues1764500000000 } from './migrations/1764500000000-
 import { IndexFoldedCustomFieldValues1765000000000 } from './migrations/1765000000000-index-folded-custom-field-values';
 import { IndexSearch1765200000200 } from './migrations/1765200000200-index-search';
 import { IndexContactGroupings1765300000300 } from './migrations/1765300000300-index-contact-groupings';
+import { UserExternalId1765400000000 } from './migrations/1765400000000-user-external-id';
 import { Import, ImportRow } from '../imports/import.entity';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
@@ -39,4 +40,5 @@ export const contactsMigrations = [
   CreateSearchFunctions1765200000000,
   IndexSearch1765200000200,
   IndexContactGroupings1765300000300,
+  UserExternalId1765400000000,
 ];

@@ -17,4 +17,8 @@ export class User extends Timestamped {
 
   @Column({ type: 'text' })
   role!: UserRole;
+
+  /** The member's subject at the identity provider; unique where set (users_external_id_key). */
+  @Column({ name: 'external_id', type: 'text', nullable: true })
+  externalId!: string | null;
 }

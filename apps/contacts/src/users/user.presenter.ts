@@ -7,6 +7,7 @@ export function presentUser(user: User): UserView {
     name: user.name,
     email: user.email,
     role: user.role,
+    external_id: user.externalId ?? null,
     created_at: user.createdAt.toISOString(),
     updated_at: user.updatedAt.toISOString(),
   };

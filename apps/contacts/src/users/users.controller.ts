@@ -1,4 +1,4 @@
-import { CreateUserDto, ListUsersQuery, Ops, UpdateUserDto } from '@crm/contracts';
+import { CreateUserDto, ListUsersQuery, Ops, UpdateUserDto, UserForSubjectDto, UserForSubjectReply } from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
@@ -26,6 +26,11 @@ export class UsersController {
   @Handles(Ops.users.update)
   async update(@Payload('params') { id }: { id: string }, @Payload('body') body: UpdateUserDto) {
     return { data: await this.users.update(id, body) };
+  }
+
+  @Handles(Ops.contactsInternal.userForSubject)
+  async forSubject(@Payload('body') body: UserForSubjectDto): Promise<UserForSubjectReply> {
+    return { user_id: await this.users.forSubject(body.external_id) };
   }
 
   @Handles(Ops.users.remove)

@@ -24,8 +24,9 @@ import { presentUser } from './user.presenter';
 
 const LIST = 'users';
 const EMAIL_INDEX = 'users_email_key';
+const EXTERNAL_ID_INDEX = 'users_external_id_key';
 
-const USER_FIELDS = fieldSpecs<User>({ name: 'value', email: 'value', role: 'value' });
+const USER_FIELDS = fieldSpecs<User>({ name: 'value', email: 'value', role: 'value', external_id: 'value' });
 
 @Injectable()
 export class UsersService {
@@ -40,20 +41,27 @@ export class UsersService {
     try {
       return presentUser(
         await this.dataSource.transaction(async (m) => {
-          const user = await insertReturning(m, User, { id, name: dto.name, email: dto.email, role: dto.role ?? 'member' });
+          const user = await insertReturning(m, User, {
+            id,
+            name: dto.name,
+            email: dto.email,
+            role: dto.role ?? 'member',
+            externalId: dto.external_id ?? null,
+          });
           // Team members emit no events; their history is all they record.
           await this.outbox.record(m, { changes: [createdChange('users', id, presentUser(user))] });
           return user;
         }),
       );
     } catch (err) {
-      throw await this.translateWriteError(err, dto.email);
+      throw await this.translateWriteError(err, dto);
     }
   }
 
   async list(query: ListUsersQuery): Promise<Page<UserView>> {
     const { qb, read } = keysetPage(this.cursors, this.dataSource.getRepository(User), 'u', LIST, query);
     if (query.email) qb.andWhere('lower(u.email) = :email', { email: query.email });
+    if (query.external_id) qb.andWhere('u.external_id = :externalId', { externalId: query.external_id });
     return read(presentUser);
   }
 
@@ -74,8 +82,14 @@ export class UsersService {
         }),
       );
     } catch (err) {
-      throw await this.translateWriteError(err, dto.email);
+      throw await this.translateWriteError(err, dto);
     }
+  }
+
+  /** The member whose external_id is a bearer token's subject (the gateway's actor for the token), or null. */
+  async forSubject(externalId: string): Promise<string | null> {
+    const [row] = await this.dataSource.query(`SELECT id FROM users WHERE external_id = $1`, [externalId]);
+    return row?.id ?? null;
   }
 
   /** Records the user owned keep the id in owner_id; their relationships.owner then has an empty name. */
@@ -94,7 +108,14 @@ export class UsersService {
     return user;
   }
 
-  private async translateWriteError(err: unknown, email: string | undefined): Promise<unknown> {
+  private async translateWriteError(err: unknown, { email, external_id: externalId }: { email?: string; external_id?: string | null }): Promise<unknown> {
+    if (isUniqueViolation(err, EXTERNAL_ID_INDEX) && externalId) {
+      const [existing] = await this.dataSource.query(`SELECT id FROM users WHERE external_id = $1`, [externalId]);
+      const holder = existing ? ` (${existing.id})` : '';
+      return DomainError.conflict(`A user with external_id '${externalId}' already exists${holder}.`, [
+        { field: 'external_id', code: 'duplicate', message: `external_id '${externalId}' is already used by another user${holder}` },
+      ]);
+    }
     if (isUniqueViolation(err, EMAIL_INDEX) && email) {
       const [existing] = await this.dataSource.query(`SELECT id FROM users WHERE lower(email) = lower($1)`, [email]);
       const holder = existing ? ` (${existing.id})` : '';

@@ -8,15 +8,16 @@ import type { ReadableObjects } from '../operations/readable';
 export const CHANGE_VIAS = ['api', 'batch', 'import', 'mcp', 'capture', 'merge', 'system'] as const;
 export type ChangeVia = (typeof CHANGE_VIAS)[number];
 
-export const ACTOR_TYPES = ['api_key', 'user', 'system'] as const;
+export const ACTOR_TYPES = ['api_key', 'user', 'subject', 'system'] as const;
 export type ActorType = (typeof ACTOR_TYPES)[number];
 
 export const CHANGE_ACTIONS = ['created', 'updated', 'deleted', 'merged'] as const;
 export type ChangeAction = (typeof CHANGE_ACTIONS)[number];
 
 /**
- * Who made a change: the API key, the team member the key belongs to, or the system itself (then `id`
- * names the part of the system that acted, such as `stale_deals`).
+ * Who made a change: the API key, the team member the key (or bearer token) belongs to, a bearer token's
+ * subject that is no team member's external_id, or the system itself (then `id` names the part of the
+ * system that acted, such as `stale_deals`).
  */
 export interface ChangeActor {
   type: ActorType;
@@ -33,7 +34,7 @@ export interface ChangeOrigin {
 export class ChangeActorView implements ChangeActor {
   @ApiProperty({ enum: ACTOR_TYPES })
   type!: ActorType;
-  @ApiProperty({ type: String, nullable: true, description: '`key_…`, `user_…`, or for the system the job that acted' })
+  @ApiProperty({ type: String, nullable: true, description: "`key_…`, `user_…`, a bearer token's `sub`, or for the system the job that acted" })
   id!: string | null;
 }
 

@@ -9,6 +9,22 @@ import { ContactsLimits } from './values';
 export const USER_ROLES = ['admin', 'manager', 'member'] as const;
 export type UserRole = (typeof USER_ROLES)[number];
 
+export const EXTERNAL_ID_MAX = 255;
+
+/** The team member's id at the deployment's identity provider: a bearer token's `sub` (docs/users.md). Kept as given, case and all. */
+const ExternalId = (): PropertyDecorator => NonEmptyText(EXTERNAL_ID_MAX);
+
+/** Body of Ops.contactsInternal.userForSubject. */
+export class UserForSubjectDto {
+  @IsDefined({ message: 'external_id is required' })
+  @ExternalId()
+  external_id!: string;
+}
+
+export interface UserForSubjectReply {
+  user_id: string | null;
+}
+
 export class CreateUserDto {
   @IsDefined({ message: 'name is required' })
   @Trim()
@@ -22,6 +38,10 @@ export class CreateUserDto {
   @IsOptional()
   @IsOneOf(USER_ROLES)
   role?: UserRole;
+
+  @IsOptional()
+  @ExternalId()
+  external_id?: string | null;
 }
 
 export class UpdateUserDto {
@@ -37,6 +57,11 @@ export class UpdateUserDto {
   @IfPresent()
   @IsOneOf(USER_ROLES)
   role?: UserRole;
+
+  /** `null` clears it. */
+  @IsOptional()
+  @ExternalId()
+  external_id?: string | null;
 }
 
 export class ListUsersQuery extends SortablePageQuery {
@@ -44,6 +69,10 @@ export class ListUsersQuery extends SortablePageQuery {
   @Normalise()
   @Text(ContactsLimits.email)
   email?: string;
+
+  @IsOptional()
+  @ExternalId()
+  external_id?: string;
 }
 
 export class UserView {
@@ -55,6 +84,13 @@ export class UserView {
   email!: string;
   @ApiProperty({ enum: USER_ROLES })
   role!: UserRole;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    maxLength: EXTERNAL_ID_MAX,
+    description: "The member's subject at the identity provider: a bearer token whose `sub` equals it acts as this member",
+  })
+  external_id!: string | null;
   @ApiProperty({ type: String, format: 'date-time' })
   created_at!: string;
   @ApiProperty({ type: String, format: 'date-time' })

@@ -25,6 +25,8 @@ import {
   UpdateContactDto,
   UpdateTaskDto,
   UpdateUserDto,
+  UserForSubjectDto,
+  UserForSubjectReply,
   UserView,
 } from '../contacts';
 import { ContactDealItem } from '../deals';
@@ -411,4 +413,11 @@ export const contactsInternal = {
   queryValues: internal<RemoteValuesRequest, RemoteValuesReply>({ service: 'contacts', name: 'contacts.internal.query_values', idempotent: true }),
   /** The paths a query over contacts, companies, users, activities, tasks or a custom object may name (MCP's describe_object). */
   queryFields: internal<QueryFieldsRequest, QueryFieldsReply>({ service: 'contacts', name: 'contacts.internal.query_fields', idempotent: true }),
+  /** The team member whose external_id is a bearer token's subject, if any: the gateway's actor for the token. */
+  userForSubject: internal<UserForSubjectDto, UserForSubjectReply>({
+    service: 'contacts',
+    name: 'contacts.internal.user_for_subject',
+    body: UserForSubjectDto,
+    idempotent: true,
+  }),
 };

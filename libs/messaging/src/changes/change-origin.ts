@@ -8,13 +8,18 @@ import { AsyncLocalStorage } from 'async_hooks';
  */
 export const changeOriginScope = new AsyncLocalStorage<ChangeOrigin>();
 
-/** Who asked: the key's team member when the key has one, else the key; no key means the system. */
-export function originOf(ctx: RequestContext, via: ChangeVia = ctx.via ?? (ctx.key_id ? 'api' : 'system')): ChangeOrigin {
+/**
+ * Who asked: the team member of the key or bearer token when there is one, else the key or the token's
+ * subject; neither means the system.
+ */
+export function originOf(ctx: RequestContext, via: ChangeVia = ctx.via ?? (ctx.key_id || ctx.subject ? 'api' : 'system')): ChangeOrigin {
   const actor = ctx.user_id
     ? { type: 'user' as const, id: ctx.user_id }
     : ctx.key_id
       ? { type: 'api_key' as const, id: ctx.key_id }
-      : { type: 'system' as const, id: null };
+      : ctx.subject
+        ? { type: 'subject' as const, id: ctx.subject }
+        : { type: 'system' as const, id: null };
   return { actor, via, request_id: ctx.request_id ?? null };
 }
 
