@@ -22,3 +22,28 @@ describe('gateway config: TRUSTED_PROXIES', () => {
     expect(() => load({ TRUSTED_PROXIES: value })).toThrow(ConfigError);
   });
 });
+
+describe('gateway config: bearer tokens', () => {
+  const load = (env: Record<string, string>) => loadGatewayConfig({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/crm', ...env });
+  const all = {
+    AUTH_JWT_ISSUER: 'https://id.example.com/realms/crm',
+    AUTH_JWT_AUDIENCE: 'https://crm.example.com',
+    AUTH_JWT_JWKS_URL: 'https://id.example.com/certs',
+  };
+
+  it('is off without the variables, on with all three', () => {
+    expect(load({}).bearer).toBeUndefined();
+    expect(load(all).bearer).toMatchObject({
+      issuer: all.AUTH_JWT_ISSUER,
+      audience: all.AUTH_JWT_AUDIENCE,
+      jwksUrl: all.AUTH_JWT_JWKS_URL,
+      jwksCooldownSeconds: 30,
+    });
+  });
+
+  it('refuses some without the others, naming what is missing', () => {
+    expect(() => load({ AUTH_JWT_ISSUER: all.AUTH_JWT_ISSUER })).toThrow(/AUTH_JWT_ISSUER is set but AUTH_JWT_AUDIENCE and AUTH_JWT_JWKS_URL are not/);
+    expect(() => load({ ...all, AUTH_JWT_JWKS_URL: '' })).toThrow(/AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE are set but AUTH_JWT_JWKS_URL is not/);
+    expect(() => load({ ...all, AUTH_JWT_JWKS_URL: 'ftp://id.example.com/certs' })).toThrow(ConfigError);
+  });
+});

@@ -24,7 +24,24 @@ export interface GatewayConfig extends BaseConfig {
   shutdownGraceMs: number;
   /** How long the health check waits for each service. */
   healthTimeoutMs: number;
+  /** Bearer tokens from the deployment's identity provider (docs/api.md, "Bearer tokens"); absent when not configured. */
+  bearer?: BearerConfig;
 }
+
+export interface BearerConfig {
+  /** AUTH_JWT_ISSUER: the tokens' `iss`, and the authorization server the metadata document names. */
+  issuer: string;
+  /** AUTH_JWT_AUDIENCE: the tokens' `aud` must hold it (RFC 8707: this deployment); the metadata's `resource`. */
+  audience: string;
+  /** AUTH_JWT_JWKS_URL: where the issuer publishes its signing keys. */
+  jwksUrl: string;
+  /** How long after a fetch of the JWKS an unknown `kid` waits before it may fetch again. */
+  jwksCooldownSeconds: number;
+  /** How far `exp` and `nbf` may be off, for clocks that do not quite agree. */
+  clockToleranceSeconds: number;
+}
+
+export const BEARER_VARIABLES = ['AUTH_JWT_ISSUER', 'AUTH_JWT_AUDIENCE', 'AUTH_JWT_JWKS_URL'] as const;
 
 export const BOOTSTRAP_KEY_SHAPE = /^crm_(live|test)_[A-Za-z0-9]{32,128}$/;
 
@@ -43,6 +60,7 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     apiKeyCacheSeconds: intVar(env, 'API_KEY_CACHE_SECONDS', 60, { min: 0, max: 3600 }),
     shutdownGraceMs: intVar(env, 'SHUTDOWN_GRACE_MS', 20_000, { min: 0, max: 300_000 }),
     healthTimeoutMs: intVar(env, 'HEALTH_TIMEOUT_MS', 1000, { min: 50, max: 30000 }),
+    bearer: bearerConfig(env),
   };
   if (config.bootstrapApiKey) {
     const match = BOOTSTRAP_KEY_SHAPE.exec(config.bootstrapApiKey);
@@ -52,6 +70,26 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     }
   }
   return config;
+}
+
+/** The three variables come together or not at all: a half-configured issuer would silently refuse every token. */
+function bearerConfig(env: Env): BearerConfig | undefined {
+  const set = BEARER_VARIABLES.filter((name) => optionalVar(env, name) !== undefined);
+  if (set.length === 0) return undefined;
+  if (set.length < BEARER_VARIABLES.length) {
+    const missing = BEARER_VARIABLES.filter((name) => !set.includes(name));
+    throw new ConfigError(
+      `${set.join(' and ')} ${set.length === 1 ? 'is' : 'are'} set but ${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} not: bearer tokens need all of ${BEARER_VARIABLES.join(', ')} (or none)`,
+    );
+  }
+  const audience = stringVar(env, 'AUTH_JWT_AUDIENCE', '');
+  return {
+    issuer: stringVar(env, 'AUTH_JWT_ISSUER', ''),
+    audience,
+    jwksUrl: urlVar(env, 'AUTH_JWT_JWKS_URL', '', ['https', 'http']),
+    jwksCooldownSeconds: intVar(env, 'AUTH_JWT_JWKS_COOLDOWN_SECONDS', 30, { min: 0, max: 3600 }),
+    clockToleranceSeconds: intVar(env, 'AUTH_JWT_CLOCK_TOLERANCE_SECONDS', 30, { min: 0, max: 300 }),
+  };
 }
 
 const CIDR = /^(?:\d{1,3}(?:\.\d{1,3}){3}(?:\/(?:[0-9]|[12][0-9]|3[0-2]))?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(?:\/(?:[0-9]|[1-9][0-9]|1[01][0-9]|12[0-8]))?)$/;

@@ -9,6 +9,7 @@ import Redis from 'ioredis';
 import { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 import { ApiKeysModule } from './apikeys/api-keys.module';
+import { AuthModule } from './auth/auth.module';
 import { GATEWAY_CONFIG, GatewayConfig } from './config';
 import { HealthModule } from './health/health.module';
 import { AccessHook } from './http/access.hook';
@@ -85,6 +86,7 @@ export class GatewayModule {
         HealthModule,
         MetricsModule,
         ApiKeysModule,
+        AuthModule,
         ResourcesModule,
         ImportsModule,
         McpModule,

@@ -2,7 +2,7 @@ import { databaseUnavailable, isDatabaseUnavailable, Logger } from '@crm/common'
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
-import { Principal } from '../http/request-context';
+import { KeyPrincipal as Principal } from '../http/request-context';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { LOGGER } from '../tokens';
 import { ApiKey } from './api-key.entity';

@@ -128,11 +128,11 @@ export class ApiKeysService {
 
 /**
  * The gateway handles its own routes, outside the services' per-request origin scope, so key events take
- * theirs from here: the calling key (or its team member) over HTTP, the system for the command-line tool,
+ * theirs from here: the calling key or token (or its team member) over HTTP, the system for the command-line tool,
  * which works with no key.
  */
 function keyOrigin(ctx: RequestContext | undefined): ChangeOrigin {
-  return ctx?.key_id ? originOf(ctx) : systemOrigin('cli');
+  return ctx?.key_id || ctx?.subject ? originOf(ctx) : systemOrigin('cli');
 }
 
 /** A key's own permissions (null for a named scope): exactly one of `scope` and `scopes` is given. */

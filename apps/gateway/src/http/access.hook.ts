@@ -1,42 +1,56 @@
-import { DomainError, ErrorCode, Logger } from '@crm/common';
+import { DomainError, ErrorBody, ErrorCode, Logger } from '@crm/common';
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ApiKeyVerifier, AuthResult } from '../apikeys/api-key.verifier';
+import { BearerTokens, IssuerUnreachable } from '../auth/bearer-tokens';
+import { PROTECTED_RESOURCE_PATH } from '../auth/protected-resource.controller';
+import { SubjectUsers } from '../auth/subject-users';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
-import { RateLimiterService, setRateLimitHeaders } from '../rate-limit/rate-limiter.service';
+import { RateDecision, RateLimiterService, setRateLimitHeaders } from '../rate-limit/rate-limiter.service';
 import { LOGGER } from '../tokens';
-import { authenticate, GatewayRequest, pathOf } from './request-context';
+import { authenticate, callerOf, GatewayRequest, pathOf, Principal } from './request-context';
 import { writeError } from './write-error';
 
 /** Paths open without a key: probes, metrics scrapers, and the descriptions of the API and of its events. */
-export const PUBLIC_PATHS = new Set(['/health', '/health/live', '/health/ready', '/metrics', '/openapi.json', '/asyncapi.json']);
+export const PUBLIC_PATHS = new Set(['/health', '/health/live', '/health/ready', '/metrics', '/openapi.json', '/asyncapi.json', PROTECTED_RESOURCE_PATH]);
 
 /** The API reference UI (`/docs` and its assets). */
 const isReferenceUi = (path: string) => path === '/docs' || path.startsWith('/docs/');
 
 export const MCP_PATH = '/mcp';
 
-/** The key: `X-Api-Key`, or on the MCP endpoint, where clients are built to send it so, `Authorization: Bearer`. */
-function presentedKey(req: GatewayRequest, path: string): string | undefined {
+const bearerOf = (req: GatewayRequest) => /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+
+/**
+ * What the request authenticates with: `X-Api-Key`; else, where bearer tokens are configured, a bearer
+ * token that is not an API key; else on the MCP endpoint, where clients are built to send a key so,
+ * `Authorization: Bearer` as a key.
+ */
+function presented(req: GatewayRequest, path: string, tokens: boolean): { key?: string; token?: string } {
   const header = req.headers['x-api-key'];
   const key = Array.isArray(header) ? header[0] : header;
-  if (key !== undefined || path !== MCP_PATH) return key;
-  const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
-  return bearer?.[1];
+  if (key !== undefined) return { key };
+  const bearer = bearerOf(req);
+  if (bearer !== undefined && tokens && !bearer.startsWith('crm_')) return { token: bearer };
+  return { key: path === MCP_PATH ? bearer : undefined };
 }
 
 /**
- * Authenticates the key and spends a token from a bucket, the bucket first: a known key (verified by
+ * Authenticates the key or bearer token and spends a token from a bucket. A key's bucket first: a known key (verified by
  * this gateway within the last day) spends from its own bucket; any other request spends from the bucket of the
  * client address (the peer, or what a proxy listed in TRUSTED_PROXIES says) before its key is looked
  * up, so guessing keys is throttled without costing the database a query. A key found valid then gives
- * the address its token back and spends from its own bucket instead. ScopesGuard checks the key's
- * scope against the route's @Scopes after this.
+ * the address its token back and spends from its own bucket instead. A bearer token is checked first
+ * (no query: a signature against the issuer's keys in memory), then spends from its subject's bucket,
+ * or the address's if it is refused. ScopesGuard checks the caller's permissions against the route's
+ * @Scopes after this, the same for both.
  */
 @Injectable()
 export class AccessHook {
   constructor(
     private readonly keys: ApiKeyVerifier,
+    private readonly tokens: BearerTokens,
+    private readonly subjects: SubjectUsers,
     private readonly limiter: RateLimiterService,
     private readonly metrics: GatewayMetrics,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -47,34 +61,74 @@ export class AccessHook {
     const path = pathOf(req);
     if (PUBLIC_PATHS.has(path) || isReferenceUi(path)) return;
     try {
-      const presented = this.keys.parse(presentedKey(req, path));
-      const known = presented.ok ? this.keys.known(presented.hash) : undefined;
-      let decision = await this.limiter.take(known ? `key:${known.keyId}` : `ip:${req.ip}`);
-      let auth: AuthResult = presented.ok ? { ok: false, message: 'Invalid API key.' } : presented;
-      if (decision.allowed && presented.ok) {
-        auth = await this.keys.verify(presented.hash);
+      const credential = presented(req, path, this.tokens.configured !== undefined);
+      if (credential.token !== undefined) return await this.withToken(req, reply, credential.token, path);
+      const parsed = this.keys.parse(credential.key);
+      const known = parsed.ok ? this.keys.known(parsed.hash) : undefined;
+      let decision = await this.limiter.take(known ? callerOf(known) : `ip:${req.ip}`);
+      let auth: AuthResult = parsed.ok ? { ok: false, message: 'Invalid API key.' } : parsed;
+      if (decision.allowed && parsed.ok) {
+        auth = await this.keys.verify(parsed.hash);
         if (auth.ok && !known) {
           // A valid key: the request is the key's, not the address's.
           await this.limiter.refund(`ip:${req.ip}`);
-          decision = await this.limiter.take(`key:${auth.principal.keyId}`);
+          decision = await this.limiter.take(callerOf(auth.principal));
         }
       }
-      setRateLimitHeaders(reply, decision);
-      if (!decision.allowed) {
-        this.metrics.rateLimited.inc();
-        const s = decision.retryAfterSeconds;
-        return writeError(
-          reply,
-          { code: ErrorCode.RateLimitExceeded, message: `Rate limit exceeded; retry in ${s} second${s === 1 ? '' : 's'}.` },
-          { 'Retry-After': String(s) },
-        );
-      }
-      if (!auth.ok) return writeError(reply, { code: ErrorCode.Unauthorized, message: auth.message });
+      if (!this.allowed(reply, decision)) return reply;
+      if (!auth.ok) return this.unauthorized(req, reply, path, { code: ErrorCode.Unauthorized, message: auth.message });
       authenticate(req, auth.principal);
     } catch (err) {
       if (err instanceof DomainError) return writeError(reply, err.toBody());
       this.logger.error({ err, request_id: req.id }, 'authentication failed unexpectedly');
       return writeError(reply, { code: ErrorCode.Internal, message: 'An internal error occurred.' });
     }
+  }
+
+  /** A bearer token: verified, then its subject's bucket (the address's for a refused one), then its team member. */
+  private async withToken(req: GatewayRequest, reply: FastifyReply, token: string, path: string): Promise<unknown> {
+    let result;
+    try {
+      result = await this.tokens.verify(token);
+    } catch (err) {
+      if (!(err instanceof IssuerUnreachable)) throw err;
+      if (!this.allowed(reply, await this.limiter.take(`ip:${req.ip}`))) return reply;
+      return writeError(reply, err.toBody(), { 'Retry-After': String(err.retryAfterSeconds) });
+    }
+    if (!result.ok) {
+      if (!this.allowed(reply, await this.limiter.take(`ip:${req.ip}`))) return reply;
+      return this.unauthorized(req, reply, path, result.error.toBody());
+    }
+    const { subject, permissions } = result.token;
+    if (!this.allowed(reply, await this.limiter.take(callerOf({ subject, scope: 'custom', permissions })))) return reply;
+    const userId = await this.subjects.userOf(subject, req.id);
+    const principal: Principal = { subject, scope: 'custom', permissions, ...(userId ? { userId } : {}) };
+    authenticate(req, principal);
+  }
+
+  /** Sets the rate-limit headers; answers 429 when the bucket is empty. */
+  private allowed(reply: FastifyReply, decision: RateDecision): boolean {
+    setRateLimitHeaders(reply, decision);
+    if (decision.allowed) return true;
+    this.metrics.rateLimited.inc();
+    const s = decision.retryAfterSeconds;
+    writeError(
+      reply,
+      { code: ErrorCode.RateLimitExceeded, message: `Rate limit exceeded; retry in ${s} second${s === 1 ? '' : 's'}.` },
+      { 'Retry-After': String(s) },
+    );
+    return false;
+  }
+
+  /**
+   * 401. On /mcp, where bearer tokens are configured, with the challenge the MCP authorization
+   * specification asks for: where the client learns which authorization server issues tokens for this API.
+   */
+  private unauthorized(req: GatewayRequest, reply: FastifyReply, path: string, error: ErrorBody): FastifyReply {
+    const challenge =
+      path === MCP_PATH && this.tokens.configured
+        ? { 'WWW-Authenticate': `Bearer resource_metadata="${req.protocol}://${req.host}${PROTECTED_RESOURCE_PATH}"` }
+        : undefined;
+    return writeError(reply, error, challenge);
   }
 }

@@ -3,14 +3,26 @@ import type { Context } from '@opentelemetry/api';
 import type { FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'http';
 
-/** The API key a request was authenticated with. */
+/** Who a request was authenticated as: an API key, or a bearer token's subject. */
 export interface Principal {
-  keyId: string;
+  /** The API key, for a request made with one. */
+  keyId?: string;
+  /** A bearer token's `sub`, for a request made with a token. */
+  subject?: string;
+  /** A key's named scope, or `custom` for a key made with `scopes` and for a token. */
   scope: ApiScope | 'custom';
   /** What the key may do (docs/api.md, "Permissions"): a named scope's set, or the key's own `scopes`. */
   permissions: readonly string[];
-  /** The team member the key belongs to, if any. */
+  /** The team member the key belongs to, or whose external_id is the token's subject, if any. */
   userId?: string;
+}
+
+/** A principal authenticated with an API key. */
+export type KeyPrincipal = Principal & { keyId: string };
+
+/** The caller's own rate-limit bucket and idempotency namespace: the key, or the token's subject. */
+export function callerOf(principal: Principal): string {
+  return principal.keyId !== undefined ? `key:${principal.keyId}` : `sub:${principal.subject}`;
 }
 
 export interface GatewayRequest extends FastifyRequest {
@@ -45,6 +57,7 @@ export function contextOf(req: GatewayRequest, via: ChangeVia = 'api'): RequestC
   return {
     request_id: req.id,
     key_id: req.principal?.keyId,
+    subject: req.principal?.subject,
     scope: req.principal?.scope,
     user_id: req.principal?.userId,
     ...readableOf(req.principal),

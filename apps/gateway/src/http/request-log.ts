@@ -20,8 +20,10 @@ export function requestIdOf(req: IncomingMessage): string {
  * serialised: no headers, so no credentials, and less work per request.
  */
 function withKeyId(req: IncomingMessage, line: object): object {
-  const keyId = (req as IncomingMessage & { principal?: Principal }).principal?.keyId;
-  return keyId === undefined ? line : { ...line, key_id: keyId };
+  const principal = (req as IncomingMessage & { principal?: Principal }).principal;
+  if (principal?.keyId !== undefined) return { ...line, key_id: principal.keyId };
+  // A bearer token's subject names the caller; the token itself is never written anywhere.
+  return principal?.subject === undefined ? line : { ...line, subject: principal.subject };
 }
 
 export function requestLogParams(logger: Logger): Params {

@@ -31,12 +31,13 @@ export function methodAllowed(principal: Principal, method: string): boolean {
 
 export function scopeForbidden(req: GatewayRequest, missing?: RequiredPermission): DomainError {
   const scope = req.principal?.scope;
-  if (!missing) return new DomainError(ErrorCode.Forbidden, `This key's scope (${scope}) does not allow ${req.method} ${pathOf(req)}.`);
+  const caller = req.principal?.subject !== undefined ? 'token' : 'key';
+  if (!missing) return new DomainError(ErrorCode.Forbidden, `This ${caller}'s scope (${scope}) does not allow ${req.method} ${pathOf(req)}.`);
   const needs = describePermission(missing);
-  // A named scope's refusal reads as it always has; the details name the permission for every key.
+  // A named scope's refusal reads as it always has; the details name the permission for every key and token.
   const message =
     scope === 'custom'
-      ? `This key lacks the permission ${needs}, which ${req.method} ${pathOf(req)} needs.`
+      ? `This ${caller} lacks the permission ${needs}, which ${req.method} ${pathOf(req)} needs.`
       : `This key's scope (${scope}) does not allow ${req.method} ${pathOf(req)}.`;
   return new DomainError(ErrorCode.Forbidden, message, [{ field: 'permission', code: 'missing_permission', message: needs }]);
 }

@@ -6,7 +6,7 @@ import type { ServerResponse } from 'http';
 import { PeriodicTask } from '@crm/runtime';
 import { DataSource } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
-import { GatewayRequest } from '../http/request-context';
+import { callerOf, GatewayRequest } from '../http/request-context';
 import { jsonBodyOf } from '../http/request-body';
 import { writeError } from '../http/write-error';
 import { LOGGER } from '../tokens';
@@ -73,7 +73,8 @@ export class IdempotencyHook implements OnModuleInit, OnModuleDestroy {
         details: [{ field: 'Idempotency-Key', code: 'invalid_value', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters' }],
       });
     }
-    const apiKeyId = req.principal.keyId;
+    // A token's requests are its subject's: the column names a key for the requests made with one.
+    const apiKeyId = req.principal.keyId ?? callerOf(req.principal);
     // An upload's key covers its method and URL: its body is a stream the route has yet to read.
     const hash = createHash('sha256')
       .update(`${req.method} ${req.url}\n${JSON.stringify(jsonBodyOf(req) ?? null)}`)

@@ -146,7 +146,8 @@ function listing(tool: McpTool): Tool {
 }
 
 function forbidden(principal: Principal, what: string): { code: ErrorCode; message: string } {
-  return { code: ErrorCode.Forbidden, message: `This key's scope (${principal.scope}) does not allow ${what}.` };
+  const caller = principal.subject !== undefined ? 'token' : 'key';
+  return { code: ErrorCode.Forbidden, message: `This ${caller}'s scope (${principal.scope}) does not allow ${what}.` };
 }
 
 /** The tool's structured result, with one line an agent (or its user) can read without parsing the JSON. */

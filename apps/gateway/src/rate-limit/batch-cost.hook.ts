@@ -2,7 +2,7 @@ import { ErrorCode, Logger } from '@crm/common';
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { isBatchWrite } from '../http/request-body';
-import { GatewayRequest } from '../http/request-context';
+import { callerOf, GatewayRequest } from '../http/request-context';
 import { writeError } from '../http/write-error';
 import { batchToolItems } from '../mcp/batch-tools';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
@@ -28,7 +28,7 @@ export class BatchCostHook {
   async preHandler(req: GatewayRequest, reply: FastifyReply): Promise<unknown> {
     const items = isBatchWrite(req) ? (req.body as { items?: unknown } | undefined)?.items : batchToolItems(req);
     if (!req.principal || !Array.isArray(items) || items.length < 2) return;
-    const bucket = `key:${req.principal.keyId}`;
+    const bucket = callerOf(req.principal);
     const extra = Math.min(items.length, this.limiter.capacity) - 1;
     try {
       const decision = await this.limiter.take(bucket, extra);
