@@ -74,18 +74,21 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
 
 /** The three variables come together or not at all: a half-configured issuer would silently refuse every token. */
 function bearerConfig(env: Env): BearerConfig | undefined {
-  const set = BEARER_VARIABLES.filter((name) => optionalVar(env, name) !== undefined);
+  const given = {
+    AUTH_JWT_ISSUER: optionalVar(env, 'AUTH_JWT_ISSUER'),
+    AUTH_JWT_AUDIENCE: optionalVar(env, 'AUTH_JWT_AUDIENCE'),
+    AUTH_JWT_JWKS_URL: optionalVar(env, 'AUTH_JWT_JWKS_URL'),
+  };
+  const set = BEARER_VARIABLES.filter((name) => given[name] !== undefined);
   if (set.length === 0) return undefined;
   if (set.length < BEARER_VARIABLES.length) {
-    const missing = BEARER_VARIABLES.filter((name) => !set.includes(name));
-    throw new ConfigError(
-      `${set.join(' and ')} ${set.length === 1 ? 'is' : 'are'} set but ${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} not: bearer tokens need all of ${BEARER_VARIABLES.join(', ')} (or none)`,
-    );
+    const missing = BEARER_VARIABLES.filter((name) => given[name] === undefined);
+    const are = (names: readonly string[]) => `${names.join(' and ')} ${names.length === 1 ? 'is' : 'are'}`;
+    throw new ConfigError(`${are(set)} set but ${are(missing)} not: bearer tokens need all of ${BEARER_VARIABLES.join(', ')} (or none)`);
   }
-  const audience = stringVar(env, 'AUTH_JWT_AUDIENCE', '');
   return {
-    issuer: stringVar(env, 'AUTH_JWT_ISSUER', ''),
-    audience,
+    issuer: given.AUTH_JWT_ISSUER!,
+    audience: given.AUTH_JWT_AUDIENCE!,
     jwksUrl: urlVar(env, 'AUTH_JWT_JWKS_URL', '', ['https', 'http']),
     jwksCooldownSeconds: intVar(env, 'AUTH_JWT_JWKS_COOLDOWN_SECONDS', 30, { min: 0, max: 3600 }),
     clockToleranceSeconds: intVar(env, 'AUTH_JWT_CLOCK_TOLERANCE_SECONDS', 30, { min: 0, max: 300 }),
