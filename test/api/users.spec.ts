@@ -22,6 +22,7 @@ describe('Users (team members)', () => {
       name: 'Ada Lovelace',
       email: address.toLowerCase(),
       role: 'manager',
+      external_id: null,
       created_at: expect.any(String),
       updated_at: user.created_at,
     });
