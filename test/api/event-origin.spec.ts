@@ -140,7 +140,7 @@ describe('the origin of events: actor, via and request_id', () => {
     }
     const actor = doc.components.messages.contactCreated.payload.properties.actor.allOf[0].$ref.split('/').pop();
     expect(doc.components.schemas[actor]).toMatchObject({
-      properties: { type: { enum: ['api_key', 'user', 'system'] }, id: { type: ['string', 'null'] } },
+      properties: { type: { enum: ['api_key', 'user', 'subject', 'system'] }, id: { type: ['string', 'null'] } },
       required: ['type', 'id'],
     });
   });
