@@ -3,8 +3,8 @@ import pino, { Logger } from 'pino';
 export type { Logger } from 'pino';
 
 /**
- * Where secrets could sit in a log entry: credentials in request headers, a key or signing secret in a
- * logged object or request body, and the bound parameters of a failed SQL statement (an INSERT of an
+ * Where secrets could sit in a log entry: credentials in request headers (bearer tokens among them), a
+ * key, bearer token or signing secret in a logged object or request body, and the bound parameters of a failed SQL statement (an INSERT of an
  * API key digest or a webhook secret). This list is the one place redaction is configured.
  */
 export const REDACTED_PATHS = [
@@ -14,9 +14,11 @@ export const REDACTED_PATHS = [
   'req.headers["proxy-authorization"]',
   'res.headers["set-cookie"]',
   'key',
+  'token',
   'secret',
   'password',
   '*.key',
+  '*.token',
   '*.secret',
   '*.password',
   '*.signing_secret',
