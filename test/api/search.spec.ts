@@ -55,9 +55,37 @@ describe('search across objects', () => {
     expect(byAccent[0].matched).toEqual([{ field: 'name', value: `Zoë ${word}é` }]);
   });
 
+  it('tolerates one typo in words of four letters, one or two from five, an adjacent swap being one; none in shorter words', async () => {
+    const word = token();
+    const acme = await create('/companies', { name: 'Acme Corp' });
+    const ada = await create('/contacts', { email: `${word}@example.com`, first_name: 'Ada', last_name: 'Lovelace' });
+    const al = await create('/companies', { name: `Al ${word}` });
+    const byAcem = await search('Acem', '&objects=companies');
+    expect(byAcem[0]).toMatchObject({ id: acme.id, score: 0.45, matched: [{ field: 'name', value: 'Acme Corp' }] });
+    expect(await search('Acem Corp')).toEqual([expect.objectContaining({ id: acme.id, score: 0.45 })]);
+    expect((await search('Lovleace', '&objects=contacts'))[0]).toMatchObject({ id: ada.id, score: 0.45, matched: [{ field: 'name', value: 'Ada Lovelace' }] });
+    expect((await search(`ada LOVLEACE`, `&objects=contacts`))[0]).toMatchObject({ id: ada.id, score: 0.45 });
+    // Two typos in four letters, and any typo in a word of two, find nothing.
+    expect(await search('Aqmx', '&objects=companies')).toEqual([]);
+    expect(await search(`Ad ${word}`, '&objects=companies')).toEqual([]);
+    expect((await search(`Al ${word}`, '&objects=companies')).map((h) => h.id)).toEqual([al.id]);
+  });
+
+  it('finds a word written a moment before by a typo, and a renamed record by its new name only', async () => {
+    const word = token();
+    const company = await create('/companies', { name: `${word}` });
+    const typo = word.slice(0, -2) + word[word.length - 1] + word[word.length - 2];
+    expect((await search(typo)).map((h) => h.id)).toEqual([company.id]);
+    const renamed = token();
+    expect((await stack.api.patch(`/companies/${company.id}`, { name: `${renamed} Partners` })).status).toBe(200);
+    expect((await search(renamed)).map((h) => h.id)).toEqual([company.id]);
+    expect(await search(word)).toEqual([]);
+  });
+
   it('tolerates one or two typos in words of five letters or more, ranked below exact and prefix matches', async () => {
     const word = token(); // 11 letters
-    const typo1 = word.slice(0, 3) + word[4] + word[3] + word.slice(5); // an adjacent swap: two edits
+    const other = (c: string) => (c === 'k' ? 'm' : 'k');
+    const typo1 = word.slice(0, 3) + other(word[3]) + word.slice(4, 7) + other(word[7]) + word.slice(8); // two letters changed: two typos
     const contact = await create('/contacts', { email: `${token()}@example.com`, first_name: 'Ada', last_name: word });
     const prefix = await create('/deals', { name: `${word} renewal`, value: 100, ...deal });
     const found = await search(typo1);
@@ -66,7 +94,7 @@ describe('search across objects', () => {
     const oneTypo = await search(word.slice(0, -1) + 'q');
     expect(oneTypo.map((h) => h.id).sort()).toEqual([contact.id, prefix.id].sort());
     expect(oneTypo[0].score).toBeGreaterThan(found[0].score);
-    // Short words get no typo allowance: four letters, one changed, finds nothing.
+    // A word start with a typo is neither a word start nor a word one typo away: it finds nothing.
     expect(await search(word.slice(0, 3) + 'q')).toEqual([]);
   });
 
@@ -141,8 +169,14 @@ describe('search across objects', () => {
     for (let i = 0; i < 7; i++) made.push((await create('/companies', { name: `${word} ${i}` })).id);
     for (let i = 0; i < 6; i++) made.push((await create('/deals', { name: `${word} deal ${i}`, value: 1, ...deal })).id);
     for (let i = 0; i < 4; i++) made.push((await create('/contacts', { email: `${token()}@example.com`, first_name: `${word}x` })).id);
+    // Typo hits too, so that pages cross from exact and prefix hits to typo hits.
+    const swap = [...word].findIndex((c, i) => i > 0 && c !== word[i + 1] && i + 1 < word.length);
+    const typo = word.slice(0, swap) + word[swap + 1] + word[swap] + word.slice(swap + 2);
+    for (let i = 0; i < 4; i++) made.push((await create('/companies', { name: `${typo} ${i}` })).id);
+    for (let i = 0; i < 3; i++) made.push((await create('/deals', { name: `${typo} deal ${i}`, value: 1, ...deal })).id);
     const all = await search(word, '&limit=100');
     expect(all.map((h) => h.id).sort()).toEqual([...made].sort());
+    expect(all.filter((h) => h.score < 0.5)).toHaveLength(7);
     const seen: Hit[] = [];
     let cursor: string | undefined;
     do {
@@ -150,8 +184,20 @@ describe('search across objects', () => {
       expect(res.status).toBe(200);
       seen.push(...res.body.data);
       cursor = res.body.has_more ? res.body.next_cursor : undefined;
+      // The last page, as every list's: has_more false and no next_cursor (docs/api.md).
+      if (!res.body.has_more) expect(res.body).not.toHaveProperty('next_cursor');
     } while (cursor);
     expect(seen.map((h) => h.id)).toEqual(all.map((h) => h.id));
+    for (const limit of [1, 2, 5, 7]) {
+      const walked: string[] = [];
+      let next: string | undefined;
+      do {
+        const res = await stack.api.get(`/search?q=${word}&limit=${limit}${next ? `&cursor=${next}` : ''}`);
+        walked.push(...res.body.data.map((h: Hit) => h.id));
+        next = res.body.next_cursor;
+      } while (next);
+      expect(walked).toEqual(all.map((h) => h.id));
+    }
     for (let i = 1; i < all.length; i++) {
       const [a, b] = [all[i - 1], all[i]];
       expect(a.score > b.score || (a.score === b.score && (a.object < b.object || (a.object === b.object && a.id < b.id)))).toBe(true);
@@ -181,6 +227,9 @@ describe('search across objects', () => {
       ['q=a&limit=ten', 'limit'],
       ['q=a&cursor=abc', 'cursor'],
       ...(other.body.next_cursor ? [[`q=abd&cursor=${other.body.next_cursor}`, 'cursor']] : []),
+      ...(other.body.next_cursor ? [[`q=abc&objects=tasks&cursor=${other.body.next_cursor}`, 'cursor']] : []),
+      ['q=a&limit=2.5', 'limit'],
+      ['q=a&objects=', 'objects'],
     ]) {
       const res = await stack.api.get(`/search?${query}`);
       expect({ query, status: res.status }).toEqual({ query, status: 400 });

@@ -30,3 +30,4 @@ export * from './associations/associations.migration';
 export * from './search/search-functions.migration';
 export * from './search/search-sql';
 export * from './search/search-target';
+export * from './search/search-words.migration';

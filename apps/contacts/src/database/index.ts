@@ -3,7 +3,7 @@ import { OUTBOX_MIGRATIONS, CHANGE_HISTORY_MIGRATIONS } from '@crm/messaging';
 import { Activity } from '../activities/activity.entity';
 import { Company } from '../companies/company.entity';
 import { Contact } from '../contacts/contact.entity';
-import { BuiltInCustomFields, CreateSearchFunctions1765200000000 } from '@crm/runtime';
+import { BuiltInCustomFields, CreateSearchFunctions1765200000000, CreateSearchWords1765400000000 } from '@crm/runtime';
 import { ObjectRecord, ObjectType } from '../objects/object-type.entity';
 import { Task } from '../tasks/task.entity';
 import { User } from '../users/user.entity';
@@ -20,6 +20,7 @@ import { IndexFoldedCustomFieldValues1765000000000 } from './migrations/17650000
 import { IndexSearch1765200000200 } from './migrations/1765200000200-index-search';
 import { IndexContactGroupings1765300000300 } from './migrations/1765300000300-index-contact-groupings';
 import { UserExternalId1765400000000 } from './migrations/1765400000000-user-external-id';
+import { IndexSearchWords1765400000100 } from './migrations/1765400000100-index-search-words';
 import { Import, ImportRow } from '../imports/import.entity';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
@@ -41,4 +42,6 @@ export const contactsMigrations = [
   IndexSearch1765200000200,
   IndexContactGroupings1765300000300,
   UserExternalId1765400000000,
+  CreateSearchWords1765400000000,
+  IndexSearchWords1765400000100,
 ];

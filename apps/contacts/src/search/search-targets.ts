@@ -4,25 +4,44 @@ import { builtInTarget, SearchField, searchColumn, SearchTarget } from '@crm/run
 export const contactName = (row = 't.') => `btrim(coalesce(${row}first_name, '') || ' ' || coalesce(${row}last_name, ''))`;
 const CONTACT_NAME = contactName();
 
+const joined =
+  (...columns: string[]) =>
+  (row: string) =>
+    columns.map((c) => `coalesce(${row}${c}, '')`).join(` || ' ' || `);
+
+/** Each table's searchable text, as its word index is built on it (SQL for a row prefix, `t.` or none). */
+export const SEARCH_WORDS: Record<string, (row: string) => string> = {
+  contacts: joined('first_name', 'last_name', 'email', 'title'),
+  companies: joined('name', 'domain'),
+  users: joined('name', 'email'),
+  activities: joined('subject'),
+  tasks: joined('title'),
+  object_records: (row) => `(${row}"values")::text`,
+};
+
 /** The objects this service keeps, as GET /search reads them; weights and rules are in docs/search.md. */
 export const LOCAL_TARGETS: Record<string, SearchTarget> = {
-  contacts: builtInTarget('contacts', `coalesce(nullif(${CONTACT_NAME}, ''), t.email)`, 't.email', [
+  contacts: builtInTarget('contacts', `coalesce(nullif(${CONTACT_NAME}, ''), t.email)`, 't.email', SEARCH_WORDS.contacts('t.'), [
     { name: 'name', value: CONTACT_NAME, rule: 'text', weight: 1 },
-    searchColumn('email', 'email'),
+    searchColumn('email', 'email', 1, true),
     searchColumn('phone', 'phone'),
     searchColumn('title', 'text', 0.9),
   ]),
-  companies: builtInTarget('companies', 't.name', 't.domain', [searchColumn('name', 'text'), searchColumn('domain', 'domain')]),
-  users: builtInTarget('users', 't.name', 't.email', [searchColumn('name', 'text'), searchColumn('email', 'email')]),
-  activities: builtInTarget('activities', 'coalesce(t.subject, t.type)', 't.type', [searchColumn('subject', 'text', 0.9)]),
-  tasks: builtInTarget('tasks', 't.title', 't.status', [searchColumn('title', 'text', 0.9)]),
+  companies: builtInTarget('companies', 't.name', 't.domain', SEARCH_WORDS.companies('t.'), [
+    searchColumn('name', 'text'),
+    searchColumn('domain', 'domain', 1, true),
+  ]),
+  users: builtInTarget('users', 't.name', 't.email', SEARCH_WORDS.users('t.'), [searchColumn('name', 'text'), searchColumn('email', 'email')]),
+  activities: builtInTarget('activities', 'coalesce(t.subject, t.type)', 't.type', SEARCH_WORDS.activities('t.'), [searchColumn('subject', 'text', 0.9)]),
+  tasks: builtInTarget('tasks', 't.title', 't.status', SEARCH_WORDS.tasks('t.'), [searchColumn('title', 'text', 0.9)]),
 };
 
 const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /**
- * A custom object's searchable fields as a target. Its candidates come from one trigram index over each
- * record's folded values, whatever fields are searchable; the ranks then read only the searchable ones.
+ * A custom object's searchable fields as a target. Its candidates come from one word index over each
+ * record's values, whatever fields are searchable; the ranks then read only the searchable ones. Phone
+ * fields have no index of their own: a phone-shaped query reads the object's records.
  */
 export function customTarget(type: { id: string; slug: string; name: string; fields: Array<{ name: string; type: string }> }): SearchTarget {
   const fields: SearchField[] = type.fields.map((f) => ({
@@ -37,11 +56,7 @@ export function customTarget(type: { id: string; slug: string; name: string; fie
     title: `coalesce(${fields.map((f) => f.value).join(', ')}, t.id)`,
     subtitle: literal(type.name),
     fields,
+    words: SEARCH_WORDS.object_records('t.'),
     where: `t.object_type_id = ${literal(type.id)}`,
-    candidates: [
-      `search_fold(t."values"::text) %> search_fold($1::text)`,
-      // Phone fields have no index of their own: a phone-shaped query reads the object's records.
-      ...fields.filter((f) => f.rule === 'phone').map((f) => `($2::text <> '' AND search_phone_key(${f.value}) = right($2::text, 7))`),
-    ],
   };
 }

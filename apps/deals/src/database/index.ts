@@ -3,7 +3,7 @@ import { Deal } from '../deals/deal.entity';
 import { StageHistory } from '../deals/stage-history.entity';
 import { Pipeline } from '../pipelines/pipeline.entity';
 import { Stage } from '../pipelines/stage.entity';
-import { BuiltInCustomFields, CreateSearchFunctions1765200000000 } from '@crm/runtime';
+import { BuiltInCustomFields, CreateSearchFunctions1765200000000, CreateSearchWords1765400000000 } from '@crm/runtime';
 import { CreatePipelinesAndDeals1763800000400 } from './migrations/1763800000400-create-pipelines-and-deals';
 import { CustomFields1764300000100 } from './migrations/1764300000100-custom-fields';
 import { CreateImportBatches1764300000300 } from './migrations/1764300000300-create-import-batches';
@@ -11,6 +11,7 @@ import { IndexDealsCreatedAtAndValue1764400000000 } from './migrations/176440000
 import { CreateDealContacts1764700000000 } from './migrations/1764700000000-create-deal-contacts';
 import { IndexDealCustomFields1764500000100 } from './migrations/1764500000100-index-deal-custom-fields';
 import { IndexDealSearch1765200000100 } from './migrations/1765200000100-index-deal-search';
+import { IndexDealSearchWords1765400000100 } from './migrations/1765400000100-index-deal-search-words';
 import { IndexFoldedDealCustomFields1765000000100 } from './migrations/1765000000100-index-folded-deal-custom-fields';
 import { DealClosedAtAndReportIndexes1765200000200 } from './migrations/1765200000200-deal-closed-at-and-report-indexes';
 import { StageHistoryFlow1765300000100 } from './migrations/1765300000100-stage-history-flow';
@@ -32,4 +33,6 @@ export const dealsMigrations = [
   DealClosedAtAndReportIndexes1765200000200,
   StageHistoryFlow1765300000100,
   PipelineReportDealIndexes1765300000200,
+  CreateSearchWords1765400000000,
+  IndexDealSearchWords1765400000100,
 ];

@@ -5,7 +5,7 @@ import { Payload } from '@nestjs/microservices';
 import { DataSource } from 'typeorm';
 
 /** Deals as GET /search reads them (docs/search.md); bench:search runs the same target straight on PostgreSQL. */
-export const DEALS_SEARCH_TARGET: SearchTarget = builtInTarget('deals', 't.name', 't.status', [searchColumn('name', 'text')]);
+export const DEALS_SEARCH_TARGET: SearchTarget = builtInTarget('deals', 't.name', 't.status', 't.name', [searchColumn('name', 'text')]);
 
 /** This service's part of GET /search, which the contacts service merges with its own. */
 @Controller()

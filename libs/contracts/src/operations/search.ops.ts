@@ -20,7 +20,7 @@ export const search = {
       tool: 'search',
       title: 'Find records by words',
       description:
-        'Turns words into ids across contacts, companies, deals, users, activities, tasks and searchable custom fields, as GET /search: accents and case ignored, word starts, typos in words of 5+ letters, emails or their parts, phones in any format, exact ids. Best first; pass next_cursor back to continue.',
+        'Turns words into ids across contacts, companies, deals, users, activities, tasks and searchable custom fields, as GET /search: accents and case ignored, word starts, typos in words of 4+ letters, emails or their parts, phones in any format, exact ids. Best first; pass next_cursor back to continue.',
     },
   }),
   /** The deals service's part of the ranking. */
