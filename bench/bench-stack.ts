@@ -162,6 +162,8 @@ export interface BenchStackOptions {
   apps?: readonly BenchApp[];
   /** Environment for every process on top of the defaults below. */
   env?: Record<string, string>;
+  /** A database to use and keep (a seeded data set reused across runs) instead of a throw-away one. */
+  database?: string;
 }
 
 /** Starts the processes built under `root/dist` (all five unless told) on a database and namespace of their own. */
@@ -171,7 +173,7 @@ export async function startBenchStack(root: string, options: BenchStackOptions =
   // large seed is reused by the next run (bench/seed-1m.ts skips seeding a database that holds it).
   const namespace = KEPT_DATABASE ? `bench_${KEPT_DATABASE}` : `bench${randomBytes(4).toString('hex')}`;
   const dbUrl = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm');
-  dbUrl.pathname = `/crm_${namespace}`;
+  dbUrl.pathname = `/${options.database ?? `crm_${namespace}`}`;
   const key = `crm_live_${alphanumeric(32)}`;
   const port = 3900 + Math.floor(Math.random() * 500) * 5;
   const env = {
@@ -208,7 +210,7 @@ export async function startBenchStack(root: string, options: BenchStackOptions =
     admin.pathname = '/postgres';
     const pg = new Client({ connectionString: admin.toString() });
     await pg.connect();
-    if (!KEPT_DATABASE) await pg.query(`DROP DATABASE IF EXISTS "crm_${namespace}" WITH (FORCE)`);
+    if (!KEPT_DATABASE && !options.database) await pg.query(`DROP DATABASE IF EXISTS "crm_${namespace}" WITH (FORCE)`);
     await pg.end();
   };
   try {
