@@ -21,7 +21,8 @@ import {
  * Throughput moves with whatever else the machine runs; CPU time per request (summed over the five
  * processes, from /proc, from before the load until the stack has gone quiet after it) moves much less, so it
  * is the column to compare on a shared machine.
- * BENCH_ROUNDS, BENCH_ROUND_S and BENCH_SCENARIOS choose how much of it runs.
+ * BENCH_ROUNDS, BENCH_ROUND_S and BENCH_SCENARIOS choose how much of it runs; BENCH_BASE_DIR names a built
+ * checkout of the base (its ref is then only the label).
  */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 10);
@@ -81,7 +82,9 @@ function median(values: number[]): number {
 
 async function main(): Promise<void> {
   const baseRef = process.argv[2] ?? 'HEAD~1';
-  const base = buildRef(baseRef);
+  // BENCH_BASE_DIR: a checkout of the base already built, so a run under the machine's bench lock does not build.
+  const prebuilt = process.env.BENCH_BASE_DIR;
+  const base = prebuilt ? { dir: prebuilt, commit: baseRef, remove: () => undefined } : buildRef(baseRef);
   const current = thisBuild();
   const stacks: Record<string, BenchStack> = {};
   const results: Record<string, Record<string, Array<Row & { cpuUsPerRequest: number }>>> = {};

@@ -48,7 +48,7 @@ describe('duplicates of contacts and companies', () => {
     const number = digits();
     const a = await create('/contacts', { email: `${token()}@example.com`, phone: `+1 ${number}` });
     const b = await create('/contacts', { email: `${token()}@example.com`, phone: `(${number.slice(0, 3)}) ${number.slice(3, 6)}-${number.slice(6)}` });
-    await create('/contacts', { email: `${token()}@example.com`, phone: `+1 ${number.slice(0, 9)}9` });
+    await create('/contacts', { email: `${token()}@example.com`, phone: `+1 ${number.slice(0, 9)}${(Number(number[9]) + 1) % 10}` });
     expect(await list('GET', `/contacts/${a.id}/duplicates`)).toEqual([{ id: b.id, score: 0.8, reasons: [{ field: 'phone', rule: 'same_phone' }] }]);
   });
 
@@ -91,6 +91,32 @@ describe('duplicates of contacts and companies', () => {
     expect((await list('GET', `/companies/${a.id}/duplicates?min_score=0.85`)).map((d) => d.id)).toEqual([b.id]);
     expect((await list('POST', '/companies/duplicates', { domain: `WWW.${word.toUpperCase()}.com` })).map((d) => d.id).sort()).toEqual([a.id, b.id].sort());
     expect(await list('POST', '/companies/duplicates', { name: `Unrelated ${token()}` })).toEqual([]);
+  });
+
+  it('takes www. and case off a domain but not a subdomain: mail.acme.com is not acme.com', async () => {
+    const word = token();
+    const a = await create('/companies', { name: `First ${token()}`, domain: `${word}.com` });
+    const same = await create('/companies', { name: `Second ${token()}`, domain: `WWW.${word.toUpperCase()}.com` });
+    await create('/companies', { name: `Third ${token()}`, domain: `mail.${word}.com` });
+    await create('/companies', { name: `Fourth ${token()}`, domain: `${word}.co.uk` });
+    expect(await list('GET', `/companies/${a.id}/duplicates`)).toEqual([{ id: same.id, score: 0.9, reasons: [{ field: 'domain', rule: 'same_domain' }] }]);
+  });
+
+  it('pages through every duplicate with no repeats and no gaps; the last page has no next_cursor', async () => {
+    const local = token();
+    const domain = `${token()}.com`;
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.push((await create('/contacts', { email: `${local}+${i}@${domain}` })).id);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const res = await stack.api.post(`/contacts/duplicates?limit=2${cursor ? `&cursor=${cursor}` : ''}`, { email: `${local}@${domain}` });
+      expect(res.status).toBe(200);
+      seen.push(...res.body.data.map((d: Duplicate) => d.id));
+      if (!res.body.has_more) expect(res.body).not.toHaveProperty('next_cursor');
+      cursor = res.body.next_cursor;
+    } while (cursor);
+    expect(seen).toEqual([...made].sort());
   });
 
   it('answers 404 for an unknown record and 400 for bad input', async () => {
