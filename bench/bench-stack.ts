@@ -34,6 +34,8 @@ export interface BenchStack {
   databaseUrl: string;
   key: string;
   children: Record<string, ChildProcess>;
+  /** Each process's inspector port on loopback, for a stack started with `inspect`. */
+  inspectPorts: Partial<Record<BenchApp, number>>;
   /** CPU milliseconds used so far by all processes of the stack. */
   cpuMs(): number;
   post(path: string, body: unknown): Promise<any>;
@@ -164,6 +166,8 @@ export interface BenchStackOptions {
   env?: Record<string, string>;
   /** A database to use and keep (a seeded data set reused across runs) instead of a throw-away one. */
   database?: string;
+  /** Starts each process with the V8 inspector on a loopback port (to collect garbage and take heap snapshots from outside). */
+  inspect?: boolean;
 }
 
 /** Starts the processes built under `root/dist` (all five unless told) on a database and namespace of their own. */
@@ -195,8 +199,12 @@ export async function startBenchStack(root: string, options: BenchStackOptions =
   };
   const children: Record<string, ChildProcess> = {};
   const healthPorts: Record<string, number> = { contacts: port + 1, deals: port + 2, events: port + 3, webhooks: port + 4 };
+  const inspectPorts: Partial<Record<BenchApp, number>> = {};
   for (const app of apps) {
-    children[app] = spawn(process.execPath, [...NODE_ARGS, join(root, 'dist', 'apps', app, 'src', 'main.js')], {
+    // Stacks take ports 3900–6399 in steps of five; their inspectors the same offsets 20,000 higher.
+    if (options.inspect) inspectPorts[app] = port + 20_000 + APPS.indexOf(app);
+    const inspect = options.inspect ? [`--inspect=127.0.0.1:${inspectPorts[app]}`] : [];
+    children[app] = spawn(process.execPath, [...NODE_ARGS, ...inspect, join(root, 'dist', 'apps', app, 'src', 'main.js')], {
       env: { ...env, HEALTH_PORT: String(healthPorts[app] ?? 0) },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
@@ -226,6 +234,7 @@ export async function startBenchStack(root: string, options: BenchStackOptions =
     databaseUrl: dbUrl.toString(),
     key,
     children,
+    inspectPorts,
     stop,
     cpuMs: () => Object.values(children).reduce((sum, child) => sum + cpuMs(child.pid!), 0),
     async post(path, body) {
