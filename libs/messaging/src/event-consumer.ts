@@ -41,15 +41,15 @@ export class DurableEventConsumer {
   private running = false;
   private loop?: Promise<void>;
   private active?: ConsumerMessages;
-  private stopSignal!: Promise<void>;
-  private signalStop!: () => void;
+  /** Aborted by stop(): every wait of the loop ends at once (see message-batches on why a signal). */
+  private stopping = new AbortController();
 
   constructor(private readonly options: DurableConsumerOptions) {}
 
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.stopSignal = new Promise((resolve) => (this.signalStop = resolve));
+    this.stopping = new AbortController();
     this.loop = this.run();
   }
 
@@ -62,7 +62,7 @@ export class DurableEventConsumer {
 
   async stop(): Promise<void> {
     this.running = false;
-    this.signalStop?.();
+    this.stopping.abort();
     this.active?.stop();
     await this.loop;
   }
@@ -70,7 +70,7 @@ export class DurableEventConsumer {
   /** Keeps the batch's messages from being redelivered while it is retried; resolves false once stopping. */
   private async pause(ms: number, messages: JsMsg[]): Promise<boolean> {
     for (const m of messages) m.working();
-    return (await sleepUnlessStopped(ms, this.stopSignal)) && this.running;
+    return (await sleepUnlessStopped(ms, this.stopping.signal)) && this.running;
   }
 
   private async handleBatch(events: DomainEvent[], messages: JsMsg[]): Promise<void> {
@@ -139,7 +139,7 @@ export class DurableEventConsumer {
         // Messages buffered here while a batch is retried for longer than ack_wait are delivered again
         // later: a duplicate after newer events, which idempotent handlers take.
         this.active = await consumer.consume({ max_messages: batchSize, expires: PULL_EXPIRES_MS });
-        for await (const messages of messageBatches(this.active, batchSize, linger, this.stopSignal)) {
+        for await (const messages of messageBatches(this.active, batchSize, linger, this.stopping.signal)) {
           const events = messages.map((m) => decodeJson<DomainEvent>(m.data)).filter((e) => !wanted || wanted.has(e.type));
           // A batch of only other types (filtered here, see `types`) has nothing to handle: no transaction.
           if (events.length) await this.handleBatch(events, messages);
@@ -150,7 +150,7 @@ export class DurableEventConsumer {
         if (!this.running) return;
         ready = false;
         logger.warn({ err: (err as Error).message, durable }, 'event consumer lost JetStream; retrying');
-        await sleepUnlessStopped(backoff, this.stopSignal);
+        await sleepUnlessStopped(backoff, this.stopping.signal);
         backoff = Math.min(backoff * 2, 5000);
       } finally {
         this.active?.stop();

@@ -64,8 +64,8 @@ export class EventStreamReader {
   private running = false;
   private loop?: Promise<void>;
   private active?: ConsumerMessages;
-  private stopSignal!: Promise<void>;
-  private signalStop!: () => void;
+  /** Aborted by stop(): every wait of the loop ends at once (see message-batches on why a signal). */
+  private stopping = new AbortController();
 
   constructor(private readonly options: EventStreamReaderOptions) {}
 
@@ -77,7 +77,7 @@ export class EventStreamReader {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.stopSignal = new Promise((resolve) => (this.signalStop = resolve));
+    this.stopping = new AbortController();
     this.loop = this.run();
     void this.restartOnReconnect();
   }
@@ -85,7 +85,7 @@ export class EventStreamReader {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    this.signalStop();
+    this.stopping.abort();
     this.active?.stop();
     await this.loop;
   }
@@ -111,7 +111,7 @@ export class EventStreamReader {
       } catch (err) {
         if (!this.running) break;
         logger.warn({ err: (err as Error).message, reader: name }, 'event reader failed; resuming from the checkpoint');
-        await sleepUnlessStopped(backoff, this.stopSignal);
+        await sleepUnlessStopped(backoff, this.stopping.signal);
         backoff = Math.min(backoff * 2, 5000);
       } finally {
         this.active?.stop();
@@ -123,7 +123,7 @@ export class EventStreamReader {
   private async handle(batch: SequencedEvent[]): Promise<void> {
     const { handle, park, retry, logger, name } = this.options;
     if (!park || !retry) return handle(batch);
-    const pause = async (ms: number) => (await sleepUnlessStopped(ms, this.stopSignal)) && this.running;
+    const pause = async (ms: number) => (await sleepUnlessStopped(ms, this.stopping.signal)) && this.running;
     const warn = (err: unknown, attempt: number) =>
       logger.warn({ err: (err as Error).message, reader: name, attempt }, 'event reader could not handle events; retrying');
     // A park that fails (its database is down) fails the read: it restarts from the checkpoint.
@@ -154,7 +154,7 @@ export class EventStreamReader {
     });
     const messages = await consumer.consume({ max_messages: batchSize, expires: PULL_EXPIRES_MS });
     this.active = messages;
-    for await (const batch of messageBatches(messages, batchSize, linger, this.stopSignal)) {
+    for await (const batch of messageBatches(messages, batchSize, linger, this.stopping.signal)) {
       await this.handle(batch.map((m) => ({ seq: m.seq, event: decodeJson<DomainEvent>(m.data), traceparent: m.headers?.get('traceparent') || undefined })));
     }
   }

@@ -1,5 +1,14 @@
+import { getEventListeners } from 'events';
 import { JsMsg } from 'nats';
-import { messageBatches } from './message-batches';
+import { setFlagsFromString } from 'v8';
+import { runInNewContext } from 'vm';
+import { messageBatches, sleepUnlessStopped } from './message-batches';
+
+/** A full collection, on demand: the flag must be set before a context is made for `gc` to exist in it. */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
 
 /** A `consume()` stand-in the test feeds by hand: `push` delivers a message the way the server's push does. */
 function feed() {
@@ -21,11 +30,13 @@ function feed() {
 const seqsOf = (batch: JsMsg[]) => batch.map((m) => m.seq);
 
 describe('messageBatches', () => {
-  let stop: () => void;
-  let stopped: Promise<void>;
+  let controller: AbortController;
+  let stopped: AbortSignal;
+  const stop = () => controller.abort();
 
   beforeEach(() => {
-    stopped = new Promise((resolve) => (stop = resolve));
+    controller = new AbortController();
+    stopped = controller.signal;
   });
   afterEach(() => stop());
 
@@ -57,5 +68,39 @@ describe('messageBatches', () => {
     const first = batches.next();
     stop();
     expect(await first).toEqual({ done: true, value: undefined });
+  });
+
+  it('keeps no message it handed on reachable while the reader runs: the stop it waits on holds nothing of each wait', async () => {
+    const { push, messages } = feed();
+    const batches = messageBatches(messages, 1, 0, stopped);
+    const handed: Array<WeakRef<JsMsg>> = [];
+    for (let seq = 1; seq <= 50; seq++) {
+      const next = batches.next();
+      push(seq);
+      handed.push(new WeakRef((await next).value[0]));
+    }
+    // The reader is still running: its next wait is armed, as it is for a consumer between messages.
+    const pending = batches.next();
+    expect(getEventListeners(stopped, 'abort')).toHaveLength(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage();
+    // The latest may still be held by the stand-in feeding it; none before it may be.
+    expect(handed.filter((ref) => ref.deref() !== undefined).map((ref) => ref.deref()!.seq)).toEqual([50]);
+    stop();
+    expect(await pending).toEqual({ done: true, value: undefined });
+    expect(getEventListeners(stopped, 'abort')).toHaveLength(0);
+  });
+});
+
+describe('sleepUnlessStopped', () => {
+  it('answers true after its time and false at once when stopped, leaving no listener behind either way', async () => {
+    const controller = new AbortController();
+    expect(await sleepUnlessStopped(1, controller.signal)).toBe(true);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    const sleeping = sleepUnlessStopped(60_000, controller.signal);
+    controller.abort();
+    expect(await sleeping).toBe(false);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    expect(await sleepUnlessStopped(60_000, controller.signal)).toBe(false);
   });
 });
