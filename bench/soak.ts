@@ -179,6 +179,17 @@ async function pollEvents(stack: BenchStack, running: () => boolean, bucket: () 
   }
 }
 
+async function retried<T>(read: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (i >= attempts) throw err;
+      await sleep(1000);
+    }
+  }
+}
+
 /** Least-squares slope of `value` over minutes, MiB per minute. */
 function slope(points: Array<[number, number]>): number {
   const n = points.length;
@@ -258,25 +269,34 @@ async function main(): Promise<void> {
           const sample = async () => {
             const minute = (performance.now() - startedAt) / 60_000;
             const heaps = {} as Record<BenchApp, Reading>;
-            // One process at a time, so no two pause for a full collection together.
-            for (const app of APPS) heaps[app] = await read(app);
-            samples.push({ minute, heaps });
+            try {
+              // One process at a time, so no two pause for a full collection together.
+              for (const app of APPS) heaps[app] = await retried(() => read(app));
+              samples.push({ minute, heaps });
+            } catch (err) {
+              // On a machine this loaded a read can fail; a missing sample is better than a lost run.
+              process.stderr.write(`sample at ${minute.toFixed(1)} min skipped: ${(err as Error).message}\n`);
+            }
           };
           const pendingSnapshots = [...SNAPSHOT_AT];
           const sampler = (async () => {
             while (running()) {
               await sample();
               const last = samples[samples.length - 1];
-              process.stderr.write(
-                `${last.minute.toFixed(1)} min (load ${loadAverage()}): ${APPS.map((app) => `${app} ${last.heaps[app].rss} / ${last.heaps[app].usedAfterGc}`).join(', ')} MiB resident / heap after GC\n`,
-              );
-              if (pendingSnapshots.length && last.minute >= pendingSnapshots[0]) {
+              if (last)
+                process.stderr.write(
+                  `${last.minute.toFixed(1)} min (load ${loadAverage()}): ${APPS.map((app) => `${app} ${last.heaps[app].rss} / ${last.heaps[app].usedAfterGc}`).join(', ')} MiB resident / heap after GC\n`,
+                );
+              const minute = (performance.now() - startedAt) / 60_000;
+              if (pendingSnapshots.length && minute >= pendingSnapshots[0]) {
                 const at = pendingSnapshots.shift()!;
                 mkdirSync(SNAPSHOT_DIR, { recursive: true });
                 for (const app of SNAPSHOT_APPS) {
                   const file = join(SNAPSHOT_DIR, `${app}-${at}min.heapsnapshot`);
-                  await inspectors[app].heapSnapshot(file);
-                  snapshots.push(file);
+                  await inspectors[app]
+                    .heapSnapshot(file)
+                    .then(() => snapshots.push(file))
+                    .catch((err: Error) => process.stderr.write(`heap snapshot of ${app} failed: ${err.message}\n`));
                   process.stderr.write(`heap snapshot ${file}\n`);
                 }
               }
