@@ -1,6 +1,7 @@
 import { createServer, Server } from 'http';
 import { join } from 'path';
 import { APPS, BenchStack, buildRef, cpuMs, machine, percentile, rssMiB, runBenchmark, startBenchStack, thisBuild } from './bench-stack';
+import { knobs } from './knobs';
 
 /**
  * What an idle deployment costs, this build beside an earlier one in the same run: both stacks start
@@ -14,10 +15,7 @@ import { APPS, BenchStack, buildRef, cpuMs, machine, percentile, rssMiB, runBenc
  * `npm run bench:idle -- <git ref>` (default HEAD~1).
  */
 const ROOT = join(__dirname, '..', '..');
-const SETTLE_S = Number(process.env.IDLE_SETTLE_S ?? 30);
-const WINDOW_S = Number(process.env.IDLE_WINDOW_S ?? 60);
-const WINDOWS = Number(process.env.IDLE_WINDOWS ?? 3);
-const PROBES = Number(process.env.IDLE_PROBES ?? 40);
+const { SETTLE_S, WINDOW_S, WINDOWS, PROBES } = knobs('IDLE_', { SETTLE_S: 30, WINDOW_S: 60, WINDOWS: 3, PROBES: 40 });
 const PROBE_GAP_MS = 300;
 
 const wallClock = () => performance.timeOrigin + performance.now();

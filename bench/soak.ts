@@ -4,6 +4,7 @@ import { loadavg, tmpdir } from 'os';
 import { join } from 'path';
 import { alphanumeric, APPS, BenchApp, BenchStack, Heap, heapOf, machine, metricsUrls, percentile, runBenchmark, withBenchStack } from './bench-stack';
 import { Inspector } from './inspector';
+import { knobs } from './knobs';
 
 /**
  * The whole stack under a steady mixed load for SOAK_MINUTES (30 by default): memory that levels off or
@@ -21,12 +22,14 @@ import { Inspector } from './inspector';
  * into SOAK_SNAPSHOT_DIR, to compare with bench/heap-diff. `npm run bench:soak`.
  */
 const ROOT = join(__dirname, '..', '..');
-const MINUTES = Number(process.env.SOAK_MINUTES ?? 30);
-const FRACTION = Number(process.env.SOAK_FRACTION ?? 0.6);
-const CAPACITY_S = Number(process.env.SOAK_CAPACITY_S ?? 15);
-const SAMPLE_S = Number(process.env.SOAK_SAMPLE_S ?? 30);
-const BUCKET_MIN = Number(process.env.SOAK_BUCKET_MIN ?? 5);
-const BATCH_EVERY_S = Number(process.env.SOAK_BATCH_EVERY_S ?? 20);
+const { MINUTES, FRACTION, CAPACITY_S, SAMPLE_S, BUCKET_MIN, BATCH_EVERY_S } = knobs('SOAK_', {
+  MINUTES: 30,
+  FRACTION: 0.6,
+  CAPACITY_S: 15,
+  SAMPLE_S: 30,
+  BUCKET_MIN: 5,
+  BATCH_EVERY_S: 20,
+});
 const BATCH_ITEMS = 50;
 const SLOPE_MIN = Math.min(15, MINUTES / 2);
 const SNAPSHOT_AT = (process.env.SOAK_SNAPSHOT_AT ?? '').split(',').filter(Boolean).map(Number);

@@ -2,6 +2,7 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'http';
 import { join } from 'path';
 import { Client } from 'pg';
 import { machine, percentile, runBenchmark, withBenchStack } from './bench-stack';
+import { knobs } from './knobs';
 import { SustainedResult, sustainedWrites } from './sustained-writes';
 
 /**
@@ -12,10 +13,7 @@ import { SustainedResult, sustainedWrites } from './sustained-writes';
  * receiver's tail shows whether the slow one holds it up. `npm run bench:webhooks`.
  */
 const ROOT = join(__dirname, '..', '..');
-const RATE = Number(process.env.BENCH_SUSTAINED_RATE ?? 200);
-const SECONDS = Number(process.env.BENCH_SUSTAINED_S ?? 60);
-const RUNS = Number(process.env.BENCH_RUNS ?? 3);
-const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 2000);
+const { SUSTAINED_RATE: RATE, SUSTAINED_S: SECONDS, RUNS, SLOW_MS } = knobs('BENCH_', { SUSTAINED_RATE: 200, SUSTAINED_S: 60, RUNS: 3, SLOW_MS: 2000 });
 const WARMUP_RATE = 150;
 const WARMUP_S = 10;
 

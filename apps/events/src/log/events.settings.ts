@@ -3,19 +3,16 @@ import { EVENT_FILTER_SCAN_LIMIT } from '@crm/contracts';
 
 export const EVENTS_SETTINGS = Symbol('EVENTS_SETTINGS');
 
-export interface EventsSettings {
-  /** Events older than this many days are pruned from the log; 0 keeps them for ever. */
-  retentionDays: number;
-  /** How often the retention sweep runs. */
-  pruneIntervalMs: number;
-  /** The most events one page of a filtered read tests (docs/events.md). */
-  filterScanLimit: number;
-}
+/** The settings' type is the loader's, so each setting is declared (and documented) once, where it is read. */
+export type EventsSettings = ReturnType<typeof loadEventsSettings>;
 
-export function loadEventsSettings(env: Env): EventsSettings {
+export function loadEventsSettings(env: Env) {
   return {
+    /** Events older than this many days are pruned from the log; 0 keeps them for ever. */
     retentionDays: intVar(env, 'EVENTS_RETENTION_DAYS', 0, { min: 0, max: 36_500 }),
+    /** How often the retention sweep runs. */
     pruneIntervalMs: intVar(env, 'EVENTS_PRUNE_INTERVAL_MS', 3_600_000, { min: 1000 }),
+    /** The most events one page of a filtered read tests (docs/events.md). */
     filterScanLimit: intVar(env, 'EVENTS_FILTER_SCAN_LIMIT', EVENT_FILTER_SCAN_LIMIT, { min: 10, max: 100_000 }),
   };
 }

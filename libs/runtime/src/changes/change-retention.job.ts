@@ -6,17 +6,14 @@ import { deleteInBatches, PeriodicJob } from '../periodic-job';
 
 export const CHANGE_SETTINGS = Symbol('CHANGE_SETTINGS');
 
-export interface ChangeSettings {
-  /** Entries older than this many days are deleted; 0 keeps them all. */
-  changesRetentionDays: number;
-  /** Most entries one DELETE removes, each in its own short transaction. */
-  changesRetentionBatchSize: number;
-  changesRetentionIntervalMs: number;
-}
+/** The settings' type is the loader's, so each setting is declared (and documented) once, where it is read. */
+export type ChangeSettings = ReturnType<typeof loadChangeSettings>;
 
-export function loadChangeSettings(env: Env): ChangeSettings {
+export function loadChangeSettings(env: Env) {
   return {
+    /** Entries older than this many days are deleted; 0 keeps them all. */
     changesRetentionDays: intVar(env, 'CHANGES_RETENTION_DAYS', 0, { min: 0, max: 36_500 }),
+    /** Most entries one DELETE removes, each in its own short transaction. */
     changesRetentionBatchSize: intVar(env, 'CHANGES_RETENTION_BATCH_SIZE', 1000, { min: 1, max: 100_000 }),
     changesRetentionIntervalMs: intVar(env, 'CHANGES_RETENTION_INTERVAL_MS', 3_600_000, { min: 100, max: 86_400_000 }),
   };
