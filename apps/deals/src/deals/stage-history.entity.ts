@@ -22,6 +22,16 @@ export class StageHistory {
   @Column({ name: 'stay_started_at', type: 'timestamptz', nullable: true })
   stayStartedAt!: Date | null;
 
+  /**
+   * The pipeline report's flow columns, kept by a trigger on every write path (see their migration): the stages the
+   * deal entered after this row, and its last earlier entry into the same stage. Never written or read through here.
+   */
+  @Column({ name: 'later_stage_ids', type: 'text', array: true, default: () => "'{}'", select: false, insert: false, update: false })
+  laterStageIds?: string[];
+
+  @Column({ name: 'previous_entry_at', type: 'timestamptz', nullable: true, select: false, insert: false, update: false })
+  previousEntryAt?: Date | null;
+
   @Column({ name: 'changed_by', type: 'text' })
   changedBy!: string;
 
