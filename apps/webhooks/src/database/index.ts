@@ -12,6 +12,7 @@ import { AddEventTraceContext1764200000100 } from './migrations/1764200000100-ad
 import { AddDeliveryFunctions1764800000000 } from './migrations/1764800000000-add-delivery-functions';
 import { AddIntakeAndClaimFunctions1764900000000 } from './migrations/1764900000000-add-intake-and-claim-functions';
 import { AddSubscriptionFilters1765000000000 } from './migrations/1765000000000-add-subscription-filters';
+import { ClaimScreenedSubscriptions1765100000000 } from './migrations/1765100000000-claim-screened-subscriptions';
 
 export const webhooksEntities = [Subscription, Delivery, WebhookEvent];
 
@@ -28,5 +29,6 @@ export function webhooksMigrations(keyring: SecretKeyring): Function[] {
     AddDeliveryFunctions1764800000000,
     AddIntakeAndClaimFunctions1764900000000,
     AddSubscriptionFilters1765000000000,
+    ClaimScreenedSubscriptions1765100000000,
   ];
 }

@@ -175,6 +175,13 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
    * now may be due again before its turn has finished here.
    */
   private async claimAndStart(): Promise<void> {
+    // Filtered subscriptions are screened together first, so only those with an event to send are due.
+    // On failure the look for the next due subscription (NEXT_DUE_MS) still counts them, and wakes this again.
+    const more = await this.screen.screenWaiting().catch((err: Error) => {
+      this.logger.warn({ err: err.message }, 'could not screen filtered webhook subscriptions; will retry');
+      return false;
+    });
+    if (more) this.claimAgain = true;
     const free = this.settings.maxConcurrency - this.inFlight.size;
     if (free <= 0) return;
     const token = randomUUID();

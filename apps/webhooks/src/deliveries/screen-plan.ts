@@ -1,0 +1,66 @@
+/** A filtered subscription waiting to be screened, as read for a batch: its filter as canonical jsonb text. */
+export interface PendingScreen {
+  id: string;
+  filterKey: string;
+  bookmark: number;
+  eventTypes: string[] | null;
+  revision: number;
+}
+
+/** One event of a window: every event of the types asked for between the window's start and its last position. */
+export interface WindowEvent {
+  pos: number;
+  type: string;
+  body: string;
+}
+
+/** Where a subscription's bookmark goes, and the event the filter keeps next (null when it kept none in the window). */
+export interface ScreenMove {
+  id: string;
+  from: number;
+  revision: number;
+  bookmark: number;
+  screened: number | null;
+}
+
+/**
+ * Screens a window of events for many subscriptions at once. Each event is tested once per distinct filter
+ * (`holds(filterKey, event)`), whatever the number of subscriptions sharing it, and each body is parsed once.
+ * The window must hold every event of the subscriptions' types after `start` up to its last position, in
+ * position order: a subscription whose bookmark is in [start, last) then moves past every event the filter
+ * drops, and stops just before the first it keeps, which it marks screened; one outside is left alone.
+ */
+export function planScreen(subs: PendingScreen[], start: number, window: WindowEvent[], holds: (filterKey: string, event: object) => boolean): ScreenMove[] {
+  if (!window.length) return [];
+  const last = window[window.length - 1].pos;
+  const parsed: Array<object | undefined> = [];
+  const results = new Map<string, Array<boolean | undefined>>();
+  const test = (key: string, i: number): boolean => {
+    let known = results.get(key);
+    if (!known) results.set(key, (known = []));
+    return (known[i] ??= holds(key, (parsed[i] ??= JSON.parse(window[i].body) as object)));
+  };
+  const moves: ScreenMove[] = [];
+  for (const sub of subs) {
+    if (sub.bookmark < start || sub.bookmark >= last) continue;
+    const types = sub.eventTypes && new Set(sub.eventTypes);
+    let i = firstAfter(window, sub.bookmark);
+    while (i < window.length && ((types && !types.has(window[i].type)) || !test(sub.filterKey, i))) i++;
+    const kept = i < window.length;
+    const bookmark = kept ? (i > 0 ? Math.max(sub.bookmark, window[i - 1].pos) : sub.bookmark) : last;
+    moves.push({ id: sub.id, from: sub.bookmark, revision: sub.revision, bookmark, screened: kept ? window[i].pos : null });
+  }
+  return moves;
+}
+
+/** The index of the first event after `position` (binary search: the window is in position order). */
+function firstAfter(window: WindowEvent[], position: number): number {
+  let lo = 0;
+  let hi = window.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (window[mid].pos <= position) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
