@@ -17,6 +17,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { EventTypeFilter, parseEventTypeFilter } from './event-type-filter';
 import { EVENTS_SETTINGS, EventsSettings } from './events.settings';
+import { filterPrescreen } from './filter-prescreen';
 
 interface Row {
   /** Whether the caller may read it (readableEvents); always true for a caller who may read everything. */
@@ -109,7 +110,9 @@ export class EventsService {
     const holds = filter ?? (readable ? () => true : undefined);
     const size = pageSize(query);
     return this.dataSource.transaction('REPEATABLE READ', async (m) => {
-      const { rows, examinedTo, exhausted } = holds ? await this.scan(m, after, types, holds, size, readable) : await this.chunk(m, after, types, size + 1);
+      const { rows, examinedTo, exhausted } = holds
+        ? await this.scan(m, after, types, holds, size, readable, query.filter)
+        : await this.chunk(m, after, types, size + 1);
       const fitted = fitPage(rows.map(present), size, rows.length > size);
       const hasMore = fitted.hasMore || (!!holds && !exhausted);
       let resumeAt = fitted.hasMore ? Number(rows[fitted.items.length - 1].pos) : Math.max(examinedTo, after);
@@ -125,15 +128,12 @@ export class EventsService {
    * Up to `count` events after `after` of the chosen types, in order, with the position of the last one read.
    * With `readable`, each row says whether the caller may read it, and only those carry their data.
    */
-  private async chunk(m: EntityManager, after: number, types: EventTypeFilter | undefined, count: number, readable?: ReadableEvents) {
+  private async chunk(m: EntityManager, after: number, types: EventTypeFilter | undefined, count: number, readable?: ReadableEvents, narrow?: Narrowing) {
     const params: unknown[] = [String(after), count];
-    let where = 'position > $1';
-    if (types) {
-      params.push(
-        types.types,
-        types.prefixes.map((p) => `${p}%`),
-      );
-      where += ` AND (type = ANY($3::text[]) OR type LIKE ANY($4::text[]))`;
+    let where = 'position > $1' + typeCondition(types, params);
+    if (narrow) {
+      where += ` AND position <= $${params.push(String(narrow.upTo))}`;
+      for (const condition of filterPrescreen(narrow.filter, (v) => `$${params.push(v)}`)) where += ` AND ${condition}`;
     }
     let columns = 'data';
     if (readable) {
@@ -147,12 +147,26 @@ export class EventsService {
     return { rows, examinedTo: rows.length ? Number(rows[rows.length - 1].pos) : after, exhausted: rows.length < count };
   }
 
-  /** Tests events in order until `size + 1` hold, the log ends, or EVENTS_FILTER_SCAN_LIMIT were tested. */
-  private async scan(m: EntityManager, after: number, types: EventTypeFilter | undefined, holds: EventPredicate, size: number, readable?: ReadableEvents) {
+  /**
+   * Tests events in order until `size + 1` hold, the log ends, or EVENTS_FILTER_SCAN_LIMIT were examined. When
+   * the filter has conditions PostgreSQL can pre-screen (filterPrescreen), the window of events examined is
+   * fixed first (the next EVENTS_FILTER_SCAN_LIMIT of the chosen types, as without it) and only the rows in it
+   * that pass the pre-screen are read and tested; the bound and the cursor are the same as without.
+   */
+  private async scan(
+    m: EntityManager,
+    after: number,
+    types: EventTypeFilter | undefined,
+    holds: EventPredicate,
+    size: number,
+    readable?: ReadableEvents,
+    filter?: Record<string, unknown>,
+  ) {
+    const limit = this.settings.filterScanLimit;
+    if (filter && filterPrescreen(filter, () => '').length) return this.prescreenedScan(m, after, types, holds, size, limit, filter, readable);
     const matched: Row[] = [];
     let examined = 0;
     let at = after;
-    const limit = this.settings.filterScanLimit;
     while (examined < limit) {
       const { rows, examinedTo, exhausted } = await this.chunk(m, at, types, Math.min(SCAN_CHUNK, limit - examined), readable);
       for (const row of rows) {
@@ -165,4 +179,48 @@ export class EventsService {
     }
     return { rows: matched, examinedTo: at, exhausted: false };
   }
+
+  private async prescreenedScan(
+    m: EntityManager,
+    after: number,
+    types: EventTypeFilter | undefined,
+    holds: EventPredicate,
+    size: number,
+    limit: number,
+    filter: Record<string, unknown>,
+    readable?: ReadableEvents,
+  ) {
+    const params: unknown[] = [String(after), limit];
+    const where = 'position > $1' + typeCondition(types, params);
+    const [window]: Array<{ examined: number; last: string | null }> = await m.query(
+      `SELECT count(*)::int AS examined, max(position)::text AS last FROM (SELECT position FROM events WHERE ${where} ORDER BY position LIMIT $2) w`,
+      params,
+    );
+    const exhausted = window.examined < limit;
+    if (window.last === null) return { rows: [], examinedTo: after, exhausted };
+    const upTo = Number(window.last);
+    const matched: Row[] = [];
+    let at = after;
+    for (;;) {
+      const { rows } = await this.chunk(m, at, types, SCAN_CHUNK, readable, { upTo, filter });
+      for (const row of rows) {
+        at = Number(row.pos);
+        if (row.visible !== false && holds(present(row))) matched.push(row);
+        if (matched.length > size) return { rows: matched, examinedTo: at, exhausted: false };
+      }
+      if (rows.length < SCAN_CHUNK) return { rows: matched, examinedTo: upTo, exhausted };
+    }
+  }
+}
+
+/** The window a pre-screened chunk stays in (the events the page examines) and the filter whose pre-screen narrows it. */
+interface Narrowing {
+  upTo: number;
+  filter: Record<string, unknown>;
+}
+
+/** The `type` parameter as SQL (an exact type or a prefix), its values appended to `params`. */
+function typeCondition(types: EventTypeFilter | undefined, params: unknown[]): string {
+  if (!types) return '';
+  return ` AND (type = ANY($${params.push(types.types)}::text[]) OR type LIKE ANY($${params.push(types.prefixes.map((p) => `${p}%`))}::text[]))`;
 }
