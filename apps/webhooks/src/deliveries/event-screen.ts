@@ -102,7 +102,7 @@ export class EventScreen {
     const holds = (key: string, event: object) => this.predicate(key)(event);
     for (let round = 0; round < SHARED_ROUNDS; round++) {
       if (!waiting.length) return false;
-      const start = Math.min(...waiting.map((w) => w.bookmark));
+      const start = waiting.reduce((min, w) => Math.min(min, w.bookmark), Infinity);
       const types = waiting.some((w) => !w.eventTypes) ? null : [...new Set(waiting.flatMap((w) => w.eventTypes ?? []))];
       const window: WindowEvent[] = (
         await this.dataSource.query(
