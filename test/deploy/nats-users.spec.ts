@@ -11,6 +11,7 @@ import {
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { parse, parseAllDocuments } from 'yaml';
+import { natsConfigAccepted, natsPassword } from '../support/processes';
 
 /**
  * Every process connects to NATS as its own user, and each user may touch only its own subjects: the
@@ -42,6 +43,36 @@ describe('NATS users', () => {
     // Stream management: its own stream only, and no deleting or purging.
     expect(publish.filter((s) => s.startsWith('$JS.API.STREAM.'))).toEqual(['INFO', 'CREATE', 'UPDATE'].map((verb) => `$JS.API.STREAM.${verb}.CRM_EVENTS`));
     expect(publish.filter((s) => /DELETE|PURGE/.test(s) && !s.startsWith('$JS.API.CONSUMER.DELETE.CRM_EVENTS.'))).toEqual([]);
+  });
+
+  describe('passwords', () => {
+    const withPasswords = (password: (i: number) => string) => Object.fromEntries(PROCESSES.map((p, i) => [natsPasswordVariable('crm', p), password(i)]));
+
+    it('the documented recipe starts the server even when its random part reads as a number or a size', () => {
+      const numberLike = ['9e12345678', '1e5abcdef0', '12e34abcd9', '12345', '7e3'];
+      expect(
+        natsConfigAccepted(
+          natsAuthorizationConfig('crm'),
+          withPasswords((i) => natsPassword(numberLike[i])),
+        ),
+      ).toMatchObject({ ok: true });
+      // Why the recipe has letters in front: the same random parts alone stop the server.
+      for (const bare of numberLike) {
+        expect({
+          bare,
+          ok: natsConfigAccepted(
+            natsAuthorizationConfig('crm'),
+            withPasswords(() => bare),
+          ).ok,
+        }).toEqual({ bare, ok: false });
+      }
+    });
+
+    it.each(['README.md', 'docs/deployment.md', 'docker-compose.yml'])('%s makes each password with the recipe', (file) => {
+      const recipes = read(file).match(/CRM_NATS_\$\{p\}_PASSWORD=[^)]*\)/g) ?? [];
+      expect(recipes.length).toBeGreaterThan(0);
+      for (const recipe of recipes) expect(recipe).toMatch(/_PASSWORD=crm_nats_\$\(openssl rand -hex 24\)/);
+    });
   });
 
   describe('docker-compose.yml', () => {

@@ -1,9 +1,8 @@
 import { natsAuthorizationConfig, natsPasswordVariable, natsUserName, rpcSubject, ServiceName } from '@crm/contracts';
-import { randomBytes } from 'crypto';
 import { connect, ErrorCode, NatsConnection, NatsError } from 'nats';
 import { eventually } from '../support/api-client';
 import { FaultStack, faultNamespace, STACK_PROCESSES, startFaultStack, StackProcess } from '../support/fault-stack';
-import { startNatsServer } from '../support/processes';
+import { natsPassword, startNatsServer } from '../support/processes';
 import { Receiver } from '../support/webhooks-receiver';
 
 /**
@@ -13,7 +12,7 @@ import { Receiver } from '../support/webhooks-receiver';
  */
 describe('NATS users', () => {
   const namespace = faultNamespace();
-  const passwords = Object.fromEntries(STACK_PROCESSES.map((p) => [natsPasswordVariable(namespace, p), randomBytes(18).toString('hex')]));
+  const passwords = Object.fromEntries(STACK_PROCESSES.map((p) => [natsPasswordVariable(namespace, p), natsPassword()]));
   const credentials = (process: StackProcess) => ({ user: natsUserName(namespace, process), pass: passwords[natsPasswordVariable(namespace, process)] });
   let stack: FaultStack;
   let receiver: Receiver;

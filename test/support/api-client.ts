@@ -84,7 +84,13 @@ export class ApiClient {
  * Polls `probe` until it returns a value other than undefined. `timeoutMs` is a safety net just inside
  * the jest timeout, not an expected speed: a loaded machine can take many times longer than a quiet one.
  */
-export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 50_000, intervalMs = 50): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 50_000,
+  intervalMs = 50,
+  /** An error that waiting cannot cure (a process that exited) ends the wait at once. */
+  isFinal: (err: unknown) => boolean = () => false,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -92,6 +98,7 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, timeout
       const value = await probe();
       if (value !== undefined) return value;
     } catch (err) {
+      if (isFinal(err)) throw err;
       lastError = err;
     }
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${lastError ? `: ${String(lastError)}` : ''}`);

@@ -1,4 +1,5 @@
-import { ChildProcess, execFile, spawn } from 'child_process';
+import { ChildProcess, execFile, spawn, spawnSync } from 'child_process';
+import { randomBytes } from 'crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { createServer, Socket } from 'net';
 import { tmpdir } from 'os';
@@ -40,6 +41,32 @@ async function portOpen(port: number): Promise<boolean> {
     socket.once('error', () => resolve(false));
     socket.connect(port, '127.0.0.1');
   });
+}
+
+/**
+ * Waits until a freshly spawned server listens on `port`. A server that exits first fails the wait at once
+ * with what it printed, instead of leaving the caller to time out; the timeout is only a safety net.
+ */
+async function listening(child: ChildProcess, port: number, name: string, output: () => string): Promise<void> {
+  await eventually(
+    async () => {
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new ExitedEarly(`${name} exited (${child.exitCode ?? child.signalCode}): ${output().trim()}`);
+      return (await portOpen(port)) ? true : undefined;
+    },
+    120_000,
+    50,
+    (err) => err instanceof ExitedEarly,
+  );
+}
+
+class ExitedEarly extends Error {}
+
+/** Collects what a child writes to stderr, so a failed start says why. */
+function stderrOf(child: ChildProcess): () => string {
+  let text = '';
+  child.stderr?.on('data', (d: Buffer) => (text = (text + d.toString()).slice(-4000)));
+  return () => text;
 }
 
 /** Runs a built script to completion (`npm run build` first), with only PATH and `env` in its environment. */
@@ -166,8 +193,7 @@ export async function startNatsServer(options: { config?: string; env?: Record<s
       const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store, ...(options.config === undefined ? [] : ['-c', configFile])];
       // stderr read and dropped: a server with a configuration file left to write to an ignored stderr exited at once here.
       child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH, ...options.env } });
-      child.stderr!.resume();
-      await eventually(async () => ((await portOpen(port)) ? true : undefined), 10_000, 50);
+      await listening(child, port, 'nats-server', stderrOf(child));
     },
     async stop() {
       if (!child || child.exitCode !== null) return;
@@ -189,6 +215,30 @@ export async function startNatsServer(options: { config?: string; env?: Record<s
   };
   await server.start();
   return server;
+}
+
+/**
+ * A NATS user's password as docs/deployment.md makes one: the server parses `$VARIABLE` values, so a bare
+ * hex string that reads as a number (`9e12…`) would stop it; the letters in front keep every one a string.
+ */
+export function natsPassword(random = randomBytes(24).toString('hex')): string {
+  return `crm_nats_${random}`;
+}
+
+/** Whether nats-server accepts a configuration file with these variables in its environment (`-t`: test and exit). */
+export function natsConfigAccepted(config: string, env: Record<string, string>): { ok: boolean; output: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'crm-natsconf-'));
+  try {
+    const file = join(dir, 'server.conf');
+    writeFileSync(file, config);
+    const run = spawnSync(process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server', ['-c', file, '-t'], {
+      env: { PATH: process.env.PATH, ...env },
+      encoding: 'utf8',
+    });
+    return { ok: run.status === 0, output: `${run.stdout}${run.stderr}` };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -221,10 +271,10 @@ export async function startNatsCluster(): Promise<{ url: string; stop(): Promise
         '--routes',
         routes,
       ],
-      { stdio: 'ignore' },
+      { stdio: ['ignore', 'ignore', 'pipe'] },
     ),
   );
-  for (const n of nodes) await eventually(async () => ((await portOpen(n.port)) ? true : undefined), 10_000, 50);
+  await Promise.all(nodes.map((n, i) => listening(children[i], n.port, `nats-server ${n.name}`, stderrOf(children[i]))));
   return {
     url: `nats://127.0.0.1:${nodes[0].port}`,
     async stop() {
@@ -249,8 +299,10 @@ export async function startRedisServer(): Promise<RedisServer> {
   const server: RedisServer = {
     url: `redis://127.0.0.1:${port}`,
     async start() {
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-      await eventually(async () => ((await portOpen(port)) ? true : undefined), 10_000, 50);
+      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      await listening(child, port, 'redis-server', stderrOf(child));
     },
     async stop() {
       if (!child || child.exitCode !== null) return;
@@ -307,7 +359,8 @@ export async function startPostgresServer(): Promise<PostgresServer> {
     url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
     async start() {
       await runPg(bin('pg_ctl'), ['start', '-w', '-D', data, '-l', join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`]);
-      await eventually(async () => ((await portOpen(port)) ? true : undefined), 10_000, 50);
+      // pg_ctl start -w returns once the server accepts connections (or fails, naming why).
+      await eventually(async () => ((await portOpen(port)) ? true : undefined), 120_000, 50);
     },
     async stop() {
       await runPg(bin('pg_ctl'), ['stop', '-w', '-D', data, '-m', 'fast']);
