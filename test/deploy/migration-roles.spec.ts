@@ -37,6 +37,9 @@ async function asAdmin<T>(work: (pg: Client) => Promise<T>): Promise<T> {
   }
 }
 
+// Each test migrates four schemas from nothing or starts a stack: a safety net for a loaded machine, not a speed.
+jest.setTimeout(300_000);
+
 describe('migrations as a separate, DDL-capable role; application pods with read and write only', () => {
   const namespace = testNamespace();
   const database = `crm_${namespace}`;
@@ -74,7 +77,7 @@ describe('migrations as a separate, DDL-capable role; application pods with read
 
   it('migrates every schema with `main.js migrate`, as the Job does, while a pod started first waits for it', async () => {
     // A rollout starts pods and the Job together: this pod waits instead of failing.
-    const early = startContacts({ ...env, DATABASE_URL: urlAs(appRole, database), DATABASE_MIGRATIONS: 'verify', DATABASE_MIGRATIONS_WAIT_SECONDS: '60' });
+    const early = startContacts({ ...env, DATABASE_URL: urlAs(appRole, database), DATABASE_MIGRATIONS: 'verify', DATABASE_MIGRATIONS_WAIT_SECONDS: '600' });
     let earlyStarted = false;
     void early.then(
       () => (earlyStarted = true),
