@@ -1,14 +1,10 @@
-import { CursorCodec, FieldSpec, fieldSpecs } from '@crm/common';
+import { FieldSpec, fieldSpecs } from '@crm/common';
 import { ActivityEventData, ActivitySummaryView, ActivityView, CreateActivityDto, ListActivitiesQuery, UpdateActivityDto } from '@crm/contracts';
-import { OutboxService } from '@crm/messaging';
-import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { BUILT_IN_RECORD_FIELDS } from '../shared/record-columns';
-import { DealDirectory } from '../shared/references';
 import { NOW_MS } from '../shared/sql';
-import { WorkItemsService } from '../shared/work-items.service';
+import { WorkItemDependencies, WorkItemsService, WorkItemSpec } from '../shared/work-items.service';
 import { Activity } from './activity.entity';
 import { activityEventData, presentActivity, presentActivitySummary } from './activity.presenter';
 
@@ -35,19 +31,21 @@ interface ActivityTypes {
   list: ListActivitiesQuery;
 }
 
+const ACTIVITY_ITEMS: WorkItemSpec<ActivityTypes> = {
+  entity: Activity,
+  object: 'activities',
+  alias: 'a',
+  fields: ACTIVITY_FIELDS,
+  present: presentActivity,
+  presentSummary: presentActivitySummary,
+  eventData: activityEventData,
+  filters: ['type', 'status', 'contact_id', 'deal_id'],
+};
+
 @Injectable()
 export class ActivitiesService extends WorkItemsService<ActivityTypes> {
-  constructor(dataSource: DataSource, outbox: OutboxService, deals: DealDirectory, customFields: BuiltInCustomFieldsService, cursors: CursorCodec) {
-    super(dataSource, outbox, deals, customFields, cursors, {
-      entity: Activity,
-      object: 'activities',
-      alias: 'a',
-      fields: ACTIVITY_FIELDS,
-      present: presentActivity,
-      presentSummary: presentActivitySummary,
-      eventData: activityEventData,
-      filters: ['type', 'status', 'contact_id', 'deal_id'],
-    });
+  constructor(dependencies: WorkItemDependencies) {
+    super(dependencies, ACTIVITY_ITEMS);
   }
 
   /** An activity logged without a time happened now; one logged without a status is done. */

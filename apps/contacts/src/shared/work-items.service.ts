@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import {
   ChangeSet,
   CursorCodec,
@@ -87,6 +88,18 @@ function describedKind<T extends WorkItemTypes>(spec: WorkItemSpec<T>): WorkItem
   };
 }
 
+/** What every kind of work item is built from, injected once for all of them. */
+@Injectable()
+export class WorkItemDependencies {
+  constructor(
+    readonly dataSource: DataSource,
+    readonly outbox: OutboxService,
+    readonly deals: DealDirectory,
+    readonly customFields: BuiltInCustomFieldsService,
+    readonly cursors: CursorCodec,
+  ) {}
+}
+
 /**
  * Activities and tasks are written, listed and removed the same way: a contact named in a write must
  * exist (and stays until the write commits), a deal is asked of the deals service first, and every
@@ -97,16 +110,16 @@ export abstract class WorkItemsService<T extends WorkItemTypes> {
   readonly batchWriter: RecordBatchWriter<T['row'], T['create'] & object, T['update'] & object, T['view'], T['view']>;
   private readonly kind: WorkItemKind<T>;
 
-  protected constructor(
-    protected readonly dataSource: DataSource,
-    private readonly outbox: OutboxService,
-    private readonly deals: DealDirectory,
-    private readonly customFields: BuiltInCustomFieldsService,
-    private readonly cursors: CursorCodec,
-    spec: WorkItemSpec<T>,
-  ) {
+  protected readonly dataSource: DataSource;
+  private readonly outbox: OutboxService;
+  private readonly deals: DealDirectory;
+  private readonly customFields: BuiltInCustomFieldsService;
+  private readonly cursors: CursorCodec;
+
+  protected constructor(dependencies: WorkItemDependencies, spec: WorkItemSpec<T>) {
+    ({ dataSource: this.dataSource, outbox: this.outbox, deals: this.deals, customFields: this.customFields, cursors: this.cursors } = dependencies);
     this.kind = describedKind(spec);
-    this.batchWriter = new RecordBatchWriter(this.batchTable(), customFields, deals);
+    this.batchWriter = new RecordBatchWriter(this.batchTable(), this.customFields, this.deals);
   }
 
   private batchTable(): RecordTable<T['row'], T['create'] & object, T['update'] & object, T['view'], T['view']> {

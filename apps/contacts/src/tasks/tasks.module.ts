@@ -2,7 +2,8 @@ import { Module } from '@nestjs/common';
 import { ObjectsModule } from '../objects/objects.module';
 import { DealDirectory } from '../shared/references';
 import { TasksController } from './tasks.controller';
+import { WorkItemDependencies } from '../shared/work-items.service';
 import { TasksService } from './tasks.service';
 
-@Module({ imports: [ObjectsModule], controllers: [TasksController], providers: [TasksService, DealDirectory] })
+@Module({ imports: [ObjectsModule], controllers: [TasksController], providers: [TasksService, WorkItemDependencies, DealDirectory] })
 export class TasksModule {}

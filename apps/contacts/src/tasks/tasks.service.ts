@@ -1,14 +1,10 @@
-import { CursorCodec, FieldSpec, fieldSpecs } from '@crm/common';
+import { FieldSpec, fieldSpecs } from '@crm/common';
 import { CreateTaskDto, ListTasksQuery, TaskEventData, TaskSummaryView, TaskView, UpdateTaskDto } from '@crm/contracts';
-import { OutboxService } from '@crm/messaging';
-import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { BUILT_IN_RECORD_FIELDS } from '../shared/record-columns';
-import { DealDirectory } from '../shared/references';
 import { NOW_MS } from '../shared/sql';
-import { WorkItemsService } from '../shared/work-items.service';
+import { WorkItemDependencies, WorkItemsService, WorkItemSpec } from '../shared/work-items.service';
 import { Task } from './task.entity';
 import { presentTask, presentTaskSummary, taskEventData } from './task.presenter';
 
@@ -36,19 +32,21 @@ interface TaskTypes {
   list: ListTasksQuery;
 }
 
+const TASK_ITEMS: WorkItemSpec<TaskTypes> = {
+  entity: Task,
+  object: 'tasks',
+  alias: 't',
+  fields: TASK_FIELDS,
+  present: presentTask,
+  presentSummary: presentTaskSummary,
+  eventData: taskEventData,
+  filters: ['status', 'priority', 'contact_id', 'deal_id', 'owner_id'],
+};
+
 @Injectable()
 export class TasksService extends WorkItemsService<TaskTypes> {
-  constructor(dataSource: DataSource, outbox: OutboxService, deals: DealDirectory, customFields: BuiltInCustomFieldsService, cursors: CursorCodec) {
-    super(dataSource, outbox, deals, customFields, cursors, {
-      entity: Task,
-      object: 'tasks',
-      alias: 't',
-      fields: TASK_FIELDS,
-      present: presentTask,
-      presentSummary: presentTaskSummary,
-      eventData: taskEventData,
-      filters: ['status', 'priority', 'contact_id', 'deal_id', 'owner_id'],
-    });
+  constructor(dependencies: WorkItemDependencies) {
+    super(dependencies, TASK_ITEMS);
   }
 
   /** A task is pending unless created with a status; one created completed was completed now. */
