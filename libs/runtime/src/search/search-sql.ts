@@ -59,8 +59,11 @@ type Row = { object: string; id: string; title: string | null; subtitle: string 
  */
 export async function searchSlice(manager: EntityManager, targets: readonly SearchTarget[], input: SearchInput): Promise<SearchHitView[]> {
   if (!targets.length) return [];
+  // No parallel plans for the rest of the transaction: the exact statement relies on its UNION ALL's
+  // branches being read in order (a Parallel Append would interleave them), and its scans are small.
   const [{ folded, words }]: Folded[] = await manager.query(
-    `SELECT search_norm($1) AS folded, array_remove(string_to_array(search_text_words($1), ' '), '') AS words`,
+    `SELECT search_norm($1) AS folded, array_remove(string_to_array(search_text_words($1), ' '), '') AS words,
+       set_config('max_parallel_workers_per_gather', '0', true) AS serial`,
     [input.q],
   );
   const email = EMAIL_SHAPE.test(input.q.trim());
@@ -70,21 +73,22 @@ export async function searchSlice(manager: EntityManager, targets: readonly Sear
     q: input.q,
     digits: digits.length >= 7 ? digits : '',
     folded: folded ?? '',
-    // An email-shaped query matches only exactly: its words must all be words of the row.
-    candidates: tsWords.length ? (email ? tsWords.join(' & ') : tsWords.map((w) => `${w}:*`).join(' & ')) : null,
+    // Every exact rule's row holds each word of q whole; word starts are read by the prefix tiers, which an
+    // email-shaped query (matching only exactly) has none of.
+    candidates: tsWords.length ? tsWords.join(' & ') : null,
     prefix: tsWords.length && !email ? tsWords.map((w) => `${w}:*`).join(' & ') : null,
     words,
     patterns: words.length && !email ? words.map((w) => `% ${w}%`) : null,
   };
   const hits: Row[] = [];
   if (!input.after || input.after[0] >= FUZZY_BELOW) {
-    hits.push(...(await manager.query(...statement(targets, base, 'exact', input.after, input.limit))));
+    hits.push(...(await manager.query(...exactStatement(targets, base, input.after, input.limit))));
   }
   if (hits.length < input.limit && base.prefix) {
     const typos = await typoQuery(manager, words);
     if (typos) {
       const after = input.after && input.after[0] < FUZZY_BELOW ? input.after : undefined;
-      hits.push(...(await manager.query(...statement(targets, { ...base, candidates: typos }, 'typo', after, input.limit - hits.length))));
+      hits.push(...(await manager.query(...typoStatement(targets, { ...base, candidates: typos }, after, input.limit - hits.length))));
     }
   }
   return hits.map((row) => ({
@@ -128,52 +132,126 @@ interface Params {
   prefix: string | null;
 }
 
-/** $1 q, $2 its digits, $3 folded, $4 the candidates' tsquery, $5 the prefix tsquery, $6 the words, $7 their LIKE patterns. */
-function statement(
-  targets: readonly SearchTarget[],
-  input: Params,
-  phase: 'exact' | 'typo',
-  after: SearchPosition | undefined,
-  limit: number,
-): [string, unknown[]] {
-  const params: unknown[] = [input.q, input.digits, input.folded, input.candidates, input.prefix, input.words.join(' '), input.patterns];
-  const param = (value: unknown) => `$${params.push(value)}`;
-  const objects = targets.map((target) => param(target.object));
-  let position = 'true';
-  if (after) {
-    const [score, object, id] = after;
-    position = `(x.score < ${param(String(score))}::numeric OR (x.score = $${params.length}::numeric AND (x.object COLLATE "C", x.id COLLATE "C") > (${param(object)}, ${param(id)})))`;
+/** Exact hits score from 0.81 (0.9 × 0.9) up, prefix hits 0.7 (weight 1) or 0.63 (weight 0.9): nothing between. */
+const EXACT_FROM = 0.75;
+const PREFIX_TIERS = [0.7, 0.63] as const;
+
+/** The statement's parameters and the SQL every phase shares: its position after the cursor and how a page's rows are described. */
+class Statement {
+  readonly params: unknown[];
+  readonly objects: string[];
+  readonly top: string;
+
+  constructor(
+    readonly targets: readonly SearchTarget[],
+    input: Params,
+    readonly after: SearchPosition | undefined,
+    limit: number,
+  ) {
+    /** $1 q, $2 its digits, $3 folded, $4 the candidates' tsquery, $5 the prefix tsquery, $6 the words, $7 their LIKE patterns. */
+    this.params = [input.q, input.digits, input.folded, input.candidates, input.prefix, input.words.join(' '), input.patterns];
+    this.objects = targets.map((target) => this.param(target.object));
+    this.top = this.param(limit);
   }
-  const top = param(limit);
-  const ranked = targets.map((target, i) => {
-    const exact = phase === 'exact';
-    const ranks = target.fields.map((f, j) => `${f.weight === 1 ? '' : `${f.weight} * `}${exact ? exactRankSql(f, `w.w${j}`) : rankSql(f)}`);
-    const best = ranks.length > 1 ? `greatest(${ranks.join(', ')})` : ranks[0];
-    const score = `CASE WHEN t.id = $1::text THEN 1 ELSE round(${best}, 4) END`;
-    const where = [
-      exact ? `(${exactCandidates(target).join(' OR ')})` : `search_tsv(${target.words}) @@ $4::tsquery`,
-      ...(target.where ? [target.where] : []),
-    ].join(' AND ');
-    // Each field is folded into its words once per row (OFFSET 0 keeps the planner from repeating the expression per use).
-    const folded = exact ? `CROSS JOIN LATERAL (SELECT ${target.fields.map((f, j) => `search_text_words(${f.value}) AS w${j}`).join(', ')} OFFSET 0) w` : '';
-    const keep = exact ? `x.score > 0` : `x.score > 0 AND x.score < ${FUZZY_BELOW}`;
-    // OFFSET 0 again: the score is computed once per row, not once for the filter and again for the sort.
-    return `(SELECT x.* FROM (SELECT ${objects[i]}::text AS object, t.id, ${score} AS score FROM ${target.table} t ${folded} WHERE ${where} OFFSET 0) x
-      WHERE ${keep} AND ${position} ORDER BY x.score DESC, x.id COLLATE "C" LIMIT ${top})`;
-  });
-  const described = targets.map((target, i) => {
-    const fields = target.fields.map((f) => `${param(f.name)}::text, jsonb_build_array(${f.weight === 1 ? '' : `${f.weight} * `}${rankSql(f)}, ${f.value})`);
-    return `SELECT ${target.title} AS title, ${target.subtitle} AS subtitle,
+
+  param(value: unknown): string {
+    return `$${this.params.push(value)}`;
+  }
+
+  /** Rows of `x` (object, id, score) after the cursor. */
+  position(): string {
+    if (!this.after) return 'true';
+    const [score, object, id] = this.after;
+    return `(x.score < ${this.param(String(score))}::numeric OR (x.score = $${this.params.length}::numeric AND (x.object COLLATE "C", x.id COLLATE "C") > (${this.param(object)}, ${this.param(id)})))`;
+  }
+
+  /** Each hit of `top` (object, id, score) described (title, subtitle, matched), best first. */
+  sql(top: string): [string, unknown[]] {
+    const described = this.targets.map((target, i) => {
+      const fields = target.fields.map((f) => `${this.param(f.name)}::text, jsonb_build_array(${weighed(f, rankSql(f))}, ${f.value})`);
+      return `SELECT ${target.title} AS title, ${target.subtitle} AS subtitle,
         CASE WHEN t.id = $1::text THEN jsonb_build_object('id', jsonb_build_array(1, t.id)) ELSE jsonb_build_object(${fields.join(', ')}) END AS fields
-      FROM ${target.table} t WHERE top.object = ${objects[i]}::text AND t.id = top.id`;
-  });
-  const sql = `
+      FROM ${target.table} t WHERE top.object = ${this.objects[i]}::text AND t.id = top.id`;
+    });
+    const sql = `
     -- Names every parameter's type, for the targets that never read some of them.
     WITH typed AS (SELECT $1::text, $2::text, $3::text, $4::tsquery, $5::tsquery, $6::text, $7::text[]),
-    top AS (SELECT * FROM (${ranked.join('\nUNION ALL\n')}) u ORDER BY u.score DESC, u.object COLLATE "C", u.id COLLATE "C" LIMIT ${top})
+    top AS (${top})
     SELECT top.*, d.* FROM top CROSS JOIN LATERAL (${described.join('\nUNION ALL\n')}) d
     ORDER BY top.score DESC, top.object COLLATE "C", top.id COLLATE "C"`;
-  return [sql, params];
+    return [sql, this.params];
+  }
+}
+
+const weighed = (field: SearchField, rank: string) => `${field.weight === 1 ? '' : `${field.weight} * `}${rank}`;
+
+/** Each field folded into its words once per row of `row` (OFFSET 0 keeps the planner from repeating the expression per use). */
+const foldedWords = (fields: SearchField[], value: (f: SearchField, j: number) => string) =>
+  `CROSS JOIN LATERAL (SELECT ${fields.map((f, j) => `search_text_words(${value(f, j)}) AS w${j}`).join(', ')} OFFSET 0) w`;
+
+const bestOf = (ranks: string[]) => (ranks.length > 1 ? `greatest(${ranks.join(', ')})` : ranks[0]);
+
+/**
+ * Exact and prefix hits, in tiers read in the page's order so that PostgreSQL stops as soon as the page is
+ * full: first every exact hit (score 0.81 and up: each of q's words is a whole word of the row, or the id, a
+ * phone, email or domain key matches), ranked together; then, per score a prefix hit can have (0.7, 0.63) and
+ * per object in `object` order, the rows holding every word of q as a word start, read in id order and ranked
+ * one by one until the page is full. A word start shared by thousands of rows thus costs the page's rows,
+ * not all of them. The branches are a UNION ALL under a LIMIT with no ORDER BY: PostgreSQL's Append reads
+ * its branches in the order written (parallel plans are off for the transaction, see searchSlice).
+ */
+function exactStatement(targets: readonly SearchTarget[], input: Params, after: SearchPosition | undefined, limit: number): [string, unknown[]] {
+  const s = new Statement(targets, input, after, limit);
+  const branches: string[] = [];
+  if (!after || after[0] >= EXACT_FROM) {
+    const position = s.position();
+    const exact = targets.map((target, i) => {
+      const best = bestOf(target.fields.map((f, j) => weighed(f, exactRankSql(f, `w.w${j}`))));
+      const where = [`(${exactCandidates(target).join(' OR ')})`, ...(target.where ? [target.where] : [])].join(' AND ');
+      // OFFSET 0 again: the score is computed once per row, not once for the filter and again for the sort.
+      return `(SELECT x.* FROM (SELECT ${s.objects[i]}::text AS object, t.id, CASE WHEN t.id = $1::text THEN 1 ELSE round(${best}, 4) END AS score
+          FROM ${target.table} t ${foldedWords(target.fields, (f) => f.value)} WHERE ${where} OFFSET 0) x
+        WHERE x.score >= ${EXACT_FROM} AND ${position} ORDER BY x.score DESC, x.id COLLATE "C" LIMIT ${s.top})`;
+    });
+    branches.push(`(SELECT * FROM (${exact.join('\nUNION ALL\n')}) e ORDER BY e.score DESC, e.object COLLATE "C", e.id COLLATE "C" LIMIT ${s.top})`);
+  }
+  if (input.prefix) {
+    const byObject = targets.map((target, i) => ({ target, object: s.objects[i] })).sort((a, b) => (a.target.object < b.target.object ? -1 : 1));
+    for (const tier of PREFIX_TIERS) {
+      if (after && after[0] < tier) continue;
+      for (const { target, object } of byObject) {
+        if (!target.fields.some((f) => f.rule !== 'phone' && Math.round(f.weight * 0.7 * 1e4) / 1e4 === tier)) continue;
+        let from = '';
+        if (after && after[0] === tier) {
+          if (target.object < after[1]) continue;
+          if (target.object === after[1]) from = ` AND t.id COLLATE "C" > ${s.param(after[2])}`;
+        }
+        const values = target.fields.map((f, j) => `${f.value} AS v${j}`).join(', ');
+        const best = bestOf(target.fields.map((f, j) => weighed(f, exactRankSql({ ...f, value: `r.v${j}` }, `w.w${j}`))));
+        // The id is an exact hit (score 1), listed in the first tier.
+        branches.push(`(SELECT ${object}::text AS object, r.id, ${tier} AS score FROM
+          (SELECT t.id, ${values} FROM ${target.table} t WHERE search_tsv(${target.words}) @@ $5::tsquery AND t.id <> $1::text${target.where ? ` AND ${target.where}` : ''}${from}
+            ORDER BY t.id COLLATE "C" OFFSET 0) r
+          ${foldedWords(target.fields, (_, j) => `r.v${j}`)}
+        WHERE round(${best}, 4) = ${tier} LIMIT ${s.top})`);
+      }
+    }
+  }
+  return s.sql(`SELECT * FROM (${branches.join('\nUNION ALL\n')}) u LIMIT ${s.top}`);
+}
+
+/** Typo hits (every rule, plpgsql) among the rows the typo tsquery ($4) finds, after the cursor. */
+function typoStatement(targets: readonly SearchTarget[], input: Params, after: SearchPosition | undefined, limit: number): [string, unknown[]] {
+  const s = new Statement(targets, input, after, limit);
+  const position = s.position();
+  const ranked = targets.map((target, i) => {
+    const best = bestOf(target.fields.map((f) => weighed(f, rankSql(f))));
+    const where = [`search_tsv(${target.words}) @@ $4::tsquery`, ...(target.where ? [target.where] : [])].join(' AND ');
+    return `(SELECT x.* FROM (SELECT ${s.objects[i]}::text AS object, t.id, CASE WHEN t.id = $1::text THEN 1 ELSE round(${best}, 4) END AS score
+        FROM ${target.table} t WHERE ${where} OFFSET 0) x
+      WHERE x.score > 0 AND x.score < ${FUZZY_BELOW} AND ${position} ORDER BY x.score DESC, x.id COLLATE "C" LIMIT ${s.top})`;
+  });
+  return s.sql(`SELECT * FROM (${ranked.join('\nUNION ALL\n')}) u ORDER BY u.score DESC, u.object COLLATE "C", u.id COLLATE "C" LIMIT ${s.top}`);
 }
 
 /** The index-served conditions that make a row a candidate for an exact or prefix hit. */
