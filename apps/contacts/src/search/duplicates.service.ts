@@ -1,7 +1,7 @@
 import { CursorCodec, DomainError } from '@crm/common';
 import { UpdateCompanyDto, UpdateContactDto, DuplicateReasonView, DuplicatesQuery, DuplicateView, PageOf, SearchLimits } from '@crm/contracts';
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { contactName } from './search-targets';
 
 /**
@@ -88,62 +88,38 @@ export class DuplicatesService {
     return this.page('companies', await this.companyReasons(draft, null), query);
   }
 
-  private contactReasons(subject: ContactSubject, self: string | null): Promise<Found> {
-    return this.dataSource.transaction(async (m) => {
-      const found: Found = new Map();
-      const add = (id: string, reason: DuplicateReasonView) => found.set(id, [...(found.get(id) ?? []), reason]);
-      if (subject.email) {
-        const rows = await m.query(
-          `SELECT id FROM contacts WHERE search_email_key(email) = search_email_key($1) AND id IS DISTINCT FROM $2 LIMIT ${RULE_CANDIDATES}`,
-          [subject.email, self],
-        );
-        for (const r of rows) add(r.id, { field: 'email', rule: 'same_normalized_email' });
-      }
-      if (subject.phone) {
-        const rows = await m.query(
-          `SELECT id FROM contacts WHERE search_phone_key(phone) = search_phone_key($1) AND search_phone_rank(phone, search_digits($1)) > 0
-             AND id IS DISTINCT FROM $2 LIMIT ${RULE_CANDIDATES}`,
-          [subject.phone, self],
-        );
-        for (const r of rows) add(r.id, { field: 'phone', rule: 'same_phone' });
-      }
-      const name = [subject.first_name, subject.last_name].filter(Boolean).join(' ').trim();
-      const domain = subject.email?.split('@')[1]?.toLowerCase();
-      const companyDomain = domain && !SHARED_MAIL_DOMAINS.has(domain) ? domain : null;
-      if (name && (subject.company_id || companyDomain)) {
-        for (const r of await similarNames(
-          m,
-          'contacts',
-          contactName(''),
-          name,
-          self,
-          `(company_id = $3 OR split_part(search_email_key(email), '@', 2) = $4)`,
-          [subject.company_id ?? null, companyDomain],
-        )) {
-          add(r.id, { field: 'name', rule: 'similar_name', similarity: r.similarity });
-        }
-      }
-      return found;
-    });
+  /** Each rule is one branch of a single statement: one round trip for all of them. */
+  private async contactReasons(subject: ContactSubject, self: string | null): Promise<Found> {
+    const rules = new RuleStatement(self);
+    if (subject.email) {
+      rules.add('email', 'same_normalized_email', 'contacts', `search_email_key(email) = search_email_key(${rules.param(subject.email)})`);
+    }
+    if (subject.phone) {
+      const phone = rules.param(subject.phone);
+      rules.add(
+        'phone',
+        'same_phone',
+        'contacts',
+        `search_phone_key(phone) = search_phone_key(${phone}) AND search_phone_rank(phone, search_digits(${phone})) > 0`,
+      );
+    }
+    const name = [subject.first_name, subject.last_name].filter(Boolean).join(' ').trim();
+    const domain = subject.email?.split('@')[1]?.toLowerCase();
+    const companyDomain = domain && !SHARED_MAIL_DOMAINS.has(domain) ? domain : null;
+    if (name && (subject.company_id || companyDomain)) {
+      const sameCompany = `(company_id = ${rules.param(subject.company_id ?? null)}::text OR split_part(search_email_key(email), '@', 2) = ${rules.param(companyDomain)}::text)`;
+      rules.similarNames('contacts', contactName(''), name, sameCompany);
+    }
+    return rules.run(this.dataSource);
   }
 
-  private companyReasons(subject: CompanySubject, self: string | null): Promise<Found> {
-    return this.dataSource.transaction(async (m) => {
-      const found: Found = new Map();
-      const add = (id: string, reason: DuplicateReasonView) => found.set(id, [...(found.get(id) ?? []), reason]);
-      if (subject.domain) {
-        const rows = await m.query(
-          `SELECT id FROM companies WHERE search_domain_key(domain) = search_domain_key($1) AND id IS DISTINCT FROM $2 LIMIT ${RULE_CANDIDATES}`,
-          [subject.domain, self],
-        );
-        for (const r of rows) add(r.id, { field: 'domain', rule: 'same_domain' });
-      }
-      if (subject.name) {
-        for (const r of await similarNames(m, 'companies', 'name', subject.name, self))
-          add(r.id, { field: 'name', rule: 'similar_name', similarity: r.similarity });
-      }
-      return found;
-    });
+  private async companyReasons(subject: CompanySubject, self: string | null): Promise<Found> {
+    const rules = new RuleStatement(self);
+    if (subject.domain) {
+      rules.add('domain', 'same_domain', 'companies', `search_domain_key(domain) = search_domain_key(${rules.param(subject.domain)})`);
+    }
+    if (subject.name) rules.similarNames('companies', 'name', subject.name);
+    return rules.run(this.dataSource);
   }
 
   private page(object: 'contacts' | 'companies', found: Found, query: DuplicatesQuery): PageOf<DuplicateView> {
@@ -167,22 +143,59 @@ export class DuplicatesService {
   }
 }
 
-/** Rows whose folded name is trigram-similar to `name` (served by the search index on that expression), with the similarity. */
-async function similarNames(
-  m: EntityManager,
-  table: string,
-  expression: string,
-  name: string,
-  self: string | null,
-  extra?: string,
-  extraParams: unknown[] = [],
-): Promise<Array<{ id: string; similarity: number }>> {
-  await m.query(`SET LOCAL pg_trgm.similarity_threshold = ${NAME_SIMILARITY}`);
-  const rows: Array<{ id: string; similarity: string }> = await m.query(
-    `SELECT id, round(similarity(search_fold(${expression}), search_fold($1))::numeric, 2) AS similarity FROM ${table}
-      WHERE search_fold(${expression}) % search_fold($1) AND id IS DISTINCT FROM $2${extra ? ` AND ${extra}` : ''}
-      ORDER BY similarity DESC, id LIMIT ${RULE_CANDIDATES}`,
-    [name, self, ...extraParams],
-  );
-  return rows.map((r) => ({ id: r.id, similarity: Number(r.similarity) }));
+/** The duplicate rules of one request as the branches of one UNION ALL ($1 is the record itself, or null for a draft). */
+class RuleStatement {
+  private readonly params: unknown[];
+  private readonly branches: string[] = [];
+
+  constructor(self: string | null) {
+    this.params = [self];
+  }
+
+  param(value: unknown): string {
+    return `$${this.params.push(value)}`;
+  }
+
+  /** Rows of `table` meeting `where` meet `rule` on `field`; `similarity` is SQL over the row. */
+  add(field: string, rule: DuplicateReasonView['rule'], table: string, where: string, similarity = 'NULL::numeric', order = 'id'): void {
+    this.branches.push(
+      `(SELECT ${this.branches.length}::int AS branch, ${this.param(field)}::text AS field, ${this.param(rule)}::text AS rule, id, ${similarity} AS similarity
+        FROM ${table} WHERE ${where} AND id IS DISTINCT FROM $1::text ORDER BY ${order} LIMIT ${RULE_CANDIDATES})`,
+    );
+  }
+
+  /**
+   * Rows whose folded name is trigram-similar to `name`, with the similarity. `%` is what the trigram index
+   * (`<table>_search_name`) serves, with the session's pg_trgm.similarity_threshold: the uncorrelated
+   * sub-select sets it for this statement's transaction and, being a constant condition, runs as a one-time
+   * filter before the index is scanned. The explicit similarity test keeps the rule exact whatever the setting.
+   */
+  similarNames(table: string, expression: string, name: string, extra?: string): void {
+    const q = this.param(name);
+    const similarity = `similarity(search_fold(${expression}), search_fold(${q}))`;
+    this.add(
+      'name',
+      'similar_name',
+      table,
+      `search_fold(${expression}) % search_fold(${q}) AND ${similarity} >= ${NAME_SIMILARITY}${extra ? ` AND ${extra}` : ''}
+        AND (SELECT set_config('pg_trgm.similarity_threshold', '${NAME_SIMILARITY}', true)) IS NOT NULL`,
+      `round(${similarity}::numeric, 2)`,
+      'similarity DESC, id',
+    );
+  }
+
+  async run(source: DataSource): Promise<Found> {
+    const found: Found = new Map();
+    if (!this.branches.length) return found;
+    const rows: Array<{ branch: number; field: string; rule: DuplicateReasonView['rule']; id: string; similarity: string | null }> = await source.query(
+      this.branches.join('\nUNION ALL\n'),
+      this.params,
+    );
+    // Reasons in the order the rules are listed (weights descending), whatever order the branches ran in.
+    for (const r of rows.sort((a, b) => a.branch - b.branch)) {
+      const reason: DuplicateReasonView = { field: r.field, rule: r.rule, ...(r.similarity === null ? {} : { similarity: Number(r.similarity) }) };
+      found.set(r.id, [...(found.get(r.id) ?? []), reason]);
+    }
+    return found;
+  }
 }
