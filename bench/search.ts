@@ -7,7 +7,8 @@ import { join } from 'path';
 import { performance } from 'perf_hooks';
 import { Client } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
-import { machine, percentile, runBenchmark, withBenchStack } from './bench-stack';
+import { execFileSync } from 'child_process';
+import { BenchApp, BenchStack, machine, percentile, runBenchmark, startBenchStack, thisBuild, withBenchStack } from './bench-stack';
 
 /**
  * `npm run bench:search`: GET /search and the duplicate routes (docs/search.md) on BENCH_SEARCH_CONTACTS
@@ -21,7 +22,9 @@ import { machine, percentile, runBenchmark, withBenchStack } from './bench-stack
  * Settings: BENCH_SEARCH_CONTACTS, BENCH_SEARCH_COMPANIES, BENCH_SEARCH_DEALS, BENCH_SEARCH_RUNS (100),
  * BENCH_SEARCH_WARMUP (5), BENCH_SEARCH_CASE_SECONDS (60), BENCH_SEARCH_DATABASE (a database to seed once
  * and keep: a later run with the same name and sizes times the data already there), BENCH_SEARCH_SEED_ONLY
- * (1: stop after the seed, so the timed part can run alone, e.g. under the machine's bench lock).
+ * (1: stop after the seed, so the timed part can run alone, e.g. under the machine's bench lock),
+ * BENCH_SEARCH_BASE_DIR (a checkout holding the build before, `dist/`: its stack runs beside this one on the same
+ * database, and each case alternates both builds' requests and SQL, so before and after come from one run).
  */
 const ROOT = join(__dirname, '..', '..');
 const CONTACTS = Number(process.env.BENCH_SEARCH_CONTACTS ?? 1_000_000);
@@ -34,22 +37,34 @@ const WARMUP = Number(process.env.BENCH_SEARCH_WARMUP ?? 5);
 const CASE_SECONDS = Number(process.env.BENCH_SEARCH_CASE_SECONDS ?? 60);
 const DATABASE = process.env.BENCH_SEARCH_DATABASE || undefined;
 const SEED_ONLY = process.env.BENCH_SEARCH_SEED_ONLY === '1';
+const BASE_DIR = process.env.BENCH_SEARCH_BASE_DIR || undefined;
 
 /**
- * The services' own search code, loaded from their build: compiling app sources into this project would
- * emit them into dist/apps without the app build's import rewriting.
+ * A build's own search code, loaded from its `dist`: compiling app sources into this project would emit them
+ * into dist/apps without the app build's import rewriting.
  */
-const fromApp = (path: string) => require(join(ROOT, 'dist', 'apps', path));
-const { DuplicatesService } = fromApp('contacts/src/search/duplicates.service.js') as {
+interface Code {
   DuplicatesService: new (
     source: DataSource,
     cursors: CursorCodec,
   ) => Record<'ofContact' | 'ofCompany', (id: string, query: object) => Promise<{ data: Array<{ id: string }> }>> &
     Record<'ofContactDraft', (draft: object, query: object) => Promise<{ data: Array<{ id: string }> }>>;
-};
-const { LOCAL_TARGETS } = fromApp('contacts/src/search/search-targets.js') as { LOCAL_TARGETS: Record<string, SearchTarget> };
-const { byRank } = fromApp('contacts/src/search/search.service.js') as { byRank: (a: SearchHitView, b: SearchHitView) => number };
-const { DEALS_SEARCH_TARGET } = fromApp('deals/src/search/search.controller.js') as { DEALS_SEARCH_TARGET: SearchTarget };
+  LOCAL_TARGETS: Record<string, SearchTarget>;
+  byRank: (a: SearchHitView, b: SearchHitView) => number;
+  DEALS_SEARCH_TARGET: SearchTarget;
+  searchSlice: typeof searchSlice;
+}
+
+function codeOf(root: string): Code {
+  const fromApp = (path: string) => require(join(root, 'dist', 'apps', path));
+  return {
+    ...fromApp('contacts/src/search/duplicates.service.js'),
+    ...fromApp('contacts/src/search/search-targets.js'),
+    ...fromApp('contacts/src/search/search.service.js'),
+    ...fromApp('deals/src/search/search.controller.js'),
+    searchSlice: require(join(root, 'dist', 'libs', 'runtime', 'src', 'index.js')).searchSlice,
+  };
+}
 
 const idOf = (prefix: string, n: string) => `'${prefix}_' || lpad(to_hex(${n}), 26, '0')`;
 // Names made of three of twenty syllables: 8,000 surnames and company stems, so a word matches about one
@@ -158,7 +173,7 @@ interface Case {
   path: string;
   body?: unknown;
   /** The same answer from the services' code on one client. */
-  sql(pg: Client, plans?: string[]): Promise<Array<{ id: string }>>;
+  sql(pg: Client, code: Code, plans?: string[]): Promise<Array<{ id: string }>>;
 }
 
 const LIMIT = 20;
@@ -170,131 +185,158 @@ function searchCase(label: string, target: number, q: string): Case {
     target,
     method: 'GET',
     path: `/search?q=${encodeURIComponent(q)}&limit=${LIMIT}`,
-    async sql(pg, plans) {
+    async sql(pg, code, plans) {
       const input = { q, limit: LIMIT + 1 };
-      const local = await direct(pg, 'contacts', plans).transaction((m) => searchSlice(m, Object.values(LOCAL_TARGETS), input));
-      const deals = await direct(pg, 'deals', plans).transaction((m) => searchSlice(m, [DEALS_SEARCH_TARGET], input));
-      return [...local, ...deals].sort(byRank).slice(0, LIMIT) as SearchHitView[];
+      const local = await direct(pg, 'contacts', plans).transaction((m) => code.searchSlice(m, Object.values(code.LOCAL_TARGETS), input));
+      const deals = await direct(pg, 'deals', plans).transaction((m) => code.searchSlice(m, [code.DEALS_SEARCH_TARGET], input));
+      return [...local, ...deals].sort(code.byRank).slice(0, LIMIT) as SearchHitView[];
     },
   };
 }
 
 const codec = new CursorCodec(['bench']);
-const duplicates = (pg: Client, plans?: string[]) => new DuplicatesService(direct(pg, 'contacts', plans), codec);
+const duplicates = (pg: Client, code: Code, plans?: string[]) => new code.DuplicatesService(direct(pg, 'contacts', plans), codec);
 
 const p = (values: number[], q: number) => Math.round(percentile(values, q) * 10) / 10;
 
+interface Build {
+  name: string;
+  stack: BenchStack;
+  code: Code;
+}
+
+const STACK = { apps: ['contacts', 'deals', 'gateway'] as BenchApp[], env: { RPC_TIMEOUT_MS: '30000' }, database: DATABASE };
+
 runBenchmark(async () => {
-  await withBenchStack(
-    ROOT,
-    async (stack) => {
-      const pipeline = await stack.post('/pipelines', { name: 'Search', stages: [{ name: 'Open', type: 'open' }] });
-      const pg = new Client({ connectionString: stack.databaseUrl });
-      await pg.connect();
-      const started = Date.now();
-      let mismatch = false;
-      try {
-        const seeded = await seed(pg, pipeline);
-        const seedSeconds = Math.round((Date.now() - started) / 1000);
-        process.stdout.write(
-          `${seeded ? 'seeded' : `reused ${DATABASE} with`} ${CONTACTS} contacts, ${COMPANIES} companies, ${DEALS} deals${seeded ? ` in ${seedSeconds} s` : ''}\n`,
-        );
-        if (SEED_ONLY) return;
-        // One contact with a phone and a company, and a company, from the middle of the data set.
-        const [person] = (
-          await pg.query(`SELECT * FROM contacts.contacts WHERE phone IS NOT NULL AND company_id IS NOT NULL ORDER BY id OFFSET $1 LIMIT 1`, [
-            Math.floor(CONTACTS / 6),
-          ])
-        ).rows;
-        const [company] = (await pg.query(`SELECT * FROM contacts.companies WHERE id = $1`, [person.company_id])).rows;
-        const last: string = person.last_name;
-        const swapped = `${last.slice(0, 2)}${last[3]}${last[2]}${last.slice(4)}`;
-        const digits = (person.phone as string).replace(/\D/g, '').slice(-7);
-        const draft = { email: person.email.replace('@', '+x@'), first_name: person.first_name, last_name: last, company_id: person.company_id };
-        const cases: Case[] = [
-          searchCase(`exact: a surname (${last})`, 50, last),
-          searchCase('exact: an email', 50, person.email),
-          searchCase('exact: a phone in another format', 50, `+1 (415) ${digits.slice(0, 3)}-${digits.slice(3)}`),
-          searchCase('exact: an id', 50, person.id),
-          searchCase(`exact: a company name (${company.name})`, 50, company.name),
-          searchCase(`prefix: a surname's start (${last.slice(0, 4)})`, 50, last.slice(0, 4)),
-          searchCase(`prefix: first name and surname start`, 50, `${person.first_name} ${last.slice(0, 3)}`),
-          searchCase(`typo: two letters swapped (${swapped})`, 150, swapped),
-          searchCase(`typo: first name and surname with a typo`, 150, `${person.first_name} ${swapped}`),
-          {
-            label: 'duplicates of one contact',
-            target: 50,
-            method: 'GET',
-            path: `/contacts/${person.id}/duplicates`,
-            sql: async (db, plans) => (await duplicates(db, plans).ofContact(person.id, {})).data,
-          },
-          {
-            label: 'duplicates of a draft contact',
-            target: 50,
-            method: 'POST',
-            path: '/contacts/duplicates',
-            body: draft,
-            sql: async (db, plans) => (await duplicates(db, plans).ofContactDraft(draft, {})).data,
-          },
-          {
-            label: 'duplicates of one company',
-            target: 50,
-            method: 'GET',
-            path: `/companies/${company.id}/duplicates`,
-            sql: async (db, plans) => (await duplicates(db, plans).ofCompany(company.id, {})).data,
-          },
-        ];
-        await pg.query(`SET search_path TO contacts, public`);
-        const lines = [
-          `${machine()}, load ${loadavg()
-            .map((l) => l.toFixed(1))
-            .join(
-              ' ',
-            )}, ${CONTACTS} contacts, ${COMPANIES} companies, ${DEALS} deals, ${WORK_ITEMS} activities and tasks; ${RUNS} runs after ${WARMUP} warm-up`,
-          '',
-          '| Case | target p99 | runs | hits | API p50 ms | API p99 ms | SQL p50 ms | SQL p99 ms | p50 API/SQL | same ids |',
-          '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
-        ];
-        const explains: string[] = [];
-        const raw: Record<string, { api: number[]; sql: number[] }> = {};
-        for (const c of cases) {
-          const api: number[] = [];
-          const sql: number[] = [];
-          let answer: { data: Array<{ id: string }> } = { data: [] };
-          let rows: Array<{ id: string }> = [];
-          const caseStarted = performance.now();
-          for (let i = 0; i < WARMUP + RUNS && (i < WARMUP + 5 || performance.now() - caseStarted < CASE_SECONDS * 1000); i++) {
-            let t = performance.now();
-            const res = await fetch(`${stack.api}${c.path}`, {
-              method: c.method,
-              headers: { 'Content-Type': 'application/json', 'X-Api-Key': stack.key },
-              ...(c.body ? { body: JSON.stringify(c.body) } : {}),
-            });
-            answer = (await res.json()) as typeof answer;
-            if (res.status !== 200) throw new Error(`${c.label}: ${res.status} ${JSON.stringify(answer)}`);
-            if (i >= WARMUP) api.push(performance.now() - t);
-            t = performance.now();
-            rows = await c.sql(pg);
-            if (i >= WARMUP) sql.push(performance.now() - t);
-          }
-          const same = JSON.stringify(answer.data.map((r) => r.id)) === JSON.stringify(rows.map((r) => r.id));
-          mismatch ||= !same;
-          raw[c.label] = { api, sql };
-          lines.push(
-            `| ${c.label} | ${c.target} | ${api.length} | ${answer.data.length} | ${p(api, 50)} | ${p(api, 99)}${p(api, 99) > c.target ? ' ⚠' : ''} | ${p(sql, 50)} | ${p(sql, 99)} | ${(percentile(api, 50) / percentile(sql, 50)).toFixed(1)}x | ${same ? 'same' : 'DIFFERENT'} |`,
-          );
-          const plans: string[] = [];
-          await c.sql(pg, plans);
-          explains.push(`### ${c.label}\n${c.method} ${c.path}\n\n${plans.join('\n\n')}`);
-        }
-        process.stdout.write(`${lines.join('\n')}\n\n${explains.join('\n\n')}\n`);
-        mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
-        writeFileSync(join(ROOT, 'bench', 'results', `search-${Date.now()}.json`), JSON.stringify(raw));
-      } finally {
-        await pg.end();
-      }
-      if (mismatch) process.exitCode = 1;
-    },
-    { apps: ['contacts', 'deals', 'gateway'], env: { RPC_TIMEOUT_MS: '30000' }, database: DATABASE },
-  );
+  // The build before (when given) starts first: both run the same migrations on the one database, this one's last.
+  const base = BASE_DIR && !SEED_ONLY ? await startBenchStack(BASE_DIR, STACK) : undefined;
+  try {
+    await withBenchStack(ROOT, (stack) => timed(stack, base), STACK);
+  } finally {
+    await base?.stop();
+  }
 });
+
+async function timed(stack: BenchStack, base: BenchStack | undefined): Promise<void> {
+  const builds: Build[] = [
+    ...(base && BASE_DIR ? [{ name: `before (${gitIn(BASE_DIR)})`, stack: base, code: codeOf(BASE_DIR) }] : []),
+    { name: `this (${thisBuild()})`, stack, code: codeOf(ROOT) },
+  ];
+  const pipeline = await stack.post('/pipelines', { name: 'Search', stages: [{ name: 'Open', type: 'open' }] });
+  const pg = new Client({ connectionString: stack.databaseUrl });
+  await pg.connect();
+  const started = Date.now();
+  let mismatch = false;
+  try {
+    const seeded = await seed(pg, pipeline);
+    const seedSeconds = Math.round((Date.now() - started) / 1000);
+    process.stdout.write(
+      `${seeded ? 'seeded' : `reused ${DATABASE} with`} ${CONTACTS} contacts, ${COMPANIES} companies, ${DEALS} deals${seeded ? ` in ${seedSeconds} s` : ''}\n`,
+    );
+    if (SEED_ONLY) return;
+    // One contact with a phone and a company, and a company, from the middle of the data set.
+    const [person] = (
+      await pg.query(`SELECT * FROM contacts.contacts WHERE phone IS NOT NULL AND company_id IS NOT NULL ORDER BY id OFFSET $1 LIMIT 1`, [
+        Math.floor(CONTACTS / 6),
+      ])
+    ).rows;
+    const [company] = (await pg.query(`SELECT * FROM contacts.companies WHERE id = $1`, [person.company_id])).rows;
+    const last: string = person.last_name;
+    const swapped = `${last.slice(0, 2)}${last[3]}${last[2]}${last.slice(4)}`;
+    const digits = (person.phone as string).replace(/\D/g, '').slice(-7);
+    const draft = { email: person.email.replace('@', '+x@'), first_name: person.first_name, last_name: last, company_id: person.company_id };
+    const cases: Case[] = [
+      searchCase(`exact: a surname (${last})`, 50, last),
+      searchCase('exact: an email', 50, person.email),
+      searchCase('exact: a phone in another format', 50, `+1 (415) ${digits.slice(0, 3)}-${digits.slice(3)}`),
+      searchCase('exact: an id', 50, person.id),
+      searchCase(`exact: a company name (${company.name})`, 50, company.name),
+      searchCase(`prefix: a surname's start (${last.slice(0, 4)})`, 50, last.slice(0, 4)),
+      searchCase(`prefix: first name and surname start`, 50, `${person.first_name} ${last.slice(0, 3)}`),
+      searchCase(`typo: two letters swapped (${swapped})`, 150, swapped),
+      searchCase(`typo: first name and surname with a typo`, 150, `${person.first_name} ${swapped}`),
+      {
+        label: 'duplicates of one contact',
+        target: 50,
+        method: 'GET',
+        path: `/contacts/${person.id}/duplicates`,
+        sql: async (db, code, plans) => (await duplicates(db, code, plans).ofContact(person.id, {})).data,
+      },
+      {
+        label: 'duplicates of a draft contact',
+        target: 50,
+        method: 'POST',
+        path: '/contacts/duplicates',
+        body: draft,
+        sql: async (db, code, plans) => (await duplicates(db, code, plans).ofContactDraft(draft, {})).data,
+      },
+      {
+        label: 'duplicates of one company',
+        target: 50,
+        method: 'GET',
+        path: `/companies/${company.id}/duplicates`,
+        sql: async (db, code, plans) => (await duplicates(db, code, plans).ofCompany(company.id, {})).data,
+      },
+    ];
+    await pg.query(`SET search_path TO contacts, public`);
+    const lines = [
+      `${machine()}, load ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}, ${CONTACTS} contacts, ${COMPANIES} companies, ${DEALS} deals, ${WORK_ITEMS} activities and tasks; ${RUNS} runs after ${WARMUP} warm-up`,
+      '',
+      '| Case | build | target p99 | runs | hits | API p50 ms | API p99 ms | SQL p50 ms | SQL p99 ms | p50 API/SQL | same ids |',
+      '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    ];
+    const explains: string[] = [];
+    const raw: Record<string, Record<string, { api: number[]; sql: number[] }>> = {};
+    for (const c of cases) {
+      const runs = builds.map((build) => ({ build, api: [] as number[], sql: [] as number[], answer: [] as string[], rows: [] as string[] }));
+      const caseStarted = performance.now();
+      for (let i = 0; i < WARMUP + RUNS && (i < WARMUP + 5 || performance.now() - caseStarted < CASE_SECONDS * 1000); i++) {
+        // The builds take turns going first, so neither always follows the other's request.
+        for (const run of i % 2 ? [...runs].reverse() : runs) {
+          let t = performance.now();
+          const res = await fetch(`${run.build.stack.api}${c.path}`, {
+            method: c.method,
+            headers: { 'Content-Type': 'application/json', 'X-Api-Key': run.build.stack.key },
+            ...(c.body ? { body: JSON.stringify(c.body) } : {}),
+          });
+          const answer = (await res.json()) as { data: Array<{ id: string }> };
+          if (res.status !== 200) throw new Error(`${c.label} (${run.build.name}): ${res.status} ${JSON.stringify(answer)}`);
+          if (i >= WARMUP) run.api.push(performance.now() - t);
+          run.answer = answer.data.map((r) => r.id);
+          t = performance.now();
+          run.rows = (await c.sql(pg, run.build.code)).map((r) => r.id);
+          if (i >= WARMUP) run.sql.push(performance.now() - t);
+        }
+      }
+      raw[c.label] = {};
+      for (const { build, api, sql, answer, rows } of runs) {
+        // Both builds must give the same answer, each through the API and on its own SQL.
+        const same = [rows, ...runs.map((r) => r.answer)].every((ids) => JSON.stringify(ids) === JSON.stringify(answer));
+        mismatch ||= !same;
+        raw[c.label][build.name] = { api, sql };
+        lines.push(
+          `| ${c.label} | ${build.name} | ${c.target} | ${api.length} | ${answer.length} | ${p(api, 50)} | ${p(api, 99)}${p(api, 99) > c.target ? ' ⚠' : ''} | ${p(sql, 50)} | ${p(sql, 99)} | ${(percentile(api, 50) / percentile(sql, 50)).toFixed(1)}x | ${same ? 'same' : 'DIFFERENT'} |`,
+        );
+      }
+      const plans: string[] = [];
+      await c.sql(pg, builds[builds.length - 1].code, plans);
+      explains.push(`### ${c.label}\n${c.method} ${c.path}\n\n${plans.join('\n\n')}`);
+    }
+    process.stdout.write(`${lines.join('\n')}\n\n${explains.join('\n\n')}\n`);
+    mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+    writeFileSync(join(ROOT, 'bench', 'results', `search-${Date.now()}.json`), JSON.stringify(raw));
+  } finally {
+    await pg.end();
+  }
+  if (mismatch) process.exitCode = 1;
+}
+
+const gitIn = (dir: string) => {
+  try {
+    return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    return dir;
+  }
+};
