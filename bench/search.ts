@@ -142,14 +142,15 @@ type Run = (sql: string, params?: unknown[]) => Promise<any[]>;
 function direct(pg: Client, schema: string, plans?: string[]): DataSource {
   const run: Run = async (sql, params = []) => (await pg.query(sql, params)).rows;
   const inTransaction: Run = async (sql, params = []) => {
-    if (!plans || !/^\s*(--[^\n]*\n\s*)*(SELECT|WITH)/i.test(sql)) return run(sql, params);
+    if (!plans || !/^\s*(--[^\n]*\n\s*)*\(?(SELECT|WITH)/i.test(sql)) return run(sql, params);
     const plan = await run(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, params);
     plans.push(`${sql.replace(/\s+/g, ' ').trim()}\n-- ${JSON.stringify(params)}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}`);
     // The answer too: later statements depend on earlier ones (the query's words, the typo dictionary).
     return run(sql, params);
   };
   const source = {
-    query: run,
+    // The duplicate routes send one statement outside a transaction: explained too.
+    query: plans ? inTransaction : run,
     async transaction<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
       await run('BEGIN');
       try {
