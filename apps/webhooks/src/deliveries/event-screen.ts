@@ -1,13 +1,11 @@
-import { compileEventFilter, EventPredicate } from '@crm/common';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { PendingScreen, planScreen, WindowEvent } from './screen-plan';
+import { SubscriptionFilters } from './subscription-filters';
 
 /** Events tested per statement, and statements per call: a call tests at most 10,000 before it gives its slot up. */
 const SCREEN_BATCH = 500;
 const SCREEN_ROUNDS = 20;
-/** Compiled filters kept, by their JSON; a subscription's filter is compiled once, not per event. */
-const CACHED_FILTERS = 5_000;
 /** Events read per window when screening every waiting subscription at once, and windows per call. */
 const SHARED_WINDOW = 2_000;
 const SHARED_ROUNDS = 10;
@@ -15,8 +13,9 @@ const SHARED_ROUNDS = 10;
 /**
  * Filtered subscriptions no replica holds and whose next event has not been tested, with events after their
  * bookmark. One with a screened event still ahead (a match, or a retry under way) is the claim's, not ours.
+ * Their filters and types come from SubscriptionFilters, at the revision read here.
  */
-const WAITING = `SELECT id, filter::text AS filter, bookmark::text AS bookmark, event_types, cursor_revision FROM subscriptions
+const WAITING = `SELECT id, bookmark::text AS bookmark, cursor_revision FROM subscriptions
   WHERE status = 'active' AND filter IS NOT NULL AND lease_token IS NULL
     AND (screened_position IS NULL OR screened_position <= bookmark)
     AND bookmark < (SELECT coalesce(max(position), 0) FROM webhook_events)`;
@@ -31,13 +30,6 @@ const MOVE = `UPDATE subscriptions s SET bookmark = m.bookmark, screened_positio
   WHERE s.id = m.id AND s.bookmark = m.from_bookmark AND s.cursor_revision = m.revision AND s.lease_token IS NULL
   RETURNING s.id`;
 
-interface ScreenedSubscription {
-  filter: Record<string, unknown> | null;
-  bookmark: string;
-  event_types: string[] | null;
-  cursor_revision: number;
-}
-
 /**
  * Applies a subscription's filter ahead of its delivery. The events after its bookmark are tested in
  * position order with the shared evaluator; the bookmark moves past those the filter drops, which leaves
@@ -47,26 +39,30 @@ interface ScreenedSubscription {
  */
 @Injectable()
 export class EventScreen {
-  private readonly compiled = new Map<string, EventPredicate>();
-
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly filters: SubscriptionFilters,
+  ) {}
 
   /** Whether an event the filter keeps is now next (or the filter is gone): an attempt is worth preparing. */
   async screen(subscriptionId: string, token: string): Promise<boolean> {
     for (let round = 0; round < SCREEN_ROUNDS; round++) {
-      const [sub]: ScreenedSubscription[] = await this.dataSource.query(
-        `SELECT filter, bookmark::text AS bookmark, event_types, cursor_revision FROM subscriptions WHERE id = $1 AND lease_token = $2`,
+      const [sub]: Array<{ bookmark: string; cursor_revision: number }> = await this.dataSource.query(
+        `SELECT bookmark::text AS bookmark, cursor_revision FROM subscriptions WHERE id = $1 AND lease_token = $2`,
         [subscriptionId, token],
       );
       if (!sub) return false;
-      if (!sub.filter) return true;
-      const holds = this.predicate(sub.filter);
+      const definition = (await this.filters.at([{ id: subscriptionId, revision: sub.cursor_revision }])).get(subscriptionId);
+      // Changed between the two reads: read it again.
+      if (!definition) continue;
+      const { holds, eventTypes } = definition;
+      if (!holds) return true;
       // The bigint travels as text (pos) under a name of its own: ORDER BY position must sort the column,
       // not an output named position, which would sort '10' before '9' and move the bookmark past events never tested.
       const rows: Array<{ pos: string; body: string }> = await this.dataSource.query(
         `SELECT position::text AS pos, body FROM webhook_events
          WHERE position > $1 AND ($2::text[] IS NULL OR type = ANY ($2::text[])) ORDER BY position LIMIT $3`,
-        [sub.bookmark, sub.event_types, SCREEN_BATCH],
+        [sub.bookmark, eventTypes, SCREEN_BATCH],
       );
       if (!rows.length) return false;
       const hit = rows.findIndex((r) => holds(JSON.parse(r.body) as object));
@@ -90,16 +86,14 @@ export class EventScreen {
    * another call (the rounds ran out).
    */
   async screenWaiting(): Promise<boolean> {
-    const rows: Array<{ id: string; filter: string; bookmark: string; event_types: string[] | null; cursor_revision: number }> =
-      await this.dataSource.query(WAITING);
-    let waiting: PendingScreen[] = rows.map((r) => ({
-      id: r.id,
-      filterKey: r.filter,
-      bookmark: Number(r.bookmark),
-      eventTypes: r.event_types,
-      revision: r.cursor_revision,
-    }));
-    const holds = (key: string, event: object) => this.predicate(key)(event);
+    const rows: Array<{ id: string; bookmark: string; cursor_revision: number }> = await this.dataSource.query(WAITING);
+    const definitions = await this.filters.at(rows.map((r) => ({ id: r.id, revision: r.cursor_revision })));
+    // One changed since WAITING read it, or whose filter was just removed, is the next look's.
+    let waiting: PendingScreen[] = rows.flatMap((r) => {
+      const d = definitions.get(r.id);
+      return d?.filterKey ? [{ id: r.id, filterKey: d.filterKey, bookmark: Number(r.bookmark), eventTypes: d.eventTypes, revision: r.cursor_revision }] : [];
+    });
+    const holds = (key: string, event: object) => this.filters.predicate(key)(event);
     for (let round = 0; round < SHARED_ROUNDS; round++) {
       if (!waiting.length) return false;
       const start = waiting.reduce((min, w) => Math.min(min, w.bookmark), Infinity);
@@ -130,17 +124,5 @@ export class EventScreen {
       if (window.length < SHARED_WINDOW) waiting = waiting.filter((w) => w.bookmark < window[window.length - 1].pos);
     }
     return waiting.length > 0;
-  }
-
-  /** The compiled filter, cached by its text: the jsonb text for the shared screen, JSON.stringify of the object here. */
-  private predicate(filter: Record<string, unknown> | string): EventPredicate {
-    const key = typeof filter === 'string' ? filter : JSON.stringify(filter);
-    let holds = this.compiled.get(key);
-    if (!holds) {
-      if (this.compiled.size >= CACHED_FILTERS) this.compiled.clear();
-      holds = compileEventFilter(typeof filter === 'string' ? (JSON.parse(filter) as Record<string, unknown>) : filter);
-      this.compiled.set(key, holds);
-    }
-    return holds;
   }
 }

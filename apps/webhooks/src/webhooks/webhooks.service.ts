@@ -39,6 +39,7 @@ import { WEBHOOKS_SETTINGS, WebhooksSettings } from '../config/webhooks.settings
 import { Delivery } from '../deliveries/delivery.entity';
 import { presentDelivery } from '../deliveries/delivery.presenter';
 import { DispatchSignal } from '../deliveries/dispatch-signal';
+import { SubscriptionFilters } from '../deliveries/subscription-filters';
 import { webhookBody } from '../deliveries/webhook-body';
 import { urlProblem } from '../endpoints/address-policy';
 import { postJson } from '../endpoints/endpoint-client';
@@ -65,6 +66,7 @@ export class WebhooksService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly signal: DispatchSignal,
+    private readonly filters: SubscriptionFilters,
     private readonly secrets: SigningSecrets,
     private readonly cursors: CursorCodec,
     @Inject(WEBHOOKS_SETTINGS) private readonly settings: WebhooksSettings,
@@ -161,6 +163,7 @@ export class WebhooksService {
     if (!isId(id, IdPrefix.Webhook)) throw DomainError.notFound('webhook', id);
     const result = await this.dataSource.createQueryBuilder().delete().from(Subscription).where({ id }).execute();
     if (!result.affected) throw DomainError.notFound('webhook', id);
+    this.filters.forget(id);
   }
 
   async deliveries(id: string, query: ListDeliveriesQuery): Promise<Page<DeliveryView>> {
