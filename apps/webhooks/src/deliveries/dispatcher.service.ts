@@ -276,9 +276,12 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
   }
 
   /**
-   * Picks the next event for a subscription we hold the lease of, and records a pending attempt for it. A
-   * filtered subscription's next event is tested first (`screenFirst` when the claim already found it
-   * untested); the filter changing under the screen can ask for it again, a bounded number of times.
+   * Picks the next event for a subscription we hold the lease of, and records a pending attempt for it.
+   * When its next event has not been tested by its filter, a turn under way ends there: released, the
+   * subscription is screened with every other waiting one (EventScreen.screenWaiting), each event read and
+   * tested once per distinct filter, instead of reading the events after its bookmark on its own. Only a
+   * turn that starts untested (`screenFirst`: a lease that ran out mid-screen) screens here; the filter
+   * changing under that screen can ask for it again, a bounded number of times.
    */
   private async prepare(subscriptionId: string, token: string, screenFirst = false): Promise<PreparedAttempt | undefined> {
     for (let tries = 0; tries < 3; tries++) {
@@ -289,6 +292,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
         [subscriptionId, token, deliveryId, LEASE_MS],
       );
       if (!mustScreen(attempt)) return attempt ? this.openAttempt(subscriptionId, token, deliveryId, attempt) : undefined;
+      if (!screenFirst) return undefined;
     }
     return undefined;
   }
@@ -424,7 +428,9 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
         LEASE_MS,
       ],
     );
-    if (!outcome.next || !nextId || mustScreen(outcome.next)) return { goOn: outcome.go_on };
+    // An untested next event is the shared screen's (see prepare): the turn ends and releases the subscription.
+    if (mustScreen(outcome.next)) return { goOn: false };
+    if (!outcome.next || !nextId) return { goOn: outcome.go_on };
     try {
       return { goOn: true, next: await this.openAttempt(attempt.subscriptionId, attempt.leaseToken, nextId, outcome.next) };
     } catch {
