@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { RecentEvents, RecentWindow } from './recent-events';
 import { PendingScreen, planScreen, WindowEvent } from './screen-plan';
 import { SubscriptionFilters } from './subscription-filters';
 
@@ -9,6 +10,12 @@ const SCREEN_ROUNDS = 20;
 /** Events read per window when screening every waiting subscription at once, and windows per call. */
 const SHARED_WINDOW = 2_000;
 const SHARED_ROUNDS = 10;
+/**
+ * Recent events kept parsed, with each filter's answers (see RecentEvents), beyond the oldest waiting
+ * bookmark: a subscription screened again after each delivery re-tests from its bookmark, so without them
+ * every delivery would read, parse and test the events since again.
+ */
+const RECENT_EVENTS = 2 * SHARED_WINDOW;
 
 /**
  * Filtered subscriptions no replica holds and whose next event has not been tested, with events after their
@@ -39,6 +46,8 @@ const MOVE = `UPDATE subscriptions s SET bookmark = m.bookmark, screened_positio
  */
 @Injectable()
 export class EventScreen {
+  private readonly recent = new RecentEvents((after, limit) => this.readEvents(after, null, limit), RECENT_EVENTS, SHARED_WINDOW);
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly filters: SubscriptionFilters,
@@ -98,13 +107,7 @@ export class EventScreen {
       if (!waiting.length) return false;
       const start = waiting.reduce((min, w) => Math.min(min, w.bookmark), Infinity);
       const types = waiting.some((w) => !w.eventTypes) ? null : [...new Set(waiting.flatMap((w) => w.eventTypes ?? []))];
-      const window: WindowEvent[] = (
-        await this.dataSource.query(
-          `SELECT position::text AS pos, type, body FROM webhook_events
-           WHERE position > $1 AND ($2::text[] IS NULL OR type = ANY ($2::text[])) ORDER BY position LIMIT $3`,
-          [start, types, SHARED_WINDOW],
-        )
-      ).map((r: { pos: string; type: string; body: string }) => ({ pos: Number(r.pos), type: r.type, body: r.body }));
+      const { events: window, complete } = (await this.recent.after(start, types, SHARED_WINDOW)) ?? (await this.readWindow(start, types));
       if (!window.length) return false;
       const moves = planScreen(waiting, start, window, holds);
       const moved: Array<{ id: string }> = moves.length
@@ -121,8 +124,23 @@ export class EventScreen {
       const planned = new Set(moves.map((m) => m.id));
       // Caught up, kept an event, or changed by someone else meanwhile: out of the batch. The rest go on from where they moved.
       waiting = waiting.flatMap((w) => (next.has(w.id) ? [{ ...w, bookmark: next.get(w.id)! }] : planned.has(w.id) ? [] : [w]));
-      if (window.length < SHARED_WINDOW) waiting = waiting.filter((w) => w.bookmark < window[window.length - 1].pos);
+      if (complete) waiting = waiting.filter((w) => w.bookmark < window[window.length - 1].pos);
     }
     return waiting.length > 0;
+  }
+
+  /** The events of `types` (all, for null) after `start`, read from the table: for a window older than the recent events kept. */
+  private async readWindow(start: number, types: string[] | null): Promise<RecentWindow> {
+    const events = await this.readEvents(start, types, SHARED_WINDOW);
+    return { events, complete: events.length < SHARED_WINDOW };
+  }
+
+  private async readEvents(after: number, types: string[] | null, limit: number): Promise<WindowEvent[]> {
+    const rows: Array<{ pos: string; type: string; body: string }> = await this.dataSource.query(
+      `SELECT position::text AS pos, type, body FROM webhook_events
+       WHERE position > $1 AND ($2::text[] IS NULL OR type = ANY ($2::text[])) ORDER BY position LIMIT $3`,
+      [after, types, limit],
+    );
+    return rows.map((r) => ({ pos: Number(r.pos), type: r.type, body: r.body }));
   }
 }

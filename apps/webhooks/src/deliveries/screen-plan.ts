@@ -12,6 +12,9 @@ export interface WindowEvent {
   pos: number;
   type: string;
   body: string;
+  /** The body parsed, once it was tested, and each filter's answer for it: kept with the event, so a window read again is not tested again. */
+  parsed?: object;
+  tested?: Map<string, boolean>;
 }
 
 /** Where a subscription's bookmark goes, and the event the filter keeps next (null when it kept none in the window). */
@@ -33,12 +36,12 @@ export interface ScreenMove {
 export function planScreen(subs: PendingScreen[], start: number, window: WindowEvent[], holds: (filterKey: string, event: object) => boolean): ScreenMove[] {
   if (!window.length) return [];
   const last = window[window.length - 1].pos;
-  const parsed: Array<object | undefined> = [];
-  const results = new Map<string, Array<boolean | undefined>>();
   const test = (key: string, i: number): boolean => {
-    let known = results.get(key);
-    if (!known) results.set(key, (known = []));
-    return (known[i] ??= holds(key, (parsed[i] ??= JSON.parse(window[i].body) as object)));
+    const event = window[i];
+    const tested = (event.tested ??= new Map());
+    let answer = tested.get(key);
+    if (answer === undefined) tested.set(key, (answer = holds(key, (event.parsed ??= JSON.parse(event.body) as object))));
+    return answer;
   };
   const moves: ScreenMove[] = [];
   for (const sub of subs) {
@@ -54,7 +57,7 @@ export function planScreen(subs: PendingScreen[], start: number, window: WindowE
 }
 
 /** The index of the first event after `position` (binary search: the window is in position order). */
-function firstAfter(window: WindowEvent[], position: number): number {
+export function firstAfter(window: WindowEvent[], position: number): number {
   let lo = 0;
   let hi = window.length;
   while (lo < hi) {
