@@ -52,6 +52,31 @@ describe('Webhooks with several replicas and a tightened address policy', () => 
     }
   });
 
+  it('applies a filter changed through either replica on both, from the change on', async () => {
+    const receiver = await Receiver.start();
+    receivers.push(receiver);
+    const named = (prefix: string) => ({ 'data.name': { $starts_with: prefix } });
+    const created = await stack.api.post('/webhooks', { name: 'filtered', url: receiver.url, event_types: ['api_key.created'], filter: named('r0-') });
+    expect(created.status).toBe(201);
+    const id = created.body.data.id;
+    const key = async (name: string) => {
+      const res = await stack.api.post('/apikeys', { name, scope: 'read' });
+      expect(res.status).toBe(201);
+      return res.body.data.id as string;
+    };
+    // Each round's PATCH reaches one replica or the other; both have screened with the filter before it.
+    const expected: string[] = [];
+    for (let round = 0; round < 6; round++) {
+      if (round > 0) expect((await stack.api.patch(`/webhooks/${id}`, { filter: named(`r${round}-`) })).status).toBe(200);
+      await key(`r${round - 1}-late`);
+      await key(`other-${round}`);
+      const hit = await key(`r${round}-hit`);
+      expected.push(`r${round}-hit`);
+      await receiver.waitForKey(hit);
+    }
+    expect(receiver.requests.map((r) => r.json.data.name)).toEqual(expected);
+  });
+
   it('checks the address policy again at delivery and ping time', async () => {
     const receiver = await Receiver.start();
     receivers.push(receiver);
