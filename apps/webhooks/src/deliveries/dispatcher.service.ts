@@ -4,6 +4,7 @@ import { OutboxService } from '@crm/messaging';
 import { LOGGER } from '@crm/runtime';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'crypto';
+import { setMaxListeners } from 'events';
 import { DataSource, EntityManager } from 'typeorm';
 import { WEBHOOKS_SETTINGS, WebhooksSettings } from '../config/webhooks.settings';
 import { postJson, SendResult } from '../endpoints/endpoint-client';
@@ -135,6 +136,8 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
   ) {}
 
   onApplicationBootstrap(): void {
+    // Every send in flight listens for the shutdown; maxConcurrency bounds them, Node's default of 10 does not.
+    setMaxListeners(this.settings.maxConcurrency + 10, this.abort.signal);
     this.signal.onKick(() => this.kick());
     this.kick();
   }
