@@ -16,6 +16,7 @@ import { IndexFoldedDealCustomFields1765000000100 } from './migrations/176500000
 import { DealClosedAtAndReportIndexes1765200000200 } from './migrations/1765200000200-deal-closed-at-and-report-indexes';
 import { StageHistoryFlow1765300000100 } from './migrations/1765300000100-stage-history-flow';
 import { PipelineReportDealIndexes1765300000200 } from './migrations/1765300000200-pipeline-report-deal-indexes';
+import { StageHistoryStayDays1765500000100 } from './migrations/1765500000100-stage-history-stay-days';
 
 export const dealsEntities = [Pipeline, Stage, Deal, StageHistory, BuiltInCustomFields];
 export const dealsMigrations = [
@@ -35,4 +36,5 @@ export const dealsMigrations = [
   PipelineReportDealIndexes1765300000200,
   CreateSearchWords1765400000000,
   IndexDealSearchWords1765400000100,
+  StageHistoryStayDays1765500000100,
 ];

@@ -32,6 +32,10 @@ export class StageHistory {
   @Column({ name: 'previous_entry_at', type: 'timestamptz', nullable: true, select: false, insert: false, update: false })
   previousEntryAt?: Date | null;
 
+  /** The length in days of the stay this row ends (the pipeline report's days in stage), stamped by the same trigger. Never written or read through here. */
+  @Column({ name: 'stay_days', type: 'float8', nullable: true, select: false, insert: false, update: false })
+  stayDays?: number | null;
+
   @Column({ name: 'changed_by', type: 'text' })
   changedBy!: string;
 
