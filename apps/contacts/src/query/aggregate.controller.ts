@@ -1,5 +1,5 @@
 import { AggregateDto, Ops, RequestContext, slugsWith } from '@crm/contracts';
-import { CatalogQueries, Handles, handleEach, QueryCatalog } from '@crm/runtime';
+import { CatalogQueries, Handles, handleEach, namesCustomFields, QueryCatalog } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { QueryableObject, QueryCatalogs } from './query-catalogs';
@@ -18,7 +18,7 @@ export class AggregateController {
 
   /** Each built-in object's `POST /<slug>/aggregate` (handleEach below). */
   async object(ctx: RequestContext, object: QueryableObject, request: AggregateDto) {
-    return this.run(ctx, await this.catalogs.of(object), request);
+    return this.run(ctx, await this.catalogs.of(object, namesCustomFields(request)), request);
   }
 
   @Handles(Ops.aggregates.records)

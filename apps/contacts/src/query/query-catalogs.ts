@@ -166,8 +166,10 @@ export class QueryCatalogs {
     };
   }
 
-  async of(object: QueryableObject): Promise<QueryCatalog> {
-    return catalogOf(this.dataSource, { object, ...OBJECTS[object], customFields: await this.definitions(object) } as CatalogSpec);
+  /** The object's catalog; `withCustomFields` false leaves out its custom fields (and the read of their definitions). */
+  async of(object: QueryableObject, withCustomFields = true): Promise<QueryCatalog> {
+    const customFields = withCustomFields ? await this.definitions(object) : undefined;
+    return catalogOf(this.dataSource, { object, ...OBJECTS[object], customFields } as CatalogSpec);
   }
 
   /** An object as another service's query reaches it through a relation named `prefix` (`contact.email`). */

@@ -13,7 +13,7 @@ import {
   RequestContext,
   STAGE_TYPES,
 } from '@crm/contracts';
-import { BuiltInCustomFieldsService, CatalogQueries, catalogOf, CatalogSpec, QueryItem, relatedCatalogOf } from '@crm/runtime';
+import { BuiltInCustomFieldsService, CatalogQueries, catalogOf, CatalogSpec, namesCustomFields, QueryItem, relatedCatalogOf } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Pipeline } from '../pipelines/pipeline.entity';
@@ -49,7 +49,7 @@ export class DealsQuery {
 
   /** `POST /deals/aggregate` (docs/aggregate.md), over the query's catalog. */
   async aggregate(ctx: RequestContext, request: AggregateDto): Promise<AggregateReply> {
-    return this.queries.aggregate(ctx, await this.catalog(), request);
+    return this.queries.aggregate(ctx, await this.catalog(namesCustomFields(request)), request);
   }
 
   /** What a query over deals (or, given a prefix, another service's relation into them) may name. */
@@ -57,11 +57,12 @@ export class DealsQuery {
     return this.queries.fields(ctx, request.prefix ? await this.related({ object: request.object, prefix: request.prefix }) : await this.catalog());
   }
 
-  private async catalog() {
+  /** The catalog, with the custom fields' definitions unless the caller knows none is named (namesCustomFields). */
+  private async catalog(withCustomFields = true) {
     return catalogOf(this.dataSource, {
       ...DEALS,
       present: presentDeal,
-      customFields: await this.definitions(),
+      customFields: withCustomFields ? await this.definitions() : [],
       relations: [
         { name: 'stage', table: { entity: Stage, alias: 's', enums: { type: STAGE_TYPES } }, column: 'stage_id' },
         { name: 'pipeline', table: { entity: Pipeline, alias: 'p' }, column: 'pipeline_id' },

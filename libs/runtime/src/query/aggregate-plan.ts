@@ -3,6 +3,17 @@ import { AGGREGATE_INTERVALS, AGGREGATE_OPS, AggregateDto, AggregateInterval, Ag
 import type { QueryCatalog, QueryFieldType } from '../index';
 
 /**
+ * Whether an aggregation may name a custom field anywhere (filter, dimensions, metrics, sort). Building a
+ * catalog reads the object's custom-field definitions, one more round trip to the database before the
+ * statement; a request that never mentions `custom_fields` cannot reach one, so it is built without them.
+ * The test is on the request's text, so it errs only towards reading them (a value that merely contains
+ * the word).
+ */
+export function namesCustomFields(request: Pick<AggregateDto, 'filter' | 'group_by' | 'metrics' | 'sort'>): boolean {
+  return JSON.stringify([request.filter ?? null, request.group_by ?? null, request.metrics ?? null, request.sort ?? null]).includes('custom_fields');
+}
+
+/**
  * A path an aggregation reads: a field of the object's own rows (or a joined row), or one another service
  * keeps, whose values are read from it by record (see aggregate-run.ts).
  */
