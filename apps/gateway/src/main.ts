@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { isMigrateCommand, onShutdownSignal, runMain, runMigrate, startTracing } from '@crm/common';
+import { isMigrateCommand, onShutdownSignal, runMain, runMigrate, startIdleHeapTrim, startTracing } from '@crm/common';
 import { migrateGateway, startGateway } from './gateway.app';
 
 // `node main.js migrate` applies this app's migrations and exits (the Kubernetes migration Job).
@@ -10,7 +10,9 @@ else {
     const stopTracing = await startTracing('gateway', process.env);
     const gateway = await startGateway();
     process.stdout.write(`CRM API listening on ${gateway.url}\n`);
+    const stopTrim = startIdleHeapTrim((err) => process.stderr.write(`gateway: idle heap trim failed: ${String(err)}\n`));
     onShutdownSignal(async () => {
+      stopTrim();
       await gateway.close();
       await stopTracing?.();
     });

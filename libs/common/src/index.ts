@@ -8,6 +8,7 @@ export * from './logger';
 export * from './pagination';
 export * from './postgres-errors';
 export * from './startup';
+export * from './idle-heap-trim';
 export * from './validation';
 export * from './tracing';
 export * from './rows';

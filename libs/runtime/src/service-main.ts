@@ -1,4 +1,4 @@
-import { isMigrateCommand, onShutdownSignal, runMain, runMigrate, startTracing } from '@crm/common';
+import { isMigrateCommand, onShutdownSignal, runMain, runMigrate, startIdleHeapTrim, startTracing } from '@crm/common';
 import { migrateService, ServiceDefinition, startService } from './service-app';
 
 /**
@@ -17,7 +17,9 @@ export function runServiceMain(name: string, define: () => ServiceDefinition): v
     const service = await startService(define(), process.env);
     // Whatever the log level, as the gateway does: with HEALTH_PORT=0 this is how a supervisor learns the port.
     process.stdout.write(`CRM ${name} health on ${service.healthUrl}\n`);
+    const stopTrim = startIdleHeapTrim((err) => service.logger.warn({ err }, 'idle heap trim failed'));
     onShutdownSignal(async () => {
+      stopTrim();
       await service.close();
       await stopTracing?.();
     });
