@@ -10,14 +10,19 @@ import { BenchStack, buildRef, git, machine, ROOT, runBenchmark, startBenchStack
  * empty: every row published to JetStream, acknowledged and deleted. The builds alternate, round by round.
  * Scenarios: `distinct`, every event of its own contact (a sync of new contacts); `pairs`, two events per
  * contact back to back (a create that also links a company); `repeats`, 10 events per contact spread over
- * the outbox (the same records updated over and over).
+ * the outbox (the same records updated over and over); `batched pairs`, the pairs as batch writes commit
+ * them, 200 rows to a transaction. All rows of a round are committed at once, so they are marked as the
+ * relay knows a transaction's rows: `created_at` is the start of the transaction that wrote a row, the
+ * same for all of one transaction's rows (PostgreSQL's now()); the batched scenario gives each block of
+ * 200 its own.
  */
 const ROWS = Number(process.env.BENCH_RELAY_ROWS ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const SCENARIOS: Record<string, (n: string) => string> = {
-  distinct: (n) => n,
-  pairs: (n) => `(${n} / 2)`,
-  repeats: (n) => `(${n} % ${Math.max(1, Math.floor(ROWS / 10))})`,
+const SCENARIOS: Record<string, { contact: (n: string) => string; transaction?: (n: string) => string }> = {
+  distinct: { contact: (n) => n },
+  pairs: { contact: (n) => `(${n} / 2)` },
+  repeats: { contact: (n) => `(${n} % ${Math.max(1, Math.floor(ROWS / 10))})` },
+  'batched pairs': { contact: (n) => `(${n} / 2)`, transaction: (n) => `((${n} - 1) / 200)` },
 };
 const DRAIN_DEADLINE_MS = 600_000;
 
@@ -26,14 +31,16 @@ async function drain(stack: BenchStack, scenario: string): Promise<number> {
   await db.connect();
   try {
     const tag = randomBytes(4).toString('hex');
-    const contact = SCENARIOS[scenario]('n');
+    const contact = SCENARIOS[scenario].contact('n');
+    const transaction = SCENARIOS[scenario].transaction?.('n') ?? '0';
     await db.query('BEGIN');
     await db.query(
-      `INSERT INTO contacts.outbox (event_id, type, payload)
+      `INSERT INTO contacts.outbox (event_id, type, payload, created_at)
        SELECT e.id, 'contact.updated', jsonb_build_object('id', e.id, 'type', 'contact.updated', 'occurred_at', now(),
                 'actor', jsonb_build_object('type', 'system', 'id', 'bench'), 'via', 'system', 'request_id', NULL,
                 'data', jsonb_build_object('contact_id', 'con_bench_${tag}_' || ${contact}, 'changed', jsonb_build_array('first_name'),
-                  'previous', jsonb_build_object('first_name', 'A'), 'current', jsonb_build_object('first_name', 'B')))
+                  'previous', jsonb_build_object('first_name', 'A'), 'current', jsonb_build_object('first_name', 'B'))),
+              now() + ${transaction} * interval '1 millisecond'
        FROM generate_series(1, $1::int) AS n, LATERAL (SELECT 'evt_bench_${tag}_' || n AS id) AS e
        ORDER BY n`,
       [ROWS],
