@@ -179,7 +179,10 @@ export async function startBenchStack(root: string, options: BenchStackOptions =
   const dbUrl = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm');
   dbUrl.pathname = `/${options.database ?? `crm_${namespace}`}`;
   const key = `crm_live_${alphanumeric(32)}`;
-  const port = 3900 + Math.floor(Math.random() * 500) * 5;
+  // fetch refuses the ports of the Fetch standard's block list (5060, 5061, 6000 in this range): a stack there never looks healthy.
+  let port: number;
+  do port = 3900 + Math.floor(Math.random() * 500) * 5;
+  while ([5060, 5061, 6000].some((bad) => bad >= port && bad < port + 5));
   const env = {
     ...process.env,
     DATABASE_URL: dbUrl.toString(),
