@@ -2,17 +2,7 @@ import { loadavg } from 'os';
 import { join } from 'path';
 import { Client } from 'pg';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the bench times the service's own statements beside the route
-import {
-  closedInWindow,
-  currencyRange,
-  daysInStage,
-  enteredAndAdvanced,
-  forecastByMonth,
-  openByStage,
-  ReportInput,
-  REPORT_SETTINGS,
-  Statement,
-} from '../apps/deals/src/pipelines/pipeline-report.sql';
+import * as report from '../apps/deals/src/pipelines/pipeline-report.sql';
 import { KEPT_DATABASE, machine, percentile, runBenchmark, withBenchStack } from './bench-stack';
 
 /**
@@ -75,10 +65,10 @@ async function counts(db: Client): Promise<{ deals: number; history: number }> {
 }
 
 /** What the service runs for one report, in its order, on one connection. */
-async function reportSql(db: Client, input: ReportInput, list = statements): Promise<void> {
+async function reportSql(db: Client, input: report.ReportInput, list = statements): Promise<void> {
   await db.query(`SELECT now() AT TIME ZONE $1`, [input.timeZone]);
   await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-  await db.query(REPORT_SETTINGS);
+  await db.query(report.REPORT_SETTINGS);
   await db.query(`SELECT EXISTS (SELECT 1 FROM pipelines WHERE id = $1)`, [input.pipelineId]);
   await db.query(`SELECT * FROM stages WHERE pipeline_id = $1 ORDER BY position`, [input.pipelineId]);
   for (const s of list(input)) await db.query(s.text, s.params);
@@ -89,7 +79,7 @@ async function reportSql(db: Client, input: ReportInput, list = statements): Pro
  * Days in stage as the build before stay_days ran it (each stay's length computed per row from its two
  * instants, migration 1765500000100), timed beside the current statements on the same data.
  */
-function daysInStageBefore(input: ReportInput): Statement {
+function daysInStageBefore(input: report.ReportInput): report.Statement {
   return {
     text: `SELECT x.from_stage_id AS stage_id,
                   percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY extract(epoch FROM x.changed_at - x.stay_started_at)::float8 / 86400) AS days
@@ -100,16 +90,16 @@ function daysInStageBefore(input: ReportInput): Statement {
   };
 }
 
-const before = (input: ReportInput): Array<Statement & { label: string }> =>
+const before = (input: report.ReportInput): Array<report.Statement & { label: string }> =>
   statements(input).map((s) => (s.label === 'days in stage' ? { label: 'days in stage (before)', ...daysInStageBefore(input) } : s));
 
-const statements = (input: ReportInput): Array<Statement & { label: string }> => [
-  { label: 'open by stage', ...openByStage(input.pipelineId) },
-  { label: 'currencies held', ...currencyRange(input.pipelineId) },
-  { label: 'won/lost in window', ...closedInWindow(input) },
-  { label: 'forecast by month', ...forecastByMonth(input) },
-  { label: 'entered/advanced', ...enteredAndAdvanced(input) },
-  { label: 'days in stage', ...daysInStage(input) },
+const statements = (input: report.ReportInput): Array<report.Statement & { label: string }> => [
+  { label: 'open by stage', ...report.openByStage(input.pipelineId) },
+  { label: 'currencies held', ...report.currencyRange(input.pipelineId) },
+  { label: 'won/lost in window', ...report.closedInWindow(input) },
+  { label: 'forecast by month', ...report.forecastByMonth(input) },
+  { label: 'entered/advanced', ...report.enteredAndAdvanced(input) },
+  { label: 'days in stage', ...report.daysInStage(input) },
 ];
 
 async function main(): Promise<void> {
@@ -154,7 +144,7 @@ async function main(): Promise<void> {
         };
         const first = await api();
         const probabilities = pipeline.stages.map((s: { probability: number }) => s.probability);
-        const input = (): ReportInput => {
+        const input = (): report.ReportInput => {
           const to = new Date();
           return {
             pipelineId: pipeline.id,
@@ -181,7 +171,7 @@ async function main(): Promise<void> {
         const plans: string[] = [];
         for (const s of [...statements(input()), ...before(input()).filter((b) => b.label.endsWith('(before)'))]) {
           await db.query('BEGIN');
-          await db.query(REPORT_SETTINGS);
+          await db.query(report.REPORT_SETTINGS);
           const plan = (await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${s.text}`, s.params)).rows.map((r: Record<string, string>) => r['QUERY PLAN']);
           await db.query('COMMIT');
           plans.push(`-- ${s.label}\n${plan.join('\n')}`);
