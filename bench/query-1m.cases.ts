@@ -57,6 +57,25 @@ function customEquality(object: Schema, field: string, value: string, share: str
     },
   };
 }
+/** Equality on a field of a related record of the same service, joined as the query engine joins it. */
+function relationEquality(object: Schema, path: { relation: string; table: string; column: string; folded: boolean }, value: string, share: string): QueryCase {
+  const alias = object[0];
+  const joined = `${alias}_${path.relation}`;
+  const field = `${joined}.${path.column}`;
+  const equal = path.folded ? `lower(${field}) = lower($1::text) AND ${field} = $1::text` : `${field} = $1::text`;
+  return {
+    label: `${object}, ${path.relation}.${path.column} (${share})`,
+    object,
+    schema: object,
+    body: { filter: { [`${path.relation}.${path.column}`]: value } },
+    sql: {
+      text:
+        `SELECT ${alias}.*, ${joined}.id AS "~j_${path.relation}" FROM ${object} ${alias} LEFT JOIN ${path.table} ${joined} ON ${joined}.id = ${alias}.${path.relation}_id ` +
+        `WHERE ((${equal} AND ${field} IS NOT NULL)) AND (TRUE) ORDER BY ${alias}.id ASC LIMIT 51`,
+      params: [value],
+    },
+  };
+}
 const SEATS = custom('d', 'seats', 'number', 'numeric');
 /** A search box built from $or of $contains: words no contact has, so every row is read and tested. */
 const SEARCH_WORDS = ['zephyrine', 'quillon', 'vexmoor', 'jubbly'];
@@ -125,16 +144,7 @@ export function cases(): QueryCase[] {
       },
     },
     customEquality('contacts', 'region', 'apac', 'a fifth match'),
-    {
-      label: 'contacts, company.domain (one company)',
-      object: 'contacts',
-      schema: 'contacts',
-      body: { filter: { 'company.domain': 'company777.example' } },
-      sql: {
-        text: `SELECT c.*, c_company.id AS "~j_company" FROM contacts c LEFT JOIN companies c_company ON c_company.id = c.company_id WHERE ((lower(c_company.domain) = lower($1::text) AND c_company.domain = $1::text AND c_company.domain IS NOT NULL)) AND (TRUE) ORDER BY c.id ASC LIMIT 51`,
-        params: ['company777.example'],
-      },
-    },
+    relationEquality('contacts', { relation: 'company', table: 'companies', column: 'domain', folded: true }, 'company777.example', 'one company'),
     {
       label: 'contacts, company_id $in 500 values',
       object: 'contacts',
@@ -229,16 +239,7 @@ export function cases(): QueryCase[] {
       },
     },
     customEquality('deals', 'tier', 'strategic', '0.1% match'),
-    {
-      label: 'deals, stage.type (relation path)',
-      object: 'deals',
-      schema: 'deals',
-      body: { filter: { 'stage.type': 'won' } },
-      sql: {
-        text: `SELECT d.*, d_stage.id AS "~j_stage" FROM deals d LEFT JOIN stages d_stage ON d_stage.id = d.stage_id WHERE ((d_stage.type = $1::text AND d_stage.type IS NOT NULL)) AND (TRUE) ORDER BY d.id ASC LIMIT 51`,
-        params: ['won'],
-      },
-    },
+    relationEquality('deals', { relation: 'stage', table: 'stages', column: 'type', folded: false }, 'won', 'relation path'),
     {
       label: 'deals, contact.email (path across services)',
       object: 'deals',
