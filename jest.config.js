@@ -17,7 +17,8 @@ module.exports = {
     '^@crm/sdk$': '<rootDir>/libs/sdk/src/index.ts',
     '^@crm/test-support$': '<rootDir>/test/support/index.ts',
   },
-  testTimeout: 60000,
+  // A safety net, not a speed: at a load of 30 on two cores a test that starts a stack took over 60 s.
+  testTimeout: 180000,
   // Gives the run an id for its namespaces, and at the end fails it if they left anything behind.
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

@@ -131,14 +131,16 @@ export async function spawnService(app: string, env: Env, options: { port?: numb
   try {
     await eventually(
       async () => {
-        if (child.exitCode !== null) throw new Error(`${app} exited: ${log}`);
+        if (child.exitCode !== null) throw new ExitedEarly(`${app} exited: ${log}`);
         if (port === 0) port = announcedPort(app, log) ?? 0;
         if (port === 0) return undefined;
         const res = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
         return res?.ok ? true : undefined;
       },
-      30_000,
+      // A safety net: the wait ends when the process is healthy or exits; a loaded machine starts it slowly.
+      120_000,
       100,
+      (err) => err instanceof ExitedEarly,
     );
   } catch (err) {
     // A process that never became ready is not left running after the failed test.
