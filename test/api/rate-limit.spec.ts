@@ -100,17 +100,23 @@ describe('rate limiting', () => {
       const port = await freePort();
       const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
       const admin = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 100 });
+      // A fresh client per look: one client's connect() after a failed attempt only says it is already connecting.
       await eventually(
-        async () =>
-          (await admin
-            .connect()
-            .then(() => admin.ping())
-            .catch(() => undefined))
-            ? true
-            : undefined,
-        10_000,
+        async () => {
+          const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+          try {
+            await probe.connect();
+            return (await probe.ping()) === 'PONG' ? true : undefined;
+          } catch {
+            return undefined;
+          } finally {
+            probe.disconnect();
+          }
+        },
+        120_000,
         50,
       );
+      await admin.connect();
       const stack = await startStack({ services: [], env: { REDIS_URL: `redis://127.0.0.1:${port}` } });
       try {
         expect((await stack.api.get('/apikeys')).status).toBe(200);
