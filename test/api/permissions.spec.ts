@@ -115,6 +115,8 @@ describe('per-object permissions (scopes)', () => {
     missing(await narrow.post('/deals/query', { fields: ['name', 'company.name'] }), 'companies:read');
     missing(await narrow.post('/deals/query', { sort: [{ field: 'owner.name' }] }), 'users:read');
     missing(await narrow.post('/deals/aggregate', { group_by: ['contact.email'], metrics: { n: { op: 'count' } } }), 'contacts:read');
+    missing(await narrow.post('/deals/aggregate', { filter: { 'company.name': 'x' }, metrics: { n: { op: 'count' } } }), 'companies:read');
+    missing(await narrow.post('/deals/aggregate', { metrics: { latest: { op: 'max', field: 'contact.created_at' } } }), 'contacts:read');
     expect((await narrow.post('/deals/query', { filter: { 'stage.type': 'open' }, fields: ['name', 'pipeline.name'] })).status).toBe(200);
   });
 
