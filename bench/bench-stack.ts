@@ -3,6 +3,7 @@ import { ChildProcess, execFileSync, spawn } from 'child_process';
 import { randomBytes } from 'crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'fs';
 import { cpus, tmpdir, totalmem } from 'os';
+import { createServer } from 'net';
 import { join } from 'path';
 import { Client } from 'pg';
 
@@ -171,6 +172,30 @@ export interface BenchStackOptions {
 }
 
 /** Starts the processes built under `root/dist` (all five unless told) on a database and namespace of their own. */
+/** Whether nothing listens on a loopback port now. */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * The first port of a block of five in 3900–6399 where nothing listens (nor, with inspectors, on the five
+ * 20,000 higher): PostgreSQL, NATS, Redis and other stacks of a shared machine sit in that range. fetch
+ * refuses the ports of the Fetch standard's block list (5060, 5061, 6000 here), where a stack would never
+ * look healthy.
+ */
+async function freePortBlock(inspect: boolean): Promise<number> {
+  for (;;) {
+    const port = 3900 + Math.floor(Math.random() * 500) * 5;
+    if ([5060, 5061, 6000].some((bad) => bad >= port && bad < port + 5)) continue;
+    const block = [0, 1, 2, 3, 4].flatMap((i) => (inspect ? [port + i, port + 20_000 + i] : [port + i]));
+    if ((await Promise.all(block.map(portFree))).every(Boolean)) return port;
+  }
+}
+
 export async function startBenchStack(root: string, options: BenchStackOptions = {}): Promise<BenchStack> {
   const apps = options.apps ?? APPS;
   // BENCH_DATABASE names the stack's namespace and database and keeps the database when the stack stops, so a
@@ -179,10 +204,7 @@ export async function startBenchStack(root: string, options: BenchStackOptions =
   const dbUrl = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm');
   dbUrl.pathname = `/${options.database ?? `crm_${namespace}`}`;
   const key = `crm_live_${alphanumeric(32)}`;
-  // fetch refuses the ports of the Fetch standard's block list (5060, 5061, 6000 in this range): a stack there never looks healthy.
-  let port: number;
-  do port = 3900 + Math.floor(Math.random() * 500) * 5;
-  while ([5060, 5061, 6000].some((bad) => bad >= port && bad < port + 5));
+  const port = await freePortBlock(!!options.inspect);
   const env = {
     ...process.env,
     DATABASE_URL: dbUrl.toString(),
