@@ -1,4 +1,5 @@
 import { SearchHitView, SearchPosition } from '@crm/contracts';
+import { createHash } from 'crypto';
 import { EntityManager } from 'typeorm';
 
 /** How a field's folded value is compared with the query (docs/search.md). */
@@ -61,9 +62,12 @@ export async function searchSlice(manager: EntityManager, targets: readonly Sear
   if (!targets.length) return [];
   // No parallel plans for the rest of the transaction: the exact statement relies on its UNION ALL's
   // branches being read in order (a Parallel Append would interleave them), and its scans are small.
+  // Generic plans for its prepared statements: they are as fast as the custom plans for every kind of query
+  // (their scans are the same index scans whatever the values), and the custom plans PostgreSQL would keep
+  // choosing for them are planned on every execution, which took longer than running them.
   const [{ folded, words }]: Folded[] = await manager.query(
     `SELECT search_norm($1) AS folded, array_remove(string_to_array(search_text_words($1), ' '), '') AS words,
-       set_config('max_parallel_workers_per_gather', '0', true) AS serial`,
+       set_config('max_parallel_workers_per_gather', '0', true) AS serial, set_config('plan_cache_mode', 'force_generic_plan', true) AS generic`,
     [input.q],
   );
   const email = EMAIL_SHAPE.test(input.q.trim());
@@ -82,13 +86,13 @@ export async function searchSlice(manager: EntityManager, targets: readonly Sear
   };
   const hits: Row[] = [];
   if (!input.after || input.after[0] >= FUZZY_BELOW) {
-    hits.push(...(await manager.query(...exactStatement(targets, base, input.after, input.limit))));
+    hits.push(...(await prepared(manager, exactStatement(targets, base, input.after, input.limit), !input.after)));
   }
   if (hits.length < input.limit && base.prefix) {
     const typos = await typoQuery(manager, words);
     if (typos) {
       const after = input.after && input.after[0] < FUZZY_BELOW ? input.after : undefined;
-      hits.push(...(await manager.query(...typoStatement(targets, { ...base, candidates: typos }, after, input.limit - hits.length))));
+      hits.push(...(await prepared(manager, typoStatement(targets, { ...base, candidates: typos }, after, input.limit - hits.length), !input.after)));
     }
   }
   return hits.map((row) => ({
@@ -102,6 +106,35 @@ export async function searchSlice(manager: EntityManager, targets: readonly Sear
       .sort(([a, [x]], [b, [y]]) => y - x || (a < b ? -1 : 1))
       .map(([field, [, value]]) => ({ field, value })),
   }));
+}
+
+/**
+ * At most this many distinct statement texts are prepared by a process (so by each of its connections); a
+ * prepared statement and its cached plan hold about 1.5 MB of the connection's backend memory.
+ */
+const PREPARED_SHAPES = 16;
+const preparedNames = new Map<string, string>();
+
+/**
+ * Runs a first page's exact-and-prefix or typo statement as a named prepared statement, so that each
+ * connection plans it once instead of on every request: planning their branches took longer than running
+ * them for an email, a phone or an id. Its text depends only on the targets and on whether the query has
+ * word starts (every value is a parameter), so a service sees a handful of texts, one per set of objects
+ * searched; later pages (whose text also depends on the cursor's tier and object) and any text past the
+ * first PREPARED_SHAPES run unnamed. A name is the text's hash: a connection new to the pool prepares it on
+ * first use (node-postgres remembers per connection which names it has parsed), and a service's connections
+ * all have its schema on their search_path, so one name is one schema's statement. PostgreSQL replans it by
+ * itself after a change to a table it reads. TypeORM hands the query config to the `pg` client unchanged.
+ * The search's transaction forces generic plans (searchSlice): the custom ones PostgreSQL would otherwise
+ * keep choosing are planned on every execution.
+ */
+async function prepared(manager: EntityManager, [text, values]: [string, unknown[]], firstPage: boolean): Promise<Row[]> {
+  let name = preparedNames.get(text);
+  if (!name && firstPage && preparedNames.size < PREPARED_SHAPES) {
+    name = `search_${createHash('sha1').update(text).digest('hex')}`;
+    preparedNames.set(text, name);
+  }
+  return name ? manager.query({ name, text } as unknown as string, values) : manager.query(text, values);
 }
 
 /**
