@@ -18,7 +18,8 @@ import { BenchApp, BenchStack, machine, percentile, runBenchmark, startBenchStac
  * through the gateway beside the services' own code (searchSlice over the same targets, DuplicatesService)
  * on one `pg` client, so the SQL is exactly what the services send; API and SQL alternate one request at a
  * time. Both answers' ids must be equal (a difference ends the run with exit code 1). Prints a markdown
- * table and EXPLAIN (ANALYZE, BUFFERS) of every statement of each case; raw times go to bench/results/.
+ * table and EXPLAIN (ANALYZE, BUFFERS) of every statement of each case and build (EXECUTE for a prepared one, so
+ * its planning time is what a request pays); raw times go to bench/results/.
  * Settings: BENCH_SEARCH_CONTACTS, BENCH_SEARCH_COMPANIES, BENCH_SEARCH_DEALS, BENCH_SEARCH_RUNS (100),
  * BENCH_SEARCH_WARMUP (5), BENCH_SEARCH_CASE_SECONDS (60), BENCH_SEARCH_DATABASE (a database to seed once
  * and keep: a later run with the same name and sizes times the data already there), BENCH_SEARCH_SEED_ONLY
@@ -132,7 +133,9 @@ async function seed(pg: Client, pipeline: { id: string; stages: Array<{ id: stri
   return true;
 }
 
-type Run = (sql: string, params?: unknown[]) => Promise<any[]>;
+/** A statement's text, or a named prepared statement's (`{ name, text }`, which the services hand to `pg` through TypeORM). */
+type Statement = string | { name: string; text: string };
+type Run = (sql: Statement, params?: unknown[]) => Promise<any[]>;
 
 /**
  * The services' data access on one `pg` client: `query` outside a transaction in the contacts schema,
@@ -142,9 +145,19 @@ type Run = (sql: string, params?: unknown[]) => Promise<any[]>;
 function direct(pg: Client, schema: string, plans?: string[]): DataSource {
   const run: Run = async (sql, params = []) => (await pg.query(sql, params)).rows;
   const inTransaction: Run = async (sql, params = []) => {
-    if (!plans || !/^\s*(--[^\n]*\n\s*)*\(?(SELECT|WITH)/i.test(sql)) return run(sql, params);
-    const plan = await run(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, params);
-    plans.push(`${sql.replace(/\s+/g, ' ').trim()}\n-- ${JSON.stringify(params)}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}`);
+    const text = typeof sql === 'string' ? sql : sql.text;
+    if (!plans || !/^\s*(--[^\n]*\n\s*)*\(?(SELECT|WITH)/i.test(text)) return run(sql, params);
+    // A prepared statement is explained as it runs: EXECUTE shows the plan its connection has cached (generic
+    // or custom), and its planning time is what is paid per request. Running it first prepares it.
+    if (typeof sql !== 'string') await run(sql, params);
+    // EXECUTE takes no bind parameters: its arguments are literals (coerced to the statement's parameter types).
+    const literal = (v: unknown): string =>
+      v === null || v === undefined ? 'NULL' : Array.isArray(v) ? `ARRAY[${v.map(literal).join(', ')}]::text[]` : pg.escapeLiteral(String(v));
+    const explained = typeof sql === 'string' ? sql : `EXECUTE ${sql.name}(${params.map(literal).join(', ')})`;
+    const plan = await run(`EXPLAIN (ANALYZE, BUFFERS) ${explained}`, typeof sql === 'string' ? params : []);
+    plans.push(
+      `${text.replace(/\s+/g, ' ').trim()}\n-- ${typeof sql === 'string' ? '' : `prepared ${sql.name} `}${JSON.stringify(params)}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}`,
+    );
     // The answer too: later statements depend on earlier ones (the query's words, the typo dictionary).
     return run(sql, params);
   };
@@ -321,9 +334,12 @@ async function timed(stack: BenchStack, base: BenchStack | undefined): Promise<v
           `| ${c.label} | ${build.name} | ${c.target} | ${api.length} | ${answer.length} | ${p(api, 50)} | ${p(api, 99)}${p(api, 99) > c.target ? ' ⚠' : ''} | ${p(sql, 50)} | ${p(sql, 99)} | ${(percentile(api, 50) / percentile(sql, 50)).toFixed(1)}x | ${same ? 'same' : 'DIFFERENT'} |`,
         );
       }
-      const plans: string[] = [];
-      await c.sql(pg, builds[builds.length - 1].code, plans);
-      explains.push(`### ${c.label}\n${c.method} ${c.path}\n\n${plans.join('\n\n')}`);
+      // Every build's plans, so planning and execution can be compared between them.
+      for (const build of builds) {
+        const plans: string[] = [];
+        await c.sql(pg, build.code, plans);
+        explains.push(`### ${c.label} — ${build.name}\n${c.method} ${c.path}\n\n${plans.join('\n\n')}`);
+      }
     }
     process.stdout.write(`${lines.join('\n')}\n\n${explains.join('\n\n')}\n`);
     mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
