@@ -130,11 +130,20 @@ const preparedNames = new Map<string, string>();
  */
 async function prepared(manager: EntityManager, [text, values]: [string, unknown[]], firstPage: boolean): Promise<Row[]> {
   let name = preparedNames.get(text);
-  if (!name && firstPage && preparedNames.size < PREPARED_SHAPES) {
+  if (name === undefined && firstPage && preparedNames.size < PREPARED_SHAPES) {
     name = `search_${createHash('sha1').update(text).digest('hex')}`;
     preparedNames.set(text, name);
   }
-  return name ? manager.query({ name, text } as unknown as string, values) : manager.query(text, values);
+  if (!name) return manager.query(text, values);
+  try {
+    return await manager.query({ name, text } as unknown as string, values);
+  } catch (err) {
+    // 0A000, "cached plan must not change result type": a newer release's migration changed the type of a
+    // column this statement returns, so the connections' prepared copies can no longer run. The request fails
+    // (its transaction is aborted), and the text runs unnamed from then on in this process.
+    if ((err as { code?: string }).code === '0A000') preparedNames.set(text, '');
+    throw err;
+  }
 }
 
 /**
