@@ -169,7 +169,14 @@ export interface BenchStackOptions {
   database?: string;
   /** Starts each process with the V8 inspector on a loopback port (to collect garbage and take heap snapshots from outside). */
   inspect?: boolean;
+  /** A command each process is started under (`valgrind --tool=callgrind …`), or none; node and its arguments follow it. */
+  launcher?: (app: BenchApp) => string[];
+  /** How long the stack may take to become healthy (default BENCH_START_TIMEOUT_S). */
+  startTimeoutMs?: number;
 }
+
+/** The address every process of a stack listens on (its HOST). */
+export const STACK_HOST = '127.0.0.1';
 
 /** Starts the processes built under `root/dist` (all five unless told) on a database and namespace of their own. */
 /** Whether nothing listens on a loopback port now. */
@@ -211,8 +218,8 @@ export async function startBenchStack(root: string, options: BenchStackOptions =
     CRM_NAMESPACE: namespace,
     CRM_BOOTSTRAP_API_KEY: key,
     PORT: String(port),
-    HOST: '127.0.0.1',
-    HEALTH_HOST: '127.0.0.1',
+    HOST: STACK_HOST,
+    HEALTH_HOST: STACK_HOST,
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE: '1000000',
     RATE_LIMIT_BURST: '1000000',
@@ -229,7 +236,14 @@ export async function startBenchStack(root: string, options: BenchStackOptions =
     // Stacks take ports 3900–6399 in steps of five; their inspectors the same offsets 20,000 higher.
     if (options.inspect) inspectPorts[app] = port + 20_000 + APPS.indexOf(app);
     const inspect = options.inspect ? [`--inspect=127.0.0.1:${inspectPorts[app]}`] : [];
-    children[app] = spawn(process.execPath, [...NODE_ARGS, ...inspect, join(root, 'dist', 'apps', app, 'src', 'main.js')], {
+    const [command, ...args] = [
+      ...(options.launcher?.(app) ?? []),
+      process.execPath,
+      ...NODE_ARGS,
+      ...inspect,
+      join(root, 'dist', 'apps', app, 'src', 'main.js'),
+    ];
+    children[app] = spawn(command, args, {
       env: { ...env, HEALTH_PORT: String(healthPorts[app] ?? 0) },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
@@ -248,8 +262,9 @@ export async function startBenchStack(root: string, options: BenchStackOptions =
   };
   try {
     // The gateway's /health counts every service, so a partial stack waits on each process's own probe.
-    if (apps.length === APPS.length) await waitFor(`${api}/health`, START_TIMEOUT_MS);
-    else for (const app of apps) await waitFor(app === 'gateway' ? `${api}/health/ready` : `http://127.0.0.1:${healthPorts[app]}/health`, START_TIMEOUT_MS);
+    const timeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
+    if (apps.length === APPS.length) await waitFor(`${api}/health`, timeoutMs);
+    else for (const app of apps) await waitFor(app === 'gateway' ? `${api}/health/ready` : `http://127.0.0.1:${healthPorts[app]}/health`, timeoutMs);
   } catch (err) {
     await stop();
     throw err;

@@ -1,0 +1,352 @@
+import { execFileSync } from 'child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { APPS, BenchApp, BenchStack, buildRef, machine, ROOT, runBenchmark, settledCpuMs, STACK_HOST, startBenchStack, thisBuild } from './bench-stack';
+import { Inspector } from './inspector';
+
+/**
+ * Instructions executed per request on the single-write paths, this build against an earlier commit:
+ * `npm run bench:instructions -- <git ref>` (default HEAD~1).
+ *
+ * CPU time per request on a shared machine moves by tens of percent from one round to the next; the number of
+ * instructions a request makes the processes execute does not move with the machine's load. Each node process of
+ * the stack runs under valgrind's callgrind tool with its instrumentation off (start-up and warm-up at a few times
+ * native speed), so for each scenario the bench: sends N requests one after another (the JIT warms up on the very
+ * paths measured), waits until the stack is quiet (outbox relayed, events appended, webhooks matched), runs a full
+ * collection in every process through the inspector, switches instrumentation on and zeroes the counters, sends N
+ * more requests (the same bodies in both builds), waits until quiet again, and dumps: the total instructions (Ir,
+ * all threads: JIT code, the interpreter, V8's compiler and collector threads, libuv and OpenSSL) per process,
+ * divided by N. PostgreSQL, NATS and Redis are not counted; they are the same programs for both builds.
+ *
+ * Builds alternate, each on its own fresh stack and database with the same setup, and the whole is repeated
+ * BENCH_ROUNDS times (default 2) so the spread between a build's rounds shows how stable the count is. A quiet
+ * window of BENCH_INSTR_IDLE_S seconds per stack (default 10) gives the instructions an idle stack executes per
+ * second (timers, pollers), to weigh what the measured windows include from the wall clock.
+ *
+ * BENCH_INSTR_N (default 200) requests per window; BENCH_SCENARIOS picks scenarios by name; BENCH_INSTR_APPS the
+ * processes run under valgrind (default all five; the others run natively and are not counted); BENCH_BASE_DIR a
+ * built checkout of the base; BENCH_INSTR_DIR where the callgrind dumps are kept (for callgrind_annotate; default a
+ * new directory under the system's temporary directory); BENCH_INSTR_RESULTS a JSON file that collects the rounds
+ * of several runs (each run adds its rounds and prints the table over all of them), so a long measurement can be
+ * split into parts.
+ */
+const N = Number(process.env.BENCH_INSTR_N ?? 200);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const IDLE_S = Number(process.env.BENCH_INSTR_IDLE_S ?? 10);
+const ONLY = process.env.BENCH_SCENARIOS?.split(',').map((name) => name.trim());
+const COUNTED = (process.env.BENCH_INSTR_APPS?.split(',').map((app) => app.trim()) ?? APPS) as BenchApp[];
+const RESULTS_FILE = process.env.BENCH_INSTR_RESULTS;
+const VALGRIND = process.env.BENCH_VALGRIND ?? 'valgrind';
+/**
+ * Quiet under valgrind: the whole stack uses at most 60 ms of CPU in a second, or, while instrumented (when its
+ * timers alone cost more), no more than half as much again as it did idle, for up to 2 minutes.
+ */
+const QUIET = { quietMs: 60, windowMs: 1000, maxMs: 120_000 };
+
+interface Setup {
+  contact: string;
+  pipeline: string;
+  stages: [string, string];
+  moving: string;
+}
+
+interface Scenario {
+  name: string;
+  method: string;
+  path(setup: Setup): string;
+  /** The i-th request's body; `batch` ('w' warm-up, 'm' measured) keeps created records unique at equal length. */
+  body(setup: Setup, batch: string, i: number): unknown;
+}
+
+const pad = (i: number) => String(i).padStart(5, '0');
+
+const SCENARIOS: Scenario[] = [
+  {
+    name: 'POST /contacts',
+    method: 'POST',
+    path: () => '/contacts',
+    body: (_s, batch, i) => ({ email: `c${batch}${pad(i)}@bench.example`, first_name: 'Bench', stage: 'lead' }),
+  },
+  {
+    name: 'PATCH /contacts/:id',
+    method: 'PATCH',
+    path: (s) => `/contacts/${s.contact}`,
+    // Every request a new value, so each one is a real change (a same-value PATCH writes nothing).
+    body: (_s, batch, i) => ({ title: `Bench title ${batch}${pad(i)}`, icp_score: i % 100 }),
+  },
+  {
+    name: 'POST /deals',
+    method: 'POST',
+    path: () => '/deals',
+    body: (s, batch, i) => ({ name: `Bench deal ${batch}${pad(i)}`, pipeline_id: s.pipeline, stage_id: s.stages[0], value: i + 1 }),
+  },
+  {
+    name: 'POST /deals/:id/stage',
+    method: 'POST',
+    path: (s) => `/deals/${s.moving}/stage`,
+    // Open, won, open again: every request a real move (the warm-up and measured batches are both even in length).
+    body: (s, _batch, i) => ({ stage_id: s.stages[(i + 1) % 2] }),
+  },
+];
+
+interface Window {
+  round: number;
+  build: string;
+  scenario: string;
+  requests: number;
+  seconds: number;
+  /** Instructions per process over the window. */
+  ir: Partial<Record<BenchApp, number>>;
+  dumps: string[];
+}
+
+interface Results {
+  base: string;
+  current: string;
+  windows: Window[];
+}
+
+/** Where valgrind and callgrind_control meet (vgdb's pipes), beside the dumps rather than in the shared temporary directory. */
+const vgdbPrefix = (dumpDir: string) => `--vgdb-prefix=${join(dumpDir, 'vgdb')}`;
+
+function callgrind(dumpDir: string, pid: number, ...args: string[]): void {
+  // vgdb's pipe names carry $HOST, which the stack sets for its processes to the address they listen on.
+  execFileSync('callgrind_control', [vgdbPrefix(dumpDir), ...args, String(pid)], { stdio: 'pipe', env: { ...process.env, HOST: STACK_HOST } });
+}
+
+/** The newest dump a process has written (callgrind numbers them `<file>.1`, `<file>.2`, …). */
+function latestDump(dir: string, prefix: string): string {
+  const numbered = readdirSync(dir)
+    .filter((name) => name.startsWith(`${prefix}.`) && /\.\d+$/.test(name))
+    .sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop()));
+  if (!numbered.length) throw new Error(`no callgrind dump ${prefix}.* in ${dir}`);
+  return join(dir, numbered[numbered.length - 1]);
+}
+
+function totalIr(file: string): number {
+  const text = readFileSync(file, 'utf8');
+  const total = /^(?:totals|summary):\s*(\d+)/m.exec(text);
+  if (!total) throw new Error(`${file} has no totals`);
+  return Number(total[1]);
+}
+
+async function request(stack: BenchStack, method: string, path: string, body: unknown): Promise<any> {
+  const res = await fetch(`${stack.api}${path}`, {
+    method,
+    headers: { 'X-Api-Key': stack.key, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { data: any }).data;
+}
+
+async function send(stack: BenchStack, setup: Setup, scenario: Scenario, batch: string): Promise<void> {
+  for (let i = 0; i < N; i++) await request(stack, scenario.method, scenario.path(setup), scenario.body(setup, batch, i));
+}
+
+/** A full collection in every counted process, so each window starts from a collected heap. */
+async function collectGarbage(stack: BenchStack): Promise<void> {
+  for (const app of COUNTED) {
+    const inspector = await Inspector.connect(stack.inspectPorts[app]!);
+    try {
+      await inspector.send('HeapProfiler.collectGarbage');
+    } finally {
+      inspector.close();
+    }
+  }
+}
+
+async function stopAndWait(stack: BenchStack): Promise<void> {
+  const exited = Object.values(stack.children).map(
+    (child) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()))),
+  );
+  await stack.stop();
+  const killAfter = setTimeout(() => Object.values(stack.children).forEach((child) => child.kill('SIGKILL')), 60_000);
+  await Promise.all(exited);
+  clearTimeout(killAfter);
+}
+
+/** One build's stack: every scenario's warm-up and measured window, and an idle window. */
+async function measureBuild(build: string, root: string, round: number, dumpDir: string): Promise<Window[]> {
+  const tag = `r${round + 1}-${build.replace(/[^a-z0-9]/gi, '')}`;
+  const stack = await startBenchStack(root, {
+    inspect: true,
+    startTimeoutMs: 900_000,
+    launcher: (app) =>
+      COUNTED.includes(app)
+        ? [
+            VALGRIND,
+            '--tool=callgrind',
+            // Start-up and warm-up uninstrumented (a few times native speed); switched on per window.
+            '--instr-atstart=no',
+            // V8 writes and rewrites machine code in anonymous memory: valgrind must notice.
+            '--smc-check=all-non-file',
+            `--callgrind-out-file=${join(dumpDir, `${tag}-${app}.%p`)}`,
+            `--log-file=${join(dumpDir, `${tag}-${app}.%p.log`)}`,
+            vgdbPrefix(dumpDir),
+          ]
+        : [],
+  });
+  const windows: Window[] = [];
+  // Instrumented, the stack's timers and pollers alone cost more CPU than the uninstrumented quiet threshold: the
+  // idle window measures how much, and a measured window ends once the stack is back near that.
+  let instrumentedQuietMs = QUIET.quietMs;
+  const window = async (scenario: string, requests: number, work: () => Promise<void>) => {
+    await settledCpuMs(stack, QUIET);
+    await collectGarbage(stack);
+    await settledCpuMs(stack, QUIET);
+    const pids = COUNTED.map((app) => stack.children[app].pid!);
+    for (const pid of pids) callgrind(dumpDir, pid, '--instr=on');
+    for (const pid of pids) callgrind(dumpDir, pid, '--zero');
+    const started = performance.now();
+    await work();
+    if (requests) await settledCpuMs(stack, { ...QUIET, quietMs: instrumentedQuietMs });
+    const seconds = (performance.now() - started) / 1000;
+    for (const pid of pids) callgrind(dumpDir, pid, '--dump');
+    for (const pid of pids) callgrind(dumpDir, pid, '--instr=off');
+    const dumps = COUNTED.map((app) => latestDump(dumpDir, `${tag}-${app}.${stack.children[app].pid}`));
+    const ir = Object.fromEntries(COUNTED.map((app, i) => [app, totalIr(dumps[i])]));
+    windows.push({ round, build, scenario, requests, seconds, ir, dumps });
+    const perRequest = requests ? Object.values(ir).reduce((a, b) => a + b, 0) / requests : 0;
+    process.stderr.write(
+      `round ${round + 1} ${build} ${scenario}: ${Math.round(perRequest).toLocaleString('en')} instructions/request, ${seconds.toFixed(0)} s\n`,
+    );
+  };
+  /** Idle and instrumented: the first half lets valgrind re-instrument what the timers run, the second is timed. */
+  const idle = async () => {
+    await new Promise((r) => setTimeout(r, (IDLE_S * 1000) / 2));
+    const [cpu, at] = [stack.cpuMs(), performance.now()];
+    await new Promise((r) => setTimeout(r, (IDLE_S * 1000) / 2));
+    const perWindow = ((stack.cpuMs() - cpu) / (performance.now() - at)) * QUIET.windowMs;
+    instrumentedQuietMs = Math.max(QUIET.quietMs, Math.round(perWindow * 1.5));
+    process.stderr.write(
+      `${build}: instrumented and idle, ${Math.round(perWindow)} ms CPU a ${QUIET.windowMs} ms window; quiet below ${instrumentedQuietMs}\n`,
+    );
+  };
+  try {
+    const contact = (await request(stack, 'POST', '/contacts', { email: 'probe@bench.example', first_name: 'Probe' })).id;
+    const pipeline = await request(stack, 'POST', '/pipelines', {
+      name: 'Bench',
+      stages: [
+        { name: 'Open', type: 'open' },
+        { name: 'Won', type: 'won' },
+      ],
+    });
+    const stages = pipeline.stages.map((stage: { id: string }) => stage.id) as [string, string];
+    const moving = (await request(stack, 'POST', '/deals', { name: 'Moving deal', pipeline_id: pipeline.id, stage_id: stages[0], value: 1 })).id;
+    const setup: Setup = { contact, pipeline: pipeline.id, stages, moving };
+    await window('idle', 0, idle);
+    for (const scenario of SCENARIOS.filter((s) => !ONLY || ONLY.includes(s.name))) {
+      await send(stack, setup, scenario, 'w');
+      await window(scenario.name, N, () => send(stack, setup, scenario, 'm'));
+    }
+  } finally {
+    await stopAndWait(stack);
+  }
+  return windows;
+}
+
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+const mean = (values: number[]) => sum(values) / values.length;
+const fmt = (n: number) => Math.round(n).toLocaleString('en');
+const pct = (n: number) => `${(n * 100).toFixed(1)}%`;
+
+function perRequest(w: Window): number {
+  return sum(Object.values(w.ir)) / w.requests;
+}
+
+/**
+ * Per request, less what the same stack executed idle for as long as the window lasted (its idle window's
+ * instructions a second, process by process): timers and pollers run by the wall clock, and under valgrind a
+ * window lasts far longer than the requests would natively.
+ */
+function perRequestLessIdle(w: Window, windows: Window[]): number {
+  const idle = windows.find((i) => i.scenario === 'idle' && i.round === w.round && i.build === w.build);
+  if (!idle) return NaN;
+  return sum(Object.entries(w.ir).map(([app, ir]) => ir - ((idle.ir[app as BenchApp] ?? 0) / idle.seconds) * w.seconds)) / w.requests;
+}
+
+/** The spread of a build's rounds: (max − min) / mean. */
+function spread(values: number[]): number {
+  return values.length > 1 ? (Math.max(...values) - Math.min(...values)) / mean(values) : 0;
+}
+
+function report(results: Results, dumpDir: string): string {
+  const builds = [`base ${results.base}`, `this ${results.current}`];
+  const of = (build: string, scenario: string) => results.windows.filter((w) => w.build === build && w.scenario === scenario);
+  const rounds = new Set(results.windows.map((w) => w.round)).size;
+  const lines = [
+    `Run ${new Date().toISOString()} on ${machine()}; ${rounds} rounds, builds alternating, each on a fresh stack; ${N} sequential requests per measured window after ${N} warm-up requests; processes counted: ${COUNTED.join(', ')}; dumps in ${dumpDir}.`,
+    '',
+    '| Scenario | Build | instructions/request, less idle (mean of rounds) | rounds | spread | vs base | as counted (mean) | rounds | spread | vs base |',
+    '|---|---|---:|---|---:|---:|---:|---|---:|---:|',
+  ];
+  const scenarios = [...new Set(results.windows.map((w) => w.scenario))].filter((s) => s !== 'idle');
+  for (const scenario of scenarios) {
+    const lessIdle = (w: Window) => perRequestLessIdle(w, results.windows);
+    const baseMeans = [mean(of(builds[0], scenario).map(lessIdle)), mean(of(builds[0], scenario).map(perRequest))];
+    for (const build of builds) {
+      const windows = of(build, scenario);
+      if (!windows.length) continue;
+      const cells = [lessIdle, perRequest].map((measure, i) => {
+        const values = windows.map(measure);
+        return `${fmt(mean(values))} | ${values.map(fmt).join(' / ')} | ${pct(spread(values))} | ${(mean(values) / baseMeans[i]).toFixed(3)}`;
+      });
+      lines.push(`| ${scenario} | ${build} | ${cells.join(' | ')} |`);
+    }
+  }
+  lines.push('', '| Scenario | Build | ' + COUNTED.join(' | ') + ' |', '|---|---|' + COUNTED.map(() => '---:').join('|') + '|');
+  for (const scenario of scenarios) {
+    for (const build of builds) {
+      const windows = of(build, scenario);
+      if (!windows.length) continue;
+      lines.push(`| ${scenario} | ${build} | ${COUNTED.map((app) => fmt(mean(windows.map((w) => (w.ir[app] ?? 0) / w.requests)))).join(' | ')} |`);
+    }
+  }
+  lines.push(
+    '',
+    '| Idle stack | instructions/s | measured windows: s (mean) | idle share of a window (idle rate × its length ÷ its count) |',
+    '|---|---:|---:|---:|',
+  );
+  for (const build of builds) {
+    const idle = of(build, 'idle');
+    if (!idle.length) continue;
+    const rate = mean(idle.map((w) => sum(Object.values(w.ir)) / w.seconds));
+    const measured = results.windows.filter((w) => w.build === build && w.scenario !== 'idle');
+    const share = mean(measured.map((w) => (rate * w.seconds) / sum(Object.values(w.ir))));
+    lines.push(`| ${build} | ${fmt(rate)} | ${mean(measured.map((w) => w.seconds)).toFixed(0)} | ${pct(share)} |`);
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const baseRef = process.argv[2] ?? 'HEAD~1';
+  const prebuilt = process.env.BENCH_BASE_DIR;
+  const base = prebuilt ? { dir: prebuilt, commit: baseRef, remove: () => undefined } : buildRef(baseRef);
+  const current = thisBuild();
+  const dumpDir = process.env.BENCH_INSTR_DIR ?? mkdtempSync(join(tmpdir(), 'crm-instructions-'));
+  mkdirSync(dumpDir, { recursive: true });
+  const results: Results =
+    RESULTS_FILE && existsSync(RESULTS_FILE) ? JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) : { base: base.commit, current, windows: [] };
+  if (results.base !== base.commit || results.current !== current) throw new Error(`${RESULTS_FILE} holds ${results.base} against ${results.current}`);
+  const first = results.windows.length ? Math.max(...results.windows.map((w) => w.round)) + 1 : 0;
+  try {
+    for (let round = first; round < first + ROUNDS; round++) {
+      const builds: Array<[string, string]> = [
+        [`base ${base.commit}`, base.dir],
+        [`this ${current}`, ROOT],
+      ];
+      // Alternate who goes first.
+      for (const [build, root] of round % 2 === 0 ? builds : builds.reverse()) {
+        results.windows.push(...(await measureBuild(build, root, round, dumpDir)));
+        if (RESULTS_FILE) writeFileSync(RESULTS_FILE, JSON.stringify(results, null, 1));
+      }
+    }
+  } finally {
+    base.remove();
+  }
+  process.stdout.write(`${report(results, dumpDir)}\n`);
+}
+
+runBenchmark(main);
