@@ -29,7 +29,7 @@ import { Inspector } from './inspector';
  * built checkout of the base; BENCH_INSTR_DIR where the callgrind dumps are kept (for callgrind_annotate; default a
  * new directory under the system's temporary directory); BENCH_INSTR_RESULTS a JSON file that collects the rounds
  * of several runs (each run adds its rounds and prints the table over all of them), so a long measurement can be
- * split into parts.
+ * split into parts (BENCH_INSTR_BUILD=base or this runs one build's stacks alone).
  */
 const N = Number(process.env.BENCH_INSTR_N ?? 200);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -37,6 +37,8 @@ const IDLE_S = Number(process.env.BENCH_INSTR_IDLE_S ?? 10);
 const ONLY = process.env.BENCH_SCENARIOS?.split(',').map((name) => name.trim());
 const COUNTED = (process.env.BENCH_INSTR_APPS?.split(',').map((app) => app.trim()) ?? APPS) as BenchApp[];
 const RESULTS_FILE = process.env.BENCH_INSTR_RESULTS;
+/** `base` or `this`: only that build's stacks in this run (with BENCH_INSTR_RESULTS, to keep each part short). */
+const ONLY_BUILD = process.env.BENCH_INSTR_BUILD;
 const VALGRIND = process.env.BENCH_VALGRIND ?? 'valgrind';
 /**
  * Quiet under valgrind: the whole stack uses at most 60 ms of CPU in a second, or, while instrumented (when its
@@ -191,11 +193,12 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
   const windows: Window[] = [];
   // Instrumented, the stack's timers and pollers alone cost more CPU than the uninstrumented quiet threshold: the
   // idle window measures how much, and a measured window ends once the stack is back near that.
+  let quietMs = QUIET.quietMs;
   let instrumentedQuietMs = QUIET.quietMs;
   const window = async (scenario: string, requests: number, work: () => Promise<void>) => {
-    await settledCpuMs(stack, QUIET);
+    await settledCpuMs(stack, { ...QUIET, quietMs });
     await collectGarbage(stack);
-    await settledCpuMs(stack, QUIET);
+    await settledCpuMs(stack, { ...QUIET, quietMs });
     const pids = COUNTED.map((app) => stack.children[app].pid!);
     for (const pid of pids) callgrind(dumpDir, pid, '--instr=on');
     for (const pid of pids) callgrind(dumpDir, pid, '--zero');
@@ -213,16 +216,19 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
       `round ${round + 1} ${build} ${scenario}: ${Math.round(perRequest).toLocaleString('en')} instructions/request, ${seconds.toFixed(0)} s\n`,
     );
   };
+  /** CPU the stack uses in a quiet window over `seconds`, and the threshold half as much again. */
+  const idleCpu = async (seconds: number) => {
+    const [cpu, at] = [stack.cpuMs(), performance.now()];
+    await new Promise((r) => setTimeout(r, seconds * 1000));
+    const perWindow = ((stack.cpuMs() - cpu) / (performance.now() - at)) * QUIET.windowMs;
+    return { perWindow: Math.round(perWindow), threshold: Math.max(QUIET.quietMs, Math.round(perWindow * 1.5)) };
+  };
   /** Idle and instrumented: the first half lets valgrind re-instrument what the timers run, the second is timed. */
   const idle = async () => {
     await new Promise((r) => setTimeout(r, (IDLE_S * 1000) / 2));
-    const [cpu, at] = [stack.cpuMs(), performance.now()];
-    await new Promise((r) => setTimeout(r, (IDLE_S * 1000) / 2));
-    const perWindow = ((stack.cpuMs() - cpu) / (performance.now() - at)) * QUIET.windowMs;
-    instrumentedQuietMs = Math.max(QUIET.quietMs, Math.round(perWindow * 1.5));
-    process.stderr.write(
-      `${build}: instrumented and idle, ${Math.round(perWindow)} ms CPU a ${QUIET.windowMs} ms window; quiet below ${instrumentedQuietMs}\n`,
-    );
+    const { perWindow, threshold } = await idleCpu(IDLE_S / 2);
+    instrumentedQuietMs = threshold;
+    process.stderr.write(`${build}: instrumented and idle, ${perWindow} ms CPU a ${QUIET.windowMs} ms window; quiet below ${threshold}\n`);
   };
   try {
     const contact = (await request(stack, 'POST', '/contacts', { email: 'probe@bench.example', first_name: 'Probe' })).id;
@@ -236,6 +242,11 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
     const stages = pipeline.stages.map((stage: { id: string }) => stage.id) as [string, string];
     const moving = (await request(stack, 'POST', '/deals', { name: 'Moving deal', pipeline_id: pipeline.id, stage_id: stages[0], value: 1 })).id;
     const setup: Setup = { contact, pipeline: pipeline.id, stages, moving };
+    // Even uninstrumented, valgrind's processes idle above the default threshold: measured after start-up settles.
+    await settledCpuMs(stack, { ...QUIET, maxMs: 30_000 });
+    const uninstrumented = await idleCpu(IDLE_S / 2);
+    quietMs = uninstrumented.threshold;
+    process.stderr.write(`${build}: idle, ${uninstrumented.perWindow} ms CPU a ${QUIET.windowMs} ms window; quiet below ${quietMs}\n`);
     await window('idle', 0, idle);
     for (const scenario of SCENARIOS.filter((s) => !ONLY || ONLY.includes(s.name))) {
       await send(stack, setup, scenario, 'w');
@@ -330,15 +341,19 @@ async function main(): Promise<void> {
   const results: Results =
     RESULTS_FILE && existsSync(RESULTS_FILE) ? JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) : { base: base.commit, current, windows: [] };
   if (results.base !== base.commit || results.current !== current) throw new Error(`${RESULTS_FILE} holds ${results.base} against ${results.current}`);
-  const first = results.windows.length ? Math.max(...results.windows.map((w) => w.round)) + 1 : 0;
+  // Each build's rounds are numbered on from the ones the results file holds for it.
+  const first = (build: string) => new Set(results.windows.filter((w) => w.build === build).map((w) => w.round)).size;
   try {
-    for (let round = first; round < first + ROUNDS; round++) {
-      const builds: Array<[string, string]> = [
+    const builds: Array<[string, string]> = (
+      [
         [`base ${base.commit}`, base.dir],
         [`this ${current}`, ROOT],
-      ];
+      ] as Array<[string, string]>
+    ).filter(([build]) => !ONLY_BUILD || build.startsWith(`${ONLY_BUILD} `));
+    const start = Math.min(...builds.map(([build]) => first(build)));
+    for (let round = start; round < start + ROUNDS; round++) {
       // Alternate who goes first.
-      for (const [build, root] of round % 2 === 0 ? builds : builds.reverse()) {
+      for (const [build, root] of round % 2 === 0 ? builds : [...builds].reverse()) {
         results.windows.push(...(await measureBuild(build, root, round, dumpDir)));
         if (RESULTS_FILE) writeFileSync(RESULTS_FILE, JSON.stringify(results, null, 1));
       }
