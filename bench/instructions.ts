@@ -175,6 +175,8 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
   const stack = await startBenchStack(root, {
     inspect: true,
     startTimeoutMs: 900_000,
+    // A request under instrumentation takes up to seconds; the gateway's wait for a service is stretched to match.
+    env: { RPC_TIMEOUT_MS: '60000' },
     launcher: (app) =>
       COUNTED.includes(app)
         ? [
