@@ -19,10 +19,16 @@ import { Inspector } from './inspector';
  * all threads: JIT code, the interpreter, V8's compiler and collector threads, libuv and OpenSSL) per process,
  * divided by N. PostgreSQL, NATS and Redis are not counted; they are the same programs for both builds.
  *
+ * The table splits each count by thread (callgrind_annotate on the dumps): V8's platform worker threads mostly
+ * run optimising compilation, which after N warm-up requests is still about half of all instructions and comes in
+ * bursts as functions turn hot; the main threads run the requests' own work (and timers, pollers). The main-thread
+ * count is the one to compare; the all-thread count shows how much warm-up still moves.
+ *
  * Builds alternate, each on its own fresh stack and database with the same setup, and the whole is repeated
  * BENCH_ROUNDS times (default 2) so the spread between a build's rounds shows how stable the count is. A quiet
- * window of BENCH_INSTR_IDLE_S seconds per stack (default 10) gives the instructions an idle stack executes per
- * second (timers, pollers), to weigh what the measured windows include from the wall clock.
+ * window of BENCH_INSTR_IDLE_S seconds per stack (default 10) right after start-up sets the quiet thresholds, and
+ * another after the scenarios gives the instructions the warm stack executes a second with no request (timers,
+ * pollers): what a measured window includes in proportion to its length.
  *
  * BENCH_INSTR_N (default 200) requests per window; BENCH_SCENARIOS picks scenarios by name; BENCH_INSTR_APPS the
  * processes run under valgrind (default all five; the others run natively and are not counted); BENCH_BASE_DIR a
@@ -39,6 +45,8 @@ const COUNTED = (process.env.BENCH_INSTR_APPS?.split(',').map((app) => app.trim(
 const RESULTS_FILE = process.env.BENCH_INSTR_RESULTS;
 /** `base` or `this`: only that build's stacks in this run (with BENCH_INSTR_RESULTS, to keep each part short). */
 const ONLY_BUILD = process.env.BENCH_INSTR_BUILD;
+/** Set: measure nothing, print the table over the rounds BENCH_INSTR_RESULTS holds (their dumps must still be there). */
+const REPORT_ONLY = !!process.env.BENCH_INSTR_REPORT;
 const VALGRIND = process.env.BENCH_VALGRIND ?? 'valgrind';
 /**
  * Quiet under valgrind: the whole stack uses at most 60 ms of CPU in a second, or, while instrumented (when its
@@ -254,6 +262,8 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
       await send(stack, setup, scenario, 'w');
       await window(scenario.name, N, () => send(stack, setup, scenario, 'm'));
     }
+    // Idle again once warm: what timers and pollers alone execute a second, the part of a window that grows with its length.
+    await window('idle, warm', 0, () => new Promise((r) => setTimeout(r, IDLE_S * 1000)));
   } finally {
     await stopAndWait(stack);
   }
@@ -269,15 +279,25 @@ function perRequest(w: Window): number {
   return sum(Object.values(w.ir)) / w.requests;
 }
 
+const workerIr = new Map<string, number>();
+
 /**
- * Per request, less what the same stack executed idle for as long as the window lasted (its idle window's
- * instructions a second, process by process): timers and pollers run by the wall clock, and under valgrind a
- * window lasts far longer than the requests would natively.
+ * Instructions a dump counts on V8's platform worker threads (the node binary's PlatformWorkerThread and all it
+ * calls): optimising compilation of functions the JIT found hot, concurrent marking and parallel scavenging. The
+ * rest ran on the main thread: the requests' own work, timers and pollers, and whatever of the collector runs there.
  */
-function perRequestLessIdle(w: Window, windows: Window[]): number {
-  const idle = windows.find((i) => i.scenario === 'idle' && i.round === w.round && i.build === w.build);
-  if (!idle) return NaN;
-  return sum(Object.entries(w.ir).map(([app, ir]) => ir - ((idle.ir[app as BenchApp] ?? 0) / idle.seconds) * w.seconds)) / w.requests;
+function workerThreadIr(dump: string): number {
+  if (!workerIr.has(dump)) {
+    const text = execFileSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', dump], { encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
+    const counts = [...text.matchAll(/^\s*([\d,]+) \(\s*[\d.]+%\)\s+\S*PlatformWorkerThread\(void\*\)/gm)].map((m) => Number(m[1].replace(/,/g, '')));
+    workerIr.set(dump, counts.length ? Math.max(...counts) : 0);
+  }
+  return workerIr.get(dump)!;
+}
+
+/** Per request, on the processes' main threads only (all threads less the platform workers'). */
+function mainThreadPerRequest(w: Window): number {
+  return (sum(Object.values(w.ir)) - sum(w.dumps.map(workerThreadIr))) / w.requests;
 }
 
 /** The spread of a build's rounds: (max − min) / mean. */
@@ -289,24 +309,24 @@ function report(results: Results, dumpDir: string): string {
   const builds = [`base ${results.base}`, `this ${results.current}`];
   const of = (build: string, scenario: string) => results.windows.filter((w) => w.build === build && w.scenario === scenario);
   const rounds = new Set(results.windows.map((w) => w.round)).size;
+  const n = results.windows.find((w) => w.requests)?.requests ?? N;
   const lines = [
-    `Run ${new Date().toISOString()} on ${machine()}; ${rounds} rounds, builds alternating, each on a fresh stack; ${N} sequential requests per measured window after ${N} warm-up requests; processes counted: ${COUNTED.join(', ')}; dumps in ${dumpDir}.`,
+    `Run ${new Date().toISOString()} on ${machine()}; ${rounds} rounds, builds alternating, each on a fresh stack; ${n} sequential requests per measured window after ${n} warm-up requests; processes counted: ${COUNTED.join(', ')}; dumps in ${dumpDir}.`,
     '',
-    '| Scenario | Build | instructions/request, less idle (mean of rounds) | rounds | spread | vs base | as counted (mean) | rounds | spread | vs base |',
-    '|---|---|---:|---|---:|---:|---:|---|---:|---:|',
+    '| Scenario | Build | main threads: instructions/request (mean of rounds) | rounds | spread | vs base | all threads (mean) | rounds | spread | vs base | window s |',
+    '|---|---|---:|---|---:|---:|---:|---|---:|---:|---:|',
   ];
-  const scenarios = [...new Set(results.windows.map((w) => w.scenario))].filter((s) => s !== 'idle');
+  const scenarios = [...new Set(results.windows.map((w) => w.scenario))].filter((s) => !s.startsWith('idle'));
   for (const scenario of scenarios) {
-    const lessIdle = (w: Window) => perRequestLessIdle(w, results.windows);
-    const baseMeans = [mean(of(builds[0], scenario).map(lessIdle)), mean(of(builds[0], scenario).map(perRequest))];
+    const baseMeans = [mean(of(builds[0], scenario).map(mainThreadPerRequest)), mean(of(builds[0], scenario).map(perRequest))];
     for (const build of builds) {
       const windows = of(build, scenario);
       if (!windows.length) continue;
-      const cells = [lessIdle, perRequest].map((measure, i) => {
+      const cells = [mainThreadPerRequest, perRequest].map((measure, i) => {
         const values = windows.map(measure);
         return `${fmt(mean(values))} | ${values.map(fmt).join(' / ')} | ${pct(spread(values))} | ${(mean(values) / baseMeans[i]).toFixed(3)}`;
       });
-      lines.push(`| ${scenario} | ${build} | ${cells.join(' | ')} |`);
+      lines.push(`| ${scenario} | ${build} | ${cells.join(' | ')} | ${windows.map((w) => w.seconds.toFixed(0)).join(' / ')} |`);
     }
   }
   lines.push('', '| Scenario | Build | ' + COUNTED.join(' | ') + ' |', '|---|---|' + COUNTED.map(() => '---:').join('|') + '|');
@@ -317,23 +337,29 @@ function report(results: Results, dumpDir: string): string {
       lines.push(`| ${scenario} | ${build} | ${COUNTED.map((app) => fmt(mean(windows.map((w) => (w.ir[app] ?? 0) / w.requests)))).join(' | ')} |`);
     }
   }
-  lines.push(
-    '',
-    '| Idle stack | instructions/s | measured windows: s (mean) | idle share of a window (idle rate × its length ÷ its count) |',
-    '|---|---:|---:|---:|',
-  );
-  for (const build of builds) {
-    const idle = of(build, 'idle');
-    if (!idle.length) continue;
-    const rate = mean(idle.map((w) => sum(Object.values(w.ir)) / w.seconds));
-    const measured = results.windows.filter((w) => w.build === build && w.scenario !== 'idle');
-    const share = mean(measured.map((w) => (rate * w.seconds) / sum(Object.values(w.ir))));
-    lines.push(`| ${build} | ${fmt(rate)} | ${mean(measured.map((w) => w.seconds)).toFixed(0)} | ${pct(share)} |`);
+  lines.push('', '| Idle stack | Build | all threads: instructions/s | main threads: instructions/s |', '|---|---|---:|---:|');
+  for (const [scenario, label] of [
+    ['idle', 'right after start-up'],
+    ['idle, warm', 'after the scenarios'],
+  ]) {
+    for (const build of builds) {
+      const idle = of(build, scenario);
+      if (!idle.length) continue;
+      const all = mean(idle.map((w) => sum(Object.values(w.ir)) / w.seconds));
+      const main = mean(idle.map((w) => (sum(Object.values(w.ir)) - sum(w.dumps.map(workerThreadIr))) / w.seconds));
+      lines.push(`| ${label} | ${build} | ${fmt(all)} | ${fmt(main)} |`);
+    }
   }
   return lines.join('\n');
 }
 
 async function main(): Promise<void> {
+  if (REPORT_ONLY) {
+    if (!RESULTS_FILE) throw new Error('BENCH_INSTR_REPORT needs BENCH_INSTR_RESULTS');
+    const results: Results = JSON.parse(readFileSync(RESULTS_FILE, 'utf8'));
+    process.stdout.write(`${report(results, process.env.BENCH_INSTR_DIR ?? '(where the run put them)')}\n`);
+    return;
+  }
   const baseRef = process.argv[2] ?? 'HEAD~1';
   const prebuilt = process.env.BENCH_BASE_DIR;
   const base = prebuilt ? { dir: prebuilt, commit: baseRef, remove: () => undefined } : buildRef(baseRef);
