@@ -289,7 +289,7 @@ const workerIr = new Map<string, number>();
 function workerThreadIr(dump: string): number {
   if (!workerIr.has(dump)) {
     const text = execFileSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', dump], { encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
-    const counts = [...text.matchAll(/^\s*([\d,]+) \(\s*[\d.]+%\)\s+\S*PlatformWorkerThread\(void\*\)/gm)].map((m) => Number(m[1].replace(/,/g, '')));
+    const counts = [...text.matchAll(/^\s*([\d,]+) \(\s*[\d.]+%\)\s+[^\n]*?PlatformWorkerThread\(void\*\)/gm)].map((m) => Number(m[1].replace(/,/g, '')));
     workerIr.set(dump, counts.length ? Math.max(...counts) : 0);
   }
   return workerIr.get(dump)!;
