@@ -178,7 +178,6 @@ export interface BenchStackOptions {
 /** The address every process of a stack listens on (its HOST). */
 export const STACK_HOST = '127.0.0.1';
 
-/** Starts the processes built under `root/dist` (all five unless told) on a database and namespace of their own. */
 /** Whether nothing listens on a loopback port now. */
 function portFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -203,6 +202,7 @@ async function freePortBlock(inspect: boolean): Promise<number> {
   }
 }
 
+/** Starts the processes built under `root/dist` (all five unless told) on a database and namespace of their own. */
 export async function startBenchStack(root: string, options: BenchStackOptions = {}): Promise<BenchStack> {
   const apps = options.apps ?? APPS;
   // BENCH_DATABASE names the stack's namespace and database and keeps the database when the stack stops, so a
