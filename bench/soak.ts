@@ -353,7 +353,9 @@ async function main(): Promise<void> {
 function report(run: { samples: Sample[]; buckets: Bucket[]; rate: number; capacityPerS: number; loadAt: string[]; snapshots: string[] }): string[] {
   const { samples, buckets } = run;
   const fixed = (n: number, d = 1) => n.toFixed(d);
-  const tail = samples.filter((s) => s.minute >= MINUTES - SLOPE_MIN);
+  // Samples under load only: the last one is taken after the load has stopped, when an idle process has
+  // trimmed its heap (libs/common IdleHeapTrim), and would pull every slope down.
+  const tail = samples.filter((s) => s.minute >= MINUTES - SLOPE_MIN && s.minute < MINUTES);
   const slopeOf = (app: BenchApp, of: (h: Reading) => number) => fixed(slope(tail.map((s) => [s.minute, of(s.heaps[app])])), 2);
   // Each period's curve point: the sample nearest its end (the first sample for minute 0).
   const marks = Array.from({ length: Math.ceil(MINUTES / BUCKET_MIN) + 1 }, (_, i) => Math.min(MINUTES, i * BUCKET_MIN));
