@@ -20,6 +20,7 @@ describe('event log writer', () => {
     namespace,
     logger: createLogger('event-log-test', env.LOG_LEVEL!),
     databaseUrl: env.DATABASE_URL!,
+    natsUrl: env.NATS_URL!,
     schema: 'events',
   };
   let dataSource: DataSource;

@@ -37,6 +37,7 @@ runMain('apikey', async () => {
     namespace: config.namespace,
     logger,
     databaseUrl: config.databaseUrl,
+    natsUrl: config.natsUrl,
     schema: database.schema,
   });
   const keys = new ApiKeysService(dataSource, outbox, new CursorCodec(config.cursorSecrets), config, logger);

@@ -73,6 +73,8 @@ export class GatewayModule {
           namespace: config.namespace,
           logger,
           databaseUrl: config.databaseUrl,
+          natsUrl: config.natsUrl,
+          natsUser: natsUser(config),
           schema: database.schema,
           streamReplicas: config.jetstreamReplicas,
         }),

@@ -16,6 +16,9 @@ export interface EventStreamSettings {
   replicas?: number;
 }
 
+/** How long the stream remembers a message id, answering a repeat of it as a duplicate instead of storing it. */
+export const DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
+
 export async function ensureEventStream(nc: NatsConnection, namespace: string, settings: EventStreamSettings = {}): Promise<string> {
   const jsm = await nc.jetstreamManager();
   const name = eventStreamName(namespace);
@@ -26,7 +29,7 @@ export async function ensureEventStream(nc: NatsConnection, namespace: string, s
     retention: RetentionPolicy.Limits,
     discard: DiscardPolicy.Old,
     max_age: nanos((settings.maxAgeSeconds ?? 7 * 24 * 3600) * 1000),
-    duplicate_window: nanos(2 * 60 * 1000),
+    duplicate_window: nanos(DUPLICATE_WINDOW_MS),
     num_replicas: settings.replicas ?? 1,
   };
   let existing: StreamConfig | undefined;

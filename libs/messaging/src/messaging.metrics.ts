@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { outboxBacklog } from './outbox/outbox-backlog';
 
@@ -21,6 +21,12 @@ export class MessagingMetrics {
     help: 'Requests handled over NATS, by request name and outcome (ok or the error code)',
     labelNames: ['pattern', 'outcome'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  readonly outboxOrderBreaks = new Counter({
+    name: 'crm_outbox_order_breaks_total',
+    help: 'Events the outbox relay found stored after a later event of their resource (a message JetStream lost while a later one landed; docs/events.md, "The relay")',
     registers: [this.registry],
   });
 

@@ -1,6 +1,7 @@
 import type { Logger } from '@crm/common';
 import type { ServiceName } from '@crm/contracts';
 import type { RetryPolicy } from './dead-events/bounded-handling';
+import type { NatsUser } from './nats';
 
 export const MESSAGING_OPTIONS = Symbol('MESSAGING_OPTIONS');
 
@@ -10,6 +11,10 @@ export interface MessagingOptions {
   logger: Logger;
   /** Connection string of the service's database; the outbox relay listens for commits on it. */
   databaseUrl: string;
+  /** The NATS server(s) the process uses; the outbox relay opens a connection of its own to them. */
+  natsUrl: string;
+  /** The process's NATS user, for the relay's connection as for the shared one. */
+  natsUser?: NatsUser;
   /** The service's own PostgreSQL schema, where its outbox table lives. */
   schema: string;
   /** How often the relay looks for unpublished events when no commit notification arrives. */

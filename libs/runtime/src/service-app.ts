@@ -166,6 +166,8 @@ export async function startService(definition: ServiceDefinition, env: Record<st
         namespace: config.namespace,
         logger,
         databaseUrl: config.databaseUrl,
+        natsUrl: config.natsUrl,
+        natsUser: natsUser(config),
         schema: definition.service,
         streamReplicas: config.jetstreamReplicas,
         eventRetry: { maxAttempts: config.eventMaxAttempts },
