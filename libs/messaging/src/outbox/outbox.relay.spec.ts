@@ -1,9 +1,10 @@
 import { createLogger, DEFAULT_DATABASE_URL, DEFAULT_NATS_URL, openDatabase } from '@crm/common';
 import { DomainEvent, event, eventStreamName, EventType } from '@crm/contracts';
 import { randomBytes } from 'crypto';
-import { connect, NatsConnection } from 'nats';
+import { connect, JetStreamClient, JetStreamPublishOptions, NatsConnection, PubAck } from 'nats';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
+import { MessagingMetrics } from '../messaging.metrics';
 import { MessagingOptions } from '../messaging.options';
 import { decodeJson } from '../nats';
 import { CreateOutbox1763800000000 } from './outbox.migration';
@@ -14,7 +15,8 @@ import { OutboxService } from './outbox.service';
 /**
  * The outbox against real PostgreSQL and JetStream: events reach the stream in the order their
  * transactions committed, once each, with two relays (two replicas) competing for the same outbox,
- * and nothing is published for a transaction that rolled back.
+ * and nothing is published for a transaction that rolled back. Then the relay's own logic against a fake
+ * JetStream that acknowledges, holds, loses or times out each publish as a case needs.
  */
 describe('outbox relay', () => {
   // The run's prefix lets the end-of-run check find anything this suite failed to remove.
@@ -26,6 +28,7 @@ describe('outbox relay', () => {
     namespace,
     logger: createLogger('outbox-test', process.env.TEST_LOG_LEVEL ?? 'silent'),
     databaseUrl: url.toString(),
+    natsUrl: process.env.NATS_URL ?? DEFAULT_NATS_URL,
     schema: 'contacts',
     outboxPollMs: 50,
   };
@@ -63,7 +66,7 @@ describe('outbox relay', () => {
     for (let i = 0; i < 2; i++) {
       const nc = await connect({ servers: process.env.NATS_URL ?? DEFAULT_NATS_URL });
       connections.push(nc);
-      const relay = new OutboxRelay(dataSource, nc, options);
+      const relay = new OutboxRelay(dataSource, nc, options, new MessagingMetrics(dataSource));
       relays.push(relay);
       await relay.onApplicationBootstrap();
     }
@@ -102,5 +105,213 @@ describe('outbox relay', () => {
       published.push(decodeJson<DomainEvent>((await jsm.streams.getMessage(stream, { seq })).data).id);
     }
     expect(published).toEqual(expected);
+    await Promise.all(relays.splice(0).map((r) => r.onApplicationShutdown()));
+  });
+
+  describe('against a fake JetStream', () => {
+    const outbox = new OutboxService(options);
+    let stream: FakeStream;
+    let metrics: MessagingMetrics;
+
+    beforeEach(async () => {
+      expect((await dataSource.query(`SELECT count(*)::int AS n FROM outbox`))[0].n).toBe(0);
+      stream = new FakeStream();
+      metrics = new MessagingMetrics(dataSource);
+    });
+
+    afterEach(async () => {
+      await Promise.all(relays.splice(0).map((r) => r.onApplicationShutdown()));
+      await dataSource.query(`DELETE FROM outbox`);
+    });
+
+    /** Commits events for the contacts named, one transaction, in that order; returns their ids. */
+    async function commit(contacts: string[]): Promise<string[]> {
+      const events = await dataSource.transaction((m) =>
+        outbox.appendMany(
+          m,
+          contacts.map((contact) => event(EventType.ContactUpdated, { contact_id: contact, changed: ['first_name'], previous: {}, current: {} })),
+        ),
+      );
+      return events.map((e) => e.id);
+    }
+
+    async function start(): Promise<OutboxRelay> {
+      const nc = await connect({ servers: options.natsUrl });
+      connections.push(nc);
+      const relay = new FakeNatsRelay(dataSource, nc, options, metrics, () => stream.connection());
+      relays.push(relay);
+      await relay.onApplicationBootstrap();
+      return relay;
+    }
+
+    const outboxEmpty = async () => ((await dataSource.query(`SELECT count(*)::int AS n FROM outbox`))[0].n === 0 ? true : undefined);
+    const breaks = async () => (await metrics.outboxOrderBreaks.get()).values[0]?.value ?? 0;
+
+    it('sends a whole window, two events of a contact included, before any acknowledgement but the first', async () => {
+      const ids = await commit(['con_a', 'con_a', 'con_b', 'con_b', 'con_c', 'con_a']);
+      // The first publish on a new connection is answered; every later one is held until all have been sent.
+      stream.policy = (n) => (n === 0 ? 'store' : 'hold');
+      await start();
+      await until(async () => (stream.held.length === ids.length - 1 ? true : undefined));
+      expect(stream.sent).toEqual(ids);
+      stream.release();
+      await until(outboxEmpty);
+      expect(stream.stored).toEqual(ids);
+      expect(stream.connections).toBe(1);
+    });
+
+    it('stops at a failure, keeps what was acknowledged, and starts again at the first row not acknowledged', async () => {
+      const ids = await commit(['con_a', 'con_b', 'con_c', 'con_d', 'con_e', 'con_f']);
+      // The fourth publish times out after JetStream stored it; the next pass republishes from it.
+      stream.policy = (n) => (n === 3 ? 'stored, timed out' : 'store');
+      await start();
+      await until(outboxEmpty);
+      expect(stream.sent).toEqual([...ids, ids[3]]);
+      expect(stream.stored).toEqual(ids);
+      expect(stream.duplicates).toEqual([ids[3]]);
+    });
+
+    it('after a failure sends the first row left alone and the rest only after its acknowledgement', async () => {
+      const ids = await commit(['con_a', 'con_b', 'con_c', 'con_d']);
+      stream.policy = (n) => (n === 1 || n === 2 ? 'lose' : n === 4 ? 'hold' : 'store');
+      await start();
+      // The retry of the second row is held: nothing is sent behind it until it is answered.
+      await until(async () => (stream.held.length === 1 ? true : undefined));
+      await new Promise((r) => setTimeout(r, 200));
+      expect(stream.sent).toEqual([...ids, ids[1]]);
+      stream.release();
+      await until(outboxEmpty);
+      expect(stream.sent).toEqual([...ids, ids[1], ids[2]]);
+      expect(stream.stored).toEqual([ids[0], ids[3], ids[1], ids[2]]);
+    });
+
+    it('counts an event stored after a later event of its resource, and nothing else', async () => {
+      // JetStream loses the first event of con_a and stores the second: the republish shows it.
+      const ids = await commit(['con_p', 'con_a', 'con_b', 'con_a', 'con_c']);
+      stream.policy = (n, id) => (id === ids[1] && !stream.sent.includes(id) ? 'lose' : 'store');
+      const error = jest.spyOn(options.logger, 'error');
+      const relay = await start();
+      await until(outboxEmpty);
+      expect(stream.stored).toEqual([ids[0], ids[2], ids[3], ids[4], ids[1]]);
+      expect(await breaks()).toBe(1);
+      expect(error).toHaveBeenCalledWith(
+        expect.objectContaining({ event_id: ids[1], type: EventType.ContactUpdated }),
+        expect.stringContaining('after a later event'),
+      );
+      error.mockRestore();
+      await relay.onApplicationShutdown();
+
+      // Stored before the timeout hid it: the republish is a duplicate, in order.
+      const stored = await commit(['con_p', 'con_a', 'con_b', 'con_a']);
+      stream.policy = (n, id) => (id === stored[1] && !stream.sent.includes(id) ? 'stored, timed out' : 'store');
+      await start();
+      await until(outboxEmpty);
+      expect(stream.duplicates).toEqual([stored[1]]);
+      // Lost with no later event of its resource acknowledged: nothing out of order.
+      const alone = await commit(['con_p', 'con_e', 'con_f', 'con_g']);
+      stream.policy = (n, id) => (id === alone[1] && !stream.sent.includes(id) ? 'lose' : 'store');
+      await until(outboxEmpty);
+      expect(await breaks()).toBe(1);
+    });
+
+    it('makes a new connection once its connection closed, and never resends on the old one', async () => {
+      const ids = await commit(['con_a', 'con_a', 'con_b', 'con_b']);
+      stream.policy = (n) => (n === 0 ? 'store' : n === 2 ? 'close' : 'store');
+      await start();
+      await until(outboxEmpty);
+      expect(stream.connections).toBe(2);
+      expect(stream.stored).toEqual(ids);
+    });
   });
 });
+
+/** Waits for `check` to return something, for at most 10 s. */
+async function until<T>(check: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('the condition did not come true in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** What the fake does with the n-th publish it sees. */
+type Outcome = 'store' | 'hold' | 'lose' | 'stored, timed out' | 'close';
+
+/**
+ * A stream that keeps message ids in the order it stores them and answers a repeat of one as a
+ * duplicate, behind connections that close, failing whatever they have not answered.
+ */
+class FakeStream {
+  policy: (n: number, id: string) => Outcome = () => 'store';
+  readonly sent: string[] = [];
+  readonly stored: string[] = [];
+  readonly duplicates: string[] = [];
+  held: Array<() => void> = [];
+  connections = 0;
+
+  release(): void {
+    const held = this.held;
+    this.held = [];
+    held.forEach((answer) => answer());
+  }
+
+  private ack(id: string): PubAck {
+    const duplicate = this.stored.includes(id);
+    if (duplicate) this.duplicates.push(id);
+    else this.stored.push(id);
+    return { stream: 'FAKE', seq: this.stored.indexOf(id) + 1, duplicate } as PubAck;
+  }
+
+  connection(): NatsConnection {
+    this.connections++;
+    let closed = false;
+    const unanswered = new Set<(err: Error) => void>();
+    const js = {
+      publish: (_subject: string, _data: Uint8Array, opts: Partial<JetStreamPublishOptions>): Promise<PubAck> => {
+        if (closed) return Promise.reject(new Error('CONNECTION_CLOSED'));
+        const id = opts.msgID!;
+        const outcome = this.policy(this.sent.length, id);
+        this.sent.push(id);
+        // JetStream stores what it receives in the order received, and answers later.
+        const ack = outcome === 'lose' || outcome === 'close' ? undefined : this.ack(id);
+        return new Promise<PubAck>((resolve, reject) => {
+          unanswered.add(reject);
+          const settle = (answer: () => void) => {
+            if (unanswered.delete(reject)) answer();
+          };
+          if (outcome === 'store') setImmediate(() => settle(() => resolve(ack!)));
+          else if (outcome === 'hold') this.held.push(() => settle(() => resolve(ack!)));
+          else if (outcome === 'stored, timed out') setTimeout(() => settle(() => reject(new Error('TIMEOUT'))), 50);
+          else if (outcome === 'lose') setImmediate(() => settle(() => reject(new Error('503'))));
+          else {
+            // The socket dies: this message never arrives, and whatever is unanswered fails.
+            closed = true;
+            const failing = [...unanswered];
+            unanswered.clear();
+            setImmediate(() => failing.forEach((fail) => fail(new Error('TIMEOUT'))));
+          }
+        });
+      },
+    } as unknown as JetStreamClient;
+    return { jetstream: () => js, isClosed: () => closed, close: async () => void (closed = true) } as unknown as NatsConnection;
+  }
+}
+
+/** The relay publishing over fake connections. */
+class FakeNatsRelay extends OutboxRelay {
+  constructor(
+    dataSource: DataSource,
+    nc: NatsConnection,
+    options: MessagingOptions,
+    metrics: MessagingMetrics,
+    private readonly fake: () => NatsConnection,
+  ) {
+    super(dataSource, nc, options, metrics);
+  }
+
+  protected override connect(): Promise<NatsConnection> {
+    return Promise.resolve(this.fake());
+  }
+}

@@ -1,15 +1,20 @@
 import { contextFrom, inSpan, Logger, SpanKind, traceparentOf, tracerFor } from '@crm/common';
 import { DomainEvent, eventStreamName, eventSubject } from '@crm/contracts';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { headers as natsHeaders, JetStreamClient, MsgHdrs, NatsConnection } from 'nats';
+import { headers as natsHeaders, JetStreamClient, MsgHdrs, NatsConnection, PubAck } from 'nats';
 import { Client, PoolClient, QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
-import { ensureEventStream } from '../jetstream';
+import { DUPLICATE_WINDOW_MS, ensureEventStream } from '../jetstream';
+import { MessagingMetrics } from '../messaging.metrics';
 import { MESSAGING_OPTIONS, MessagingOptions } from '../messaging.options';
-import { encodeJson, NATS_CONNECTION } from '../nats';
+import { connectNatsOnce, encodeJson, NATS_CONNECTION } from '../nats';
 import { outboxChannel } from './outbox.service';
 
-const BATCH = 500;
+/** Rows a window reads and publishes. */
+const WINDOW = 1000;
+/** Publishes sent before the relay lets the acknowledgements that arrived in, and stops at a failure. */
+const CHUNK = 100;
+const PUBLISH_TIMEOUT_MS = 5000;
 
 interface OutboxRow {
   seq: string;
@@ -21,11 +26,12 @@ interface OutboxRow {
 const tracer = tracerFor('outbox');
 
 /**
- * Moves committed outbox rows to JetStream, oldest first, many in flight at once, and deletes them only
- * after JetStream has acknowledged each one. The event id is the JetStream message id, so a publish
- * repeated after a crash between ack and delete, or after a timeout that hid a success, is dropped by
- * the stream's duplicate window (and by the log's unique id after it). A service's outbox is one lane:
- * one replica at a time drains it (advisory lock), in order (docs/events.md, "The relay").
+ * Moves committed outbox rows to JetStream, in outbox order, a window at a time without waiting for each
+ * acknowledgement, over a NATS connection of its own that never reconnects; it deletes a row only after
+ * JetStream acknowledged it. The event id is the JetStream message id, so a publish repeated after a crash
+ * between ack and delete, or after a timeout that hid a success, is dropped by the stream's duplicate
+ * window (and by the log's unique id after it). A service's outbox is one lane: one replica at a time
+ * drains it (advisory lock), in order (docs/events.md, "The relay").
  */
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -36,12 +42,22 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private stopped = false;
   private streamReady = false;
   private failing = false;
-  private js?: JetStreamClient;
+  /** The relay's own connection and its JetStream client; replaced once it has closed. */
+  private publisher?: { nc: NatsConnection; js: JetStreamClient };
+  /** Whether the next window sends its first row alone and waits for it: after a failure and on a new connection. */
+  private probe = true;
+  /**
+   * Rows a failed window left unacknowledged while a later event of their resource was acknowledged, by
+   * event id, with when they were first sent: the ack of their next publish tells whether they had been
+   * stored (in order) or not (out of order).
+   */
+  private readonly doubtful = new Map<string, { type: string; sentAt: number }>();
 
   constructor(
     private readonly dataSource: DataSource,
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(MESSAGING_OPTIONS) private readonly options: MessagingOptions,
+    private readonly metrics: MessagingMetrics,
   ) {}
 
   private get logger(): Logger {
@@ -49,7 +65,6 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    this.js = this.nc.jetstream();
     await this.listen();
     this.timer = setInterval(() => this.kick(), this.options.outboxPollMs ?? 1000);
     this.kick();
@@ -60,6 +75,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     if (this.timer) clearInterval(this.timer);
     await this.running?.catch(() => undefined);
     await this.listener?.end().catch(() => undefined);
+    await this.publisher?.nc.close().catch(() => undefined);
   }
 
   /** Starts a drain now, or right after the one under way. */
@@ -76,6 +92,11 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         this.kick();
       }
     });
+  }
+
+  /** The relay's publishing connection: one with reconnecting off, so that all it sent went over one socket. */
+  protected connect(): Promise<NatsConnection> {
+    return connectNatsOnce(this.options.natsUrl, `crm-${this.options.service}-relay`, this.options.natsUser);
   }
 
   private async listen(): Promise<void> {
@@ -98,7 +119,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         await ensureEventStream(this.nc, this.options.namespace, { maxAgeSeconds: this.options.streamMaxAgeSeconds, replicas: this.options.streamReplicas });
         this.streamReady = true;
       }
-      while (!this.stopped && (await this.publishBatch()) === BATCH);
+      while (!this.stopped && (await this.publishWindow()) === WINDOW);
       if (this.failing) this.logger.info('outbox relay is publishing again');
       this.failing = false;
     } catch (err) {
@@ -107,19 +128,30 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     }
   }
 
+  private async jetstream(): Promise<JetStreamClient> {
+    if (!this.publisher || this.publisher.nc.isClosed()) {
+      this.publisher = undefined;
+      const nc = await this.connect();
+      this.publisher = { nc, js: nc.jetstream() };
+      this.probe = true;
+    }
+    return this.publisher.js;
+  }
+
   /**
    * One window in two round trips to PostgreSQL: the transaction's start, the lock and the read as one
    * simple query, and the delete with the commit as another. The relay runs after every committed
    * change, so its statements are a share of each write's cost; six round trips were. Between the two,
-   * the window's events go to JetStream without waiting for each acknowledgement (see `publishWindow`).
+   * the window's events go to JetStream without waiting for each acknowledgement (see `send`).
    */
-  private async publishBatch(): Promise<number> {
+  private async publishWindow(): Promise<number> {
+    const js = await this.jetstream();
     const runner = this.dataSource.createQueryRunner();
     const connection = (await runner.connect()) as PoolClient;
     // The connection stays checked out while events are published to NATS, so no pool listens for its
     // errors then: a database that goes away in that window would be an unhandled 'error' event. The
-    // batch then fails at its next statement and the relay retries it.
-    const lost = (err: Error) => this.logger.warn({ err: err.message }, 'outbox relay lost its database connection mid-batch; will retry');
+    // window then fails at its next statement and the relay retries it.
+    const lost = (err: Error) => this.logger.warn({ err: err.message }, 'outbox relay lost its database connection mid-window; will retry');
     connection.on('error', lost);
     // Until the commit or rollback has run: a failed statement leaves the transaction aborted, and the
     // connection must not go back to the pool so.
@@ -127,7 +159,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     try {
       const [, lock, read] = (await connection.query(
         `BEGIN; SELECT pg_try_advisory_xact_lock(hashtext(${connection.escapeLiteral(`crm:outbox:${this.options.schema}`)})) AS locked;
-         SELECT seq, event_id, payload, trace_context FROM outbox ORDER BY seq LIMIT ${BATCH}`,
+         SELECT seq, event_id, payload, trace_context FROM outbox ORDER BY seq LIMIT ${WINDOW}`,
       )) as unknown as [unknown, QueryResult<{ locked: boolean }>, QueryResult<OutboxRow>];
       if (!lock.rows[0].locked) {
         await connection.query('ROLLBACK');
@@ -135,9 +167,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         return 0;
       }
       const rows = read.rows;
-      const { acknowledged, failure } = await this.publishWindow(rows);
-      // What JetStream acknowledged goes, even when a later or earlier row failed: a row that failed stays
-      // and is published again first, and nothing of its resource was sent after it (see publishWindow).
+      const { acknowledged, failure } = await this.send(js, rows);
+      // What JetStream acknowledged goes, even when an earlier row failed: the failed row stays and is
+      // published again first, and the acknowledged copy of a later one is what JetStream keeps.
       // seq is a bigint read as text: digits only, so it is safe inline in the simple query.
       const seqs = acknowledged.map((r) => String(BigInt(r.seq))).join(',');
       await connection.query(acknowledged.length ? `DELETE FROM outbox WHERE seq IN (${seqs}); COMMIT` : 'COMMIT');
@@ -154,56 +186,105 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   /**
-   * Publishes a window of rows in outbox order without waiting for each acknowledgement, under one rule:
-   * a row goes out only once every earlier row that shares a resource with it is acknowledged. So at
-   * most one event per resource is ever unconfirmed, and whatever JetStream loses or refuses (a
-   * reconnect that drops what was on the wire, a timeout, an error), no later event of that resource
-   * can have reached the stream ahead of it. The first failure stops the window: nothing more is sent,
-   * the publishes under way settle, and the rows acknowledged so far are reported.
+   * Publishes a window's rows in outbox order without waiting for acknowledgements, on one connection, so
+   * JetStream receives and stores them in that order (docs/events.md, "The relay"). After a failure or on
+   * a new connection the first row goes alone and the rest follow its acknowledgement. The first failure
+   * stops the sending: the publishes under way settle, and the rows acknowledged are reported.
    */
-  private async publishWindow(rows: OutboxRow[]): Promise<{ acknowledged: OutboxRow[]; failure?: Error }> {
-    const stream = eventStreamName(this.options.namespace);
-    const inFlight = new Map<string, Promise<boolean>>();
-    const settled: Array<Promise<boolean>> = [];
-    const acknowledged: OutboxRow[] = [];
+  private async send(js: JetStreamClient, rows: OutboxRow[]): Promise<{ acknowledged: OutboxRow[]; failure?: Error }> {
+    const acked = new Array<boolean>(rows.length).fill(false);
+    const settling: Array<Promise<void>> = [];
     let failure: Error | undefined;
-    for (const row of rows) {
-      const key = resourceKey(row.payload);
-      const before = inFlight.get(key);
-      if (before) await before;
-      if (failure) break;
-      const publish = (headers?: MsgHdrs) =>
-        this.js!.publish(eventSubject(this.options.namespace, row.payload.type), encodeJson(row.payload), {
-          msgID: row.event_id,
-          expect: { streamName: stream },
-          timeout: 5000,
-          headers,
-        });
-      const sent = (
-        row.trace_context
-          ? // Traced: a producer span under the one that recorded the event; readers continue from its traceparent.
-            inSpan(tracer, `publish ${row.payload.type}`, { kind: SpanKind.PRODUCER, parent: contextFrom(row.trace_context) }, () => {
-              const headers = natsHeaders();
-              const traceparent = traceparentOf();
-              if (traceparent) headers.set('traceparent', traceparent);
-              return publish(headers);
-            })
-          : publish()
-      ).then(
-        () => {
-          acknowledged.push(row);
-          return true;
+    const sentAt = Date.now();
+    let sent = 0;
+    const sendNext = () => {
+      const i = sent++;
+      const row = rows[i];
+      const settled = this.publish(js, row).then(
+        (ack) => {
+          acked[i] = true;
+          this.check(row, ack);
         },
         (err: Error) => {
           failure ??= err;
-          return false;
         },
       );
-      inFlight.set(key, sent);
-      settled.push(sent);
+      settling.push(settled);
+      return settled;
+    };
+    if (this.probe && rows.length) {
+      await sendNext();
+      if (!failure) this.probe = false;
     }
-    await Promise.all(settled);
-    return { acknowledged, failure };
+    while (sent < rows.length && !failure) {
+      for (const end = Math.min(rows.length, sent + CHUNK); sent < end;) void sendNext();
+      // Acknowledgements and a closed connection are seen between chunks.
+      if (sent < rows.length) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(settling);
+    if (failure) {
+      this.probe = true;
+      this.doubt(rows.slice(0, sent), acked, sentAt);
+    }
+    return { acknowledged: rows.filter((_, i) => acked[i]), failure };
+  }
+
+  private publish(js: JetStreamClient, row: OutboxRow): Promise<PubAck> {
+    const publish = (headers?: MsgHdrs) =>
+      js.publish(eventSubject(this.options.namespace, row.payload.type), encodeJson(row.payload), {
+        msgID: row.event_id,
+        expect: { streamName: eventStreamName(this.options.namespace) },
+        timeout: PUBLISH_TIMEOUT_MS,
+        headers,
+      });
+    if (!row.trace_context) return publish();
+    // Traced: a producer span under the one that recorded the event; readers continue from its traceparent.
+    return inSpan(tracer, `publish ${row.payload.type}`, { kind: SpanKind.PRODUCER, parent: contextFrom(row.trace_context) }, () => {
+      const headers = natsHeaders();
+      const traceparent = traceparentOf();
+      if (traceparent) headers.set('traceparent', traceparent);
+      return publish(headers);
+    });
+  }
+
+  /**
+   * After a failed window: the rows it sent that were not acknowledged although a later event of their
+   * resource was. Their next acknowledgement settles it (see `check`).
+   */
+  private doubt(sent: OutboxRow[], acked: boolean[], sentAt: number): void {
+    const later = new Set<string>();
+    for (let i = sent.length - 1; i >= 0; i--) {
+      const key = resourceKey(sent[i].payload);
+      if (acked[i]) later.add(key);
+      else if (later.has(key) && !this.doubtful.has(sent[i].event_id)) this.doubtful.set(sent[i].event_id, { type: sent[i].payload.type, sentAt });
+    }
+    // Rows another replica published are never checked here; forget them once no ack could tell.
+    for (const [id, doubt] of this.doubtful) if (Date.now() - doubt.sentAt > 2 * DUPLICATE_WINDOW_MS) this.doubtful.delete(id);
+  }
+
+  /**
+   * A doubtful row's new acknowledgement: a duplicate means its first publish had been stored, ahead of
+   * the later event of its resource; a fresh store means it had been lost while the later one landed.
+   */
+  private check(row: OutboxRow, ack: PubAck): void {
+    if (!this.doubtful.size) return;
+    const doubt = this.doubtful.get(row.event_id);
+    if (!doubt) return;
+    this.doubtful.delete(row.event_id);
+    if (ack.duplicate) return;
+    if (Date.now() - doubt.sentAt >= DUPLICATE_WINDOW_MS) {
+      // Past the duplicate window a stored copy is stored again, so the ack cannot tell.
+      this.logger.warn(
+        { event_id: row.event_id, type: doubt.type },
+        'outbox relay could not verify the order of an event republished after the duplicate window',
+      );
+      return;
+    }
+    this.metrics.outboxOrderBreaks.inc();
+    this.logger.error(
+      { event_id: row.event_id, type: doubt.type, stream_seq: ack.seq },
+      'an event reached the stream after a later event of its resource: JetStream lost its first publish and stored the later one',
+    );
   }
 }
 
