@@ -12,8 +12,6 @@ import { outboxChannel } from './outbox.service';
 
 /** Rows a window reads and publishes. */
 const WINDOW = 1000;
-/** Publishes sent before the relay lets the acknowledgements that arrived in, and stops at a failure. */
-const CHUNK = 100;
 const PUBLISH_TIMEOUT_MS = 5000;
 
 interface OutboxRow {
@@ -188,8 +186,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   /**
    * Publishes a window's rows in outbox order without waiting for acknowledgements, on one connection, so
    * JetStream receives and stores them in that order (docs/events.md, "The relay"). After a failure or on
-   * a new connection the first row goes alone and the rest follow its acknowledgement. The first failure
-   * stops the sending: the publishes under way settle, and the rows acknowledged are reported.
+   * a new connection the first row goes alone and the rest follow its acknowledgement. The publishes settle,
+   * and the rows acknowledged are reported with the first failure.
    */
   private async send(js: JetStreamClient, rows: OutboxRow[]): Promise<{ acknowledged: OutboxRow[]; failure?: Error }> {
     const acked = new Array<boolean>(rows.length).fill(false);
@@ -216,11 +214,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       await sendNext();
       if (!failure) this.probe = false;
     }
-    while (sent < rows.length && !failure) {
-      for (const end = Math.min(rows.length, sent + CHUNK); sent < end;) void sendNext();
-      // Acknowledgements and a closed connection are seen between chunks.
-      if (sent < rows.length) await new Promise((resolve) => setImmediate(resolve));
-    }
+    // The rest in one go, without yielding between publishes: a service's request handling would otherwise
+    // run between them and stretch each window (a sync's outbox fell several windows behind).
+    if (!failure) while (sent < rows.length) void sendNext();
     await Promise.all(settling);
     if (failure) {
       this.probe = true;
