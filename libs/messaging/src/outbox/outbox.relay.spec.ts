@@ -214,6 +214,21 @@ describe('outbox relay', () => {
       expect(await breaks()).toBe(1);
     });
 
+    it("connected to a cluster, sends a resource's next event only after its previous one is acknowledged", async () => {
+      const ids = await commit(['con_p', 'con_a', 'con_a', 'con_b']);
+      stream.cluster = 'crm-nats';
+      // After the probe, con_a's first event is held: its second, and con_b's behind it, wait for the answer.
+      stream.policy = (n) => (n === 1 ? 'hold' : 'store');
+      await start();
+      await until(async () => (stream.held.length === 1 ? true : undefined));
+      await new Promise((r) => setTimeout(r, 200));
+      expect(stream.sent).toEqual(ids.slice(0, 2));
+      stream.release();
+      await until(outboxEmpty);
+      expect(stream.sent).toEqual(ids);
+      expect(stream.stored).toEqual(ids);
+    });
+
     it('makes a new connection once its connection closed, and never resends on the old one', async () => {
       const ids = await commit(['con_a', 'con_a', 'con_b', 'con_b']);
       stream.policy = (n) => (n === 0 ? 'store' : n === 2 ? 'close' : 'store');
@@ -250,6 +265,8 @@ class FakeStream {
   readonly duplicates: string[] = [];
   held: Array<() => void> = [];
   connections = 0;
+  /** The cluster the connection's server names, if any. */
+  cluster?: string;
 
   release(): void {
     const held = this.held;
@@ -295,7 +312,12 @@ class FakeStream {
         });
       },
     } as unknown as JetStreamClient;
-    return { jetstream: () => js, isClosed: () => closed, close: async () => void (closed = true) } as unknown as NatsConnection;
+    return {
+      jetstream: () => js,
+      isClosed: () => closed,
+      close: async () => void (closed = true),
+      info: { cluster: this.cluster },
+    } as unknown as NatsConnection;
   }
 }
 

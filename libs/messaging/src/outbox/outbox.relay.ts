@@ -185,7 +185,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 
   /**
    * Publishes a window's rows in outbox order without waiting for acknowledgements, on one connection, so
-   * JetStream receives and stores them in that order (docs/events.md, "The relay"). After a failure or on
+   * JetStream receives and stores them in that order (docs/events.md, "The relay"); connected to a NATS
+   * cluster, at most one event per resource is unacknowledged at a time. After a failure or on
    * a new connection the first row goes alone and the rest follow its acknowledgement. The publishes settle,
    * and the rows acknowledged are reported with the first failure.
    */
@@ -214,9 +215,22 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       await sendNext();
       if (!failure) this.probe = false;
     }
-    // The rest in one go, without yielding between publishes: a service's request handling would otherwise
-    // run between them and stretch each window (a sync's outbox fell several windows behind).
-    if (!failure) while (sent < rows.length) void sendNext();
+    if (this.publisher?.nc.info?.cluster === undefined) {
+      // One server: the rest in one go, without yielding between publishes (a service's request handling
+      // would otherwise run between them and stretch each window; a sync's outbox fell several windows behind).
+      if (!failure) while (sent < rows.length) void sendNext();
+    } else {
+      // A cluster can lose a message on the way to the stream's leader and store a later one from the same
+      // connection, so a row waits for the acknowledgement of its resource's event in flight, and every row
+      // behind it waits too (the window stays in outbox order).
+      const unconfirmed = new Map<string, Promise<void>>();
+      while (sent < rows.length && !failure) {
+        const key = resourceKey(rows[sent].payload);
+        const before = unconfirmed.get(key);
+        if (before) await before;
+        if (!failure) unconfirmed.set(key, sendNext());
+      }
+    }
     await Promise.all(settling);
     if (failure) {
       this.probe = true;
