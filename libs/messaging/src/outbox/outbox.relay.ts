@@ -50,13 +50,17 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
    * stored (in order) or not (out of order).
    */
   private readonly doubtful = new Map<string, { type: string; sentAt: number }>();
+  /** The stream every publish names: worked out once, not once a row. */
+  private readonly streamName: string;
 
   constructor(
     private readonly dataSource: DataSource,
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(MESSAGING_OPTIONS) private readonly options: MessagingOptions,
     private readonly metrics: MessagingMetrics,
-  ) {}
+  ) {
+    this.streamName = eventStreamName(options.namespace);
+  }
 
   private get logger(): Logger {
     return this.options.logger;
@@ -243,7 +247,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     const publish = (headers?: MsgHdrs) =>
       js.publish(eventSubject(this.options.namespace, row.payload.type), encodeJson(row.payload), {
         msgID: row.event_id,
-        expect: { streamName: eventStreamName(this.options.namespace) },
+        expect: { streamName: this.streamName },
         timeout: PUBLISH_TIMEOUT_MS,
         headers,
       });
