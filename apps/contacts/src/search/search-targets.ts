@@ -1,3 +1,4 @@
+import { SlugKeptBy, SlugWith } from '@crm/contracts';
 import { builtInTarget, SearchField, searchColumn, SearchTarget } from '@crm/runtime';
 
 /** A contact's full name, as its search index holds it (the migration's expression). */
@@ -19,8 +20,8 @@ export const SEARCH_WORDS: Record<string, (row: string) => string> = {
   object_records: (row) => `(${row}"values")::text`,
 };
 
-/** The objects this service keeps, as GET /search reads them; weights and rules are in docs/search.md. */
-export const LOCAL_TARGETS: Record<string, SearchTarget> = {
+/** The searchable objects this service keeps, as GET /search reads them; weights and rules are in docs/search.md. */
+const LOCAL_TARGETS: Record<SlugWith<'searchable'> & SlugKeptBy<'contacts'>, SearchTarget> = {
   contacts: builtInTarget('contacts', `coalesce(nullif(${CONTACT_NAME}, ''), t.email)`, 't.email', SEARCH_WORDS.contacts('t.'), [
     { name: 'name', value: CONTACT_NAME, rule: 'text', weight: 1 },
     searchColumn('email', 'email', 1, true),
@@ -35,6 +36,9 @@ export const LOCAL_TARGETS: Record<string, SearchTarget> = {
   activities: builtInTarget('activities', 'coalesce(t.subject, t.type)', 't.type', SEARCH_WORDS.activities('t.'), [searchColumn('subject', 'text', 0.9)]),
   tasks: builtInTarget('tasks', 't.title', 't.status', SEARCH_WORDS.tasks('t.'), [searchColumn('title', 'text', 0.9)]),
 };
+
+export const localTarget = (object: string): SearchTarget | undefined =>
+  Object.hasOwn(LOCAL_TARGETS, object) ? LOCAL_TARGETS[object as keyof typeof LOCAL_TARGETS] : undefined;
 
 const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 

@@ -13,16 +13,17 @@ import {
   SearchLimits,
   SearchPosition,
   SearchQuery,
+  slugsWith,
 } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { searchSlice, SearchTarget } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { createHash } from 'crypto';
 import { DataSource } from 'typeorm';
-import { customTarget, LOCAL_TARGETS } from './search-targets';
+import { customTarget, localTarget } from './search-targets';
 
 /** Objects the deals service keeps and searches. */
-const DEALS_OBJECTS = new Set(['deals']);
+const DEALS_OBJECTS = new Set<string>(slugsWith('searchable', 'deals'));
 
 const isPosition = (key: unknown): key is SearchPosition =>
   Array.isArray(key) &&
@@ -75,7 +76,10 @@ export class SearchService {
       .slice(0, 16)}`;
     const after = this.cursors.decode(list, query.cursor, isPosition);
     const limit = query.limit ?? SearchLimits.defaultPage;
-    const targets = objects.flatMap((o) => (LOCAL_TARGETS[o] ? [LOCAL_TARGETS[o]] : customs.has(o) ? [customs.get(o)!] : []));
+    const targets = objects.flatMap((o) => {
+      const target = localTarget(o) ?? customs.get(o);
+      return target ? [target] : [];
+    });
     const input = { q: query.q, after, limit: limit + 1 };
     const dealsObjects = objects.filter((o) => DEALS_OBJECTS.has(o));
     const [local, deals] = await Promise.all([

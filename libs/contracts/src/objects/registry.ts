@@ -19,9 +19,10 @@ export type ObjectService = (typeof OBJECT_SERVICES)[number];
  * - `importable`: POST /imports loads it;
  * - `queryable`: it has `POST /<slug>/query`;
  * - `batchable`: it has `POST /<slug>/batch`;
- * - `history`: its changes are kept (GET /<slug>/:id/changes, GET /changes?object=).
+ * - `history`: its changes are kept (GET /<slug>/:id/changes, GET /changes?object=);
+ * - `searchable`: GET /search ranks its records (a custom object is searched when it has searchable fields).
  */
-export const CAPABILITIES = ['schema', 'customFields', 'referenceable', 'importable', 'queryable', 'batchable', 'history'] as const;
+export const CAPABILITIES = ['schema', 'customFields', 'referenceable', 'importable', 'queryable', 'batchable', 'history', 'searchable'] as const;
 export type Capability = (typeof CAPABILITIES)[number];
 
 /** One object, built-in or custom: everything the lists of objects across the services are read from. */
@@ -62,7 +63,7 @@ const REGISTRY = {
     kind: 'built_in',
     create: CreateContactDto,
     update: UpdateContactDto,
-    capabilities: [...RECORDS, 'importable'],
+    capabilities: [...RECORDS, 'importable', 'searchable'],
     resolvedAs: { request: 'contact_ids', reply: 'contacts' },
   },
   companies: {
@@ -75,7 +76,7 @@ const REGISTRY = {
     kind: 'built_in',
     create: CreateCompanyDto,
     update: UpdateCompanyDto,
-    capabilities: [...RECORDS, 'importable'],
+    capabilities: [...RECORDS, 'importable', 'searchable'],
     resolvedAs: { request: 'company_ids', reply: 'companies' },
   },
   deals: {
@@ -88,7 +89,7 @@ const REGISTRY = {
     kind: 'built_in',
     create: CreateDealDto,
     update: UpdateDealDto,
-    capabilities: [...RECORDS, 'importable'],
+    capabilities: [...RECORDS, 'importable', 'searchable'],
   },
   pipelines: {
     slug: 'pipelines',
@@ -124,7 +125,7 @@ const REGISTRY = {
     kind: 'built_in',
     create: CreateActivityDto,
     update: UpdateActivityDto,
-    capabilities: RECORDS,
+    capabilities: [...RECORDS, 'searchable'],
   },
   tasks: {
     slug: 'tasks',
@@ -136,7 +137,7 @@ const REGISTRY = {
     kind: 'built_in',
     create: CreateTaskDto,
     update: UpdateTaskDto,
-    capabilities: RECORDS,
+    capabilities: [...RECORDS, 'searchable'],
   },
   users: {
     slug: 'users',
@@ -148,7 +149,7 @@ const REGISTRY = {
     kind: 'built_in',
     create: CreateUserDto,
     update: UpdateUserDto,
-    capabilities: ['queryable', 'history'],
+    capabilities: ['queryable', 'history', 'searchable'],
     resolvedAs: { request: 'user_ids', reply: 'users' },
   },
 } as const satisfies Record<string, ObjectEntry>;

@@ -1,25 +1,14 @@
+import { BUILT_IN_ENTRIES } from '../objects/registry';
 import type { ApiScope } from '../rpc';
+
+/** The resources records are read and written under: each built-in object's (a stage's is its pipeline's) and `objects`, every custom object's. */
+const OBJECT_RESOURCES: readonly string[] = [...new Set(BUILT_IN_ENTRIES.map((o) => o.permission ?? o.slug)), 'objects'];
 
 /**
  * Permissions (docs/api.md, "Permissions"): `<resource>:<action>`, `*` standing for every resource or
  * every action. A key holds a set of them; each operation needs one.
  */
-export const PERMISSION_RESOURCES = [
-  'contacts',
-  'companies',
-  'users',
-  'activities',
-  'tasks',
-  'deals',
-  'pipelines',
-  'objects',
-  'schema',
-  'events',
-  'webhooks',
-  'imports',
-  'apikeys',
-  'capture',
-] as const;
+export const PERMISSION_RESOURCES: readonly string[] = [...OBJECT_RESOURCES, 'schema', 'events', 'webhooks', 'imports', 'apikeys', 'capture'];
 export const PERMISSION_ACTIONS = ['read', 'write', 'delete'] as const;
 export type PermissionAction = (typeof PERMISSION_ACTIONS)[number];
 
@@ -45,8 +34,6 @@ export const SCOPE_PERMISSIONS: Record<ApiScope, readonly string[]> = {
   'capture-only': ['capture:write'],
 };
 
-/** The records' resources: what the generic record tools and the search can reach. */
-const OBJECT_RESOURCES = new Set<string>(['contacts', 'companies', 'users', 'activities', 'tasks', 'deals', 'pipelines', 'objects']);
 const SLUG = /^[a-z][a-z0-9_]{0,62}$/;
 export const MAX_PERMISSIONS = 50;
 
@@ -55,8 +42,7 @@ export function permissionProblem(permission: unknown): string | undefined {
   if (typeof permission !== 'string') return 'must be a string';
   const [resource, action, ...rest] = permission.split(':');
   if (rest.length || action === undefined) return `'${permission}' is not <resource>:<action>`;
-  const known =
-    resource === '*' || (PERMISSION_RESOURCES as readonly string[]).includes(resource) || (resource.startsWith('objects.') && SLUG.test(resource.slice(8)));
+  const known = resource === '*' || PERMISSION_RESOURCES.includes(resource) || (resource.startsWith('objects.') && SLUG.test(resource.slice(8)));
   if (!known) return `'${resource}' is not a resource (${PERMISSION_RESOURCES.join(', ')}, objects.<slug> or *)`;
   if (action !== '*' && !(PERMISSION_ACTIONS as readonly string[]).includes(action)) return `'${action}' is not an action (read, write, delete or *)`;
   return undefined;
@@ -85,7 +71,7 @@ export function permits(permissions: readonly string[], resource: string, action
 export function permitsOnSomeObject(permissions: readonly string[], action: PermissionAction): boolean {
   return permissions.some((permission) => {
     const [resource, held] = permission.split(':');
-    return (held === '*' || held === action) && (resource === '*' || OBJECT_RESOURCES.has(resource) || resource.startsWith('objects.'));
+    return (held === '*' || held === action) && (resource === '*' || OBJECT_RESOURCES.includes(resource) || resource.startsWith('objects.'));
   });
 }
 

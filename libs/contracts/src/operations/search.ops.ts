@@ -1,5 +1,5 @@
 import { UpdateCompanyDto, UpdateContactDto } from '../contacts';
-import { DuplicatesQuery, DuplicateView, SearchHitView, SearchQuery, SearchSliceReply, SearchSliceRequest } from '../search/search';
+import { DuplicatesQuery, DuplicateView, SEARCHED_OBJECTS_TEXT, SearchHitView, SearchQuery, SearchSliceReply, SearchSliceRequest } from '../search/search';
 import { internal, page, route } from './operation';
 
 /**
@@ -19,8 +19,7 @@ export const search = {
     mcp: {
       tool: 'search',
       title: 'Find records by words',
-      description:
-        'Turns words into ids across contacts, companies, deals, users, activities, tasks and searchable custom fields, as GET /search: accents and case ignored, word starts, typos in words of 4+ letters, emails or their parts, phones in any format, exact ids. Best first; pass next_cursor back to continue.',
+      description: `Turns words into ids across ${SEARCHED_OBJECTS_TEXT} and searchable custom fields, as GET /search: accents and case ignored, word starts, typos in words of 4+ letters, emails or their parts, phones in any format, exact ids. Best first; pass next_cursor back to continue.`,
     },
   }),
   /** The deals service's part of the ranking. */

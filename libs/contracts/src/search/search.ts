@@ -1,13 +1,16 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { Transform } from 'class-transformer';
+import { slugsWith } from '../objects/registry';
 import { CursorParam, LimitParam } from '../paging';
 
 /** GET /search and the duplicate routes (docs/search.md). */
 export const SearchLimits = { query: 200, defaultPage: 20, maxPage: 100, objects: 50 } as const;
 
-/** The objects GET /search covers besides custom objects (named by their slug). */
-export const SEARCH_BUILT_IN_OBJECTS = ['contacts', 'companies', 'deals', 'users', 'activities', 'tasks'] as const;
+/** The built-in objects GET /search covers besides custom objects, in registry order. */
+export const SEARCH_BUILT_IN_OBJECTS = slugsWith('searchable');
+/** The same, as prose: `contacts, companies, …, users`. */
+export const SEARCHED_OBJECTS_TEXT = SEARCH_BUILT_IN_OBJECTS.join(', ');
 
 /** Paging of the search and duplicate lists: a smaller default and cap than other lists, since each item is ranked. */
 export class RankedPageQuery {
@@ -34,7 +37,7 @@ export class SearchQuery extends RankedPageQuery {
     type: String,
     required: false,
     example: 'contacts,companies',
-    description: 'Comma-separated objects to search: contacts, companies, deals, users, activities, tasks or a custom object slug; default all',
+    description: `Comma-separated objects to search: ${SEARCHED_OBJECTS_TEXT} or a custom object slug; default all`,
   })
   @IsOptional()
   @IsString()
