@@ -36,6 +36,13 @@ import { Inspector } from './inspector';
  * new directory under the system's temporary directory); BENCH_INSTR_RESULTS a JSON file that collects the rounds
  * of several runs (each run adds its rounds and prints the table over all of them), so a long measurement can be
  * split into parts (BENCH_INSTR_BUILD=base or this runs one build's stacks alone).
+ *
+ * BENCH_INSTR_WINDOW_S gives every window, idle ones too, the same length whatever the machine's speed: the requests
+ * are paced over its first 60% and the rest lets the stack go quiet (the stack's CPU in the window's last seconds is
+ * reported, to show it did). What the processes run by the clock (pollers, lease renewals, the relay's poll) is then
+ * the same amount of work in a measured window as in an idle one of the same stack, and the table also gives each
+ * window less the stack's warm idle window, per request: the requests' own instructions. Without it, a window lasts
+ * as long as the requests take, and a slower machine or build counts more of its timers.
  */
 const N = Number(process.env.BENCH_INSTR_N ?? 200);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -48,6 +55,10 @@ const ONLY_BUILD = process.env.BENCH_INSTR_BUILD;
 /** Set: measure nothing, print the table over the rounds BENCH_INSTR_RESULTS holds (their dumps must still be there). */
 const REPORT_ONLY = !!process.env.BENCH_INSTR_REPORT;
 const VALGRIND = process.env.BENCH_VALGRIND ?? 'valgrind';
+const WINDOW_S = process.env.BENCH_INSTR_WINDOW_S ? Number(process.env.BENCH_INSTR_WINDOW_S) : undefined;
+/** The share of a fixed window the requests are paced over, and the tail in which the stack's CPU is read. */
+const PACED_SHARE = 0.6;
+const TAIL_MS = 5_000;
 /**
  * Quiet under valgrind: the whole stack uses at most 60 ms of CPU in a second, or, while instrumented (when its
  * timers alone cost more), no more than half as much again as it did idle, for up to 2 minutes.
@@ -109,6 +120,9 @@ interface Window {
   /** Instructions per process over the window. */
   ir: Partial<Record<BenchApp, number>>;
   dumps: string[];
+  /** Fixed-length windows: when the last request was answered, and the stack's CPU (all processes) over the last TAIL_MS. */
+  lastAnsweredS?: number;
+  tailCpuMs?: number;
 }
 
 interface Results {
@@ -153,6 +167,17 @@ async function request(stack: BenchStack, method: string, path: string, body: un
 
 async function send(stack: BenchStack, setup: Setup, scenario: Scenario, batch: string): Promise<void> {
   for (let i = 0; i < N; i++) await request(stack, scenario.method, scenario.path(setup), scenario.body(setup, batch, i));
+}
+
+const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - performance.now())));
+
+/** N requests one after another, the i-th sent no earlier than i/N of `spanMs` after the start (later if the one before is slow). */
+async function sendPaced(stack: BenchStack, setup: Setup, scenario: Scenario, batch: string, spanMs: number): Promise<void> {
+  const start = performance.now();
+  for (let i = 0; i < N; i++) {
+    await sleepUntil(start + (i * spanMs) / N);
+    await request(stack, scenario.method, scenario.path(setup), scenario.body(setup, batch, i));
+  }
 }
 
 /** A full collection in every counted process, so each window starts from a collected heap. */
@@ -213,17 +238,31 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
     for (const pid of pids) callgrind(dumpDir, pid, '--instr=on');
     for (const pid of pids) callgrind(dumpDir, pid, '--zero');
     const started = performance.now();
-    await work();
-    if (requests) await settledCpuMs(stack, { ...QUIET, quietMs: instrumentedQuietMs });
+    let lastAnsweredS: number | undefined;
+    let tailCpuMs: number | undefined;
+    if (WINDOW_S) {
+      await work();
+      lastAnsweredS = (performance.now() - started) / 1000;
+      const end = started + WINDOW_S * 1000;
+      await sleepUntil(end - TAIL_MS);
+      const tailFrom = stack.cpuMs();
+      await sleepUntil(end);
+      tailCpuMs = stack.cpuMs() - tailFrom;
+    } else {
+      await work();
+      if (requests) await settledCpuMs(stack, { ...QUIET, quietMs: instrumentedQuietMs });
+    }
     const seconds = (performance.now() - started) / 1000;
     for (const pid of pids) callgrind(dumpDir, pid, '--dump');
     for (const pid of pids) callgrind(dumpDir, pid, '--instr=off');
     const dumps = COUNTED.map((app) => latestDump(dumpDir, `${tag}-${app}.${stack.children[app].pid}`));
     const ir = Object.fromEntries(COUNTED.map((app, i) => [app, totalIr(dumps[i])]));
-    windows.push({ round, build, scenario, requests, seconds, ir, dumps });
+    windows.push({ round, build, scenario, requests, seconds, ir, dumps, lastAnsweredS, tailCpuMs });
     const perRequest = requests ? Object.values(ir).reduce((a, b) => a + b, 0) / requests : 0;
     process.stderr.write(
-      `round ${round + 1} ${build} ${scenario}: ${Math.round(perRequest).toLocaleString('en')} instructions/request, ${seconds.toFixed(0)} s\n`,
+      `round ${round + 1} ${build} ${scenario}: ${Math.round(perRequest).toLocaleString('en')} instructions/request, ${seconds.toFixed(0)} s` +
+        (WINDOW_S ? `, last answer at ${lastAnsweredS!.toFixed(0)} s, ${Math.round(tailCpuMs!)} ms CPU in the last ${TAIL_MS / 1000} s` : '') +
+        '\n',
     );
   };
   /** CPU the stack uses in a quiet window over `seconds`, and the threshold half as much again. */
@@ -257,13 +296,16 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
     const uninstrumented = await idleCpu(IDLE_S / 2);
     quietMs = uninstrumented.threshold;
     process.stderr.write(`${build}: idle, ${uninstrumented.perWindow} ms CPU a ${QUIET.windowMs} ms window; quiet below ${quietMs}\n`);
-    await window('idle', 0, idle);
+    const idleFor = (seconds: number) => () => new Promise<void>((r) => setTimeout(r, seconds * 1000));
+    await window('idle', 0, WINDOW_S ? idleFor(WINDOW_S) : idle);
     for (const scenario of SCENARIOS.filter((s) => !ONLY || ONLY.includes(s.name))) {
       await send(stack, setup, scenario, 'w');
-      await window(scenario.name, N, () => send(stack, setup, scenario, 'm'));
+      await window(scenario.name, N, () =>
+        WINDOW_S ? sendPaced(stack, setup, scenario, 'm', WINDOW_S * 1000 * PACED_SHARE) : send(stack, setup, scenario, 'm'),
+      );
     }
-    // Idle again once warm: what timers and pollers alone execute a second, the part of a window that grows with its length.
-    await window('idle, warm', 0, () => new Promise((r) => setTimeout(r, IDLE_S * 1000)));
+    // Idle again once warm: what timers and pollers alone execute, the part of a window that grows with its length.
+    await window('idle, warm', 0, idleFor(WINDOW_S ?? IDLE_S));
   } finally {
     await stopAndWait(stack);
   }
@@ -296,9 +338,17 @@ function workerThreadIr(dump: string): number {
   return workerIr.get(dump)!;
 }
 
+/** Instructions a window counts on the processes' main threads (all threads less the platform workers'). */
+const mainIr = (w: Window) => sum(Object.values(w.ir)) - sum(w.dumps.map(workerThreadIr));
+
 /** Per request, on the processes' main threads only (all threads less the platform workers'). */
 function mainThreadPerRequest(w: Window): number {
-  return (sum(Object.values(w.ir)) - sum(w.dumps.map(workerThreadIr))) / w.requests;
+  return mainIr(w) / w.requests;
+}
+
+/** A fixed-length window's stack idle and warm for as long: same build, same round. */
+function warmIdleOf(windows: Window[], w: Window): Window | undefined {
+  return windows.find((o) => o.scenario === 'idle, warm' && o.build === w.build && o.round === w.round && o.seconds > 0 && w.lastAnsweredS !== undefined);
 }
 
 /** The spread of a build's rounds: (max − min) / mean. */
@@ -330,12 +380,46 @@ function report(results: Results, dumpDir: string): string {
       lines.push(`| ${scenario} | ${build} | ${cells.join(' | ')} | ${windows.map((w) => w.seconds.toFixed(0)).join(' / ')} |`);
     }
   }
+  if (results.windows.some((w) => w.lastAnsweredS !== undefined)) {
+    // Every window as long as the idle one: the clock's work cancels, what is left is the requests'.
+    const lessIdle = (measure: (w: Window) => number) => (w: Window) => {
+      const idle = warmIdleOf(results.windows, w);
+      return idle ? (measure(w) - measure(idle)) / w.requests : NaN;
+    };
+    const measures = [lessIdle(mainIr), lessIdle((w) => sum(Object.values(w.ir)))];
+    lines.push(
+      '',
+      "Less the same stack's warm idle window of the same length, per request:",
+      '',
+      '| Scenario | Build | main threads | rounds | spread | vs base | all threads | rounds | spread | vs base | last answer s | CPU ms in the last 5 s |',
+      '|---|---|---:|---|---:|---:|---:|---|---:|---:|---|---|',
+    );
+    for (const scenario of scenarios) {
+      const baseMeans = measures.map((m) => mean(of(builds[0], scenario).map(m)));
+      for (const build of builds) {
+        const windows = of(build, scenario);
+        if (!windows.length) continue;
+        const cells = measures.map((measure, i) => {
+          const values = windows.map(measure);
+          return `${fmt(mean(values))} | ${values.map(fmt).join(' / ')} | ${pct(spread(values))} | ${(mean(values) / baseMeans[i]).toFixed(3)}`;
+        });
+        const tail = `${windows.map((w) => w.lastAnsweredS?.toFixed(0)).join(' / ')} | ${windows.map((w) => Math.round(w.tailCpuMs ?? NaN)).join(' / ')}`;
+        lines.push(`| ${scenario} | ${build} | ${cells.join(' | ')} | ${tail} |`);
+      }
+    }
+  }
   lines.push('', '| Scenario | Build | ' + COUNTED.join(' | ') + ' |', '|---|---|' + COUNTED.map(() => '---:').join('|') + '|');
   for (const scenario of scenarios) {
     for (const build of builds) {
       const windows = of(build, scenario);
       if (!windows.length) continue;
       lines.push(`| ${scenario} | ${build} | ${COUNTED.map((app) => fmt(mean(windows.map((w) => (w.ir[app] ?? 0) / w.requests)))).join(' | ')} |`);
+    }
+  }
+  for (const build of builds) {
+    const idle = of(build, 'idle, warm');
+    if (idle.length && idle[0].lastAnsweredS !== undefined) {
+      lines.push(`| idle, warm (a whole window) | ${build} | ${COUNTED.map((app) => fmt(mean(idle.map((w) => w.ir[app] ?? 0)))).join(' | ')} |`);
     }
   }
   lines.push('', '| Idle stack | Build | all threads: instructions/s | main threads: instructions/s |', '|---|---|---:|---:|');
@@ -347,7 +431,7 @@ function report(results: Results, dumpDir: string): string {
       const idle = of(build, scenario);
       if (!idle.length) continue;
       const all = mean(idle.map((w) => sum(Object.values(w.ir)) / w.seconds));
-      const main = mean(idle.map((w) => (sum(Object.values(w.ir)) - sum(w.dumps.map(workerThreadIr))) / w.seconds));
+      const main = mean(idle.map((w) => mainIr(w) / w.seconds));
       lines.push(`| ${label} | ${build} | ${fmt(all)} | ${fmt(main)} |`);
     }
   }
