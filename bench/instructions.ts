@@ -1,5 +1,5 @@
 import { execFileSync } from 'child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { APPS, BenchApp, BenchStack, buildRef, machine, ROOT, runBenchmark, settledCpuMs, STACK_HOST, startBenchStack, thisBuild } from './bench-stack';
@@ -58,7 +58,8 @@ const VALGRIND = process.env.BENCH_VALGRIND ?? 'valgrind';
 const WINDOW_S = process.env.BENCH_INSTR_WINDOW_S ? Number(process.env.BENCH_INSTR_WINDOW_S) : undefined;
 /** The share of a fixed window the requests are paced over, and the tail in which the stack's CPU is read. */
 const PACED_SHARE = 0.6;
-const TAIL_MS = 5_000;
+/** A fixed-length window is dumped in this many equal slices, each thread to its own file (the main thread is thread 1). */
+const SLICES = 10;
 /**
  * Quiet under valgrind: the whole stack uses at most 60 ms of CPU in a second, or, while instrumented (when its
  * timers alone cost more), no more than half as much again as it did idle, for up to 2 minutes.
@@ -120,9 +121,10 @@ interface Window {
   /** Instructions per process over the window. */
   ir: Partial<Record<BenchApp, number>>;
   dumps: string[];
-  /** Fixed-length windows: when the last request was answered, and the stack's CPU (all processes) over the last TAIL_MS. */
+  /** Fixed-length windows: when the last request was answered, and each process's main-thread and all-thread count per slice. */
   lastAnsweredS?: number;
-  tailCpuMs?: number;
+  sliceMain?: Partial<Record<BenchApp, number[]>>;
+  sliceAll?: Partial<Record<BenchApp, number[]>>;
 }
 
 interface Results {
@@ -153,6 +155,19 @@ function totalIr(file: string): number {
   const total = /^(?:totals|summary):\s*(\d+)/m.exec(text);
   if (!total) throw new Error(`${file} has no totals`);
   return Number(total[1]);
+}
+
+/** A dump's count per thread (`<file>.<dump>-<thread>`, `--separate-threads=yes`): the main thread's and all together. Worker-thread files are removed once read. */
+function sliceCount(dir: string, prefix: string, dump: number): { main: number; all: number } {
+  const files = readdirSync(dir).filter((name) => name.startsWith(`${prefix}.${dump}-`));
+  const main = files.find((name) => name.endsWith('-01'));
+  if (!main) throw new Error(`no main-thread dump ${prefix}.${dump}-01 in ${dir}`);
+  let all = 0;
+  for (const name of files) {
+    all += totalIr(join(dir, name));
+    if (name !== main) rmSync(join(dir, name));
+  }
+  return { main: totalIr(join(dir, main)), all };
 }
 
 async function request(stack: BenchStack, method: string, path: string, body: unknown): Promise<any> {
@@ -219,6 +234,8 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
             '--instr-atstart=no',
             // V8 writes and rewrites machine code in anonymous memory: valgrind must notice.
             '--smc-check=all-non-file',
+            // Fixed-length windows are read per thread from the files, without annotating each slice's dump.
+            ...(WINDOW_S ? ['--separate-threads=yes'] : []),
             `--callgrind-out-file=${join(dumpDir, `${tag}-${app}.%p`)}`,
             `--log-file=${join(dumpDir, `${tag}-${app}.%p.log`)}`,
             vgdbPrefix(dumpDir),
@@ -230,6 +247,8 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
   // idle window measures how much, and a measured window ends once the stack is back near that.
   let quietMs = QUIET.quietMs;
   let instrumentedQuietMs = QUIET.quietMs;
+  /** Dumps each process has written, which numbers its next one. */
+  const dumpsOf = new Map<number, number>();
   const window = async (scenario: string, requests: number, work: () => Promise<void>) => {
     await settledCpuMs(stack, { ...QUIET, quietMs });
     await collectGarbage(stack);
@@ -238,31 +257,49 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
     for (const pid of pids) callgrind(dumpDir, pid, '--instr=on');
     for (const pid of pids) callgrind(dumpDir, pid, '--zero');
     const started = performance.now();
-    let lastAnsweredS: number | undefined;
-    let tailCpuMs: number | undefined;
     if (WINDOW_S) {
-      await work();
-      lastAnsweredS = (performance.now() - started) / 1000;
-      const end = started + WINDOW_S * 1000;
-      await sleepUntil(end - TAIL_MS);
-      const tailFrom = stack.cpuMs();
-      await sleepUntil(end);
-      tailCpuMs = stack.cpuMs() - tailFrom;
-    } else {
-      await work();
-      if (requests) await settledCpuMs(stack, { ...QUIET, quietMs: instrumentedQuietMs });
+      let lastAnsweredS: number | undefined;
+      let failed: unknown;
+      const working = work().then(
+        () => (lastAnsweredS = (performance.now() - started) / 1000),
+        (err) => (failed = err),
+      );
+      const sliceMain: Partial<Record<BenchApp, number[]>> = Object.fromEntries(COUNTED.map((app) => [app, []]));
+      const sliceAll: Partial<Record<BenchApp, number[]>> = Object.fromEntries(COUNTED.map((app) => [app, []]));
+      for (let slice = 1; slice <= SLICES; slice++) {
+        await sleepUntil(started + (slice * WINDOW_S * 1000) / SLICES);
+        for (const pid of pids) callgrind(dumpDir, pid, '--dump');
+        for (const app of COUNTED) {
+          const pid = stack.children[app].pid!;
+          dumpsOf.set(pid, (dumpsOf.get(pid) ?? 0) + 1);
+          const { main, all } = sliceCount(dumpDir, `${tag}-${app}.${pid}`, dumpsOf.get(pid)!);
+          sliceMain[app]!.push(main);
+          sliceAll[app]!.push(all);
+        }
+      }
+      await working;
+      for (const pid of pids) callgrind(dumpDir, pid, '--instr=off');
+      if (failed) throw failed;
+      const seconds = (performance.now() - started) / 1000;
+      const ir = Object.fromEntries(COUNTED.map((app) => [app, sum(sliceAll[app]!)]));
+      windows.push({ round, build, scenario, requests, seconds, ir, dumps: [], lastAnsweredS, sliceMain, sliceAll });
+      const mainPerSlice = Array.from({ length: SLICES }, (_, i) => sum(COUNTED.map((app) => sliceMain[app]![i])));
+      process.stderr.write(
+        `round ${round + 1} ${build} ${scenario}: last answer at ${lastAnsweredS!.toFixed(0)} s; main threads, M instructions a slice: ${mainPerSlice.map((n) => (n / 1e6).toFixed(1)).join(' ')}\n`,
+      );
+      return;
     }
+    await work();
+    if (requests) await settledCpuMs(stack, { ...QUIET, quietMs: instrumentedQuietMs });
     const seconds = (performance.now() - started) / 1000;
     for (const pid of pids) callgrind(dumpDir, pid, '--dump');
     for (const pid of pids) callgrind(dumpDir, pid, '--instr=off');
     const dumps = COUNTED.map((app) => latestDump(dumpDir, `${tag}-${app}.${stack.children[app].pid}`));
     const ir = Object.fromEntries(COUNTED.map((app, i) => [app, totalIr(dumps[i])]));
-    windows.push({ round, build, scenario, requests, seconds, ir, dumps, lastAnsweredS, tailCpuMs });
+    windows.push({ round, build, scenario, requests, seconds, ir, dumps });
     const perRequest = requests ? Object.values(ir).reduce((a, b) => a + b, 0) / requests : 0;
     process.stderr.write(
-      `round ${round + 1} ${build} ${scenario}: ${Math.round(perRequest).toLocaleString('en')} instructions/request, ${seconds.toFixed(0)} s` +
-        (WINDOW_S ? `, last answer at ${lastAnsweredS!.toFixed(0)} s, ${Math.round(tailCpuMs!)} ms CPU in the last ${TAIL_MS / 1000} s` : '') +
-        '\n',
+      `round ${round + 1} ${build} ${scenario}: ${Math.round(perRequest).toLocaleString('en')} instructions/request, ${seconds.toFixed(0)} s\n`,
     );
   };
   /** CPU the stack uses in a quiet window over `seconds`, and the threshold half as much again. */
@@ -339,7 +376,16 @@ function workerThreadIr(dump: string): number {
 }
 
 /** Instructions a window counts on the processes' main threads (all threads less the platform workers'). */
-const mainIr = (w: Window) => sum(Object.values(w.ir)) - sum(w.dumps.map(workerThreadIr));
+const mainIr = (w: Window) =>
+  w.sliceMain ? sum(Object.values(w.sliceMain).map((slices) => sum(slices!))) : sum(Object.values(w.ir)) - sum(w.dumps.map(workerThreadIr));
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+};
+
+/** What the stack runs a slice with nothing to do, once settled: each process's median slice of an idle window, summed. */
+const steadySlice = (idle: Window, slices: 'sliceMain' | 'sliceAll') => sum(Object.values(idle[slices]!).map((counts) => median(counts!)));
 
 /** Per request, on the processes' main threads only (all threads less the platform workers'). */
 function mainThreadPerRequest(w: Window): number {
@@ -348,7 +394,7 @@ function mainThreadPerRequest(w: Window): number {
 
 /** A fixed-length window's stack idle and warm for as long: same build, same round. */
 function warmIdleOf(windows: Window[], w: Window): Window | undefined {
-  return windows.find((o) => o.scenario === 'idle, warm' && o.build === w.build && o.round === w.round && o.seconds > 0 && w.lastAnsweredS !== undefined);
+  return windows.find((o) => o.scenario === 'idle, warm' && o.build === w.build && o.round === w.round && o.sliceMain !== undefined);
 }
 
 /** The spread of a build's rounds: (max − min) / mean. */
@@ -380,31 +426,42 @@ function report(results: Results, dumpDir: string): string {
       lines.push(`| ${scenario} | ${build} | ${cells.join(' | ')} | ${windows.map((w) => w.seconds.toFixed(0)).join(' / ')} |`);
     }
   }
-  if (results.windows.some((w) => w.lastAnsweredS !== undefined)) {
-    // Every window as long as the idle one: the clock's work cancels, what is left is the requests'.
-    const lessIdle = (measure: (w: Window) => number) => (w: Window) => {
+  if (results.windows.some((w) => w.sliceMain)) {
+    // Every window as long as the idle one: the clock's work is charged at the idle stack's settled rate, per slice.
+    const lessSteadyIdle = (slices: 'sliceMain' | 'sliceAll') => (w: Window) => {
       const idle = warmIdleOf(results.windows, w);
-      return idle ? (measure(w) - measure(idle)) / w.requests : NaN;
+      const counted = slices === 'sliceMain' ? mainIr(w) : sum(Object.values(w.ir));
+      return idle?.[slices] ? (counted - SLICES * steadySlice(idle, slices)) / w.requests : NaN;
     };
-    const measures = [lessIdle(mainIr), lessIdle((w) => sum(Object.values(w.ir)))];
+    const lessIdleWindow = (w: Window) => {
+      const idle = warmIdleOf(results.windows, w);
+      return idle ? (mainIr(w) - mainIr(idle)) / w.requests : NaN;
+    };
+    const measures = [lessSteadyIdle('sliceMain'), lessIdleWindow, lessSteadyIdle('sliceAll')];
     lines.push(
       '',
-      "Less the same stack's warm idle window of the same length, per request:",
+      `Per request, less what the idle stack runs in as long (${SLICES} slices of ${WINDOW_S ?? '?'} s windows; "settled idle": each process's median idle slice; "idle window": the whole warm idle window):`,
       '',
-      '| Scenario | Build | main threads | rounds | spread | vs base | all threads | rounds | spread | vs base | last answer s | CPU ms in the last 5 s |',
-      '|---|---|---:|---|---:|---:|---:|---|---:|---:|---|---|',
+      '| Scenario | Build | main threads less settled idle | rounds | spread | vs base | main threads less idle window | vs base | all threads less settled idle | vs base | last answer s | main threads, last slice / settled idle slice |',
+      '|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|',
     );
     for (const scenario of scenarios) {
       const baseMeans = measures.map((m) => mean(of(builds[0], scenario).map(m)));
       for (const build of builds) {
         const windows = of(build, scenario);
         if (!windows.length) continue;
-        const cells = measures.map((measure, i) => {
-          const values = windows.map(measure);
-          return `${fmt(mean(values))} | ${values.map(fmt).join(' / ')} | ${pct(spread(values))} | ${(mean(values) / baseMeans[i]).toFixed(3)}`;
-        });
-        const tail = `${windows.map((w) => w.lastAnsweredS?.toFixed(0)).join(' / ')} | ${windows.map((w) => Math.round(w.tailCpuMs ?? NaN)).join(' / ')}`;
-        lines.push(`| ${scenario} | ${build} | ${cells.join(' | ')} | ${tail} |`);
+        const values = measures.map((m) => windows.map(m));
+        const vs = (i: number) => (mean(values[i]) / baseMeans[i]).toFixed(3);
+        const tail = windows
+          .map((w) => {
+            const idle = warmIdleOf(results.windows, w);
+            const last = sum(Object.values(w.sliceMain!).map((slices) => slices![SLICES - 1]));
+            return idle?.sliceMain ? (last / steadySlice(idle, 'sliceMain')).toFixed(2) : '?';
+          })
+          .join(' / ');
+        lines.push(
+          `| ${scenario} | ${build} | ${fmt(mean(values[0]))} | ${values[0].map(fmt).join(' / ')} | ${pct(spread(values[0]))} | ${vs(0)} | ${fmt(mean(values[1]))} | ${vs(1)} | ${fmt(mean(values[2]))} | ${vs(2)} | ${windows.map((w) => w.lastAnsweredS?.toFixed(0)).join(' / ')} | ${tail} |`,
+        );
       }
     }
   }
@@ -418,7 +475,7 @@ function report(results: Results, dumpDir: string): string {
   }
   for (const build of builds) {
     const idle = of(build, 'idle, warm');
-    if (idle.length && idle[0].lastAnsweredS !== undefined) {
+    if (idle.length && idle[0].sliceMain) {
       lines.push(`| idle, warm (a whole window) | ${build} | ${COUNTED.map((app) => fmt(mean(idle.map((w) => w.ir[app] ?? 0)))).join(' | ')} |`);
     }
   }
