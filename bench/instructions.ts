@@ -1,8 +1,9 @@
 import { execFileSync } from 'child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { APPS, BenchApp, BenchStack, buildRef, machine, ROOT, runBenchmark, settledCpuMs, STACK_HOST, startBenchStack, thisBuild } from './bench-stack';
+import { FunctionDumps, perRequestByFunction } from './callgrind-functions';
 import { Inspector } from './inspector';
 
 /**
@@ -43,6 +44,10 @@ import { Inspector } from './inspector';
  * the same amount of work in a measured window as in an idle one of the same stack, and the table also gives each
  * window less the stack's warm idle window, per request: the requests' own instructions. Without it, a window lasts
  * as long as the requests take, and a slower machine or build counts more of its timers.
+ *
+ * BENCH_INSTR_FUNCTIONS=<process> (with fixed-length windows) also counts that process's main thread by function,
+ * JavaScript included (callgrind's per-instruction counts joined with V8's code map, bench/callgrind-functions.ts), and
+ * the report lists per scenario the 25 functions whose own instructions per request differ most between the builds.
  */
 const N = Number(process.env.BENCH_INSTR_N ?? 200);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -60,6 +65,8 @@ const WINDOW_S = process.env.BENCH_INSTR_WINDOW_S ? Number(process.env.BENCH_INS
 const PACED_SHARE = 0.6;
 /** A fixed-length window is dumped in this many equal slices, each thread to its own file (the main thread is thread 1). */
 const SLICES = 10;
+/** With fixed-length windows, one process whose main-thread instructions are also counted by function, JavaScript included (bench/callgrind-functions.ts). */
+const BY_FUNCTION = process.env.BENCH_INSTR_FUNCTIONS as BenchApp | undefined;
 /**
  * Quiet under valgrind: the whole stack uses at most 60 ms of CPU in a second, or, while instrumented (when its
  * timers alone cost more), no more than half as much again as it did idle, for up to 2 minutes.
@@ -125,6 +132,8 @@ interface Window {
   lastAnsweredS?: number;
   sliceMain?: Partial<Record<BenchApp, number[]>>;
   sliceAll?: Partial<Record<BenchApp, number[]>>;
+  /** BENCH_INSTR_FUNCTIONS: that process's main-thread slices and its code map. */
+  byFunction?: FunctionDumps;
 }
 
 interface Results {
@@ -158,7 +167,7 @@ function totalIr(file: string): number {
 }
 
 /** A dump's count per thread (`<file>.<dump>-<thread>`, `--separate-threads=yes`): the main thread's and all together. Worker-thread files are removed once read. */
-function sliceCount(dir: string, prefix: string, dump: number): { main: number; all: number } {
+function sliceCount(dir: string, prefix: string, dump: number): { main: number; all: number; mainFile: string } {
   const files = readdirSync(dir).filter((name) => name.startsWith(`${prefix}.${dump}-`));
   const main = files.find((name) => name.endsWith('-01'));
   if (!main) throw new Error(`no main-thread dump ${prefix}.${dump}-01 in ${dir}`);
@@ -167,7 +176,7 @@ function sliceCount(dir: string, prefix: string, dump: number): { main: number; 
     all += totalIr(join(dir, name));
     if (name !== main) rmSync(join(dir, name));
   }
-  return { main: totalIr(join(dir, main)), all };
+  return { main: totalIr(join(dir, main)), all, mainFile: join(dir, main) };
 }
 
 async function request(stack: BenchStack, method: string, path: string, body: unknown): Promise<any> {
@@ -224,7 +233,7 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
     inspect: true,
     startTimeoutMs: 900_000,
     // A request under instrumentation takes up to seconds; the gateway's wait for a service is stretched to match.
-    env: { RPC_TIMEOUT_MS: '60000' },
+    env: { RPC_TIMEOUT_MS: '60000', ...(BY_FUNCTION ? { NODE_OPTIONS: '--perf-basic-prof' } : {}) },
     launcher: (app) =>
       COUNTED.includes(app)
         ? [
@@ -236,6 +245,7 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
             '--smc-check=all-non-file',
             // Fixed-length windows are read per thread from the files, without annotating each slice's dump.
             ...(WINDOW_S ? ['--separate-threads=yes'] : []),
+            ...(app === BY_FUNCTION ? ['--dump-instr=yes'] : []),
             `--callgrind-out-file=${join(dumpDir, `${tag}-${app}.%p`)}`,
             `--log-file=${join(dumpDir, `${tag}-${app}.%p.log`)}`,
             vgdbPrefix(dumpDir),
@@ -266,13 +276,15 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
       );
       const sliceMain: Partial<Record<BenchApp, number[]>> = Object.fromEntries(COUNTED.map((app) => [app, []]));
       const sliceAll: Partial<Record<BenchApp, number[]>> = Object.fromEntries(COUNTED.map((app) => [app, []]));
+      const functionDumps: string[] = [];
       for (let slice = 1; slice <= SLICES; slice++) {
         await sleepUntil(started + (slice * WINDOW_S * 1000) / SLICES);
         for (const pid of pids) callgrind(dumpDir, pid, '--dump');
         for (const app of COUNTED) {
           const pid = stack.children[app].pid!;
           dumpsOf.set(pid, (dumpsOf.get(pid) ?? 0) + 1);
-          const { main, all } = sliceCount(dumpDir, `${tag}-${app}.${pid}`, dumpsOf.get(pid)!);
+          const { main, all, mainFile } = sliceCount(dumpDir, `${tag}-${app}.${pid}`, dumpsOf.get(pid)!);
+          if (app === BY_FUNCTION) functionDumps.push(mainFile);
           sliceMain[app]!.push(main);
           sliceAll[app]!.push(all);
         }
@@ -282,7 +294,9 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
       if (failed) throw failed;
       const seconds = (performance.now() - started) / 1000;
       const ir = Object.fromEntries(COUNTED.map((app) => [app, sum(sliceAll[app]!)]));
-      windows.push({ round, build, scenario, requests, seconds, ir, dumps: [], lastAnsweredS, sliceMain, sliceAll });
+      // The code map is copied beside the dumps once the process has ended (V8 appends to it until then).
+      const byFunction = BY_FUNCTION ? { dumps: functionDumps, codeMap: join(dumpDir, `${tag}-${BY_FUNCTION}.perf.map`) } : undefined;
+      windows.push({ round, build, scenario, requests, seconds, ir, dumps: [], lastAnsweredS, sliceMain, sliceAll, byFunction });
       const mainPerSlice = Array.from({ length: SLICES }, (_, i) => sum(COUNTED.map((app) => sliceMain[app]![i])));
       process.stderr.write(
         `round ${round + 1} ${build} ${scenario}: last answer at ${lastAnsweredS!.toFixed(0)} s; main threads, M instructions a slice: ${mainPerSlice.map((n) => (n / 1e6).toFixed(1)).join(' ')}\n`,
@@ -345,6 +359,7 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
     await window('idle, warm', 0, idleFor(WINDOW_S ?? IDLE_S));
   } finally {
     await stopAndWait(stack);
+    if (BY_FUNCTION) copyFileSync(`/tmp/perf-${stack.children[BY_FUNCTION].pid}.map`, join(dumpDir, `${tag}-${BY_FUNCTION}.perf.map`));
   }
   return windows;
 }
@@ -464,6 +479,7 @@ function report(results: Results, dumpDir: string): string {
       }
     }
   }
+  if (results.windows.some((w) => w.byFunction)) lines.push(...functionTables(results, builds, scenarios));
   lines.push('', '| Scenario | Build | ' + COUNTED.join(' | ') + ' |', '|---|---|' + COUNTED.map(() => '---:').join('|') + '|');
   for (const scenario of scenarios) {
     for (const build of builds) {
@@ -492,6 +508,28 @@ function report(results: Results, dumpDir: string): string {
     }
   }
   return lines.join('\n');
+}
+
+/** Per scenario, the functions whose own instructions per request differ most between the builds (first round of each). */
+function functionTables(results: Results, builds: string[], scenarios: string[]): string[] {
+  const lines: string[] = [];
+  for (const scenario of scenarios) {
+    const [base, current] = builds.map((build) => {
+      const w = results.windows.find((o) => o.build === build && o.scenario === scenario && o.byFunction);
+      const idle = w && warmIdleOf(results.windows, w);
+      return w?.byFunction && idle?.byFunction ? perRequestByFunction(w.byFunction, idle.byFunction, w.requests) : undefined;
+    });
+    if (!base || !current) continue;
+    const names = [...new Set([...base.keys(), ...current.keys()])];
+    const delta = (name: string) => (current.get(name) ?? 0) - (base.get(name) ?? 0);
+    names.sort((a, b) => Math.abs(delta(b)) - Math.abs(delta(a)));
+    lines.push('', `${scenario}, ${BY_FUNCTION ?? 'the counted process'}, main thread: own instructions per request by function, the 25 that differ most`, '');
+    lines.push('| Function | base | this | difference |', '|---|---:|---:|---:|');
+    for (const name of names.slice(0, 25)) {
+      lines.push(`| \`${name.slice(0, 120).replace(/\|/g, '\\|')}\` | ${fmt(base.get(name) ?? 0)} | ${fmt(current.get(name) ?? 0)} | ${fmt(delta(name))} |`);
+    }
+  }
+  return lines;
 }
 
 async function main(): Promise<void> {
