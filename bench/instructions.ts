@@ -39,10 +39,10 @@ import { Inspector } from './inspector';
  * split into parts (BENCH_INSTR_BUILD=base or this runs one build's stacks alone).
  *
  * BENCH_INSTR_WINDOW_S gives every window, idle ones too, the same length whatever the machine's speed: the requests
- * are paced over its first 60% and the rest lets the stack go quiet (the stack's CPU in the window's last seconds is
- * reported, to show it did). What the processes run by the clock (pollers, lease renewals, the relay's poll) is then
- * the same amount of work in a measured window as in an idle one of the same stack, and the table also gives each
- * window less the stack's warm idle window, per request: the requests' own instructions. Without it, a window lasts
+ * are paced over its first 60% and the rest lets the stack go quiet. Every window is dumped in SLICES slices, one file
+ * per thread. What the processes run by the clock (pollers, lease renewals, the relay's poll) is then charged at the
+ * stack's settled idle rate over the same length, and the table gives each window less that, per request: the
+ * requests' own instructions, and how the window's last slice compares with an idle one (back at rest or not). Without it, a window lasts
  * as long as the requests take, and a slower machine or build counts more of its timers.
  *
  * BENCH_INSTR_FUNCTIONS=<process> (with fixed-length windows) also counts that process's main thread by function,
@@ -61,7 +61,7 @@ const ONLY_BUILD = process.env.BENCH_INSTR_BUILD;
 const REPORT_ONLY = !!process.env.BENCH_INSTR_REPORT;
 const VALGRIND = process.env.BENCH_VALGRIND ?? 'valgrind';
 const WINDOW_S = process.env.BENCH_INSTR_WINDOW_S ? Number(process.env.BENCH_INSTR_WINDOW_S) : undefined;
-/** The share of a fixed window the requests are paced over, and the tail in which the stack's CPU is read. */
+/** The share of a fixed window the requests are paced over. */
 const PACED_SHARE = 0.6;
 /** A fixed-length window is dumped in this many equal slices, each thread to its own file (the main thread is thread 1). */
 const SLICES = 10;
@@ -442,7 +442,7 @@ function report(results: Results, dumpDir: string): string {
   }
   if (results.windows.some((w) => w.sliceMain)) {
     // Every window as long as the idle one: the clock's work is charged at the idle stack's settled rate, per slice.
-    const lessSteadyIdle = (slices: 'sliceMain' | 'sliceAll') => (w: Window) => {
+    const lessSettledIdle = (slices: 'sliceMain' | 'sliceAll') => (w: Window) => {
       const idle = warmIdleOf(results.windows, w);
       const counted = slices === 'sliceMain' ? mainIr(w) : sum(Object.values(w.ir));
       return idle?.[slices] ? (counted - SLICES * settledSlice(idle, slices)) / w.requests : NaN;
@@ -451,7 +451,7 @@ function report(results: Results, dumpDir: string): string {
       const idle = warmIdleOf(results.windows, w);
       return idle ? (mainIr(w) - mainIr(idle)) / w.requests : NaN;
     };
-    const measures = [lessSteadyIdle('sliceMain'), lessIdleWindow, lessSteadyIdle('sliceAll')];
+    const measures = [lessSettledIdle('sliceMain'), lessIdleWindow, lessSettledIdle('sliceAll')];
     lines.push(
       '',
       `Per request, less what the idle stack runs in as long (${SLICES} slices of ${WINDOW_S ?? '?'} s windows; "settled idle": each process's mean idle slice after the first; "idle window": the whole warm idle window):`,
