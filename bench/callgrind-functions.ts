@@ -14,7 +14,12 @@ interface CodeRange {
   name: string;
 }
 
-export function readCodeMap(file: string): CodeRange[] {
+const codeMaps = new Map<string, CodeRange[]>();
+
+/** A code map's ranges by start address, read once per file (a stack's windows share their process's map). */
+function readCodeMap(file: string): CodeRange[] {
+  const known = codeMaps.get(file);
+  if (known) return known;
   const ranges: CodeRange[] = [];
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     const [start, size, ...name] = line.split(' ');
@@ -23,7 +28,9 @@ export function readCodeMap(file: string): CodeRange[] {
     ranges.push({ start: from, end: from + parseInt(size, 16), name: name.join(' ') });
   }
   // Stable: among ranges that start at one address the later-made stays later.
-  return ranges.sort((a, b) => a.start - b.start);
+  ranges.sort((a, b) => a.start - b.start);
+  codeMaps.set(file, ranges);
+  return ranges;
 }
 
 /** The latest-made range holding `address`, looking back over the ranges that start before it. */
@@ -39,10 +46,17 @@ function codeAt(ranges: CodeRange[], address: number): string | undefined {
   return undefined;
 }
 
+/** V8's markers of the tier a function was compiled for (`*` optimised, `^` baseline, `~` interpreted, `+` Maglev) go. */
+const functionName = (name: string) => name.replace(/^JS:[*^~+]?/, 'JS:');
+
 const COMPRESSED_NAME = /^c?fn=\((\d+)\)(?: (.*))?$/;
 
-/** Self instructions by function over callgrind dumps written with `--dump-instr=yes` (positions: instr line). */
-export function selfByFunction(dumps: string[], ranges: CodeRange[], into = new Map<string, number>()): Map<string, number> {
+/**
+ * Self instructions by function over callgrind dumps written with `--dump-instr=yes` (positions: instr line), V8's
+ * tier markers dropped from JavaScript names so that a function's tiers sum.
+ */
+function selfByFunction(dumps: string[], ranges: CodeRange[]): Map<string, number> {
+  const into = new Map<string, number>();
   for (const dump of dumps) {
     const names = new Map<string, string>();
     let fn = '?';
@@ -76,7 +90,7 @@ export function selfByFunction(dumps: string[], ranges: CodeRange[], into = new 
           afterCall = false;
           continue;
         }
-        const name = fn.startsWith('0x') || fn === '???' || fn === '?' ? (codeAt(ranges, last[0]) ?? 'compiled code not in the map') : fn;
+        const name = fn.startsWith('0x') || fn === '???' || fn === '?' ? functionName(codeAt(ranges, last[0]) ?? 'compiled code not in the map') : fn;
         into.set(name, (into.get(name) ?? 0) + Number(fields[2] ?? 0));
       }
     }
@@ -84,14 +98,13 @@ export function selfByFunction(dumps: string[], ranges: CodeRange[], into = new 
   return into;
 }
 
-/** V8's markers of the tier a function was compiled for (`*` optimised, `^` baseline, `~` interpreted, `+` Maglev) go, so tiers sum. */
-export const functionName = (name: string) => name.replace(/^JS:[*^~+]?/, 'JS:');
-
 /** A window's main-thread slices and the code map of its process. */
 export interface FunctionDumps {
   dumps: string[];
   codeMap: string;
 }
+
+const idleCounts = new Map<string, Map<string, number>>();
 
 /**
  * Self instructions per request by function in a window, less the idle window's rate over as long (its first slice
@@ -99,11 +112,12 @@ export interface FunctionDumps {
  */
 export function perRequestByFunction(window: FunctionDumps, idle: FunctionDumps, requests: number): Map<string, number> {
   const counted = selfByFunction(window.dumps, readCodeMap(window.codeMap));
-  const clock = selfByFunction(idle.dumps.slice(1), readCodeMap(idle.codeMap));
+  // An idle window serves every scenario of its stack: counted once.
+  const clockKey = idle.dumps.join('\n');
+  const clock = idleCounts.get(clockKey) ?? selfByFunction(idle.dumps.slice(1), readCodeMap(idle.codeMap));
+  idleCounts.set(clockKey, clock);
   const scale = window.dumps.length / Math.max(1, idle.dumps.length - 1);
   const out = new Map<string, number>();
-  for (const [name, count] of counted) out.set(functionName(name), (out.get(functionName(name)) ?? 0) + count);
-  for (const [name, count] of clock) out.set(functionName(name), (out.get(functionName(name)) ?? 0) - count * scale);
-  for (const [name, count] of out) out.set(name, count / requests);
+  for (const name of new Set([...counted.keys(), ...clock.keys()])) out.set(name, ((counted.get(name) ?? 0) - (clock.get(name) ?? 0) * scale) / requests);
   return out;
 }
