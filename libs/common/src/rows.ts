@@ -186,6 +186,22 @@ export async function lockRows<T extends ObjectLiteral>(manager: EntityManager, 
   return (await lockRowsAt(manager, target, ids, 'NULL', where)).rows;
 }
 
+/** The rows with these primary keys, in no particular order, and the reading of `clock` (an SQL expression) taken in the same statement; no reading without a row. */
+export async function findByIdsAt<T extends ObjectLiteral>(
+  manager: EntityManager,
+  target: EntityTarget<T>,
+  ids: readonly string[],
+  clock: string,
+): Promise<{ rows: T[]; now: Date | undefined }> {
+  if (!ids.length) return { rows: [], now: undefined };
+  const { metadata } = sqlOf(manager, target);
+  const rows: Record<string, unknown>[] = await manager.query(
+    `SELECT *, ${clock} AS "__clock" FROM ${tableOf(metadata)} WHERE ${quoted(metadata.primaryColumns[0].databaseName)} = ANY($1::text[])`,
+    [ids],
+  );
+  return { rows: rows.map((row) => hydrate(manager, target, row)), now: rows[0]?.__clock as Date | undefined };
+}
+
 /**
  * `lockRows`, with the value of the SQL expression `clock` (the transaction's time) read in the same
  * statement, so a write that dates its changes needs no round trip of its own; `now` is undefined when no row matched.

@@ -5,7 +5,6 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Stage } from '../pipelines/stage.entity';
 import { Deal } from './deal.entity';
-import { StageHistory } from './stage-history.entity';
 
 /**
  * API keys carry no team member, so changes made through the API are attributed to this fixed user;
@@ -73,33 +72,36 @@ export class DealStageMover {
 
   /**
    * Moves a deal whose row the caller holds locked (SELECT ... FOR UPDATE), so concurrent moves
-   * serialize and every history record starts where the previous one ended. Updates `deal` in place.
-   * `statusOverride` lets an update that also sets status have the last word.
+   * serialize and every history record starts where the previous one ended. Updates `deal` in place and
+   * answers the move's events (deal.stage_changed, then deal.won / deal.lost when it closed the deal), for
+   * the caller to record with the rest of its write in one statement.
    */
-  async move(m: EntityManager, deal: Deal, target: Stage, actor: Actor, statusOverride?: DealStatus): Promise<void> {
+  async move(m: EntityManager, deal: Deal, target: Stage, actor: Actor): Promise<EventDraft[]> {
     const fromStageId = deal.stageId;
     const previousStatus = deal.status;
-    const status = statusOverride ?? statusAfterEntering(target, deal.status);
+    const status = statusAfterEntering(target, deal.status);
     const lossReason = status === 'lost' ? deal.lossReason : null;
-    // The move and its clock reading in one statement: the history record and the event use the same instant.
-    const [[{ now }]] = (await m.query(
-      `UPDATE deals SET pipeline_id = $2, stage_id = $3, stage_entered_at = clock.at, status = $4, loss_reason = $5, updated_at = clock.at
-       FROM (SELECT clock_timestamp() AS at) AS clock WHERE id = $1 RETURNING clock.at AS now`,
-      [deal.id, target.pipelineId, target.id, status, lossReason],
-    )) as [Array<{ now: Date }>, number];
+    // The move, its history record and the clock reading in one statement: both rows carry the same instant.
+    const [{ now }] = (await m.query(
+      `WITH clock AS (SELECT clock_timestamp() AS at),
+            moved AS (
+              UPDATE deals SET pipeline_id = $2, stage_id = $3, stage_entered_at = clock.at, status = $4, loss_reason = $5, updated_at = clock.at
+              FROM clock WHERE id = $1 RETURNING clock.at AS now),
+            history AS (
+              INSERT INTO stage_history (id, deal_id, from_stage_id, to_stage_id, changed_at, changed_by, changed_by_key_id)
+              SELECT $6::text, $1::text, $7::text, $3::text, moved.now, $8::text, $9::text FROM moved)
+       SELECT now FROM moved`,
+      [deal.id, target.pipelineId, target.id, status, lossReason, newId(IdPrefix.StageHistory), fromStageId, actor.userId ?? SERVICE_USER_ID, actor.keyId],
+    )) as Array<{ now: Date }>;
     deal.pipelineId = target.pipelineId;
     deal.stageId = target.id;
     deal.stageEnteredAt = now;
     deal.status = status;
     deal.lossReason = lossReason;
     deal.updatedAt = now;
-    await this.writeHistory(m, deal.id, fromStageId, target.id, now, actor);
-    await this.outbox.append(m, EventType.DealStageChanged, {
-      deal_id: deal.id,
-      from_stage_id: fromStageId,
-      to_stage_id: target.id,
-    });
-    await this.announceStatus(m, deal, previousStatus);
+    const closed = statusEvent(deal, previousStatus);
+    const moved = event(EventType.DealStageChanged, { deal_id: deal.id, from_stage_id: fromStageId, to_stage_id: target.id });
+    return closed ? [moved, closed] : [moved];
   }
 
   /**
@@ -151,23 +153,5 @@ export class DealStageMover {
     }
     await this.outbox.record(m, { events, changes: moved.map((row) => movedChange(row, target)) });
     return moved.length;
-  }
-
-  /** deal.won / deal.lost when a change closed the deal. */
-  async announceStatus(m: EntityManager, deal: Deal, previousStatus: DealStatus | null): Promise<void> {
-    const event = statusEvent(deal, previousStatus);
-    if (event) await this.outbox.appendMany(m, [event]);
-  }
-
-  private async writeHistory(m: EntityManager, dealId: string, from: string | null, to: string, at: Date, actor: Actor): Promise<void> {
-    await m.insert(StageHistory, {
-      id: newId(IdPrefix.StageHistory),
-      dealId,
-      fromStageId: from,
-      toStageId: to,
-      changedAt: at,
-      changedBy: actor.userId ?? SERVICE_USER_ID,
-      changedByKeyId: actor.keyId,
-    });
   }
 }

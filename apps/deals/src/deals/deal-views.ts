@@ -32,12 +32,13 @@ export class DealViews {
    * Full views of many deals: one request for their contacts, companies and owners, one read of their
    * pipelines and one of their stages. A read or a write that already happened should not fail because the
    * contacts service is briefly away: then the summaries carry the id with an empty name, and it is logged.
-   * An owner deleted since keeps its id with an empty name.
+   * An owner deleted since keeps its id with an empty name. `known`: stages the write already read (the
+   * one a deal moved to), not read again.
    */
-  async full(m: EntityManager, ctx: RequestContext, deals: Deal[], now = new Date()): Promise<Map<string, FullDealView>> {
+  async full(m: EntityManager, ctx: RequestContext, deals: Deal[], now = new Date(), known: readonly Stage[] = []): Promise<Map<string, FullDealView>> {
     if (!deals.length) return new Map();
     const ids = (pick: (d: Deal) => string | null) => [...new Set(deals.map(pick).filter((id): id is string => id !== null))];
-    const [names, pipelines, stages] = await Promise.all([
+    const [names, pipelines, read] = await Promise.all([
       this.names(ctx, { contact_ids: ids((d) => d.contactId), company_ids: ids((d) => d.companyId), user_ids: ids((d) => d.ownerId) }),
       findByIds(
         m,
@@ -47,9 +48,10 @@ export class DealViews {
       findByIds(
         m,
         Stage,
-        ids((d) => d.stageId),
+        ids((d) => (known.some((s) => s.id === d.stageId) ? null : d.stageId)),
       ),
     ]);
+    const stages = [...known, ...read];
     const summary = (list: RelatedSummary[] | undefined, type: RelatedSummary['type'], id: string | null): RelatedSummary | null => {
       if (id === null) return null;
       // Without an answer every named record keeps its id; with one, a contact or company not found is gone.

@@ -5,6 +5,7 @@ import {
   DomainError,
   ErrorCode,
   findByIds,
+  findByIdsAt,
   IdPrefix,
   insertRows,
   isId,
@@ -66,11 +67,11 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       ctx,
       items.map((i) => ({ index: i.index, links: i.body })),
     );
-    const stages = await this.stages(
+    const { byItem: stages, now: read } = await this.stages(
       m,
       items.map((i) => ({ index: i.index, pipelineId: i.body.pipeline_id, stageId: i.body.stage_id })),
     );
-    const now = await this.clock(m);
+    const now = read ?? (await this.clock(m));
     const ids = items.map(() => newId(IdPrefix.Deal));
     const custom = await this.customFields.valuesOfMany(
       m,
@@ -152,7 +153,7 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       present.map((i) => ({ recordId: i.id, sent: i.body.custom_fields, existing: found.get(i.id)!.customFields ?? {} })),
     );
     // The stage each item moves to: a stage_id (with the pipeline it names or the deal's own), as PATCH /deals/:id reads it.
-    const targets = await this.stages(
+    const { byItem: targets } = await this.stages(
       m,
       present
         .filter((i) => i.body.stage_id !== undefined || (i.body.pipeline_id !== undefined && i.body.pipeline_id !== found.get(i.id)!.pipelineId))
@@ -213,6 +214,7 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       ctx,
       [...written, ...unchanged].map((w) => w.deal),
       now,
+      [...targets.values()].filter((t): t is Stage => t instanceof Stage),
     );
     for (const w of written) {
       const warnings = custom[present.findIndex((p) => p.index === w.index)].warnings;
@@ -282,15 +284,19 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
     return errors;
   }
 
-  /** Each item's stage (the one stage check of every deal write), or the 400 naming what is wrong (a stage of the named pipeline), or the 400 naming what is wrong. */
+  /**
+   * Each item's stage (the one stage check of every deal write), or the 400 naming what is wrong; and the
+   * clock read with the stages, in the same round trip, when there was one to read.
+   */
   private async stages(
     m: EntityManager,
     items: Array<{ index: number; pipelineId: string; stageId: string | undefined }>,
-  ): Promise<Map<number, Stage | DomainError>> {
+  ): Promise<{ byItem: Map<number, Stage | DomainError>; now?: Date }> {
     const result = new Map<number, Stage | DomainError>();
-    if (!items.length) return result;
+    if (!items.length) return { byItem: result };
     const stageIds = items.map((i) => i.stageId).filter((id): id is string => id !== undefined && isId(id, IdPrefix.Stage));
-    const stageById = new Map((await findByIds(m, Stage, [...new Set(stageIds)])).map((s) => [s.id, s]));
+    const read = await findByIdsAt(m, Stage, [...new Set(stageIds)], 'clock_timestamp()');
+    const stageById = new Map(read.rows.map((s) => [s.id, s]));
     // A stage of the named pipeline proves the pipeline exists; only otherwise is the pipeline looked up, to name the right field.
     const stageOf = (i: { pipelineId: string; stageId: string | undefined }) => (i.stageId === undefined ? undefined : stageById.get(i.stageId));
     const unproven = items.filter((i) => i.stageId !== undefined && stageOf(i)?.pipelineId !== i.pipelineId && isId(i.pipelineId, IdPrefix.Pipeline));
@@ -303,7 +309,7 @@ export class DealsBatchWriter implements BatchWriter<CreateDealDto, UpdateDealDt
       else if (!pipelineExists.has(pipelineId)) result.set(index, DomainError.invalid('pipeline_id', `No pipeline with id '${pipelineId}'.`, 'not_found'));
       else result.set(index, DomainError.invalid('stage_id', `stage_id must be a stage of pipeline '${pipelineId}'.`));
     }
-    return result;
+    return { byItem: result, now: read.now };
   }
 
   /** Stage history of placed or moved deals, one insert. */

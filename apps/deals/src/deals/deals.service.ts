@@ -59,19 +59,19 @@ export class DealsService {
 
   /** Moving to the stage the deal is already in changes nothing and records nothing. */
   async moveStage(ctx: RequestContext, id: string, stageId: string): Promise<FullDealResponse> {
-    const deal = await this.write(async (m) => {
+    const moved = await this.write(async (m) => {
       const deal = await this.find(m, id, true);
       const stage = isId(stageId, IdPrefix.Stage) ? await findById(m, Stage, stageId) : null;
       if (!stage || stage.pipelineId !== deal.pipelineId) {
         throw DomainError.invalid('stage_id', `stage_id must be a stage of the deal's pipeline '${deal.pipelineId}'.`);
       }
-      if (stage.id === deal.stageId) return deal;
+      if (stage.id === deal.stageId) return { deal, stage };
       const before = { ...deal };
-      await this.mover.move(m, deal, stage, actorOf(ctx));
-      await this.outbox.record(m, { changes: [dealUpdatedChange(id, dealChanges(before, deal))] });
-      return deal;
+      const events = await this.mover.move(m, deal, stage, actorOf(ctx));
+      await this.outbox.record(m, { events, changes: [dealUpdatedChange(id, dealChanges(before, deal))] });
+      return { deal, stage };
     });
-    return this.full(ctx, deal);
+    return this.full(ctx, moved.deal, [moved.stage]);
   }
 
   async history(id: string, query: SortablePageQuery): Promise<Page<StageHistoryView>> {
@@ -115,8 +115,9 @@ export class DealsService {
     return deal;
   }
 
-  private async full(ctx: RequestContext, deal: Deal): Promise<FullDealResponse> {
-    return withIncluded((await this.views.full(this.dataSource.manager, ctx, [deal])).get(deal.id)!);
+  /** `stages`: those already read (the deal's own among them, or not), so they are not read again. */
+  private async full(ctx: RequestContext, deal: Deal, stages: Stage[] = []): Promise<FullDealResponse> {
+    return withIncluded((await this.views.full(this.dataSource.manager, ctx, [deal], new Date(), stages)).get(deal.id)!);
   }
 
   private async write<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
