@@ -1,7 +1,7 @@
 import { Column, DataSource, Entity, MigrationInterface, PrimaryColumn, QueryRunner } from 'typeorm';
 import { openDatabase } from './database';
 import { throwawayDatabase } from './throwaway-database.spec-support';
-import { findById, insertReturning, updateReturning } from './rows';
+import { columnValues, findById, findByIdsAt, insertReturning, insertRows, updateReturning } from './rows';
 
 const cents = { to: (v: number | null) => v, from: (v: string | null) => (v === null ? null : Math.round(Number(v) * 100)) };
 
@@ -141,5 +141,29 @@ describe('row helpers', () => {
     expect(updated).toMatchObject({ displayName: 'Renamed', rank: before!.rank! + 1, tags: ['x', 'y'] });
     expect(updated.createdAt.toISOString()).toBe('2020-01-02T03:04:05.678Z');
     await expect(updateReturning(dataSource.manager, Widget, 'missing', { displayName: 'x' })).rejects.toThrow(/vanished/);
+  });
+
+  it('findByIdsAt reads the rows and the clock in one statement, and nothing for no ids', async () => {
+    const before = (await dataSource.query(`SELECT clock_timestamp() AS at`))[0].at as Date;
+    const { rows, now } = await findByIdsAt(dataSource.manager, Widget, ['w2', 'missing'], 'clock_timestamp()');
+    expect(rows).toEqual([await dataSource.manager.findOneByOrFail(Widget, { id: 'w2' })]);
+    expect(now).toBeInstanceOf(Date);
+    expect(now!.getTime()).toBeGreaterThanOrEqual(before.getTime());
+    expect(await findByIdsAt(dataSource.manager, Widget, ['missing'], 'clock_timestamp()')).toEqual({ rows: [], now: undefined });
+    expect(await findByIdsAt(dataSource.manager, Widget, [], 'clock_timestamp()')).toEqual({ rows: [], now: undefined });
+  });
+
+  it('columnValues names each property by its column and writes dates as ISO strings, for insertRows', async () => {
+    const at = new Date('2021-03-04T05:06:07.089Z');
+    const values = columnValues(dataSource.manager, Widget, { id: 'w9', displayName: 'Nine', rank: undefined, createdAt: at }, [
+      'id',
+      'displayName',
+      'rank',
+      'createdAt',
+    ]);
+    expect(values).toEqual({ id: 'w9', display_name: 'Nine', rank: null, created_at: '2021-03-04T05:06:07.089Z' });
+    const [stored] = await insertRows(dataSource.manager, Widget, [values]);
+    expect(stored).toEqual(await dataSource.manager.findOneByOrFail(Widget, { id: 'w9' }));
+    expect(stored).toMatchObject({ displayName: 'Nine', rank: null, createdAt: at });
   });
 });

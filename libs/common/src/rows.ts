@@ -14,6 +14,8 @@ interface EntitySql {
   byIdForUpdate: string;
   byIdForShare: string;
   byIds: string;
+  /** Each column's name in the table, by the entity property it holds. */
+  columnOf: Map<string, string>;
 }
 
 const compiled = new WeakMap<EntityMetadata, EntitySql>();
@@ -28,7 +30,8 @@ function sqlOf(manager: EntityManager, target: EntityTarget<ObjectLiteral>): Ent
     const columns = metadata.columns.map((c) => quote(c.databaseName)).join(', ');
     const byId = `SELECT ${columns} FROM ${table} WHERE ${quote(metadata.primaryColumns[0].databaseName)} = $1`;
     const byIds = `SELECT ${columns} FROM ${table} WHERE ${quote(metadata.primaryColumns[0].databaseName)} = ANY($1::text[])`;
-    sql = { metadata, byId, byIdForUpdate: `${byId} FOR UPDATE`, byIdForShare: `${byId} FOR SHARE`, byIds };
+    const columnOf = new Map(metadata.columns.map((c) => [c.propertyPath, c.databaseName]));
+    sql = { metadata, byId, byIdForUpdate: `${byId} FOR UPDATE`, byIdForShare: `${byId} FOR SHARE`, byIds, columnOf };
     compiled.set(metadata, sql);
   }
   return sql;
@@ -119,12 +122,13 @@ export function columnValues<T extends ObjectLiteral>(
   entity: Partial<T>,
   props: readonly string[],
 ): ColumnValues {
-  const { metadata } = sqlOf(manager, target);
+  const { metadata, columnOf } = sqlOf(manager, target);
   const row: ColumnValues = {};
   for (const prop of props) {
-    const column = metadata.findColumnWithPropertyPath(prop)!;
+    // A relation's join column is not among the columns by property: TypeORM's own lookup finds it.
+    const column = columnOf.get(prop) ?? metadata.findColumnWithPropertyPath(prop)!.databaseName;
     const value = (entity as Record<string, unknown>)[prop];
-    row[column.databaseName] = value instanceof Date ? value.toISOString() : (value ?? null);
+    row[column] = value instanceof Date ? value.toISOString() : (value ?? null);
   }
   return row;
 }
