@@ -2,7 +2,7 @@ import { getEventListeners } from 'events';
 import { JsMsg } from 'nats';
 import { setFlagsFromString } from 'v8';
 import { runInNewContext } from 'vm';
-import { messageBatches, sleepUnlessStopped } from './message-batches';
+import { messageBatches, sleepUnlessStopped, waitsPending } from './message-batches';
 
 /** A full collection, on demand: the flag must be set before a context is made for `gc` to exist in it. */
 function collectGarbage(): void {
@@ -81,6 +81,7 @@ describe('messageBatches', () => {
     }
     // The reader is still running: its next wait is armed, as it is for a consumer between messages.
     const pending = batches.next();
+    expect(waitsPending(stopped)).toBe(1);
     expect(getEventListeners(stopped, 'abort')).toHaveLength(1);
     await new Promise((resolve) => setImmediate(resolve));
     collectGarbage();
@@ -88,18 +89,39 @@ describe('messageBatches', () => {
     expect(handed.filter((ref) => ref.deref() !== undefined).map((ref) => ref.deref()!.seq)).toEqual([50]);
     stop();
     expect(await pending).toEqual({ done: true, value: undefined });
+    expect(waitsPending(stopped)).toBe(0);
     expect(getEventListeners(stopped, 'abort')).toHaveLength(0);
+  });
+
+  it('adds one listener to the stop signal however many waits it runs, and every wait leaves when it ends', async () => {
+    const { push, messages } = feed();
+    const batches = messageBatches(messages, 1, 0, stopped);
+    for (let seq = 1; seq <= 20; seq++) {
+      const next = batches.next();
+      push(seq);
+      await next;
+      expect(getEventListeners(stopped, 'abort')).toHaveLength(1);
+    }
+    const pending = batches.next();
+    expect(waitsPending(stopped)).toBe(1);
+    stop();
+    await pending;
+    expect(waitsPending(stopped)).toBe(0);
   });
 });
 
 describe('sleepUnlessStopped', () => {
-  it('answers true after its time and false at once when stopped, leaving no listener behind either way', async () => {
+  it('answers true after its time and false at once when stopped, leaving no wait behind either way', async () => {
     const controller = new AbortController();
     expect(await sleepUnlessStopped(1, controller.signal)).toBe(true);
-    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    expect(await sleepUnlessStopped(1, controller.signal)).toBe(true);
+    expect(waitsPending(controller.signal)).toBe(0);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
     const sleeping = sleepUnlessStopped(60_000, controller.signal);
+    expect(waitsPending(controller.signal)).toBe(1);
     controller.abort();
     expect(await sleeping).toBe(false);
+    expect(waitsPending(controller.signal)).toBe(0);
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
     expect(await sleepUnlessStopped(60_000, controller.signal)).toBe(false);
   });

@@ -19,8 +19,32 @@ const IDLE = Symbol('idle');
  */
 
 /**
+ * The waits pending on each stop signal. A signal gets one 'abort' listener, the first time a wait names
+ * it, which ends every wait then pending; each wait only joins and leaves a set. Adding and removing a
+ * listener of Node's EventTarget for every wait, twice per message a consumer receives, cost more than
+ * the wait itself.
+ */
+const pendingWaits = new WeakMap<AbortSignal, Set<() => void>>();
+
+function waitsOn(stopped: AbortSignal): Set<() => void> {
+  let waits = pendingWaits.get(stopped);
+  if (!waits) {
+    const created = new Set<() => void>();
+    stopped.addEventListener('abort', () => [...created].forEach((stop) => stop()), { once: true });
+    pendingWaits.set(stopped, created);
+    waits = created;
+  }
+  return waits;
+}
+
+/** How many waits on `stopped` are pending: none once every wait has ended. */
+export function waitsPending(stopped: AbortSignal): number {
+  return pendingWaits.get(stopped)?.size ?? 0;
+}
+
+/**
  * Resolves to STOP once `stopped` aborts, or to what `arm` resolves first; `arm` answers how to undo what
- * it started (a timer). `done` removes the listener and the timer, so nothing outlives the wait.
+ * it started (a timer). `done` leaves the signal's pending waits and undoes the timer, so nothing outlives the wait.
  */
 function stoppable<T>(stopped: AbortSignal, arm: (resolve: (v: T) => void) => () => void): { wait: Promise<T | typeof STOP>; done: () => void } {
   let disarm = () => {};
@@ -29,12 +53,13 @@ function stoppable<T>(stopped: AbortSignal, arm: (resolve: (v: T) => void) => ()
     onStop = () => resolve(STOP);
     disarm = arm(resolve);
   });
+  const waits = waitsOn(stopped);
   if (stopped.aborted) onStop();
-  else stopped.addEventListener('abort', onStop);
+  else waits.add(onStop);
   return {
     wait,
     done: () => {
-      stopped.removeEventListener('abort', onStop);
+      waits.delete(onStop);
       disarm();
     },
   };
