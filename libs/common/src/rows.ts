@@ -190,6 +190,24 @@ export async function lockRows<T extends ObjectLiteral>(manager: EntityManager, 
   return (await lockRowsAt(manager, target, ids, 'NULL', where)).rows;
 }
 
+/** The rows with these primary keys and the value of `clock` (an SQL expression) in one statement; `tail` ends it (ordering, locking). */
+async function rowsAt<T extends ObjectLiteral>(
+  manager: EntityManager,
+  target: EntityTarget<T>,
+  ids: readonly string[],
+  clock: string,
+  tail: (key: string) => string,
+): Promise<{ rows: T[]; now: Date | undefined }> {
+  if (!ids.length) return { rows: [], now: undefined };
+  const { metadata } = sqlOf(manager, target);
+  const key = quoted(metadata.primaryColumns[0].databaseName);
+  const rows: Record<string, unknown>[] = await manager.query(
+    `SELECT *, ${clock} AS "__clock" FROM ${tableOf(metadata)} WHERE ${key} = ANY($1::text[]) ${tail(key)}`,
+    [ids],
+  );
+  return { rows: rows.map((row) => hydrate(manager, target, row)), now: rows[0]?.__clock as Date | undefined };
+}
+
 /** The rows with these primary keys, in no particular order, and the reading of `clock` (an SQL expression) taken in the same statement; no reading without a row. */
 export async function findByIdsAt<T extends ObjectLiteral>(
   manager: EntityManager,
@@ -197,13 +215,7 @@ export async function findByIdsAt<T extends ObjectLiteral>(
   ids: readonly string[],
   clock: string,
 ): Promise<{ rows: T[]; now: Date | undefined }> {
-  if (!ids.length) return { rows: [], now: undefined };
-  const { metadata } = sqlOf(manager, target);
-  const rows: Record<string, unknown>[] = await manager.query(
-    `SELECT *, ${clock} AS "__clock" FROM ${tableOf(metadata)} WHERE ${quoted(metadata.primaryColumns[0].databaseName)} = ANY($1::text[])`,
-    [ids],
-  );
-  return { rows: rows.map((row) => hydrate(manager, target, row)), now: rows[0]?.__clock as Date | undefined };
+  return rowsAt(manager, target, ids, clock, () => '');
 }
 
 /**
@@ -217,12 +229,5 @@ export async function lockRowsAt<T extends ObjectLiteral>(
   clock: string,
   where = '',
 ): Promise<{ rows: T[]; now: Date | undefined }> {
-  if (!ids.length) return { rows: [], now: undefined };
-  const { metadata } = sqlOf(manager, target);
-  const key = quoted(metadata.primaryColumns[0].databaseName);
-  const rows: Record<string, unknown>[] = await manager.query(
-    `SELECT *, ${clock} AS "__clock" FROM ${tableOf(metadata)} WHERE ${key} = ANY($1::text[]) ${where} ORDER BY ${key} FOR UPDATE`,
-    [ids],
-  );
-  return { rows: rows.map((row) => hydrate(manager, target, row)), now: rows[0]?.__clock as Date | undefined };
+  return rowsAt(manager, target, ids, clock, (key) => `${where} ORDER BY ${key} FOR UPDATE`);
 }
