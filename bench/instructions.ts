@@ -401,7 +401,8 @@ const mainIr = (w: Window) =>
  * slice (which may still hold the tail of the window before), summed. The mean, not the median: a process's clock
  * work comes in bursts (a poll a second, a look every 30 s), and a window pays for every burst.
  */
-const settledSlice = (idle: Window, slices: 'sliceMain' | 'sliceAll') => sum(Object.values(idle[slices]!).map((counts) => mean(counts!.slice(1))));
+const settledOf = (counts: number[]) => mean(counts.slice(1));
+const settledSlice = (idle: Window, slices: 'sliceMain' | 'sliceAll') => sum(Object.values(idle[slices]!).map((counts) => settledOf(counts!)));
 
 /** At most this many of a fixed window's last slices are its own rest: those that start after the last answer and the work it set off. */
 const REST_SLICES = 3;
@@ -517,7 +518,7 @@ function report(results: Results, dumpDir: string): string {
           const settled = mean(
             windows.map((w) => {
               const idle = warmIdleOf(results.windows, w)?.sliceMain?.[app];
-              return idle ? (sum(w.sliceMain![app]!) - SLICES * mean(idle.slice(1))) / w.requests : NaN;
+              return idle ? (sum(w.sliceMain![app]!) - SLICES * settledOf(idle)) / w.requests : NaN;
             }),
           );
           return `${(settled / 1e6).toFixed(2)} / ${(mean(windows.map((w) => lessOwnRest(w, app))) / 1e6).toFixed(2)}`;
