@@ -5,7 +5,8 @@ import { dirname, join } from 'path';
 
 /**
  * `npm start`: runs the four services and the gateway as separate processes on this machine, against
- * local PostgreSQL, NATS and Redis, and waits until GET /health is green. Ctrl-C stops them all.
+ * local PostgreSQL, NATS and Redis, and waits until GET /health is green and every service's health port
+ * answers. Ctrl-C stops them all.
  *
  * Everything listens on 127.0.0.1 unless HOST says otherwise. The gateway takes PORT (3000) and the
  * services' health ports follow it (PORT+1 to PORT+4), so a second stack with another PORT,
@@ -91,20 +92,23 @@ function stop(code: number): void {
   Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.on('exit', r))))).then(() => process.exit(code));
 }
 
-async function waitForHealth(url: string, timeoutMs: number): Promise<void> {
+/** Polls until every URL answers 2xx; one deadline for all of them. */
+async function waitForHealth(urls: string[], timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
-  while (Date.now() < deadline && !stopping) {
-    try {
-      const res = await fetch(`${url}/health`);
-      if (res.ok) return;
-      last = await res.text();
-    } catch (err) {
-      last = (err as Error).message;
+  for (const url of urls) {
+    for (;;) {
+      if (Date.now() >= deadline || stopping) throw new Error(`the stack did not become healthy: ${url}: ${last}`);
+      try {
+        const res = await fetch(url);
+        if (res.ok) break;
+        last = await res.text();
+      } catch (err) {
+        last = (err as Error).message;
+      }
+      await new Promise((r) => setTimeout(r, 300));
     }
-    await new Promise((r) => setTimeout(r, 300));
   }
-  throw new Error(`the stack did not become healthy: ${last}`);
 }
 
 async function main(): Promise<void> {
@@ -129,8 +133,12 @@ async function main(): Promise<void> {
   });
   process.once('SIGINT', () => stop(0));
   process.once('SIGTERM', () => stop(0));
-  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
-  await waitForHealth(url, 60_000);
+  const local = host === '0.0.0.0' ? '127.0.0.1' : host;
+  const url = `http://${local}:${port}`;
+  // The gateway's /health answers once the services answer over NATS, which they do a moment before their
+  // own health ports listen; "ready" waits for those too, so every port printed or derived is open.
+  const serviceProbes = apps.flatMap((app, i) => (app === 'gateway' ? [] : [`http://${local}:${port + 1 + i}/health/live`]));
+  await waitForHealth([`${url}/health`, ...serviceProbes], 60_000);
   process.stdout.write(
     `\nCRM API ready at ${url}\n` +
       (explicitKey ? 'API key: the value of CRM_BOOTSTRAP_API_KEY\n' : `API key (read-write, kept in .data/dev-api-key): ${apiKey}\n`) +
