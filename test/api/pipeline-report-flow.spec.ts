@@ -131,6 +131,38 @@ describe('Pipeline report: the history columns kept for entries and advances', (
     await expectReportsMatch();
   });
 
+  it('keeps the columns through long histories, rows dated before others and several rows of a deal in one insert', async () => {
+    // Rows written straight to the table, as a migration or a repair script would; a deal outside the reports' set.
+    const res = await stack.api.post('/deals', { name: 'Long history', pipeline_id: pipelineId, stage_id: stageNamed('Lead'), value: 1, currency: 'USD' });
+    expect(res.status).toBe(201);
+    const deal: string = res.body.data.id;
+    const open = ['Lead', 'Proposal', 'Negotiation'].map(stageNamed);
+    const insert = (rows: Array<{ stage: string; at: string }>) =>
+      db.query(
+        `INSERT INTO deals.stage_history (id, deal_id, from_stage_id, to_stage_id, changed_at, changed_by)
+         SELECT 'sh_flow_' || r.n, $1, NULL, r.stage, r.at::timestamptz, 'user_flow' FROM unnest($2::text[], $3::text[], $4::text[]) AS r(n, stage, at)`,
+        [deal, rows.map(() => `${++row}`.padStart(5, '0')), rows.map((r) => r.stage), rows.map((r) => r.at)],
+      );
+    let row = 0;
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    const at = (minute: number) => new Date(Date.UTC(2030, 0, 1, 0, minute)).toISOString();
+    // One row a statement, each after the last: re-entering stages over and over, and now and then a stage for the first time.
+    for (let i = 0; i < 150; i++) await insert([{ stage: open[next() % 3], at: at(10 + i) }]);
+    await expectStoredColumnsMatch();
+    // A row dated before others of its deal; two rows of the deal in one statement; a row at the same instant as the last.
+    await insert([{ stage: stageNamed('Won'), at: at(50) }]);
+    await insert([
+      { stage: open[0], at: at(400) },
+      { stage: open[1], at: at(300) },
+    ]);
+    await insert([{ stage: open[2], at: at(400) }]);
+    await expectStoredColumnsMatch();
+    for (let i = 0; i < 20; i++) await insert([{ stage: open[next() % 3], at: at(500 + i) }]);
+    await expectStoredColumnsMatch();
+    expect((await stack.api.delete(`/deals/${deal}`)).status).toBe(204);
+  });
+
   it('judges advances by the stages as they are ordered now', async () => {
     const order = ['Negotiation', 'Lead', 'Proposal', 'Won', 'Lost'].map(stageNamed);
     expect((await stack.api.put(`/pipelines/${pipelineId}/stages`, { stage_ids: order })).status).toBe(200);

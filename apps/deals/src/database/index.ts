@@ -17,6 +17,7 @@ import { DealClosedAtAndReportIndexes1765200000200 } from './migrations/17652000
 import { StageHistoryFlow1765300000100 } from './migrations/1765300000100-stage-history-flow';
 import { PipelineReportDealIndexes1765300000200 } from './migrations/1765300000200-pipeline-report-deal-indexes';
 import { StageHistoryStayDays1765500000100 } from './migrations/1765500000100-stage-history-stay-days';
+import { StageHistoryFlowAppends1765600000100 } from './migrations/1765600000100-stage-history-flow-appends';
 
 export const dealsEntities = [Pipeline, Stage, Deal, StageHistory, BuiltInCustomFields];
 export const dealsMigrations = [
@@ -37,4 +38,5 @@ export const dealsMigrations = [
   CreateSearchWords1765400000000,
   IndexDealSearchWords1765400000100,
   StageHistoryStayDays1765500000100,
+  StageHistoryFlowAppends1765600000100,
 ];
