@@ -3,8 +3,27 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { APPS, BenchApp, BenchStack, buildRef, machine, ROOT, runBenchmark, settledCpuMs, STACK_HOST, startBenchStack, thisBuild } from './bench-stack';
-import { FunctionDumps, perRequestByFunction } from './callgrind-functions';
+import { perRequestByFunction } from './callgrind-functions';
 import { Inspector } from './inspector';
+import {
+  fmt,
+  lessOwnRest,
+  mainIr,
+  mainThreadPerRequest,
+  mean,
+  pct,
+  perRequest,
+  REST_SLICES,
+  Results,
+  SETTLE_S,
+  settledOf,
+  settledSlice,
+  SLICES,
+  spread,
+  sum,
+  warmIdleOf,
+  Window,
+} from './instruction-windows';
 
 /**
  * Instructions executed per request on the single-write paths, this build against an earlier commit:
@@ -65,8 +84,6 @@ const VALGRIND = process.env.BENCH_VALGRIND ?? 'valgrind';
 const WINDOW_S = process.env.BENCH_INSTR_WINDOW_S ? Number(process.env.BENCH_INSTR_WINDOW_S) : undefined;
 /** The share of a fixed window the requests are paced over. */
 const PACED_SHARE = 0.6;
-/** A fixed-length window is dumped in this many equal slices, each thread to its own file (the main thread is thread 1). */
-const SLICES = 10;
 /** With fixed-length windows, one process whose main-thread instructions are also counted by function, JavaScript included (bench/callgrind-functions.ts). */
 const BY_FUNCTION = process.env.BENCH_INSTR_FUNCTIONS as BenchApp | undefined;
 /**
@@ -120,29 +137,6 @@ const SCENARIOS: Scenario[] = [
     body: (s, _batch, i) => ({ stage_id: s.stages[(i + 1) % 2] }),
   },
 ];
-
-interface Window {
-  round: number;
-  build: string;
-  scenario: string;
-  requests: number;
-  seconds: number;
-  /** Instructions per process over the window. */
-  ir: Partial<Record<BenchApp, number>>;
-  dumps: string[];
-  /** Fixed-length windows: when the last request was answered, and each process's main-thread and all-thread count per slice. */
-  lastAnsweredS?: number;
-  sliceMain?: Partial<Record<BenchApp, number[]>>;
-  sliceAll?: Partial<Record<BenchApp, number[]>>;
-  /** BENCH_INSTR_FUNCTIONS: that process's main-thread slices and its code map. */
-  byFunction?: FunctionDumps;
-}
-
-interface Results {
-  base: string;
-  current: string;
-  windows: Window[];
-}
 
 /** Where valgrind and callgrind_control meet (vgdb's pipes), beside the dumps rather than in the shared temporary directory. */
 const vgdbPrefix = (dumpDir: string) => `--vgdb-prefix=${join(dumpDir, 'vgdb')}`;
@@ -366,79 +360,6 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
   return windows;
 }
 
-const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-const mean = (values: number[]) => sum(values) / values.length;
-const fmt = (n: number) => Math.round(n).toLocaleString('en');
-const pct = (n: number) => `${(n * 100).toFixed(1)}%`;
-
-function perRequest(w: Window): number {
-  return sum(Object.values(w.ir)) / w.requests;
-}
-
-const workerIr = new Map<string, number>();
-
-/**
- * Instructions a dump counts on V8's platform worker threads (the node binary's PlatformWorkerThread and all it
- * calls): optimising compilation of functions the JIT found hot, concurrent marking and parallel scavenging. The
- * rest ran on the main thread: the requests' own work, timers and pollers, and whatever of the collector runs there.
- */
-function workerThreadIr(dump: string): number {
-  if (!workerIr.has(dump)) {
-    const text = execFileSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', dump], { encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
-    const counts = [...text.matchAll(/^\s*([\d,]+) \(\s*[\d.]+%\)\s+[^\n]*?PlatformWorkerThread\(void\*\)/gm)].map((m) => Number(m[1].replace(/,/g, '')));
-    // One line per calling context callgrind tells apart (`PlatformWorkerThread(void*)` and its `'2` cycle), together the threads.
-    workerIr.set(dump, sum(counts));
-  }
-  return workerIr.get(dump)!;
-}
-
-/** Instructions a window counts on the processes' main threads (all threads less the platform workers'). */
-const mainIr = (w: Window) =>
-  w.sliceMain ? sum(Object.values(w.sliceMain).map((slices) => sum(slices!))) : sum(Object.values(w.ir)) - sum(w.dumps.map(workerThreadIr));
-
-/**
- * What the stack runs a slice with nothing to do: each process's mean slice of an idle window, leaving out its first
- * slice (which may still hold the tail of the window before), summed. The mean, not the median: a process's clock
- * work comes in bursts (a poll a second, a look every 30 s), and a window pays for every burst.
- */
-const settledOf = (counts: number[]) => mean(counts.slice(1));
-const settledSlice = (idle: Window, slices: 'sliceMain' | 'sliceAll') => sum(Object.values(idle[slices]!).map((counts) => settledOf(counts!)));
-
-/** At most this many of a fixed window's last slices are its own rest: those that start after the last answer and the work it set off. */
-const REST_SLICES = 3;
-/** What a write sets off after its answer (the relay, the consumers) is done this long after it. */
-const SETTLE_S = 2;
-
-/**
- * A process's main-thread instructions per request in a fixed window, less its own rest: the mean of the window's
- * last REST_SLICES slices charged for every slice. The warm idle window comes minutes later, in another state
- * (its pollers' tables, its heap), and its rate can differ from what the same process settles to right after the
- * requests by as much as a fifth; the window's own rest is measured in the same process a few seconds later.
- */
-function lessOwnRest(w: Window, app: string): number {
-  const slices = w.sliceMain?.[app as BenchApp];
-  if (!slices || !WINDOW_S) return NaN;
-  // A machine too slow for the pacing answers late: its rest starts later, and fewer slices hold it.
-  const firstAtRest = Math.ceil(((w.lastAnsweredS ?? WINDOW_S) + SETTLE_S) / (WINDOW_S / SLICES));
-  const rest = slices.slice(Math.max(firstAtRest, SLICES - REST_SLICES));
-  return rest.length ? (sum(slices) - SLICES * mean(rest)) / w.requests : NaN;
-}
-
-/** Per request, on the processes' main threads only (all threads less the platform workers'). */
-function mainThreadPerRequest(w: Window): number {
-  return mainIr(w) / w.requests;
-}
-
-/** A fixed-length window's stack idle and warm for as long: same build, same round. */
-function warmIdleOf(windows: Window[], w: Window): Window | undefined {
-  return windows.find((o) => o.scenario === 'idle, warm' && o.build === w.build && o.round === w.round && o.sliceMain !== undefined);
-}
-
-/** The spread of a build's rounds: (max − min) / mean. */
-function spread(values: number[]): number {
-  return values.length > 1 ? (Math.max(...values) - Math.min(...values)) / mean(values) : 0;
-}
-
 function report(results: Results, dumpDir: string): string {
   const builds = [`base ${results.base}`, `this ${results.current}`];
   const of = (build: string, scenario: string) => results.windows.filter((w) => w.build === build && w.scenario === scenario);
@@ -474,7 +395,7 @@ function report(results: Results, dumpDir: string): string {
       const idle = warmIdleOf(results.windows, w);
       return idle ? (mainIr(w) - mainIr(idle)) / w.requests : NaN;
     };
-    const stackLessOwnRest = (w: Window) => sum(Object.keys(w.sliceMain!).map((app) => lessOwnRest(w, app)));
+    const stackLessOwnRest = (w: Window) => sum(Object.keys(w.sliceMain!).map((app) => lessOwnRest(w, app, WINDOW_S)));
     const measures = [lessSettledIdle('sliceMain'), lessIdleWindow, lessSettledIdle('sliceAll'), stackLessOwnRest];
     lines.push(
       '',
@@ -521,7 +442,7 @@ function report(results: Results, dumpDir: string): string {
               return idle ? (sum(w.sliceMain![app]!) - SLICES * settledOf(idle)) / w.requests : NaN;
             }),
           );
-          return `${(settled / 1e6).toFixed(2)} / ${(mean(windows.map((w) => lessOwnRest(w, app))) / 1e6).toFixed(2)}`;
+          return `${(settled / 1e6).toFixed(2)} / ${(mean(windows.map((w) => lessOwnRest(w, app, WINDOW_S))) / 1e6).toFixed(2)}`;
         };
         lines.push(`| ${scenario} | ${build} | ${apps.map(cell).join(' | ')} |`);
       }
