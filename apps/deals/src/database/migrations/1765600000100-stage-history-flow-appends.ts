@@ -13,20 +13,23 @@ import { refreshFlow } from './1765300000100-stage-history-flow';
  * such a row with stage s, and p the deal's last earlier entry into s:
  * - the new row's `later_stage_ids` stays empty and its `previous_entry_at` is p's `changed_at`;
  * - rows before p already list s (p came after them); p and the rows after it do not, and gain it.
- * So the update reads one index range from p on, whatever the length of the history. Anything else (several
- * rows of one deal in one statement, a row dated before others of its deal, deletes) is recomputed whole,
- * as before. The stored values are the same either way (`pipeline-report-flow.spec.ts` compares every row
- * with its deal's rows after each kind of write).
+ * So p is one step back in a new index on (deal_id, to_stage_id, changed_at, id), and the update reads the
+ * range of (deal_id, changed_at) from p on, whatever the length of the history. The new rows' part is
+ * MATERIALIZED and the range bound stands alone in the condition: otherwise the planner, expecting a handful
+ * of rows per deal, read all of them. Anything else (several rows of one deal in one statement, a row dated
+ * before others of its deal, deletes) is recomputed whole, as before. The stored values are the same either
+ * way (`pipeline-report-flow.spec.ts` compares every row with its deal's rows after each kind of write).
  */
 export class StageHistoryFlowAppends1765600000100 implements MigrationInterface {
   name = 'StageHistoryFlowAppends1765600000100';
 
   async up(q: QueryRunner): Promise<void> {
+    await q.query(`CREATE INDEX stage_history_deal_stage ON stage_history (deal_id, to_stage_id, changed_at, id)`);
     await q.query(
       `CREATE OR REPLACE FUNCTION stage_history_refresh_flow() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
        BEGIN
          IF TG_OP = 'INSERT' THEN
-           WITH entered AS (
+           WITH entered AS MATERIALIZED (
              SELECT n.id, n.deal_id, n.to_stage_id, p.changed_at AS p_at, p.id AS p_id
              FROM touched n
              LEFT JOIN LATERAL (SELECT h.changed_at, h.id FROM stage_history h
@@ -39,7 +42,7 @@ export class StageHistoryFlowAppends1765600000100 implements MigrationInterface 
                                       ELSE ARRAY(SELECT DISTINCT s FROM unnest(t.later_stage_ids || e.to_stage_id) AS s ORDER BY 1) END
            FROM entered e
            WHERE t.deal_id = e.deal_id
-             AND (e.p_at IS NULL OR (t.changed_at >= e.p_at AND (t.changed_at, t.id) >= (e.p_at, e.p_id)))
+             AND t.changed_at >= COALESCE(e.p_at, '-infinity') AND (e.p_at IS NULL OR (t.changed_at, t.id) >= (e.p_at, e.p_id))
              AND CASE WHEN t.id = e.id THEN e.p_at IS NOT NULL ELSE NOT (e.to_stage_id = ANY (t.later_stage_ids)) END;
            ${refreshFlow(`h.deal_id IN (SELECT n.deal_id FROM touched n WHERE NOT (${APPENDED('n')}))`)};
          ELSE
@@ -58,6 +61,7 @@ export class StageHistoryFlowAppends1765600000100 implements MigrationInterface 
          RETURN NULL;
        END $$`,
     );
+    await q.query(`DROP INDEX stage_history_deal_stage`);
   }
 }
 
