@@ -8,16 +8,24 @@ interface Row {
   cursor_revision: number;
 }
 
-/** A stand-in for the subscriptions table: answers the definitions' read from `table`, counting the ids asked for. */
+/** A data source that never connects: answers the definitions' read from `table`, counting the ids asked for. */
+class TableDataSource extends DataSource {
+  readonly asked: string[][] = [];
+
+  constructor(private readonly table: Map<string, Row>) {
+    super({ type: 'postgres' });
+  }
+
+  override async query<T>(_sql: string, parameters?: unknown[]): Promise<T> {
+    const ids = parameters![0] as string[];
+    this.asked.push(ids);
+    return ids.flatMap((id) => (this.table.has(id) ? [{ ...this.table.get(id)! }] : [])) as T;
+  }
+}
+
 function fakeTable(table: Map<string, Row>) {
-  const asked: string[][] = [];
-  const dataSource = {
-    query: async (_sql: string, [ids]: [string[]]) => {
-      asked.push(ids);
-      return ids.flatMap((id) => (table.has(id) ? [{ ...table.get(id)! }] : []));
-    },
-  } as unknown as DataSource;
-  return { dataSource, asked };
+  const dataSource = new TableDataSource(table);
+  return { dataSource, asked: dataSource.asked };
 }
 
 describe('SubscriptionFilters', () => {
