@@ -2,28 +2,9 @@ import { execFileSync } from 'child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { APPS, BenchApp, BenchStack, buildRef, machine, ROOT, runBenchmark, settledCpuMs, STACK_HOST, startBenchStack, thisBuild } from './bench-stack';
-import { perRequestByFunction } from './callgrind-functions';
+import { APPS, BenchApp, BenchStack, buildRef, ROOT, runBenchmark, settledCpuMs, STACK_HOST, startBenchStack, thisBuild } from './bench-stack';
 import { Inspector } from './inspector';
-import {
-  fmt,
-  lessOwnRest,
-  mainIr,
-  mainThreadPerRequest,
-  mean,
-  pct,
-  perRequest,
-  REST_SLICES,
-  Results,
-  SETTLE_S,
-  settledOf,
-  settledSlice,
-  SLICES,
-  spread,
-  sum,
-  warmIdleOf,
-  Window,
-} from './instruction-windows';
+import { report, ReportSettings, Results, SLICES, sum, Window } from './instruction-report';
 
 /**
  * Instructions executed per request on the single-write paths, this build against an earlier commit:
@@ -86,6 +67,7 @@ const WINDOW_S = process.env.BENCH_INSTR_WINDOW_S ? Number(process.env.BENCH_INS
 const PACED_SHARE = 0.6;
 /** With fixed-length windows, one process whose main-thread instructions are also counted by function, JavaScript included (bench/callgrind-functions.ts). */
 const BY_FUNCTION = process.env.BENCH_INSTR_FUNCTIONS as BenchApp | undefined;
+const settings: ReportSettings = { counted: COUNTED, windowS: WINDOW_S, byFunction: BY_FUNCTION, requests: N };
 /**
  * Quiet under valgrind: the whole stack uses at most 60 ms of CPU in a second, or, while instrumented (when its
  * timers alone cost more), no more than half as much again as it did idle, for up to 2 minutes.
@@ -360,152 +342,11 @@ async function measureBuild(build: string, root: string, round: number, dumpDir:
   return windows;
 }
 
-function report(results: Results, dumpDir: string): string {
-  const builds = [`base ${results.base}`, `this ${results.current}`];
-  const of = (build: string, scenario: string) => results.windows.filter((w) => w.build === build && w.scenario === scenario);
-  const rounds = new Set(results.windows.map((w) => w.round)).size;
-  const n = results.windows.find((w) => w.requests)?.requests ?? N;
-  const lines = [
-    `Run ${new Date().toISOString()} on ${machine()}; ${rounds} rounds, builds alternating, each on a fresh stack; ${n} sequential requests per measured window after ${n} warm-up requests; processes counted: ${COUNTED.join(', ')}; dumps in ${dumpDir}.`,
-    '',
-    '| Scenario | Build | main threads: instructions/request (mean of rounds) | rounds | spread | vs base | all threads (mean) | rounds | spread | vs base | window s |',
-    '|---|---|---:|---|---:|---:|---:|---|---:|---:|---:|',
-  ];
-  const scenarios = [...new Set(results.windows.map((w) => w.scenario))].filter((s) => !s.startsWith('idle'));
-  for (const scenario of scenarios) {
-    const baseMeans = [mean(of(builds[0], scenario).map(mainThreadPerRequest)), mean(of(builds[0], scenario).map(perRequest))];
-    for (const build of builds) {
-      const windows = of(build, scenario);
-      if (!windows.length) continue;
-      const cells = [mainThreadPerRequest, perRequest].map((measure, i) => {
-        const values = windows.map(measure);
-        return `${fmt(mean(values))} | ${values.map(fmt).join(' / ')} | ${pct(spread(values))} | ${(mean(values) / baseMeans[i]).toFixed(3)}`;
-      });
-      lines.push(`| ${scenario} | ${build} | ${cells.join(' | ')} | ${windows.map((w) => w.seconds.toFixed(0)).join(' / ')} |`);
-    }
-  }
-  if (results.windows.some((w) => w.sliceMain)) {
-    // Every window as long as the idle one: the clock's work is charged at the idle stack's settled rate, per slice.
-    const lessSettledIdle = (slices: 'sliceMain' | 'sliceAll') => (w: Window) => {
-      const idle = warmIdleOf(results.windows, w);
-      const counted = slices === 'sliceMain' ? mainIr(w) : sum(Object.values(w.ir));
-      return idle?.[slices] ? (counted - SLICES * settledSlice(idle, slices)) / w.requests : NaN;
-    };
-    const lessIdleWindow = (w: Window) => {
-      const idle = warmIdleOf(results.windows, w);
-      return idle ? (mainIr(w) - mainIr(idle)) / w.requests : NaN;
-    };
-    const stackLessOwnRest = (w: Window) => sum(Object.keys(w.sliceMain!).map((app) => lessOwnRest(w, app, WINDOW_S)));
-    const measures = [lessSettledIdle('sliceMain'), lessIdleWindow, lessSettledIdle('sliceAll'), stackLessOwnRest];
-    lines.push(
-      '',
-      `Per request, less what the idle stack runs in as long (${SLICES} slices of ${WINDOW_S ?? '?'} s windows; "settled idle": each process's mean idle slice after the first; "idle window": the whole warm idle window; "own rest": each process's mean of the window's last slices (at most ${REST_SLICES}) that start ${SETTLE_S} s or more after its last answer):`,
-      '',
-      '| Scenario | Build | main threads less settled idle | rounds | spread | vs base | main threads less idle window | vs base | all threads less settled idle | vs base | main threads less own rest | vs base | last answer s | main threads, last slice / settled idle slice |',
-      '|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
-    );
-    for (const scenario of scenarios) {
-      const baseMeans = measures.map((m) => mean(of(builds[0], scenario).map(m)));
-      for (const build of builds) {
-        const windows = of(build, scenario);
-        if (!windows.length) continue;
-        const values = measures.map((m) => windows.map(m));
-        const vs = (i: number) => (mean(values[i]) / baseMeans[i]).toFixed(3);
-        const tail = windows
-          .map((w) => {
-            const idle = warmIdleOf(results.windows, w);
-            const last = sum(Object.values(w.sliceMain!).map((slices) => slices![SLICES - 1]));
-            return idle?.sliceMain ? (last / settledSlice(idle, 'sliceMain')).toFixed(2) : '?';
-          })
-          .join(' / ');
-        lines.push(
-          `| ${scenario} | ${build} | ${fmt(mean(values[0]))} | ${values[0].map(fmt).join(' / ')} | ${pct(spread(values[0]))} | ${vs(0)} | ${fmt(mean(values[1]))} | ${vs(1)} | ${fmt(mean(values[2]))} | ${vs(2)} | ${fmt(mean(values[3]))} | ${vs(3)} | ${windows.map((w) => w.lastAnsweredS?.toFixed(0)).join(' / ')} | ${tail} |`,
-        );
-      }
-    }
-    const apps = COUNTED.filter((app) => results.windows.some((w) => w.sliceMain?.[app]));
-    lines.push(
-      '',
-      `Main threads per request by process, millions of instructions, less settled idle / less own rest:`,
-      '',
-      '| Scenario | Build | ' + apps.join(' | ') + ' |',
-      '|---|---|' + apps.map(() => '---:').join('|') + '|',
-    );
-    for (const scenario of scenarios) {
-      for (const build of builds) {
-        const windows = of(build, scenario).filter((w) => w.sliceMain);
-        if (!windows.length) continue;
-        const cell = (app: BenchApp) => {
-          const settled = mean(
-            windows.map((w) => {
-              const idle = warmIdleOf(results.windows, w)?.sliceMain?.[app];
-              return idle ? (sum(w.sliceMain![app]!) - SLICES * settledOf(idle)) / w.requests : NaN;
-            }),
-          );
-          return `${(settled / 1e6).toFixed(2)} / ${(mean(windows.map((w) => lessOwnRest(w, app, WINDOW_S))) / 1e6).toFixed(2)}`;
-        };
-        lines.push(`| ${scenario} | ${build} | ${apps.map(cell).join(' | ')} |`);
-      }
-    }
-  }
-  if (results.windows.some((w) => w.byFunction)) lines.push(...functionTables(results, builds, scenarios));
-  lines.push('', '| Scenario | Build | ' + COUNTED.join(' | ') + ' |', '|---|---|' + COUNTED.map(() => '---:').join('|') + '|');
-  for (const scenario of scenarios) {
-    for (const build of builds) {
-      const windows = of(build, scenario);
-      if (!windows.length) continue;
-      lines.push(`| ${scenario} | ${build} | ${COUNTED.map((app) => fmt(mean(windows.map((w) => (w.ir[app] ?? 0) / w.requests)))).join(' | ')} |`);
-    }
-  }
-  for (const build of builds) {
-    const idle = of(build, 'idle, warm');
-    if (idle.length && idle[0].sliceMain) {
-      lines.push(`| idle, warm (a whole window) | ${build} | ${COUNTED.map((app) => fmt(mean(idle.map((w) => w.ir[app] ?? 0)))).join(' | ')} |`);
-    }
-  }
-  lines.push('', '| Idle stack | Build | all threads: instructions/s | main threads: instructions/s |', '|---|---|---:|---:|');
-  for (const [scenario, label] of [
-    ['idle', 'right after start-up'],
-    ['idle, warm', 'after the scenarios'],
-  ]) {
-    for (const build of builds) {
-      const idle = of(build, scenario);
-      if (!idle.length) continue;
-      const all = mean(idle.map((w) => sum(Object.values(w.ir)) / w.seconds));
-      const main = mean(idle.map((w) => mainIr(w) / w.seconds));
-      lines.push(`| ${label} | ${build} | ${fmt(all)} | ${fmt(main)} |`);
-    }
-  }
-  return lines.join('\n');
-}
-
-/** Per scenario, the functions whose own instructions per request differ most between the builds (first round of each). */
-function functionTables(results: Results, builds: string[], scenarios: string[]): string[] {
-  const lines: string[] = [];
-  for (const scenario of scenarios) {
-    const [base, current] = builds.map((build) => {
-      const w = results.windows.find((o) => o.build === build && o.scenario === scenario && o.byFunction);
-      const idle = w && warmIdleOf(results.windows, w);
-      return w?.byFunction && idle?.byFunction ? perRequestByFunction(w.byFunction, idle.byFunction, w.requests) : undefined;
-    });
-    if (!base || !current) continue;
-    const names = [...new Set([...base.keys(), ...current.keys()])];
-    const delta = (name: string) => (current.get(name) ?? 0) - (base.get(name) ?? 0);
-    names.sort((a, b) => Math.abs(delta(b)) - Math.abs(delta(a)));
-    lines.push('', `${scenario}, ${BY_FUNCTION ?? 'the counted process'}, main thread: own instructions per request by function, the 25 that differ most`, '');
-    lines.push('| Function | base | this | difference |', '|---|---:|---:|---:|');
-    for (const name of names.slice(0, 25)) {
-      lines.push(`| \`${name.slice(0, 120).replace(/\|/g, '\\|')}\` | ${fmt(base.get(name) ?? 0)} | ${fmt(current.get(name) ?? 0)} | ${fmt(delta(name))} |`);
-    }
-  }
-  return lines;
-}
-
 async function main(): Promise<void> {
   if (REPORT_ONLY) {
     if (!RESULTS_FILE) throw new Error('BENCH_INSTR_REPORT needs BENCH_INSTR_RESULTS');
     const results: Results = JSON.parse(readFileSync(RESULTS_FILE, 'utf8'));
-    process.stdout.write(`${report(results, process.env.BENCH_INSTR_DIR ?? '(where the run put them)')}\n`);
+    process.stdout.write(`${report(results, process.env.BENCH_INSTR_DIR ?? '(where the run put them)', settings)}\n`);
     return;
   }
   const baseRef = process.argv[2] ?? 'HEAD~1';
@@ -537,7 +378,7 @@ async function main(): Promise<void> {
   } finally {
     base.remove();
   }
-  process.stdout.write(`${report(results, dumpDir)}\n`);
+  process.stdout.write(`${report(results, dumpDir, settings)}\n`);
 }
 
 runBenchmark(main);
