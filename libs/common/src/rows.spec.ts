@@ -1,7 +1,7 @@
 import { Column, DataSource, Entity, MigrationInterface, PrimaryColumn, QueryRunner } from 'typeorm';
 import { openDatabase } from './database';
 import { throwawayDatabase } from './throwaway-database.spec-support';
-import { columnValues, findById, findByIdsAt, insertReturning, insertRows, updateReturning } from './rows';
+import { columnValues, findById, findByIdsAt, insertReturning, insertRows, updateReturning, updateRows } from './rows';
 
 const cents = { to: (v: number | null) => v, from: (v: string | null) => (v === null ? null : Math.round(Number(v) * 100)) };
 
@@ -165,5 +165,26 @@ describe('row helpers', () => {
     const [stored] = await insertRows(dataSource.manager, Widget, [values]);
     expect(stored).toEqual(await dataSource.manager.findOneByOrFail(Widget, { id: 'w9' }));
     expect(stored).toMatchObject({ displayName: 'Nine', rank: null, createdAt: at });
+  });
+
+  it('updateRows writes the rows it is given through the key index, never reading the whole table', async () => {
+    await dataSource.query(`INSERT INTO widgets (id, display_name) SELECT 'bulk' || i, 'Bulk' FROM generate_series(1, 5000) i`);
+    await dataSource.query(`ANALYZE widgets`);
+    await dataSource.transaction(async (m) => {
+      const [one] = await updateRows(m, Widget, [columnValues(m, Widget, { id: 'bulk42', displayName: 'Renamed', rank: 3 }, ['id', 'displayName', 'rank'])]);
+      expect(one).toMatchObject({ id: 'bulk42', displayName: 'Renamed', rank: 3 });
+      const two = await updateRows(m, Widget, [
+        { id: 'bulk1', rank: 1 },
+        { id: 'bulk2', rank: 2 },
+        { id: 'missing', rank: 9 },
+      ]);
+      expect(two.map((w) => [w.id, w.rank]).sort()).toEqual([
+        ['bulk1', 1],
+        ['bulk2', 2],
+      ]);
+      // This transaction's scans of the table so far: only index scans.
+      const [{ seq_scan }] = await m.query(`SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relname = 'widgets'`);
+      expect(Number(seq_scan)).toBe(0);
+    });
   });
 });

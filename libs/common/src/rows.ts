@@ -175,12 +175,14 @@ export async function updateRows<T extends ObjectLiteral>(
     ...Object.entries(extra).map(([column, sql]) => `${quoted(column)} = ${sql}`),
   ];
   const table = tableOf(metadata);
+  // The keys again as an array: the planner takes jsonb_populate_recordset for 100 rows whatever it holds, and
+  // joined on the key alone it read the whole table to update one row; `= ANY` of the keys reads their index.
   const updated: [Record<string, unknown>[], number] = await manager.query(
     `UPDATE ${table} AS t SET ${assignments.join(', ')}
        FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb) AS v
-      WHERE t.${quoted(key)} = v.${quoted(key)}
+      WHERE t.${quoted(key)} = ANY($2) AND t.${quoted(key)} = v.${quoted(key)}
       RETURNING t.*`,
-    [JSON.stringify(rows)],
+    [JSON.stringify(rows), rows.map((row) => row[key])],
   );
   return returnedRows<Record<string, unknown>>(updated).map((row) => hydrate(manager, target, row));
 }
