@@ -95,8 +95,8 @@ function stop(code: number): void {
 /** Polls until every URL answers 2xx; one deadline for all of them. */
 async function waitForHealth(urls: string[], timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  let last = '';
   for (const url of urls) {
+    let last = '';
     for (;;) {
       if (Date.now() >= deadline || stopping) throw new Error(`the stack did not become healthy: ${url}: ${last}`);
       try {
@@ -127,17 +127,16 @@ async function main(): Promise<void> {
     WEBHOOKS_ALLOW_PRIVATE: process.env.WEBHOOKS_ALLOW_PRIVATE || 'true',
     WEBHOOKS_ALLOW_INSECURE: process.env.WEBHOOKS_ALLOW_INSECURE || 'true',
   };
-  apps.forEach((app, i) => {
-    // The gateway listens on PORT; the services' health endpoints on the ports right after it.
-    start(app, app === 'gateway' ? env : { ...env, HEALTH_HOST: host, HEALTH_PORT: String(port + 1 + i) });
-  });
+  // The gateway listens on PORT; the services' health endpoints on the ports right after it.
+  const healthPort = (app: (typeof apps)[number]) => port + 1 + apps.indexOf(app);
+  apps.forEach((app) => start(app, app === 'gateway' ? env : { ...env, HEALTH_HOST: host, HEALTH_PORT: String(healthPort(app)) }));
   process.once('SIGINT', () => stop(0));
   process.once('SIGTERM', () => stop(0));
   const local = host === '0.0.0.0' ? '127.0.0.1' : host;
   const url = `http://${local}:${port}`;
   // The gateway's /health answers once the services answer over NATS, which they do a moment before their
   // own health ports listen; "ready" waits for those too, so every port printed or derived is open.
-  const serviceProbes = apps.flatMap((app, i) => (app === 'gateway' ? [] : [`http://${local}:${port + 1 + i}/health/live`]));
+  const serviceProbes = apps.filter((app) => app !== 'gateway').map((app) => `http://${local}:${healthPort(app)}/health/live`);
   await waitForHealth([`${url}/health`, ...serviceProbes], 60_000);
   process.stdout.write(
     `\nCRM API ready at ${url}\n` +
