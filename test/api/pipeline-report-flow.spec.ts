@@ -137,13 +137,13 @@ describe('Pipeline report: the history columns kept for entries and advances', (
     expect(res.status).toBe(201);
     const deal: string = res.body.data.id;
     const open = ['Lead', 'Proposal', 'Negotiation'].map(stageNamed);
+    let row = 0;
     const insert = (rows: Array<{ stage: string; at: string }>) =>
       db.query(
         `INSERT INTO deals.stage_history (id, deal_id, from_stage_id, to_stage_id, changed_at, changed_by)
          SELECT 'sh_flow_' || r.n, $1, NULL, r.stage, r.at::timestamptz, 'user_flow' FROM unnest($2::text[], $3::text[], $4::text[]) AS r(n, stage, at)`,
         [deal, rows.map(() => `${++row}`.padStart(5, '0')), rows.map((r) => r.stage), rows.map((r) => r.at)],
       );
-    let row = 0;
     let seed = 7;
     const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
     const at = (minute: number) => new Date(Date.UTC(2030, 0, 1, 0, minute)).toISOString();
