@@ -12,9 +12,11 @@ const POLL_MS = 250;
 
 interface ImportJob {
   id: string;
+  object: string;
   status: string;
-  counts: { total: number; processed: number; created: number; updated: number; failed: number };
-  errors: Array<{ line: number; field: string | null; message: string }>;
+  /** created, updated, failed and errors are shown only to a key that may read the object (docs/imports.md). */
+  counts: { total: number; processed: number; created?: number; updated?: number; failed?: number };
+  errors?: Array<{ line: number; field: string | null; message: string }>;
   failure_reason: string | null;
 }
 
@@ -87,10 +89,19 @@ async function main(): Promise<void> {
   if (interactive) applying.stop();
 
   const { counts } = job;
+  if (counts.failed === undefined) {
+    process.stdout.write(
+      `${job.id} ${job.status}: ${counts.processed} processed of ${counts.total} (this key may not read ${job.object}, so not how each row went)\n`,
+    );
+    if (job.failure_reason) process.stdout.write(`  ${job.failure_reason}\n`);
+    process.exitCode = job.status === 'completed' ? 0 : 1;
+    return;
+  }
   process.stdout.write(`${job.id} ${job.status}: ${counts.created} created, ${counts.updated} updated, ${counts.failed} failed of ${counts.total}\n`);
   if (job.failure_reason) process.stdout.write(`  ${job.failure_reason}\n`);
-  for (const error of job.errors.slice(0, 20)) process.stdout.write(`  line ${error.line}${error.field ? ` ${error.field}` : ''}: ${error.message}\n`);
-  if (job.errors.length > 20) process.stdout.write(`  … ${counts.failed - 20} more (GET /imports/${job.id})\n`);
+  const errors = job.errors ?? [];
+  for (const error of errors.slice(0, 20)) process.stdout.write(`  line ${error.line}${error.field ? ` ${error.field}` : ''}: ${error.message}\n`);
+  if (errors.length > 20) process.stdout.write(`  … ${counts.failed - 20} more (GET /imports/${job.id})\n`);
   process.exitCode = job.status === 'completed' && counts.failed === 0 ? 0 : 1;
 }
 

@@ -1,18 +1,25 @@
-import type { ImportCounts, ImportView } from '@crm/contracts';
+import { mayRead, objectResource, type ImportCounts, type ImportView } from '@crm/contracts';
 import { Import } from './import.entity';
 
-export function importCounts(job: Import): ImportCounts {
+export function importCounts(job: Import): Required<ImportCounts> {
   return { total: job.total, processed: job.nextSeq, created: job.created, updated: job.updated, failed: job.failed };
 }
 
-export function presentImport(job: Import): ImportView {
+/**
+ * An import as `readable` (the caller's readable resources; undefined: everything) may see it. Without read
+ * on the object, which rows created, updated or were refused would tell the caller which records existed,
+ * so only the progress is shown (docs/imports.md, "Who sees what").
+ */
+export function presentImport(job: Import, readable: readonly string[] | undefined): ImportView {
+  const { total, processed, ...outcome } = importCounts(job);
+  const shown = mayRead(readable, objectResource(job.object));
   return {
     id: job.id,
     object: job.object,
     format: job.format,
     status: job.status,
-    counts: importCounts(job),
-    errors: job.errors ?? [],
+    counts: shown ? { total, processed, ...outcome } : { total, processed },
+    ...(shown ? { errors: job.errors ?? [] } : {}),
     failure_reason: job.failureReason,
     created_at: job.createdAt.toISOString(),
     updated_at: job.updatedAt.toISOString(),

@@ -21,22 +21,22 @@ export class ImportsController {
   }
 
   @Handles(Ops.importSteps.start)
-  async start(@Payload('params') { id }: { id: string }) {
-    return { data: await this.imports.start(id) };
+  async start(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }) {
+    return { data: await this.imports.start(ctx, id) };
   }
 
   @Handles(Ops.importSteps.fail)
-  async fail(@Payload('params') { id }: { id: string }, @Payload('body') body: FailImportRequest) {
-    return { data: await this.imports.fail(id, String(body?.reason ?? 'the upload failed')) };
+  async fail(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }, @Payload('body') body: FailImportRequest) {
+    return { data: await this.imports.fail(ctx, id, String(body?.reason ?? 'the upload failed')) };
   }
 
   @Handles(Ops.imports.get)
-  async get(@Payload('params') { id }: { id: string }) {
-    return { data: await this.imports.get(id) };
+  async get(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }) {
+    return { data: await this.imports.get(ctx, id) };
   }
 
   @Handles(Ops.imports.list)
-  list(@Payload('query') query: SortablePageQuery) {
-    return this.imports.list(query);
+  list(@Payload('ctx') ctx: RequestContext, @Payload('query') query: SortablePageQuery) {
+    return this.imports.list(ctx, query);
   }
 }

@@ -29,7 +29,7 @@ export class ImportsService {
     await this.dataSource
       .getRepository(Import)
       .insert({ id, object: request.object, format: request.format, status: 'receiving', requestContext: caller } as QueryDeepPartialEntity<Import>);
-    return this.get(id);
+    return this.get(ctx, id);
   }
 
   /** Stages a chunk of rows, numbered on from the rows already staged. */
@@ -55,7 +55,7 @@ export class ImportsService {
   }
 
   /** The upload is complete: queue the job and wake the runner. An empty upload completes at once. */
-  async start(id: string): Promise<ImportView> {
+  async start(ctx: RequestContext, id: string): Promise<ImportView> {
     await this.dataSource.transaction(async (m) => {
       const job = await this.receiving(m, id);
       if (job.total > 0) {
@@ -66,11 +66,11 @@ export class ImportsService {
       await this.announce(m, { ...job, status: 'completed' });
     });
     this.runner.kick();
-    return this.get(id);
+    return this.get(ctx, id);
   }
 
   /** The upload broke (unreadable, too large, cut off): the job fails as a whole and nothing is applied. */
-  async fail(id: string, reason: string): Promise<ImportView> {
+  async fail(ctx: RequestContext, id: string, reason: string): Promise<ImportView> {
     await this.dataSource.transaction(async (m) => {
       const job = await this.receiving(m, id);
       await m.update(Import, { id }, {
@@ -82,18 +82,19 @@ export class ImportsService {
       await m.delete(ImportRow, { importId: id });
       await this.announce(m, { ...job, status: 'failed' });
     });
-    return this.get(id);
+    return this.get(ctx, id);
   }
 
-  async get(id: string): Promise<ImportView> {
+  /** The import as the caller may see it: its outcome only with read on its object. */
+  async get(ctx: RequestContext, id: string): Promise<ImportView> {
     const job = isId(id, IdPrefix.Import) ? await this.dataSource.getRepository(Import).findOneBy({ id }) : null;
     if (!job) throw DomainError.notFound('import', id);
-    return presentImport(job);
+    return presentImport(job, ctx.readable);
   }
 
   /** Newest first would suit a dashboard, but every list here is oldest first with keyset cursors. */
-  async list(query: SortablePageQuery): Promise<Page<ImportView>> {
-    return keysetPage(this.cursors, this.dataSource.getRepository(Import), 'i', LIST, query).read(presentImport);
+  async list(ctx: RequestContext, query: SortablePageQuery): Promise<Page<ImportView>> {
+    return keysetPage(this.cursors, this.dataSource.getRepository(Import), 'i', LIST, query).read((job) => presentImport(job, ctx.readable));
   }
 
   private async receiving(m: EntityManager, id: string): Promise<Import> {

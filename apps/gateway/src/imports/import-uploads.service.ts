@@ -1,8 +1,9 @@
 import { DomainError, ErrorCode } from '@crm/common';
-import { CreateImportQuery, ImportFormat, ImportView, Ops, ResourceOf } from '@crm/contracts';
+import { CreateImportQuery, IMPORT_OBJECTS, ImportFormat, ImportView, objectResource, Ops, permits, RequiredPermission, ResourceOf } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { contextOf, GatewayRequest } from '../http/request-context';
+import { scopeForbidden } from '../http/scopes';
 import { UploadError, uploadChunks } from './upload-rows';
 
 const FORMATS: Record<string, ImportFormat> = { 'text/csv': 'csv', 'application/x-ndjson': 'ndjson' };
@@ -17,6 +18,8 @@ export class ImportUploads {
   constructor(private readonly rpc: RpcCaller) {}
 
   async receive(req: GatewayRequest): Promise<ResourceOf<ImportView>> {
+    const lacking = this.lackingWrite(req);
+    if (lacking) throw scopeForbidden(req, lacking);
     const format = FORMATS[(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()];
     if (!format) {
       throw new DomainError(
@@ -40,5 +43,17 @@ export class ImportUploads {
       throw new DomainError(err.tooLarge ? ErrorCode.PayloadTooLarge : ErrorCode.InvalidRequest, `${err.message} Import '${id}' failed; nothing was applied.`);
     }
     return this.rpc.call(Ops.importSteps.start, ctx, { params: { id } }, trace);
+  }
+
+  /**
+   * Every row is a write of the object (an upsert for contacts and companies), so `imports:write`, which
+   * the route checks, is not enough alone: the caller must also hold write on the object's own resource.
+   * An object that is not importable is left to the contacts service, which names `object` in its 400.
+   */
+  private lackingWrite(req: GatewayRequest): RequiredPermission | undefined {
+    const object = (req.query as { object?: unknown } | undefined)?.object;
+    if (typeof object !== 'string' || !(IMPORT_OBJECTS as readonly string[]).includes(object)) return undefined;
+    const needed: RequiredPermission = { resource: objectResource(object), action: 'write' };
+    return permits(req.principal?.permissions ?? [], needed.resource, needed.action) ? undefined : needed;
   }
 }

@@ -67,17 +67,24 @@ export class ImportRowError {
   message!: string;
 }
 
+/**
+ * Which rows created, updated or were refused says which records existed before (a contact row updates
+ * when its email is taken; a company row without a name is refused only when no company has its domain):
+ * a caller that may write an object but not read it sees only how far the import got.
+ */
+const SHOWN_WITH_READ = "Shown only to a caller with read on the import's object (docs/imports.md).";
+
 export class ImportCounts {
   @ApiProperty({ type: Number, description: 'Rows received.' })
   total!: number;
   @ApiProperty({ type: Number, description: 'Rows applied or rejected so far.' })
   processed!: number;
-  @ApiProperty({ type: Number })
-  created!: number;
-  @ApiProperty({ type: Number })
-  updated!: number;
-  @ApiProperty({ type: Number, description: 'Rows rejected; the first errors are listed in `errors`.' })
-  failed!: number;
+  @ApiProperty({ type: Number, required: false, description: `Rows that made a record. ${SHOWN_WITH_READ}` })
+  created?: number;
+  @ApiProperty({ type: Number, required: false, description: `Rows that updated a matching record. ${SHOWN_WITH_READ}` })
+  updated?: number;
+  @ApiProperty({ type: Number, required: false, description: `Rows rejected; the first errors are listed in \`errors\`. ${SHOWN_WITH_READ}` })
+  failed?: number;
 }
 
 export class ImportView {
@@ -91,8 +98,8 @@ export class ImportView {
   status!: ImportStatus;
   @ApiProperty({ type: () => ImportCounts })
   counts!: ImportCounts;
-  @ApiProperty({ type: () => [ImportRowError], description: `The first ${ImportLimits.errors} row errors, by line.` })
-  errors!: ImportRowError[];
+  @ApiProperty({ type: () => [ImportRowError], required: false, description: `The first ${ImportLimits.errors} row errors, by line. ${SHOWN_WITH_READ}` })
+  errors?: ImportRowError[];
   @ApiProperty({ type: String, nullable: true, description: 'Why the whole import failed (a broken upload), else null.' })
   failure_reason!: string | null;
   @ApiProperty({ type: String, format: 'date-time' })
