@@ -5,6 +5,7 @@ export class RelatedSummary {
   type!: 'contact' | 'company' | 'deal' | 'pipeline' | 'stage' | 'user';
   @ApiProperty({ type: String })
   id!: string;
-  @ApiProperty({ type: String })
+  /** Absent where the caller may not read the related record (docs/api.md, "Related reads"): it sees the id only. */
+  @ApiProperty({ type: String, required: false, description: 'Absent where the caller may not read the related record: only its type and id are shown.' })
   name!: string;
 }

@@ -6,6 +6,7 @@ import {
   CONTACT_STAGES,
   hasCapability,
   keptBy,
+  objectResource,
   SlugKeptBy,
   SlugWith,
   TASK_PRIORITIES,
@@ -121,9 +122,11 @@ export class QueryCatalogs {
     ];
     const joins: Record<string, { alias: string; clause: string }> = {};
     const remotes: Record<string, RemoteRelation> = {};
+    const relationResources: Record<string, string> = {};
     for (const [i, def] of type.fields.entries()) {
       if (def.type !== 'reference' || !def.reference_target) continue;
       const name = `values.${def.name}`;
+      relationResources[name] = objectResource(def.reference_target);
       const id = `(${a}."values"->>${quoted(def.name)})`;
       const joined = `${a}_j${i}`;
       const target = def.reference_target;
@@ -162,6 +165,7 @@ export class QueryCatalogs {
       fields: new Map(fields),
       joins,
       remotes,
+      relationResources,
       present: (row) => presentRecord(hydrate(m, ObjectRecord, row), type),
     };
   }

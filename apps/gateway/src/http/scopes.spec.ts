@@ -82,6 +82,17 @@ describe('route scopes', () => {
     }
   });
 
+  it('makes every read of a sub-resource say which other objects its answer shows', () => {
+    // `/deals/:id/contacts` shows contacts: a route under a record that forgets to say so would let a
+    // deals:read key read them (docs/api.md, "Related reads").
+    const sub = routes.filter((r) => /^GET \/(?!objects\/)[a-z_]+\/:[a-z_]+\/[a-z_]+/.test(r.route));
+    expect(sub.length).toBeGreaterThan(10);
+    expect(sub.filter((r) => r.permission?.reads === undefined).map((r) => r.route)).toEqual([]);
+    expect(routes.find((r) => r.route === 'GET /deals/:id/contacts')?.permission?.reads).toEqual(['contacts']);
+    expect(routes.find((r) => r.route === 'GET /pipelines/:pipeline_id/report')?.permission?.reads).toEqual(['deals']);
+    expect(routes.find((r) => r.route === 'GET /contacts/:id/changes')?.permission?.reads).toEqual([]);
+  });
+
   it('grants each key scope what the API documents', () => {
     const grid = (['read', 'read-write', 'capture-only'] as const).map((scope) =>
       (['read', 'write', 'capture', 'any-key', 'public'] as const).map((access) => scopeGrants(scope, access)),

@@ -1,5 +1,5 @@
 import { DomainError, ErrorCode } from '@crm/common';
-import { Access, describePermission, permits, permitsRequired, relationReads, RequiredPermission, resolvePermission, scopeGrants } from '@crm/contracts';
+import { Access, describePermission, firstLacking, permissionsNeeded, RequiredPermission, scopeGrants } from '@crm/contracts';
 import { CanActivate, CustomDecorator, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { GatewayRequest, pathOf, Principal } from './request-context';
@@ -61,13 +61,8 @@ export class ScopesGuard implements CanActivate {
     if (access === 'any-key') return true;
     const declared = this.reflector.getAllAndOverride<RequiredPermission | undefined>(PERMISSION_METADATA, targets);
     if (!declared) throw scopeForbidden(req);
-    const needed = resolvePermission(declared, (req.params ?? {}) as Record<string, string>, req.body);
-    const permissions = req.principal.permissions;
-    if (!permitsRequired(permissions, needed)) throw scopeForbidden(req, needed);
-    if (declared.paths) {
-      const unread = relationReads(req.body).find((p) => !permits(permissions, p.resource, p.action));
-      if (unread) throw scopeForbidden(req, unread);
-    }
+    const lacking = firstLacking(req.principal.permissions, permissionsNeeded(declared, (req.params ?? {}) as Record<string, string>, req.body));
+    if (lacking) throw scopeForbidden(req, lacking);
     return true;
   }
 }

@@ -1,19 +1,10 @@
 import { DomainError, ErrorCode, Logger } from '@crm/common';
-import {
-  customObjectEntry,
-  describePermission,
-  ObjectEntry,
-  Ops,
-  permits,
-  permitsOnSomeObject,
-  permitsRequired,
-  relationReads,
-  resolvePermission,
-} from '@crm/contracts';
+import { customObjectEntry, describePermission, ObjectEntry, Ops, firstLacking, permissionsNeeded, permits, permitsOnSomeObject } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolRequestSchema, CallToolResult, ListToolsRequestSchema, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { hiddenSummaryTypes, redactSummaries } from '../http/related-summaries';
 import { contextOf, GatewayRequest, Principal } from '../http/request-context';
 import { LOGGER } from '../tokens';
 import type { McpTool, ToolEnv } from './mcp-tools';
@@ -98,14 +89,15 @@ export class McpService {
     return {
       call: async (op, parts) => {
         const declared = op.http?.permission;
-        const needs = declared ? [resolvePermission(declared, parts.params ?? {}, parts.body), ...(declared.paths ? relationReads(parts.body) : [])] : [];
-        const lacking = needs.find((p) => !permitsRequired(principal.permissions, p));
+        const lacking = declared && firstLacking(principal.permissions, permissionsNeeded(declared, parts.params ?? {}, parts.body));
         if (op.http && (!declared || lacking)) {
           const missing = lacking ? `: it lacks ${describePermission(lacking)}` : '';
           const { code, message } = forbidden(principal, `${op.http.method} ${op.http.path}${missing}`);
           throw new DomainError(code, message);
         }
-        return this.rpc.call(op, contextOf(req, 'mcp'), { params: {}, query: {}, body: null, ...parts }, { trace: req.traceContext });
+        const answer = await this.rpc.call(op, contextOf(req, 'mcp'), { params: {}, query: {}, body: null, ...parts }, { trace: req.traceContext });
+        const hidden = hiddenSummaryTypes(principal.permissions);
+        return hidden ? redactSummaries(answer, hidden) : answer;
       },
       customObjects: () => (objects ??= this.customObjects(req)),
     };

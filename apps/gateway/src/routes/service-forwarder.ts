@@ -1,6 +1,7 @@
 import { AnyOperation, ReplyOf } from '@crm/contracts';
 import { RawJson, RpcCaller } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
+import { hiddenSummaryTypes, redactSummaries } from '../http/related-summaries';
 import { contextOf, GatewayRequest } from '../http/request-context';
 
 /**
@@ -8,20 +9,24 @@ import { contextOf, GatewayRequest } from '../http/request-context';
  * gateway adds the caller's identity and nothing else: validation and rules live in the owning service. A
  * failure arrives as a DomainError (the service's own, or 503/501/413 from the transport) and
  * ApiExceptionFilter renders it. A successful answer arrives as the service's JSON, unparsed (RawJson),
- * and is written to the response as it is (see `sendsRawJson`).
+ * and is written to the response as it is (see `sendsRawJson`), unless it names related records the
+ * caller may not read: then their names are taken out first (docs/api.md, "Related reads").
  */
 @Injectable()
 export class ServiceForwarder {
   constructor(private readonly rpc: RpcCaller) {}
 
-  to<O extends AnyOperation>(op: O, req: GatewayRequest): Promise<ReplyOf<O> | RawJson> {
+  async to<O extends AnyOperation>(op: O, req: GatewayRequest): Promise<ReplyOf<O> | RawJson> {
     const params = { ...(req.params as Record<string, string>) };
     const target = op.routeBy?.(params) ?? op;
-    return this.rpc.pass(
+    const answer = await this.rpc.pass(
       target,
       contextOf(req),
       { params, query: { ...(req.query as Record<string, unknown>) }, body: req.body ?? null },
       { trace: req.traceContext },
     );
+    const hidden = req.principal && hiddenSummaryTypes(req.principal.permissions);
+    if (!hidden || answer === undefined) return answer;
+    return redactSummaries(answer instanceof RawJson ? (JSON.parse(answer.json) as ReplyOf<O>) : answer, hidden);
   }
 }

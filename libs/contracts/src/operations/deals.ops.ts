@@ -116,6 +116,8 @@ export const deals = {
     path: '/deals/:id/history',
     summary: "List a deal's stage changes, oldest first",
     access: 'read',
+    // Stages and the user who moved the deal appear by id only.
+    reads: [],
     query: SortablePageQuery,
     reply: page(StageHistoryView),
     mcp: { tool: 'get_deal_history', title: 'Stage history of a deal', description: 'Every stage change of a deal, oldest first, with cursor pagination.' },
@@ -216,6 +218,8 @@ export const pipelines = {
     path: '/pipelines/:pipeline_id/report',
     summary: 'Report on a pipeline: open value per stage, conversion, time in stage, wins and losses, forecast',
     access: 'read',
+    // Its figures are sums and counts of the pipeline's deals.
+    reads: ['deals'],
     query: PipelineReportQuery,
     reply: resource(PipelineReportView),
     mcp: {

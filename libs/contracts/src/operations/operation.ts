@@ -165,6 +165,8 @@ export interface RouteSpec<Path extends string, Q, B, V, S extends ReplyShape, S
   custom?: boolean;
   /** Where the derived permission (derivePermission) is not the right one. */
   permission?: RequiredPermission;
+  /** The other resources the answer shows, where its path does not name them (RequiredPermission.reads). */
+  reads?: readonly string[];
   mcp?: McpExposure;
   via?: ChangeVia;
   routeBy?: (params: PathParams<Path>) => AnyOperation | undefined;
@@ -180,7 +182,8 @@ export function route<Path extends string, S extends ReplyShape, V = unknown, Q 
   spec: RouteSpec<Path, Q, B, V, S, Svc>,
 ): Operation<PathParams<Path>, Q, B, ReplyOfShape<S, V>> {
   const { service, name, method, path, status, summary, access, errors, custom, query, body, reply, idempotent, mcp, via, routeBy } = spec;
-  const permission = spec.permission ?? derivePermission(method, path, name, access);
+  const derived = spec.permission ?? derivePermission(method, path, name, access);
+  const permission = derived && spec.reads ? { ...derived, reads: spec.reads } : derived;
   return {
     service,
     name,

@@ -1,4 +1,4 @@
-import { BUILT_IN_ENTRIES } from '../objects/registry';
+import { BUILT_IN_ENTRIES, builtInEntry } from '../objects/registry';
 import type { ApiScope } from '../rpc';
 
 /** The resources records are read and written under: each built-in object's (a stage's is its pipeline's) and `objects`, every custom object's. */
@@ -25,6 +25,12 @@ export interface RequiredPermission {
    * and the owning service narrows its answer to the objects the caller may read.
    */
   narrowed?: boolean;
+  /**
+   * Other resources whose records the answer shows, each needing `read` too: `GET /deals/:id/contacts`
+   * lists contacts, the pipeline report sums deals. An empty list says the answer shows only the
+   * resource's own records; a read of a sub-resource must say which (see `subResourceReads`).
+   */
+  reads?: readonly string[];
 }
 
 /** The named scopes, as the permission sets they always meant. */
@@ -92,7 +98,32 @@ export function derivePermission(method: string, path: string, name: string, acc
   const action: PermissionAction = access === 'read' ? 'read' : method === 'DELETE' || name.endsWith('.merge') ? 'delete' : 'write';
   const paths = name.endsWith('.query') || name.endsWith('.aggregate');
   const narrowed = resource === '*' && action === 'read';
-  return { resource, action, ...(name.endsWith('.batch') ? { batch: true } : {}), ...(paths ? { paths: true } : {}), ...(narrowed ? { narrowed } : {}) };
+  const reads = action === 'read' ? subResourceReads(segments, resource) : undefined;
+  return {
+    resource,
+    action,
+    ...(name.endsWith('.batch') ? { batch: true } : {}),
+    ...(paths ? { paths: true } : {}),
+    ...(narrowed ? { narrowed } : {}),
+    ...(reads ? { reads } : {}),
+  };
+}
+
+/** The resource an object's records are read and written under: its own slug, or its entry's (a stage's is its pipeline's). */
+function resourceOfSlug(slug: string): string | undefined {
+  const entry = builtInEntry(slug);
+  return entry && (entry.permission ?? entry.slug);
+}
+
+/**
+ * What a read of a sub-resource shows besides its owner: `/deals/:id/contacts` lists contacts, so it reads
+ * `contacts` too. A sub-resource named after an object reads that object; any other (`/deals/:id/history`,
+ * `/pipelines/:id/report`) is left undefined for its route to declare, and a test holds every such route to it.
+ */
+export function subResourceReads(segments: readonly string[], resource: string): string[] | undefined {
+  if (segments[0] === 'objects' || segments.length < 3 || !segments[1].startsWith(':')) return undefined;
+  const shown = resourceOfSlug(segments[2]);
+  return shown === undefined ? undefined : shown === resource ? [] : [shown];
 }
 
 /** The permission with the request's slug in place: `objects.:slug` -> `objects.invoices`. */
@@ -100,6 +131,21 @@ export function resolvePermission(required: RequiredPermission, params: Record<s
   const resource = required.resource === 'objects.:slug' ? `objects.${params.slug ?? ''}` : required.resource;
   const deletes = required.batch && (body as { operation?: unknown } | null)?.operation === 'delete';
   return { resource, action: deletes ? 'delete' : required.action, ...(required.narrowed ? { narrowed: true } : {}) };
+}
+
+/**
+ * Everything a request needs, the first one the caller lacks decides the refusal: the operation's own
+ * permission with the request's slug in place, read on each object the answer shows (`reads`), and for a
+ * query or aggregation read on each object its paths enter. HTTP routes and MCP tools both ask this.
+ */
+export function permissionsNeeded(declared: RequiredPermission, params: Record<string, string | undefined>, body?: unknown): RequiredPermission[] {
+  const reads = (declared.reads ?? []).map((resource): RequiredPermission => ({ resource, action: 'read' }));
+  return [resolvePermission(declared, params, body), ...reads, ...(declared.paths ? relationReads(body) : [])];
+}
+
+/** The first of `needed` that `permissions` do not allow. */
+export function firstLacking(permissions: readonly string[], needed: readonly RequiredPermission[]): RequiredPermission | undefined {
+  return needed.find((p) => !permitsRequired(permissions, p));
 }
 
 export const describePermission = (p: RequiredPermission) => `${p.resource}:${p.action}`;
@@ -142,7 +188,9 @@ export function relationReads(body: unknown): RequiredPermission[] {
   const resources = new Set<string>();
   for (const path of pathsOfQuery(body)) {
     const dot = path.indexOf('.');
-    const resource = dot > 0 ? RELATION_RESOURCES[path.slice(0, dot)] : undefined;
+    const relation = path.slice(0, Math.max(dot, 0));
+    // A client's path: `constructor.x` must not find Object's own properties.
+    const resource = dot > 0 && Object.hasOwn(RELATION_RESOURCES, relation) ? RELATION_RESOURCES[relation] : undefined;
     if (resource) resources.add(resource);
   }
   return [...resources].map((resource) => ({ resource, action: 'read' }));

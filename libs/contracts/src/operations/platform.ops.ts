@@ -127,6 +127,8 @@ export const webhooks = {
     path: '/webhooks/:id/deliveries',
     summary: 'List delivery attempts',
     access: 'read',
+    // Attempts name their event by id only; the event itself is read under the events' rules.
+    reads: [],
     query: ListDeliveriesQuery,
     reply: page(DeliveryView),
   }),

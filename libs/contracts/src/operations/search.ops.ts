@@ -45,6 +45,8 @@ const duplicateRoute = <Path extends string, B>(
         ? `List likely duplicates of one of the ${many}, best first, with the rules that matched`
         : `List ${many} a draft would duplicate, best first, with the rules that matched`,
     access: 'read',
+    // Candidates are records of the same object.
+    reads: [],
     query: DuplicatesQuery,
     ...(body ? { body } : {}),
     reply: page(DuplicateView),

@@ -64,6 +64,8 @@ export const changesRoute = <Path extends string, Svc extends RpcServiceName>(se
     path,
     summary: `List the changes of ${one}, oldest first: who changed which fields, from what, through which channel`,
     access: 'read',
+    // Entries name other records by id only.
+    reads: [],
     query: RecordChangesQuery,
     reply: page(ChangeView),
     errors: { 404: 'No such record, and no history of one (`not_found`).' },

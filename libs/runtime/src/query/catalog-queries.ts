@@ -8,6 +8,9 @@ import {
   RemoteValuesReply,
   RemoteValuesRequest,
   RequestContext,
+  forbiddenRead,
+  mayRead,
+  pathsOfQuery,
 } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { Provider } from '@nestjs/common';
@@ -15,7 +18,7 @@ import { DataSource } from 'typeorm';
 import { SERVICE_CONFIG } from '../service-app';
 import { runAggregate } from './aggregate-run';
 import { QueryRunOptions, queryRunOptions, QuerySettings } from './query-budget';
-import { describeQueryFields, QueryCatalog } from './query-catalog';
+import { describeQueryFields, QueryCatalog, relationResourceOf } from './query-catalog';
 import { QueryItem, runRecordQuery } from './query-runner';
 import { matchRecordIds, pickRecordValues } from './remote-matching';
 import { remoteQueriesOver } from './remote-queries';
@@ -33,12 +36,14 @@ export class CatalogQueries {
     private readonly options: QueryRunOptions,
   ) {}
 
-  run(ctx: RequestContext, catalog: QueryCatalog, query: RecordQueryDto): Promise<Page<QueryItem>> {
+  async run(ctx: RequestContext, catalog: QueryCatalog, query: RecordQueryDto): Promise<Page<QueryItem>> {
+    refuseUnreadableRelations(ctx, catalog, query);
     return runRecordQuery(this.dataSource, catalog, query, { ...this.options, remote: remoteQueriesOver(this.rpc, ctx) }, this.cursors);
   }
 
   /** `POST /<object>/aggregate` over the catalog (docs/aggregate.md). */
-  aggregate(ctx: RequestContext, catalog: QueryCatalog, request: AggregateDto): Promise<AggregateReply> {
+  async aggregate(ctx: RequestContext, catalog: QueryCatalog, request: AggregateDto): Promise<AggregateReply> {
+    refuseUnreadableRelations(ctx, catalog, request);
     return runAggregate(this.dataSource, catalog, request, { ...this.options, remote: remoteQueriesOver(this.rpc, ctx) }, this.cursors);
   }
 
@@ -55,6 +60,19 @@ export class CatalogQueries {
   /** The paths of this service's records another service's query returns, by id. */
   values(catalog: QueryCatalog, request: Pick<RemoteValuesRequest, 'ids' | 'fields'>): Promise<RemoteValuesReply> {
     return pickRecordValues(this.dataSource, catalog, request.ids, request.fields, this.options);
+  }
+}
+
+/**
+ * A path that enters a record the caller may not read (`values.<ref>.email` of a reference to contacts,
+ * for a key with only `objects.<slug>:read`) is refused naming the permission, as the gateway refuses a
+ * built-in relation path: only the owning service knows where a custom object's references lead.
+ */
+function refuseUnreadableRelations(ctx: RequestContext, catalog: QueryCatalog, body: unknown): void {
+  if (ctx.readable === undefined || !catalog.relationResources) return;
+  for (const path of pathsOfQuery(body)) {
+    const resource = relationResourceOf(catalog, path);
+    if (resource !== undefined && !mayRead(ctx.readable, resource)) throw forbiddenRead({ resource, action: 'read' }, `reading '${path}'`);
   }
 }
 

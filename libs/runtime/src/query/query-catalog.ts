@@ -40,6 +40,11 @@ export interface QueryCatalog {
   joins: Readonly<Record<string, { alias: string; clause: string }>>;
   /** One-hop relations to records another service keeps, by name (see RemoteRelation). */
   remotes?: Readonly<Record<string, RemoteRelation>>;
+  /**
+   * The permission resource each relation (a join or a remote, by name) reads, where a client's permissions
+   * decide whether the query may enter it: a custom object's reference fields (`values.<ref>` reaches contacts).
+   */
+  relationResources?: Readonly<Record<string, string>>;
   /** A condition every row must meet, when the table holds more than this object (one custom object's records); never a client's value. */
   scope?: string;
   /** An item when the query names no `fields`: the row (as the table holds it) in the object's list shape. */
@@ -152,6 +157,14 @@ export function customFields(definitions: readonly CustomFieldDefinition[], colu
 /** The remote relation a path goes through (`contact` of `contact.email`, `values.deal` of `values.deal.name`), if any. */
 export function remoteRelationOf(catalog: QueryCatalog, path: string): string | undefined {
   return Object.keys(catalog.remotes ?? {}).find((name) => path.startsWith(`${name}.`));
+}
+
+/** The permission resource a path enters through one of the catalog's guarded relations, if it does. */
+export function relationResourceOf(catalog: QueryCatalog, path: string): string | undefined {
+  const guarded = catalog.relationResources;
+  if (!guarded) return undefined;
+  const relation = remoteRelationOf(catalog, path) ?? (catalog.fields.has(path) ? catalog.fields.get(path)!.join : undefined);
+  return relation !== undefined && Object.hasOwn(guarded, relation) ? guarded[relation] : undefined;
 }
 
 /** A path of a catalog resolved to what a statement needs to read it (a filter, a GROUP BY, a metric). */
