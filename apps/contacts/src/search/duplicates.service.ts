@@ -1,7 +1,9 @@
 import { CursorCodec, DomainError } from '@crm/common';
 import { UpdateCompanyDto, UpdateContactDto, DuplicateReasonView, DuplicatesQuery, DuplicateView, PageOf, SearchLimits } from '@crm/contracts';
-import { Injectable } from '@nestjs/common';
+import { QueryBudget, RunStatement } from '@crm/runtime';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { CONTACTS_SETTINGS, ContactsSettings } from '../contacts.settings';
 import { contactName } from './search-targets';
 
 /**
@@ -16,6 +18,9 @@ export const DUPLICATE_WEIGHTS = {
 
 /** Two names are similar from this trigram similarity of their folded forms. */
 export const NAME_SIMILARITY = 0.6;
+
+/** What a duplicate lookup past its budget (QueryBudget) is told to change. */
+export const DUPLICATES_HINT = 'Compare fewer fields: a draft with an email or a phone alone is looked up by key; a name is compared by similarity.';
 
 /** Each rule reads at most this many candidates, so one very common name cannot make a request unbounded. */
 const RULE_CANDIDATES = 500;
@@ -62,34 +67,46 @@ export class DuplicatesService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly cursors: CursorCodec,
+    @Inject(CONTACTS_SETTINGS) private readonly settings: ContactsSettings,
   ) {}
 
+  /** Every statement of one request under one budget: the caller's deadline, and nothing left running after it. */
+  private read<T>(work: (run: RunStatement) => Promise<T>): Promise<T> {
+    return new QueryBudget(this.settings.queryTimeoutMs, DUPLICATES_HINT).run(this.dataSource, work);
+  }
+
   async ofContact(id: string, query: DuplicatesQuery): Promise<PageOf<DuplicateView>> {
-    const [row] = await this.dataSource.query(`SELECT id, email, first_name, last_name, phone, company_id FROM contacts WHERE id = $1`, [id]);
-    if (!row) throw DomainError.notFound('contact', id);
-    return this.page('contacts', await this.contactReasons(row, id), query);
+    const found = await this.read(async (run) => {
+      const [row] = await run<ContactSubject>(`SELECT id, email, first_name, last_name, phone, company_id FROM contacts WHERE id = $1`, [id]);
+      if (!row) throw DomainError.notFound('contact', id);
+      return this.contactReasons(row, id).run(run);
+    });
+    return this.page('contacts', found, query);
   }
 
   async ofContactDraft(draft: UpdateContactDto, query: DuplicatesQuery): Promise<PageOf<DuplicateView>> {
     if (!draft.email && !draft.phone && !draft.first_name && !draft.last_name) {
       throw DomainError.invalid('body', 'a draft contact needs an email, a phone or a name to be compared', 'missing_field');
     }
-    return this.page('contacts', await this.contactReasons(draft, null), query);
+    return this.page('contacts', await this.read((run) => this.contactReasons(draft, null).run(run)), query);
   }
 
   async ofCompany(id: string, query: DuplicatesQuery): Promise<PageOf<DuplicateView>> {
-    const [row] = await this.dataSource.query(`SELECT id, name, domain FROM companies WHERE id = $1`, [id]);
-    if (!row) throw DomainError.notFound('company', id);
-    return this.page('companies', await this.companyReasons(row, id), query);
+    const found = await this.read(async (run) => {
+      const [row] = await run<CompanySubject>(`SELECT id, name, domain FROM companies WHERE id = $1`, [id]);
+      if (!row) throw DomainError.notFound('company', id);
+      return this.companyReasons(row, id).run(run);
+    });
+    return this.page('companies', found, query);
   }
 
   async ofCompanyDraft(draft: UpdateCompanyDto, query: DuplicatesQuery): Promise<PageOf<DuplicateView>> {
     if (!draft.name && !draft.domain) throw DomainError.invalid('body', 'a draft company needs a name or a domain to be compared', 'missing_field');
-    return this.page('companies', await this.companyReasons(draft, null), query);
+    return this.page('companies', await this.read((run) => this.companyReasons(draft, null).run(run)), query);
   }
 
   /** Each rule is one branch of a single statement: one round trip for all of them. */
-  private async contactReasons(subject: ContactSubject, self: string | null): Promise<Found> {
+  private contactReasons(subject: ContactSubject, self: string | null): RuleStatement {
     const rules = new RuleStatement(self);
     if (subject.email) {
       rules.add('email', 'same_normalized_email', 'contacts', `search_email_key(email) = search_email_key(${rules.param(subject.email)})`);
@@ -110,16 +127,16 @@ export class DuplicatesService {
       const sameCompany = `(company_id = ${rules.param(subject.company_id ?? null)}::text OR split_part(search_email_key(email), '@', 2) = ${rules.param(companyDomain)}::text)`;
       rules.similarNames('contacts', contactName(''), name, sameCompany);
     }
-    return rules.run(this.dataSource);
+    return rules;
   }
 
-  private async companyReasons(subject: CompanySubject, self: string | null): Promise<Found> {
+  private companyReasons(subject: CompanySubject, self: string | null): RuleStatement {
     const rules = new RuleStatement(self);
     if (subject.domain) {
       rules.add('domain', 'same_domain', 'companies', `search_domain_key(domain) = search_domain_key(${rules.param(subject.domain)})`);
     }
     if (subject.name) rules.similarNames('companies', 'name', subject.name);
-    return rules.run(this.dataSource);
+    return rules;
   }
 
   private page(object: 'contacts' | 'companies', found: Found, query: DuplicatesQuery): PageOf<DuplicateView> {
@@ -184,10 +201,10 @@ class RuleStatement {
     );
   }
 
-  async run(source: DataSource): Promise<Found> {
+  async run(run: RunStatement): Promise<Found> {
     const found: Found = new Map();
     if (!this.branches.length) return found;
-    const rows: Array<{ branch: number; field: string; rule: DuplicateReasonView['rule']; id: string; similarity: string | null }> = await source.query(
+    const rows = await run<{ branch: number; field: string; rule: DuplicateReasonView['rule']; id: string; similarity: string | null }>(
       this.branches.join('\nUNION ALL\n'),
       this.params,
     );

@@ -16,10 +16,11 @@ import {
   slugsWith,
 } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
-import { searchSlice, SearchTarget } from '@crm/runtime';
-import { Injectable } from '@nestjs/common';
+import { QueryBudget, SEARCH_HINT, SEARCH_SETTINGS, searchSlice, SearchTarget } from '@crm/runtime';
+import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'crypto';
 import { DataSource } from 'typeorm';
+import { CONTACTS_SETTINGS, ContactsSettings } from '../contacts.settings';
 import { customTarget, localTarget } from './search-targets';
 
 /** Objects the deals service keeps and searches. */
@@ -50,6 +51,7 @@ export class SearchService {
     private readonly dataSource: DataSource,
     private readonly rpc: RpcCaller,
     private readonly cursors: CursorCodec,
+    @Inject(CONTACTS_SETTINGS) private readonly settings: ContactsSettings,
   ) {}
 
   async search(ctx: RequestContext, query: SearchQuery): Promise<PageOf<SearchHitView>> {
@@ -82,9 +84,13 @@ export class SearchService {
     });
     const input = { q: query.q, after, limit: limit + 1 };
     const dealsObjects = objects.filter((o) => DEALS_OBJECTS.has(o));
+    // One budget for both slices: the deals service is asked to stop when this one does (docs/search.md).
+    const budget = new QueryBudget(this.settings.queryTimeoutMs, SEARCH_HINT);
     const [local, deals] = await Promise.all([
-      this.dataSource.transaction((m) => searchSlice(m, targets, input)),
-      dealsObjects.length ? this.rpc.call(Ops.search.dealsSlice, ctx, { body: { ...input, objects: dealsObjects } }) : { data: [] },
+      budget.run(this.dataSource, (run) => searchSlice(run, targets, input), SEARCH_SETTINGS),
+      dealsObjects.length
+        ? budget.ask((timeoutMs) => this.rpc.call(Ops.search.dealsSlice, ctx, { body: { ...input, objects: dealsObjects } }, { timeoutMs }))
+        : { data: [] },
     ]);
     const hits = [...local, ...deals.data].sort(byRank);
     const data = hits.slice(0, limit);

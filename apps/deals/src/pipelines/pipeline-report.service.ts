@@ -1,7 +1,9 @@
 import { DomainError, IdPrefix, isId } from '@crm/common';
 import { ForecastMonthView, PipelineReportQuery, PipelineReportView, REPORT_DEFAULT_DAYS, REPORT_MAX_DAYS, StageReportView } from '@crm/contracts';
-import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { QueryBudget, RunStatement } from '@crm/runtime';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { DEALS_SETTINGS, DealsSettings } from '../deals.settings';
 import {
   closedInWindow,
   currenciesHeld,
@@ -11,11 +13,11 @@ import {
   forecastByMonth,
   openByStage,
   ReportInput,
-  REPORT_SETTINGS,
+  REPORT_HINT,
+  REPORT_SETTING_VALUES,
   ReportWindow,
   Statement,
 } from './pipeline-report.sql';
-import { Pipeline } from './pipeline.entity';
 import { Stage } from './stage.entity';
 import { effectiveProbabilities } from './stage-probability';
 
@@ -38,68 +40,81 @@ const ratio = (part: number, whole: number): number | null => (whole ? part / wh
 
 @Injectable()
 export class PipelineReportService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(DEALS_SETTINGS) private readonly settings: DealsSettings,
+  ) {}
 
   async report(pipelineId: string, query: PipelineReportQuery): Promise<PipelineReportView> {
     const window = reportWindow(query, new Date());
     const timeZone = query.time_zone ?? 'UTC';
     await this.knownToDatabase(timeZone);
-    // One snapshot for every figure: a move committed between two statements cannot count in one and not the other.
-    return this.dataSource.transaction('REPEATABLE READ', async (m) => {
-      await m.query(REPORT_SETTINGS);
-      const exists = isId(pipelineId, IdPrefix.Pipeline) && (await m.exists(Pipeline, { where: { id: pipelineId } }));
-      if (!exists) throw DomainError.notFound('pipeline', pipelineId);
-      const stageRows = await m.find(Stage, { where: { pipelineId }, order: { position: 'ASC' } });
-      const probabilities = effectiveProbabilities(stageRows);
-      const stages = stageRows.map((s, i) => ({ id: s.id, type: s.type, position: s.position, probability: probabilities[i] }));
-      const probabilityOf = new Map(stages.map((s) => [s.id, s.probability]));
+    if (!isId(pipelineId, IdPrefix.Pipeline)) throw DomainError.notFound('pipeline', pipelineId);
+    const budget = new QueryBudget(this.settings.queryTimeoutMs, REPORT_HINT);
+    // One snapshot for every figure (a move committed between two statements cannot count in one and not
+    // the other), and one budget for all of them: the caller's deadline, nothing left running after it.
+    return budget.run(
+      this.dataSource,
+      async (m) => {
+        const [exists] = await m(`SELECT 1 FROM pipelines WHERE id = $1`, [pipelineId]);
+        if (!exists) throw DomainError.notFound('pipeline', pipelineId);
+        const stageRows = await m<Pick<Stage, 'id' | 'name' | 'type' | 'position' | 'probability'>>(
+          `SELECT id, name, type, position, probability FROM stages WHERE pipeline_id = $1 ORDER BY position`,
+          [pipelineId],
+        );
+        const probabilities = effectiveProbabilities(stageRows);
+        const stages = stageRows.map((s, i) => ({ id: s.id, type: s.type, position: s.position, probability: probabilities[i] }));
+        const probabilityOf = new Map(stages.map((s) => [s.id, s.probability]));
 
-      const open = await run<{ stage_id: string; currency: string; open_count: number; open_value: string }>(m, openByStage(pipelineId));
-      const currency = await this.currencyOf(m, pipelineId, query.currency);
-      const input: ReportInput = { pipelineId, window, timeZone, currency: query.currency ?? null, stages };
+        const open = await run<{ stage_id: string; currency: string; open_count: number; open_value: string }>(m, openByStage(pipelineId));
+        const currency = await this.currencyOf(m, pipelineId, query.currency);
+        const input: ReportInput = { pipelineId, window, timeZone, currency: query.currency ?? null, stages };
 
-      const [closed] = await run<{ won_count: number; won_value: string; lost_count: number; avg_cycle_days: number | null }>(m, closedInWindow(input));
-      const forecastRows = await run<{ month: string; stage_id: string; count: number; value: string }>(m, forecastByMonth(input));
-      const flow = await run<{ stage_id: string; entered: number; advanced: number }>(m, enteredAndAdvanced(input));
-      const stays = await run<{ stage_id: string; days: number[] }>(m, daysInStage(input));
+        const [closed] = await run<{ won_count: number; won_value: string; lost_count: number; avg_cycle_days: number | null }>(m, closedInWindow(input));
+        const forecastRows = await run<{ month: string; stage_id: string; count: number; value: string }>(m, forecastByMonth(input));
+        const flow = await run<{ stage_id: string; entered: number; advanced: number }>(m, enteredAndAdvanced(input));
+        const stays = await run<{ stage_id: string; days: number[] }>(m, daysInStage(input));
 
-      const flowOf = new Map(flow.map((r) => [r.stage_id, r]));
-      const staysOf = new Map(stays.map((r) => [r.stage_id, r.days]));
-      const stageViews = stages.map((stage, i): StageReportView => {
-        const rows = open.filter((r) => r.stage_id === stage.id && (currency === null || r.currency === currency));
-        const openValue = rows.reduce((sum, r) => sum + Number(r.open_value), 0);
-        const entered = flowOf.get(stage.id)?.entered ?? 0;
-        const advanced = flowOf.get(stage.id)?.advanced ?? 0;
-        const days = staysOf.get(stage.id);
+        const flowOf = new Map(flow.map((r) => [r.stage_id, r]));
+        const staysOf = new Map(stays.map((r) => [r.stage_id, r.days]));
+        const stageViews = stages.map((stage, i): StageReportView => {
+          const rows = open.filter((r) => r.stage_id === stage.id && (currency === null || r.currency === currency));
+          const openValue = rows.reduce((sum, r) => sum + Number(r.open_value), 0);
+          const entered = flowOf.get(stage.id)?.entered ?? 0;
+          const advanced = flowOf.get(stage.id)?.advanced ?? 0;
+          const days = staysOf.get(stage.id);
+          return {
+            stage_id: stage.id,
+            name: stageRows[i].name,
+            type: stageRows[i].type,
+            probability: stage.probability,
+            open_count: rows.reduce((sum, r) => sum + r.open_count, 0),
+            open_value: openValue,
+            weighted_value: Math.round(openValue * stage.probability),
+            entered,
+            advanced,
+            conversion_rate: ratio(advanced, entered),
+            days_in_stage: { p50: days?.[0] ?? null, p90: days?.[1] ?? null },
+          };
+        });
         return {
-          stage_id: stage.id,
-          name: stageRows[i].name,
-          type: stageRows[i].type,
-          probability: stage.probability,
-          open_count: rows.reduce((sum, r) => sum + r.open_count, 0),
-          open_value: openValue,
-          weighted_value: Math.round(openValue * stage.probability),
-          entered,
-          advanced,
-          conversion_rate: ratio(advanced, entered),
-          days_in_stage: { p50: days?.[0] ?? null, p90: days?.[1] ?? null },
+          pipeline_id: pipelineId,
+          from: window.from.toISOString(),
+          to: window.to.toISOString(),
+          time_zone: timeZone,
+          currency,
+          stages: stageViews,
+          won_count: closed.won_count,
+          won_value: Number(closed.won_value),
+          lost_count: closed.lost_count,
+          win_rate: ratio(closed.won_count, closed.won_count + closed.lost_count),
+          avg_cycle_days: closed.avg_cycle_days,
+          forecast: forecastOf(forecastRows, probabilityOf),
         };
-      });
-      return {
-        pipeline_id: pipelineId,
-        from: window.from.toISOString(),
-        to: window.to.toISOString(),
-        time_zone: timeZone,
-        currency,
-        stages: stageViews,
-        won_count: closed.won_count,
-        won_value: Number(closed.won_value),
-        lost_count: closed.lost_count,
-        win_rate: ratio(closed.won_count, closed.won_count + closed.lost_count),
-        avg_cycle_days: closed.avg_cycle_days,
-        forecast: forecastOf(forecastRows, probabilityOf),
-      };
-    });
+      },
+      REPORT_SETTING_VALUES,
+      { repeatable: true },
+    );
   }
 
   /** The runtime's zone data passed the name (the DTO); the database's may lack a few legacy names. */
@@ -114,7 +129,7 @@ export class PipelineReportService {
   }
 
   /** The currency reported: the one asked for, else the only one the pipeline's deals hold, else a 400. */
-  private async currencyOf(m: EntityManager, pipelineId: string, asked: string | undefined): Promise<string | null> {
+  private async currencyOf(m: RunStatement, pipelineId: string, asked: string | undefined): Promise<string | null> {
     if (asked !== undefined) return asked;
     const [{ lo, hi }] = await run<{ lo: string | null; hi: string | null }>(m, currencyRange(pipelineId));
     if (lo === null || hi === null) return null;
@@ -141,6 +156,6 @@ function forecastOf(rows: Array<{ month: string; stage_id: string; count: number
   return [...months].map(([month, m]) => ({ month, count: m.count, value: m.value, weighted_value: Math.round(m.weighted) }));
 }
 
-async function run<T>(m: EntityManager, statement: Statement): Promise<T[]> {
-  return (await m.query(statement.text, statement.params)) as T[];
+function run<T extends object>(m: RunStatement, statement: Statement): Promise<T[]> {
+  return m<T>(statement.text, statement.params);
 }

@@ -14,7 +14,13 @@ const OPEN = `status IN ('open', 'stalled')`;
  * planner read all of a pipeline's deals sequentially instead, two to three times slower (EXPLAIN at
  * 200,000 deals, docs/benchmarks.md).
  */
-export const REPORT_SETTINGS = `SELECT set_config('jit', 'off', true), set_config('work_mem', '64MB', true), set_config('random_page_cost', '1.1', true)`;
+export const REPORT_SETTING_VALUES: Record<string, string> = { jit: 'off', work_mem: '64MB', random_page_cost: '1.1' };
+export const REPORT_SETTINGS = `SELECT ${Object.entries(REPORT_SETTING_VALUES)
+  .map(([name, value]) => `set_config('${name}', '${value}', true)`)
+  .join(', ')}`;
+
+/** What a report past its budget (QueryBudget) is told to change. */
+export const REPORT_HINT = 'Ask for a shorter window (from and to closer together), or try again when the pipeline is less busy.';
 
 export interface ReportWindow {
   from: Date;

@@ -1,8 +1,9 @@
 import { Ops, SearchSliceRequest } from '@crm/contracts';
-import { builtInTarget, Handles, searchColumn, searchSlice, SearchTarget } from '@crm/runtime';
-import { Controller } from '@nestjs/common';
+import { builtInTarget, Handles, QueryBudget, searchColumn, SEARCH_HINT, SEARCH_SETTINGS, searchSlice, SearchTarget } from '@crm/runtime';
+import { Controller, Inject } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DataSource } from 'typeorm';
+import { DEALS_SETTINGS, DealsSettings } from '../deals.settings';
 
 /** Deals as GET /search reads them (docs/search.md); bench:search runs the same target straight on PostgreSQL. */
 export const DEALS_SEARCH_TARGET: SearchTarget = builtInTarget('deals', 't.name', 't.status', 't.name', [searchColumn('name', 'text')]);
@@ -10,11 +11,16 @@ export const DEALS_SEARCH_TARGET: SearchTarget = builtInTarget('deals', 't.name'
 /** This service's part of GET /search, which the contacts service merges with its own. */
 @Controller()
 export class SearchController {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(DEALS_SETTINGS) private readonly settings: DealsSettings,
+  ) {}
 
   @Handles(Ops.search.dealsSlice)
   async slice(@Payload('body') request: SearchSliceRequest) {
     const targets = request.objects.includes('deals') ? [DEALS_SEARCH_TARGET] : [];
-    return { data: await this.dataSource.transaction((m) => searchSlice(m, targets, request)) };
+    // The caller's deadline (the contacts service's budget) cuts this one short.
+    const budget = new QueryBudget(this.settings.queryTimeoutMs, SEARCH_HINT);
+    return { data: await budget.run(this.dataSource, (run) => searchSlice(run, targets, request), SEARCH_SETTINGS) };
   }
 }

@@ -13,8 +13,9 @@ import {
   readableEvents,
   RequestContext,
 } from '@crm/contracts';
+import { QueryBudget, RunStatement } from '@crm/runtime';
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { EventTypeFilter, parseEventTypeFilter } from './event-type-filter';
 import { EVENTS_SETTINGS, EventsSettings } from './events.settings';
 import { filterPrescreen } from './filter-prescreen';
@@ -34,6 +35,9 @@ interface Row {
 }
 
 export const EVENTS_LIST = 'events';
+/** What a read of the log past its budget (QueryBudget) is told to change. */
+export const EVENTS_HINT =
+  'Narrow it: name event types (type=...), start from a later cursor, or filter on type, via, request_id or an equality of a data path.';
 /** Events read per statement while a filter is tested. */
 const SCAN_CHUNK = 500;
 
@@ -109,26 +113,32 @@ export class EventsService {
     const filter = query.filter ? checkedEventFilter(query.filter, eventPathResolver(typesOf(types))) : undefined;
     const holds = filter ?? (readable ? () => true : undefined);
     const size = pageSize(query);
-    return this.dataSource.transaction('REPEATABLE READ', async (m) => {
-      const { rows, examinedTo, exhausted } = holds
-        ? await this.scan(m, after, types, holds, size, readable, query.filter)
-        : await this.chunk(m, after, types, size + 1);
-      const fitted = fitPage(rows.map(present), size, rows.length > size);
-      const hasMore = fitted.hasMore || (!!holds && !exhausted);
-      let resumeAt = fitted.hasMore ? Number(rows[fitted.items.length - 1].pos) : Math.max(examinedTo, after);
-      if (!hasMore) {
-        const [{ head }] = await m.query(`SELECT coalesce(max(position), 0)::text AS head FROM events`);
-        resumeAt = Math.max(resumeAt, Number(head));
-      }
-      return { data: fitted.items, has_more: hasMore, next_cursor: this.cursors.encode(EVENTS_LIST, resumeAt) };
-    });
+    const budget = new QueryBudget(this.settings.queryTimeoutMs, EVENTS_HINT);
+    return budget.run(
+      this.dataSource,
+      async (m) => {
+        const { rows, examinedTo, exhausted } = holds
+          ? await this.scan(m, after, types, holds, size, readable, query.filter)
+          : await this.chunk(m, after, types, size + 1);
+        const fitted = fitPage(rows.map(present), size, rows.length > size);
+        const hasMore = fitted.hasMore || (!!holds && !exhausted);
+        let resumeAt = fitted.hasMore ? Number(rows[fitted.items.length - 1].pos) : Math.max(examinedTo, after);
+        if (!hasMore) {
+          const [{ head }] = await m<{ head: string }>(`SELECT coalesce(max(position), 0)::text AS head FROM events`, []);
+          resumeAt = Math.max(resumeAt, Number(head));
+        }
+        return { data: fitted.items, has_more: hasMore, next_cursor: this.cursors.encode(EVENTS_LIST, resumeAt) };
+      },
+      {},
+      { repeatable: true },
+    );
   }
 
   /**
    * Up to `count` events after `after` of the chosen types, in order, with the position of the last one read.
    * With `readable`, each row says whether the caller may read it, and only those carry their data.
    */
-  private async chunk(m: EntityManager, after: number, types: EventTypeFilter | undefined, count: number, readable?: ReadableEvents, narrow?: Narrowing) {
+  private async chunk(m: RunStatement, after: number, types: EventTypeFilter | undefined, count: number, readable?: ReadableEvents, narrow?: Narrowing) {
     const params: unknown[] = [String(after), count];
     let where = 'position > $1' + typeCondition(types, params);
     if (narrow) {
@@ -140,7 +150,7 @@ export class EventsService {
       const visible = `(type = ANY($${params.push(readable.types)}::text[]) OR (type LIKE 'object_record.%' AND data->>'object' = ANY($${params.push(readable.objects)}::text[])))`;
       columns = `${visible} AS visible, CASE WHEN ${visible} THEN data END AS data`;
     }
-    const rows: Row[] = await m.query(
+    const rows = await m<Row>(
       `SELECT position::text AS pos, id, type, occurred_at, actor, via, request_id, ${columns} FROM events WHERE ${where} ORDER BY position LIMIT $2`,
       params,
     );
@@ -154,7 +164,7 @@ export class EventsService {
    * that pass the pre-screen are read and tested; the bound and the cursor are the same as without.
    */
   private async scan(
-    m: EntityManager,
+    m: RunStatement,
     after: number,
     types: EventTypeFilter | undefined,
     holds: EventPredicate,
@@ -181,7 +191,7 @@ export class EventsService {
   }
 
   private async prescreenedScan(
-    m: EntityManager,
+    m: RunStatement,
     after: number,
     types: EventTypeFilter | undefined,
     holds: EventPredicate,
@@ -192,7 +202,7 @@ export class EventsService {
   ) {
     const params: unknown[] = [String(after), limit];
     const where = 'position > $1' + typeCondition(types, params);
-    const [window]: Array<{ examined: number; last: string | null }> = await m.query(
+    const [window] = await m<{ examined: number; last: string | null }>(
       `SELECT count(*)::int AS examined, max(position)::text AS last FROM (SELECT position FROM events WHERE ${where} ORDER BY position LIMIT $2) w`,
       params,
     );

@@ -1,4 +1,5 @@
 import { Env, intVar } from '@crm/common';
+import { loadQuerySettings } from '@crm/runtime';
 import { EVENT_FILTER_SCAN_LIMIT } from '@crm/contracts';
 
 export const EVENTS_SETTINGS = Symbol('EVENTS_SETTINGS');
@@ -14,5 +15,7 @@ export function loadEventsSettings(env: Env) {
     pruneIntervalMs: intVar(env, 'EVENTS_PRUNE_INTERVAL_MS', 3_600_000, { min: 1000 }),
     /** The most events one page of a filtered read tests (docs/events.md). */
     filterScanLimit: intVar(env, 'EVENTS_FILTER_SCAN_LIMIT', EVENT_FILTER_SCAN_LIMIT, { min: 10, max: 100_000 }),
+    /** Longest one read of the log may take, all its statements together (QUERY_TIMEOUT_MS, docs/events.md). */
+    queryTimeoutMs: loadQuerySettings(env).queryTimeoutMs,
   };
 }

@@ -58,8 +58,14 @@ export class QueryBudget {
    * timeout and settings in one simple-protocol message (every value in it is a number or one of ours,
    * never the client's), and it ends after the answer is handed back: a read-only transaction has nothing
    * to commit, so the caller does not wait for it; the connection returns to the pool once it has ended.
+   * `repeatable` gives every statement one snapshot, for reads whose figures must agree with each other.
    */
-  async run<T>(dataSource: DataSource, work: (run: RunStatement) => Promise<T>, settings: Record<string, string> = {}): Promise<T> {
+  async run<T>(
+    dataSource: DataSource,
+    work: (run: RunStatement) => Promise<T>,
+    settings: Record<string, string> = {},
+    { repeatable = false }: { repeatable?: boolean } = {},
+  ): Promise<T> {
     this.left();
     const runner = dataSource.createQueryRunner();
     let ending = 'ROLLBACK';
@@ -69,7 +75,9 @@ export class QueryBudget {
         if (!/^[a-z_]+$/.test(name) || !/^[A-Za-z0-9_.]+$/.test(value)) throw new Error(`query setting ${name}=${value} is not a plain word`);
         return `, set_config('${name}', '${value}', true)`;
       });
-      await runner.query(`BEGIN READ ONLY; SELECT set_config('statement_timeout', '${this.left()}', true)${sets.join('')}`);
+      await runner.query(
+        `BEGIN ${repeatable ? 'ISOLATION LEVEL REPEATABLE READ ' : ''}READ ONLY; SELECT set_config('statement_timeout', '${this.left()}', true)${sets.join('')}`,
+      );
       let first = true;
       const result = await work(async <R>(sql: string, params: unknown[]) => {
         if (!first) await runner.query(`SELECT set_config('statement_timeout', $1, true)`, [String(this.left())]);

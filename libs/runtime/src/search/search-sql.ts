@@ -1,6 +1,7 @@
 import { SearchHitView, SearchPosition } from '@crm/contracts';
 import { createHash } from 'crypto';
 import { EntityManager } from 'typeorm';
+import type { RunStatement } from '../query/query-budget';
 
 /** How a field's folded value is compared with the query (docs/search.md). */
 export type SearchRule = 'text' | 'email' | 'domain' | 'phone';
@@ -31,6 +32,18 @@ export interface SearchTarget {
   where?: string;
 }
 
+/** What a search past its budget (QueryBudget) is told to change. */
+export const SEARCH_HINT = 'Search for a longer or rarer word, fewer words, or fewer objects (objects=...).';
+
+/**
+ * The settings of a search's transaction. No parallel plans: the exact statement relies on its UNION ALL's
+ * branches being read in order (a Parallel Append would interleave them), and its scans are small. Generic
+ * plans for its prepared statements: they are as fast as the custom plans for every kind of query (their
+ * scans are the same index scans whatever the values), and the custom plans PostgreSQL would keep choosing
+ * for them are planned on every execution, which took longer than running them.
+ */
+export const SEARCH_SETTINGS: Record<string, string> = { max_parallel_workers_per_gather: '0', plan_cache_mode: 'force_generic_plan' };
+
 /** Exact and prefix hits score at least this (0.9 × 0.7), typo hits at most 0.45: the two are found apart. */
 const FUZZY_BELOW = 0.5;
 
@@ -50,6 +63,9 @@ interface Folded {
   words: string[];
 }
 
+/** Runs one statement: its text, or a named prepared statement's `{ name, text }` passed through to the driver. */
+type Query = (sql: string, params: unknown[]) => Promise<any[]>;
+
 type Row = { object: string; id: string; title: string | null; subtitle: string | null; score: string; fields: Record<string, [number, string]> };
 
 /**
@@ -58,14 +74,13 @@ type Row = { object: string; id: string; title: string | null; subtitle: string 
  * the id and the phone and email keys; only when they do not fill the page are typos looked up (in the
  * dictionary of words, then in the word index). Only the page's rows are described (title, matched).
  */
-export async function searchSlice(manager: EntityManager, targets: readonly SearchTarget[], input: SearchInput): Promise<SearchHitView[]> {
+export async function searchSlice(source: RunStatement | EntityManager, targets: readonly SearchTarget[], input: SearchInput): Promise<SearchHitView[]> {
   if (!targets.length) return [];
-  // No parallel plans for the rest of the transaction: the exact statement relies on its UNION ALL's
-  // branches being read in order (a Parallel Append would interleave them), and its scans are small.
-  // Generic plans for its prepared statements: they are as fast as the custom plans for every kind of query
-  // (their scans are the same index scans whatever the values), and the custom plans PostgreSQL would keep
-  // choosing for them are planned on every execution, which took longer than running them.
-  const [{ folded, words }]: Folded[] = await manager.query(
+  // The services run it under a QueryBudget (its statements share the caller's deadline); the benchmark
+  // hands it a plain transaction's manager.
+  const manager: Query = typeof source === 'function' ? source : (sql, params) => source.query(sql, params);
+  // SEARCH_SETTINGS, set here as well for a caller whose transaction did not open with them (the benchmark).
+  const [{ folded, words }]: Folded[] = await manager(
     `SELECT search_norm($1) AS folded, array_remove(string_to_array(search_text_words($1), ' '), '') AS words,
        set_config('max_parallel_workers_per_gather', '0', true) AS serial, set_config('plan_cache_mode', 'force_generic_plan', true) AS generic`,
     [input.q],
@@ -128,15 +143,15 @@ const preparedNames = new Map<string, string>();
  * The search's transaction forces generic plans (searchSlice): the custom ones PostgreSQL would otherwise
  * keep choosing are planned on every execution.
  */
-async function prepared(manager: EntityManager, [text, values]: [string, unknown[]], firstPage: boolean): Promise<Row[]> {
+async function prepared(manager: Query, [text, values]: [string, unknown[]], firstPage: boolean): Promise<Row[]> {
   let name = preparedNames.get(text);
   if (name === undefined && firstPage && preparedNames.size < PREPARED_SHAPES) {
     name = `search_${createHash('sha1').update(text).digest('hex')}`;
     preparedNames.set(text, name);
   }
-  if (!name) return manager.query(text, values);
+  if (!name) return manager(text, values);
   try {
-    return await manager.query({ name, text } as unknown as string, values);
+    return await manager({ name, text } as unknown as string, values);
   } catch (err) {
     // 0A000, "cached plan must not change result type": a newer release's migration changed the type of a
     // column this statement returns, so the connections' prepared copies can no longer run. The request fails
@@ -150,8 +165,8 @@ async function prepared(manager: EntityManager, [text, values]: [string, unknown
  * The query's words as a tsquery that also names every word of the dictionary within a word's allowed
  * typos, or null when no word has any (then there are no typo hits).
  */
-async function typoQuery(manager: EntityManager, words: string[]): Promise<string | null> {
-  const near: Array<{ w: string; words: string[] }> = await manager.query(
+async function typoQuery(manager: Query, words: string[]): Promise<string | null> {
+  const near: Array<{ w: string; words: string[] }> = await manager(
     `SELECT q.w, array_agg(DISTINCT s.word) AS words FROM unnest($1::text[]) q(w)
      JOIN search_words s ON length(q.w) >= 4 AND q.w !~ '[0-9]'
        AND length(s.word) BETWEEN length(q.w) - 2 AND length(q.w) + 2
