@@ -6,7 +6,11 @@ import { contextOf, GatewayRequest } from '../http/request-context';
 import { scopeForbidden } from '../http/scopes';
 import { UploadError, uploadChunks } from './upload-rows';
 
-const FORMATS: Record<string, ImportFormat> = { 'text/csv': 'csv', 'application/x-ndjson': 'ndjson' };
+/** A Map, as the client names the key: `Content-Type: constructor` must not find Object's own properties. */
+const FORMATS = new Map<string, ImportFormat>([
+  ['text/csv', 'csv'],
+  ['application/x-ndjson', 'ndjson'],
+]);
 
 /**
  * Streams an upload into an import job kept by the contacts service: rows are parsed as they arrive and
@@ -20,7 +24,7 @@ export class ImportUploads {
   async receive(req: GatewayRequest): Promise<ResourceOf<ImportView>> {
     const lacking = this.lackingWrite(req);
     if (lacking) throw scopeForbidden(req, lacking);
-    const format = FORMATS[(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()];
+    const format = FORMATS.get((req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase());
     if (!format) {
       throw new DomainError(
         ErrorCode.UnsupportedMediaType,

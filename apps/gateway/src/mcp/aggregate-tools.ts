@@ -27,7 +27,8 @@ export const AGGREGATE_TOOLS: readonly McpTool[] = [
     ),
     run: async (args, context) => {
       const { slug, params } = await objectOf(args, context);
-      const op = AGGREGATE_ROUTES[slug] ?? Ops.aggregates.records;
+      // A custom object may be called `constructor`: only the map's own entries are built-in routes.
+      const op = Object.hasOwn(AGGREGATE_ROUTES, slug) ? AGGREGATE_ROUTES[slug] : Ops.aggregates.records;
       const { object: _object, ...body } = args;
       return context.call(op, { params, body });
     },

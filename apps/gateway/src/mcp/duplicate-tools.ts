@@ -25,7 +25,8 @@ export const FIND_DUPLICATES: McpTool = {
     ['object'],
   ),
   run: (args, context) => {
-    const routes = ROUTES[args.object as keyof typeof ROUTES];
+    // An agent's argument: `toString` must not find Object's own properties.
+    const routes = typeof args.object === 'string' && Object.hasOwn(ROUTES, args.object) ? ROUTES[args.object as keyof typeof ROUTES] : undefined;
     const given = (name: string) => args[name] !== undefined && args[name] !== null;
     const issues = [
       ...(routes ? [] : [{ field: 'object', code: 'invalid_value', message: 'object must be contacts or companies' }]),
@@ -36,7 +37,7 @@ export const FIND_DUPLICATES: McpTool = {
         ? [{ field: 'data', code: 'invalid_value', message: 'data must be an object' }]
         : []),
     ];
-    if (issues.length) throw validationFailed(issues);
+    if (issues.length || !routes) throw validationFailed(issues);
     const query = given('min_score') ? { min_score: String(args.min_score) } : {};
     return given('id')
       ? context.call(routes.stored, { params: { id: String(args.id) }, query })

@@ -50,7 +50,8 @@ function body(args: Record<string, unknown>, name: string): Record<string, unkno
 }
 
 function associationOf(args: Record<string, unknown>, change: boolean): AssociationRoutes & { param: string } {
-  const routes = ASSOCIATIONS[`${String(args.object)}.${String(args.related)}`];
+  const pair = `${String(args.object)}.${String(args.related)}`;
+  const routes = Object.hasOwn(ASSOCIATIONS, pair) ? ASSOCIATIONS[pair] : undefined;
   if (!routes || (change && !routes.add)) {
     const pairs = Object.entries(ASSOCIATIONS)
       .filter(([, candidate]) => !change || candidate.add)
@@ -84,6 +85,8 @@ export const RECORD_TOOLS: readonly McpTool[] = [
     description:
       "One object's query paths (fields, custom fields, relation paths) with their type, operators and enum values, and the JSON Schemas of its create and update bodies.",
     ...read,
+    // Its paths and bodies are the schema (GET /schema's, as a tool): the internal operation it runs checks nothing itself.
+    resource: 'schema',
     input: objectInput({ object: OBJECT }, ['object']),
     run: async (args, context) => {
       const { slug, routes } = await objectOf(args, context);

@@ -32,6 +32,8 @@ export const DESCRIBE_SCHEMA: McpTool = {
   description:
     "The objects (built-in and custom): slug, nouns and capabilities (query, upsert, custom_fields, history…), and the association pairs. describe_object gives one object's fields.",
   access: 'read',
+  // It reads the live schema as GET /schema does, so it needs what that route needs.
+  resource: 'schema',
   idempotent: true,
   checksArguments: true,
   input: { type: 'object', properties: {}, additionalProperties: false },
