@@ -59,11 +59,28 @@ function literalProblem(info: EventFieldInfo, value: unknown): string | undefine
   }
 }
 
-/** Checks a filter's shape, limits, paths, operators and literals; every problem, each named by where it is (`filter.$or.1.data.x`). */
-export function eventFilterIssues(filter: unknown, resolve: EventPathResolver, at = 'filter'): FieldIssue[] {
+/**
+ * What one filter may weigh beyond a query's limits (docs/events.md, docs/webhooks.md): every event the log
+ * scans or a subscription screens is tested with it, so its size is bounded as well as its conditions.
+ */
+export const EventFilterLimits = {
+  /** The filter as JSON, in bytes (UTF-8). */
+  bytes: 8192,
+  /** One `$contains`, `$starts_with` or `$ends_with` operand, in characters. */
+  needle: 256,
+} as const;
+
+/**
+ * Checks a filter's shape, limits, paths, operators and literals; every problem, each named by where it is
+ * (`filter.$or.1.data.x`). `sized: false` leaves out EventFilterLimits, for a filter stored before they
+ * applied and checked again unchanged (a webhook PATCH of its event types alone).
+ */
+export function eventFilterIssues(filter: unknown, resolve: EventPathResolver, at = 'filter', { sized = true }: { sized?: boolean } = {}): FieldIssue[] {
   const issues: FieldIssue[] = [];
   let conditions = 0;
   const issue = (field: string, code: string, message: string) => issues.push({ field, code, message });
+  const bytes = sized ? Buffer.byteLength(JSON.stringify(filter) ?? '') : 0;
+  if (bytes > EventFilterLimits.bytes) issue(at, 'too_large', `a filter is at most ${EventFilterLimits.bytes} bytes as JSON; this one is ${bytes}`);
 
   const condition = (path: string, infos: EventFieldInfo[], op: string, operand: unknown, where: string) => {
     if (!(QUERY_OPERATORS as readonly string[]).includes(op)) {
@@ -94,6 +111,9 @@ export function eventFilterIssues(filter: unknown, resolve: EventPathResolver, a
       case '$starts_with':
       case '$ends_with':
         if (typeof operand !== 'string') issue(where, 'invalid_value', `${where} must be a string`);
+        else if (sized && operand.length > EventFilterLimits.needle) {
+          issue(where, 'too_long', `${op} takes a string of at most ${EventFilterLimits.needle} characters; this one has ${operand.length}`);
+        }
         return;
       default:
         if (operand === null) return issue(where, 'invalid_value', `${where} must be a value (${op} never matches null)`);
@@ -153,39 +173,52 @@ function compare(a: unknown, b: unknown): number | undefined {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function test(values: unknown[], op: string, operand: unknown): boolean {
-  // Missing, null, or an empty array: the path holds no value, which only null-seeking conditions match.
-  const present = values.filter((v) => v !== null && v !== undefined);
-  const isNull = present.length < values.length || values.length === 0;
+/** Whether the values a path reaches hold no value: missing, null, or an empty array, which only null-seeking conditions match. */
+const holdsNull = (values: unknown[]) => values.length === 0 || values.some((v) => v === null || v === undefined);
+const present = (v: unknown) => v !== null && v !== undefined;
+
+/**
+ * One condition as a test of the values its path reaches, with everything about its operand worked out once
+ * here rather than for every event: a needle is lower-cased once, an `$in` list becomes a Set.
+ */
+function compileCondition(op: string, operand: unknown): (values: unknown[]) => boolean {
   switch (op) {
     case '$eq':
-      return operand === null ? isNull : present.some((v) => v === operand);
-    case '$ne':
-      return !test(values, '$eq', operand);
-    case '$in': {
-      const list = operand as unknown[];
-      return (list.includes(null) && isNull) || present.some((v) => list.includes(v));
+      return operand === null ? holdsNull : (values) => values.some((v) => v === operand);
+    case '$ne': {
+      const eq = compileCondition('$eq', operand);
+      return (values) => !eq(values);
     }
-    case '$nin':
-      return !test(values, '$in', operand);
+    case '$in':
+    case '$nin': {
+      const list = new Set(operand as unknown[]);
+      const seeksNull = list.has(null);
+      const within = (values: unknown[]) => (seeksNull && holdsNull(values)) || values.some((v) => present(v) && list.has(v));
+      return op === '$in' ? within : (values) => !within(values);
+    }
     case '$exists':
-      return operand === true ? present.length > 0 : present.length === 0;
+      return operand === true ? (values) => values.some(present) : (values) => !values.some(present);
     case '$contains':
     case '$starts_with':
     case '$ends_with': {
       const needle = (operand as string).toLowerCase();
-      return present.some((v) => {
-        if (typeof v !== 'string') return false;
-        const hay = v.toLowerCase();
-        return op === '$contains' ? hay.includes(needle) : op === '$starts_with' ? hay.startsWith(needle) : hay.endsWith(needle);
-      });
+      const found =
+        op === '$contains'
+          ? (hay: string) => hay.includes(needle)
+          : op === '$starts_with'
+            ? (hay: string) => hay.startsWith(needle)
+            : (hay: string) => hay.endsWith(needle);
+      return (values) => values.some((v) => typeof v === 'string' && found(v.toLowerCase()));
     }
-    default:
-      return present.some((v) => {
-        const c = compare(v, operand);
-        if (c === undefined) return false;
-        return op === '$gt' ? c > 0 : op === '$gte' ? c >= 0 : op === '$lt' ? c < 0 : c <= 0;
-      });
+    default: {
+      const holds = op === '$gt' ? (c: number) => c > 0 : op === '$gte' ? (c: number) => c >= 0 : op === '$lt' ? (c: number) => c < 0 : (c: number) => c <= 0;
+      return (values) =>
+        values.some((v) => {
+          if (!present(v)) return false;
+          const c = compare(v, operand);
+          return c !== undefined && holds(c);
+        });
+    }
   }
 }
 
@@ -202,10 +235,25 @@ export function compileEventFilter(filter: Record<string, unknown>): EventPredic
     } else {
       const steps = key.split('.');
       const ops = isOperatorObject(value) ? Object.entries(value) : [['$eq', value] as const];
-      for (const [op, operand] of ops) parts.push((e) => test(valuesAt(e, steps), op, operand));
+      for (const [op, operand] of ops) {
+        const holds = compileCondition(op, operand);
+        parts.push((e) => holds(valuesAt(e, steps)));
+      }
     }
   }
   return (e) => parts.every((p) => p(e));
+}
+
+/** The conditions of a checked filter: what testing one event with it costs, in the units the event log's scan budget counts (docs/events.md). */
+export function eventFilterCost(filter: unknown): number {
+  if (!isPlainObject(filter)) return 0;
+  let cost = 0;
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === '$and' || key === '$or') cost += Array.isArray(value) ? value.reduce((sum: number, f) => sum + eventFilterCost(f), 0) : 0;
+    else if (key === '$not') cost += eventFilterCost(value);
+    else cost += isOperatorObject(value) ? Object.keys(value).length : 1;
+  }
+  return cost;
 }
 
 /** Checks a filter and compiles it, or throws one validation_failed naming every problem. */

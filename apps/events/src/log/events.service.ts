@@ -1,4 +1,16 @@
-import { checkedEventFilter, CursorCodec, DomainError, ErrorCode, eventPathResolver, EventPredicate, fitPage, Page, pageSize, positionKey } from '@crm/common';
+import {
+  checkedEventFilter,
+  CursorCodec,
+  DomainError,
+  ErrorCode,
+  eventFilterCost,
+  eventPathResolver,
+  EventPredicate,
+  fitPage,
+  Page,
+  pageSize,
+  positionKey,
+} from '@crm/common';
 import {
   ChangeActor,
   ChangeVia,
@@ -118,7 +130,7 @@ export class EventsService {
       this.dataSource,
       async (m) => {
         const { rows, examinedTo, exhausted } = holds
-          ? await this.scan(m, after, types, holds, size, readable, query.filter)
+          ? await this.scan(m, after, types, holds, size, this.scanLimit(query.filter), readable, query.filter)
           : await this.chunk(m, after, types, size + 1);
         const fitted = fitPage(rows.map(present), size, rows.length > size);
         const hasMore = fitted.hasMore || (!!holds && !exhausted);
@@ -169,10 +181,10 @@ export class EventsService {
     types: EventTypeFilter | undefined,
     holds: EventPredicate,
     size: number,
+    limit: number,
     readable?: ReadableEvents,
     filter?: Record<string, unknown>,
   ) {
-    const limit = this.settings.filterScanLimit;
     if (filter && filterPrescreen(filter, () => '').length) return this.prescreenedScan(m, after, types, holds, size, limit, filter, readable);
     const matched: Row[] = [];
     let examined = 0;
@@ -188,6 +200,16 @@ export class EventsService {
       if (exhausted) return { rows: matched, examinedTo: Math.max(at, examinedTo), exhausted: true };
     }
     return { rows: matched, examinedTo: at, exhausted: false };
+  }
+
+  /**
+   * The most events one page tests: EVENTS_FILTER_SCAN_LIMIT, fewer for a filter whose conditions would
+   * make that many tests cost more than EVENTS_FILTER_SCAN_COST. Charged on every event of the window,
+   * pre-screened or not, so a page's cost does not depend on what PostgreSQL could drop.
+   */
+  private scanLimit(filter: Record<string, unknown> | undefined): number {
+    const conditions = Math.max(1, eventFilterCost(filter));
+    return Math.max(1, Math.min(this.settings.filterScanLimit, Math.floor(this.settings.filterScanCost / conditions)));
   }
 
   private async prescreenedScan(

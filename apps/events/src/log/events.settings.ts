@@ -15,6 +15,12 @@ export function loadEventsSettings(env: Env) {
     pruneIntervalMs: intVar(env, 'EVENTS_PRUNE_INTERVAL_MS', 3_600_000, { min: 1000 }),
     /** The most events one page of a filtered read tests (docs/events.md). */
     filterScanLimit: intVar(env, 'EVENTS_FILTER_SCAN_LIMIT', EVENT_FILTER_SCAN_LIMIT, { min: 10, max: 100_000 }),
+    /**
+     * The most condition tests one page of a filtered read makes (events examined times the filter's
+     * conditions): a filter with many conditions examines fewer events a page, and says so with has_more
+     * and a cursor, as at EVENTS_FILTER_SCAN_LIMIT (docs/events.md).
+     */
+    filterScanCost: intVar(env, 'EVENTS_FILTER_SCAN_COST', EVENT_FILTER_SCAN_LIMIT * 10, { min: 10, max: 10_000_000 }),
     /** Longest one read of the log may take, all its statements together (QUERY_TIMEOUT_MS, docs/events.md). */
     queryTimeoutMs: loadQuerySettings(env).queryTimeoutMs,
   };

@@ -134,7 +134,11 @@ export class WebhooksService {
       const { set: patch } = diffFields(sub, dto, WEBHOOK_FIELDS);
       // The filter is checked against the types it will apply to, whichever of the two this PATCH changes.
       if (patch.filter !== undefined || patch.eventTypes !== undefined) {
-        checkFilter(patch.filter !== undefined ? patch.filter : sub.filter, patch.eventTypes !== undefined ? patch.eventTypes : sub.eventTypes);
+        checkFilter(
+          patch.filter !== undefined ? patch.filter : sub.filter,
+          patch.eventTypes !== undefined ? patch.eventTypes : sub.eventTypes,
+          patch.filter !== undefined,
+        );
         // Events already tested were tested with what applied before: the dispatcher tests them again, and an
         // attempt under way when this commits does not move the cursor.
         Object.assign(patch, { screenedPosition: null, cursorRevision: sub.cursorRevision + 1 });
@@ -268,9 +272,13 @@ export class WebhooksService {
   }
 }
 
-/** A filter must name only paths the subscription's event types carry, with operators and values that fit them: otherwise one 400 naming each. */
-function checkFilter(filter: Record<string, unknown> | null, eventTypes: string[] | null): void {
+/**
+ * A filter must name only paths the subscription's event types carry, with operators and values that fit
+ * them: otherwise one 400 naming each. Its size limits apply to a filter given now, not to one stored before
+ * they did and kept unchanged, so such a subscription's event types can still be changed.
+ */
+function checkFilter(filter: Record<string, unknown> | null, eventTypes: string[] | null, given = true): void {
   if (filter === null) return;
-  const issues = eventFilterIssues(filter, eventPathResolver(eventTypes));
+  const issues = eventFilterIssues(filter, eventPathResolver(eventTypes), 'filter', { sized: given });
   if (issues.length) throw validationFailed(issues);
 }
