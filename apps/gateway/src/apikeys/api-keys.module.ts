@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { ApiKeyVerifier } from './api-key.verifier';
 import { ApiKeysController } from './api-keys.controller';
@@ -8,7 +9,7 @@ import { TeamDirectory } from './team-directory';
 
 /** API keys: kept by the gateway, the one process that authenticates requests. */
 @Module({
-  imports: [MetricsModule],
+  imports: [MetricsModule, AuthModule],
   controllers: [ApiKeysController],
   providers: [ApiKeysService, TeamDirectory, ApiKeyVerifier, KeyRevocations],
   exports: [ApiKeysService, ApiKeyVerifier],

@@ -1,14 +1,15 @@
 import { CursorCodec, DomainError, ErrorCode, IdPrefix, idKey, isId, Logger, newId, Page, PageQuery, pageSize, toPage, validateInput } from '@crm/common';
-import { ChangeOrigin, EventType, permissionProblem, RequestContext } from '@crm/contracts';
+import { ChangeOrigin, EventType, permissionProblem, RequestContext, SCOPE_PERMISSIONS } from '@crm/contracts';
 import { originOf, OutboxService, systemOrigin, withOrigin } from '@crm/messaging';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { LOGGER } from '../tokens';
 import { ApiKey } from './api-key.entity';
-import { ApiKeyView, presentApiKey } from './api-key.presenter';
+import { ApiKeyView, permissionsOf, presentApiKey } from './api-key.presenter';
 import { generateApiKey, hashApiKey } from './api-key.secret';
 import { CreateApiKeyDto } from './dto/create-api-key.dto';
+import { checkGrant, checkRevoke, expiryWithin, Grantor } from './grant-ceiling';
 import { KeyRevocations } from './key-revocations';
 import { TeamDirectory } from './team-directory';
 
@@ -26,9 +27,11 @@ export class ApiKeysService {
     @Optional() private readonly revocations?: KeyRevocations,
   ) {}
 
-  async create(ctx: RequestContext, input: unknown): Promise<{ data: ApiKeyView & { key: string } }> {
+  /** `grantor` is the calling key or token, whose permissions and expiry bound the new key's; the command-line tool has none. */
+  async create(ctx: RequestContext, input: unknown, grantor?: Grantor): Promise<{ data: ApiKeyView & { key: string } }> {
     const dto = validateInput(CreateApiKeyDto, input);
     const scopes = permissionsRequested(dto);
+    if (grantor) checkGrant(grantor, scopes ?? SCOPE_PERMISSIONS[dto.scope!], dto.user_id);
     if (dto.user_id) {
       if (!this.team) throw DomainError.invalid('user_id', 'Keys with a user_id are created through the API.');
       await this.team.requireUser(ctx, dto.user_id);
@@ -38,6 +41,7 @@ export class ApiKeysService {
       expiresAt = new Date(dto.expires_at);
       if (expiresAt.getTime() <= Date.now()) throw DomainError.invalid('expires_at', 'expires_at must be in the future');
     }
+    expiresAt = expiryWithin(grantor, expiresAt);
     const secret = generateApiKey(this.config.keyEnvironment);
     const key = await withOrigin(keyOrigin(ctx), () => this.insert(secret, dto.name, dto.scope ?? 'custom', expiresAt, dto.user_id ?? null, scopes));
     return { data: { ...presentApiKey(key), key: secret } };
@@ -57,11 +61,17 @@ export class ApiKeysService {
     return toPage(this.cursors, 'apikeys', await qb.getMany(), size, (k) => k.id, presentApiKey);
   }
 
-  /** `ctx` is the request's; the command-line tool has none. */
-  async revoke(id: string, ctx?: RequestContext): Promise<void> {
+  /** `ctx` and `grantor` are the request's, the caller's permissions bounding what it may revoke; the command-line tool has neither. */
+  async revoke(id: string, ctx?: RequestContext, grantor?: Grantor): Promise<void> {
     if (!isId(id, IdPrefix.ApiKey)) throw DomainError.notFound('API key', id);
     const revoked = await withOrigin(keyOrigin(ctx), () =>
       this.dataSource.transaction(async (manager) => {
+        if (grantor) {
+          // Locked, so the key judged is the key revoked.
+          const target = await manager.findOne(ApiKey, { where: { id, revokedAt: IsNull() }, lock: { mode: 'pessimistic_write' } });
+          if (!target) return false;
+          checkRevoke(grantor, permissionsOf(target));
+        }
         const result = await manager
           .createQueryBuilder()
           .update(ApiKey)

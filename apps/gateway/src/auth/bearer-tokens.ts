@@ -9,6 +9,8 @@ import { LOGGER } from '../tokens';
 export interface VerifiedToken {
   subject: string;
   permissions: string[];
+  /** The `exp` claim: a key made with the token may not outlive it. */
+  expiresAt: Date;
 }
 
 export type TokenResult = { ok: true; token: VerifiedToken } | { ok: false; error: DomainError };
@@ -73,7 +75,7 @@ export class BearerTokens {
         requiredClaims: ['sub', 'exp'],
       });
       this.failures = 0;
-      return { ok: true, token: { subject: payload.sub!, permissions: permissionsOf(payload) } };
+      return { ok: true, token: { subject: payload.sub!, permissions: permissionsOf(payload), expiresAt: new Date(payload.exp! * 1000) } };
     } catch (err) {
       const answer = this.judge(err);
       if (answer) {

@@ -2,3 +2,4 @@ export * from './operation';
 export * from './operations';
 export * from './permissions';
 export * from './readable';
+export * from './grants';
