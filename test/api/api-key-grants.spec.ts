@@ -5,7 +5,8 @@ import { startStack, TestStack } from '../support/stack';
 /**
  * The grant ceiling (docs/api.md, "API keys"): a key or bearer token creates keys holding only what it
  * holds itself, names a user only with users:write or as that user, revokes only keys holding no more
- * than it, and a key made with a token expires with the token.
+ * than it, and a key made with a token expires with the token. And a stored Idempotency-Key answer is
+ * given only to a caller the route's permission lets in.
  */
 describe('API key grant ceiling', () => {
   let stack: TestStack;
@@ -158,5 +159,34 @@ describe('API key grant ceiling', () => {
 
     // A key made with a key keeps the expiry it asks for, or none.
     expect((await mint(stack.api, { scope: 'read' })).body.data.expires_at).toBeNull();
+  });
+
+  it("answers a stored Idempotency-Key response only to a caller the route's permission lets in", async () => {
+    const sub = `replay-${tag()}`;
+    const writer = await issuer.sign({ sub, scope: 'contacts:read contacts:write' });
+    const reader = await issuer.sign({ sub, scope: 'contacts:read' });
+    const key = `grant-${tag()}`;
+    const body = { email: `replay-${tag()}@example.com`, first_name: 'Stored' };
+    const first = await stack.api.post('/contacts', body, { key: null, headers: { Authorization: `Bearer ${writer}`, 'Idempotency-Key': key } });
+    expect(first.status).toBe(201);
+
+    // Same subject, same store, same request: the reader's token may not write contacts, so it is not shown the answer.
+    const again = await stack.api.post('/contacts', body, { key: null, headers: { Authorization: `Bearer ${reader}`, 'Idempotency-Key': key } });
+    lacks(again, 'contacts:write');
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    expect(again.text).not.toContain(first.body.data.id);
+
+    const replayed = await stack.api.post('/contacts', body, { key: null, headers: { Authorization: `Bearer ${writer}`, 'Idempotency-Key': key } });
+    expect(replayed.status).toBe(201);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.body.data.id).toBe(first.body.data.id);
+
+    // A refused request does not claim its key: the caller may send it again once it holds the permission.
+    const fresh = `grant-${tag()}`;
+    const other = { email: `replay-${tag()}@example.com` };
+    lacks(await stack.api.post('/contacts', other, { key: null, headers: { Authorization: `Bearer ${reader}`, 'Idempotency-Key': fresh } }), 'contacts:write');
+    const allowed = await stack.api.post('/contacts', other, { key: null, headers: { Authorization: `Bearer ${writer}`, 'Idempotency-Key': fresh } });
+    expect(allowed.status).toBe(201);
+    expect(allowed.headers.get('idempotent-replayed')).toBeNull();
   });
 });

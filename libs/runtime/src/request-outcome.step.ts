@@ -1,4 +1,5 @@
 import { DomainError, ErrorCode, Logger, ServiceConfig } from '@crm/common';
+import { namedOperationRepliesWithSecret, secretNotReplayed } from '@crm/contracts';
 import { OutcomeAlreadyRecorded, requestOutcomeScope } from '@crm/messaging';
 import { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'crypto';
@@ -14,7 +15,8 @@ const SETTLE_WAIT_MS = 2000;
 const RECORD_RETRY_DELAYS_MS = [100, 250, 500, 1000, 2000, 4000, 8000, 15000];
 
 interface StoredOutcome {
-  reply: { value?: unknown } | null;
+  /** `withheld`: the reply carried a one-time secret, which is not kept (in clear or otherwise). */
+  reply: { value?: unknown; withheld?: true } | null;
 }
 
 /**
@@ -50,13 +52,14 @@ export class RequestOutcomes implements RequestStep, OnModuleInit, OnModuleDestr
     return this.purges.stop();
   }
 
-  around({ payload }: ServiceRequest, next: () => Promise<unknown>): Promise<unknown> {
+  around({ pattern, payload }: ServiceRequest, next: () => Promise<unknown>): Promise<unknown> {
     const ref = payload?.ctx?.idempotency_ref;
     if (typeof ref !== 'string' || !REF_SHAPE.test(ref)) return next();
-    return this.handleOnce(ref, next);
+    return this.handleOnce(ref, next, namedOperationRepliesWithSecret(pattern));
   }
 
-  private async handleOnce(ref: string, next: () => Promise<unknown>): Promise<unknown> {
+  /** `secret`: the operation answers with a one-time secret (a webhook's signing secret), never recorded. */
+  private async handleOnce(ref: string, next: () => Promise<unknown>, secret: boolean): Promise<unknown> {
     const earlier = await this.settled(ref);
     if (earlier) return this.replay(earlier);
     const attempt = randomUUID();
@@ -70,23 +73,25 @@ export class RequestOutcomes implements RequestStep, OnModuleInit, OnModuleDestr
       if (!winner) throw err;
       return this.replay(winner);
     }
-    await this.recordReply(ref, attempt, reply).catch(() => {
+    // A secret is shown once: kept here, it would sit in clear beside its sealed copy for a day.
+    const recorded: StoredOutcome['reply'] = secret ? { withheld: true } : { value: reply };
+    await this.recordReply(ref, attempt, recorded).catch(() => {
       // The database blipped just after the commit: answer now, and keep trying to record the reply
       // in the background, so a retry replays it instead of being told the response was lost.
-      void this.recordReplyLater(ref, attempt, reply);
+      void this.recordReplyLater(ref, attempt, recorded);
     });
     return reply;
   }
 
-  private async recordReply(ref: string, attempt: string, reply: unknown): Promise<void> {
+  private async recordReply(ref: string, attempt: string, recorded: StoredOutcome['reply']): Promise<void> {
     await this.dataSource.query(
       `INSERT INTO request_outcomes (ref, attempt, reply) VALUES ($1, $2, $3)
        ON CONFLICT (ref) DO UPDATE SET reply = EXCLUDED.reply WHERE request_outcomes.attempt = EXCLUDED.attempt`,
-      [ref, attempt, JSON.stringify({ value: reply })],
+      [ref, attempt, JSON.stringify(recorded)],
     );
   }
 
-  private async recordReplyLater(ref: string, attempt: string, reply: unknown): Promise<void> {
+  private async recordReplyLater(ref: string, attempt: string, reply: StoredOutcome['reply']): Promise<void> {
     let lastError: unknown;
     for (const delayMs of RECORD_RETRY_DELAYS_MS) {
       await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
@@ -118,6 +123,7 @@ export class RequestOutcomes implements RequestStep, OnModuleInit, OnModuleDestr
   }
 
   private replay(outcome: StoredOutcome): unknown {
+    if (outcome.reply?.withheld) throw secretNotReplayed();
     if (outcome.reply) return outcome.reply.value;
     // Applied, but the process stopped between the commit and recording the reply.
     throw new DomainError(

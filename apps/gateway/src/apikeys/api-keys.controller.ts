@@ -7,6 +7,7 @@ import { BearerTokens } from '../auth/bearer-tokens';
 import { contextOf, GatewayRequest } from '../http/request-context';
 import { ApiKeysService } from './api-keys.service';
 import { Permission, Scopes } from '../http/scopes';
+import { RepliesWithSecret } from '../idempotency/secret-reply';
 import { Grantor } from './grant-ceiling';
 
 /** API keys belong to the gateway: it is the one process that authenticates requests. */
@@ -21,6 +22,7 @@ export class ApiKeysController {
   @Scopes('write')
   @Permission({ resource: 'apikeys', action: 'write' })
   @HttpCode(201)
+  @RepliesWithSecret()
   @ApiResource(201, CreatedApiKeyView, { summary: 'Create an API key (the full key is in this answer only)', body: CreateApiKeyDto })
   async create(@Req() req: GatewayRequest, @Body() body: unknown) {
     return this.keys.create(contextOf(req), body, await this.grantorOf(req, true));

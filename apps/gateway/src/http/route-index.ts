@@ -7,6 +7,15 @@ interface RouteEntry {
   method: string;
 }
 
+/** The controller and method that serve a route: where its metadata (@Scopes, @Permission, ...) is read. */
+export interface RouteTarget {
+  controller: new (...args: unknown[]) => unknown;
+  handler: (...args: unknown[]) => unknown;
+}
+
+/** `METHOD /path/:param`, lower-cased: the routes are case-insensitive. */
+const routeKey = (method: string, path: string) => `${method} ${join(path)}`.toLowerCase();
+
 function join(...parts: (string | undefined)[]): string {
   const path = parts
     .filter((p): p is string => !!p && p !== '/')
@@ -26,11 +35,13 @@ function toPattern(path: string): RegExp {
 
 /**
  * Knows every mounted route, so a request for a known path with the wrong method answers 405 with an
- * Allow header instead of a misleading 404.
+ * Allow header instead of a misleading 404, and a Fastify hook can read the metadata of the route a
+ * request matched before Nest runs it.
  */
 @Injectable()
 export class RouteIndex implements OnApplicationBootstrap {
   private routes: RouteEntry[] = [];
+  private readonly targets = new Map<string, RouteTarget>();
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -44,13 +55,16 @@ export class RouteIndex implements OnApplicationBootstrap {
       const base = Reflect.getMetadata(PATH_METADATA, type) as string | string[] | undefined;
       const proto = type.prototype;
       for (const name of this.scanner.getAllMethodNames(proto)) {
-        const handler = proto[name];
+        const handler = proto[name] as RouteTarget['handler'];
         const path = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
         const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
         if (path === undefined || method === undefined) continue;
         for (const b of [base].flat()) {
           for (const p of [path].flat()) {
-            this.routes.push({ pattern: toPattern(join(b, p)), method: RequestMethod[method] });
+            const full = join(b, p);
+            const verb = RequestMethod[method];
+            this.routes.push({ pattern: toPattern(full), method: verb });
+            this.targets.set(routeKey(verb, full), { controller: type, handler });
           }
         }
       }
@@ -62,5 +76,10 @@ export class RouteIndex implements OnApplicationBootstrap {
     const methods = new Set(this.routes.filter((r) => r.pattern.test(path)).map((r) => r.method));
     if (methods.has('GET')) methods.add('HEAD');
     return [...methods].sort();
+  }
+
+  /** The controller method behind a matched route: `url` is the route's pattern (`/apikeys/:id`), as Fastify's routeOptions.url gives it. */
+  targetOf(method: string, url: string | undefined): RouteTarget | undefined {
+    return url === undefined ? undefined : this.targets.get(routeKey(method, url));
   }
 }

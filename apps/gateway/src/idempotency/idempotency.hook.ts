@@ -1,5 +1,8 @@
-import { ErrorCode, Logger } from '@crm/common';
+import { DomainError, ErrorCode, Logger } from '@crm/common';
+import { secretNotReplayed } from '@crm/contracts';
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { ModuleRef, Reflector } from '@nestjs/core';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import { createHash } from 'crypto';
 import type { FastifyReply } from 'fastify';
 import type { ServerResponse } from 'http';
@@ -8,8 +11,11 @@ import { DataSource } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { callerOf, GatewayRequest } from '../http/request-context';
 import { jsonBodyOf } from '../http/request-body';
+import { RouteIndex, RouteTarget } from '../http/route-index';
+import { scopeForbidden, ScopesGuard } from '../http/scopes';
 import { writeError } from '../http/write-error';
 import { LOGGER } from '../tokens';
+import { SECRET_REPLY_METADATA } from './secret-reply';
 
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
@@ -34,15 +40,25 @@ interface StoredRequest {
  * covers that: the request carries `idempotency_ref`, the service records the change and its reply under
  * it (RequestOutcomes), and once the dead gateway's claim has lapsed a retry is forwarded again
  * and gets the recorded reply instead of applying the change twice.
+ *
+ * The route's permission is checked (by the same ScopesGuard Nest runs later) before the key is claimed
+ * or anything stored is answered: a token's subject shares one store across tokens of different
+ * permissions, and one lacking the route's permission must get 403, not another token's answer. A route
+ * whose answer carries a secret (@RepliesWithSecret) has a 409 stored in place of its success, never the
+ * secret itself.
  */
 @Injectable()
 export class IdempotencyHook implements OnModuleInit, OnModuleDestroy {
   private readonly purges: PeriodicTask;
+  private guard?: ScopesGuard;
 
   constructor(
     private readonly dataSource: DataSource,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly routes: RouteIndex,
+    private readonly reflector: Reflector,
+    private readonly moduleRef: ModuleRef,
   ) {
     this.purges = new PeriodicTask(
       PURGE_EVERY_MS,
@@ -54,7 +70,9 @@ export class IdempotencyHook implements OnModuleInit, OnModuleDestroy {
     );
   }
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
+    // The guard Nest runs on every route, with whatever it is built from.
+    this.guard = await this.moduleRef.create(ScopesGuard);
     this.purges.start();
   }
 
@@ -73,6 +91,10 @@ export class IdempotencyHook implements OnModuleInit, OnModuleDestroy {
         details: [{ field: 'Idempotency-Key', code: 'invalid_value', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters' }],
       });
     }
+    const target = this.routes.targetOf(req.method, req.routeOptions.url);
+    const refused = target && (await this.refusal(req, reply, target));
+    if (refused) return writeError(reply, refused.toBody());
+    const secret = target !== undefined && this.reflector.get<boolean | undefined>(SECRET_REPLY_METADATA, target.handler) === true;
     // A token's requests are its subject's: the column names a key for the requests made with one.
     const apiKeyId = req.principal.keyId ?? callerOf(req.principal);
     // An upload's key covers its method and URL: its body is a stream the route has yet to read.
@@ -84,7 +106,7 @@ export class IdempotencyHook implements OnModuleInit, OnModuleDestroy {
       if (claimedAt) {
         // The claim's time is part of the reference: a key reused after the retention period is a new request.
         req.idempotencyRef = createHash('sha256').update(`${apiKeyId}\n${key}\n${claimedAt}`).digest('hex');
-        this.recordResponse(apiKeyId, key, reply);
+        this.recordResponse(apiKeyId, key, reply, secret);
         return;
       }
       const stored = await this.find(apiKeyId, key);
@@ -101,6 +123,18 @@ export class IdempotencyHook implements OnModuleInit, OnModuleDestroy {
     } catch (err) {
       this.logger.error({ err, request_id: req.id }, 'idempotency store failed');
       return writeError(reply, { code: ErrorCode.ServiceUnavailable, message: 'Idempotency keys cannot be checked right now; try again shortly.' });
+    }
+  }
+
+  /** Why the route's guard refuses the request, or undefined when it lets it through. */
+  private async refusal(req: GatewayRequest, reply: FastifyReply, target: RouteTarget): Promise<DomainError | undefined> {
+    const context = new ExecutionContextHost([req, reply], target.controller, target.handler);
+    context.setType('http');
+    try {
+      return (await this.guard!.canActivate(context)) ? undefined : scopeForbidden(req);
+    } catch (err) {
+      if (err instanceof DomainError) return err;
+      throw err;
     }
   }
 
@@ -147,9 +181,10 @@ export class IdempotencyHook implements OnModuleInit, OnModuleDestroy {
    * Keeps what is written to the connection, whoever writes it (Fastify's reply, or the MCP transport,
    * which takes the raw response), and stores it once the response is complete. A 503 is not stored: the
    * service was away or did not answer in time (and may still apply the change), so the claim lapses at
-   * once and the same request may be sent again; the service applies it at most once.
+   * once and the same request may be sent again; the service applies it at most once. A success that
+   * carries a secret (`secret`) is stored as the 409 a retry gets instead.
    */
-  private recordResponse(apiKeyId: string, key: string, reply: FastifyReply): void {
+  private recordResponse(apiKeyId: string, key: string, reply: FastifyReply, secret: boolean): void {
     const res = reply.raw;
     const chunks: Buffer[] = [];
     const keep = (chunk: unknown) => {
@@ -166,13 +201,17 @@ export class IdempotencyHook implements OnModuleInit, OnModuleDestroy {
       return end(chunk, ...rest);
     }) as ServerResponse['end'];
     res.once('finish', () => {
+      const withheld = secret && res.statusCode >= 200 && res.statusCode < 300;
+      const [status, type, body] = withheld
+        ? [409, 'application/json; charset=utf-8', JSON.stringify({ error: secretNotReplayed().toBody() })]
+        : [res.statusCode, reply.getHeader('Content-Type') ?? res.getHeader('Content-Type') ?? null, Buffer.concat(chunks).toString('utf8')];
       const stored =
         res.statusCode === 503
           ? this.dataSource.query(`UPDATE idempotency_keys SET locked_until = now() WHERE api_key_id = $1 AND idempotency_key = $2`, [apiKeyId, key])
           : this.dataSource.query(
               `UPDATE idempotency_keys SET response_status = $3, response_type = $4, response_body = $5, locked_until = NULL
                 WHERE api_key_id = $1 AND idempotency_key = $2`,
-              [apiKeyId, key, res.statusCode, reply.getHeader('Content-Type') ?? res.getHeader('Content-Type') ?? null, Buffer.concat(chunks).toString('utf8')],
+              [apiKeyId, key, status, type, body],
             );
       stored.catch((err: Error) => this.logger.error({ err }, 'could not store an idempotent response'));
     });

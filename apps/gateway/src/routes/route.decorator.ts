@@ -1,7 +1,8 @@
-import { AnyOperation, HttpMethod, Ops } from '@crm/contracts';
+import { AnyOperation, HttpMethod, Ops, repliesWithSecret } from '@crm/contracts';
 import { applyDecorators, Delete, Get, HttpCode, Patch, Post, Put } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { Permission, Scopes } from '../http/scopes';
+import { RepliesWithSecret } from '../idempotency/secret-reply';
 import { ApiAggregate, ApiBatch, ApiNoContent, ApiPage, ApiResource } from '../openapi/api-docs.decorators';
 
 const METHODS: Record<HttpMethod, (path: string) => MethodDecorator> = { GET: Get, POST: Post, PUT: Put, PATCH: Patch, DELETE: Delete };
@@ -34,10 +35,19 @@ function documented(op: AnyOperation) {
 
 /**
  * Makes a gateway method the HTTP route of an operation, all read from its entry in the operation table:
- * method and path, the scope the caller's key needs, the success status and the OpenAPI description.
+ * method and path, the scope the caller's key needs, the success status, the OpenAPI description, and
+ * whether its answer carries a one-time secret.
  */
 export function Route(op: AnyOperation) {
   const http = op.http;
   if (!http) throw new Error(`${op.name} has no HTTP route`);
-  return applyDecorators(METHODS[http.method](http.path.slice(1)), Scopes(http.access), Permission(http.permission), HttpCode(http.status), ...documented(op));
+  const secret = repliesWithSecret(op) ? [RepliesWithSecret()] : [];
+  return applyDecorators(
+    METHODS[http.method](http.path.slice(1)),
+    Scopes(http.access),
+    Permission(http.permission),
+    HttpCode(http.status),
+    ...secret,
+    ...documented(op),
+  );
 }
