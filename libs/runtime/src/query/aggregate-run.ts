@@ -19,8 +19,12 @@ import { AggregateDimensionPlan, AggregateMetricPlan, AggregatePath, AggregatePl
 /**
  * Hash aggregates of many groups, and the sorts that percentile and count_distinct need, stay in memory
  * at a million rows rather than spill to disk at the default 4 MB; for the aggregation's transaction only.
+ * Past work_mem they spill to temporary files, bounded by temp_file_limit (AGGREGATE_TEMP_FILE_LIMIT).
  */
-export const AGGREGATE_SETTINGS = { work_mem: '64MB' };
+export const AGGREGATE_SETTINGS = { work_mem: '64MB', temp_file_limit: '1GB' };
+
+/** What a grouping past its memory (SQLSTATE 53400, temp_file_limit) is told to change. */
+const MEMORY_HINT = 'Group by fewer paths or paths with fewer distinct values, or narrow the filter, so that fewer groups are kept.';
 
 const CAST: Record<QueryFieldType, string> = { string: 'text', enum: 'text', number: 'numeric', boolean: 'boolean', datetime: 'timestamptz', json: 'jsonb' };
 
@@ -100,8 +104,12 @@ export async function runAggregate(
   const sql = statement(catalog, plan, compiled.where, [...joins], remoteJoins, params, keys, after);
   let rows: Array<Record<string, unknown>>;
   try {
-    rows = await budget.run(dataSource, (run) => run(sql, params.values), AGGREGATE_SETTINGS);
+    rows = await budget.run(dataSource, (run) => run(sql, params.values), options.memory ?? AGGREGATE_SETTINGS);
   } catch (err) {
+    if ((err as { code?: string }).code === '53400') {
+      const limit = (options.memory ?? AGGREGATE_SETTINGS).temp_file_limit;
+      throw new DomainError(ErrorCode.QueryTooExpensive, `The aggregation needs more than its ${limit} of temporary files. ${MEMORY_HINT}`);
+    }
     // Both runtimes were asked before the statement; a zone only the other one knows is still the client's mistake.
     const zone = plan.dimensions.find((d) => d.kind === 'interval');
     if (zone && /time zone/i.test(String((err as Error).message)))

@@ -11,6 +11,9 @@ import type { RemoteQueries } from './remote-matching';
  */
 export const REPLY_HEADROOM_MS = 500;
 
+/** Settings only some roles may set (PostgreSQL's PGC_SUSET), set where the role may. */
+const GUARDED_SETTINGS = new Set(['temp_file_limit']);
+
 /** What a query past its budget is told to narrow. */
 export const QUERY_HINT =
   'Narrow it with a condition on an indexed field (id, a unique field, created_at, a foreign key) or a shorter range, or sort on one of those.';
@@ -73,6 +76,9 @@ export class QueryBudget {
       await runner.connect();
       const sets = Object.entries(settings).map(([name, value]) => {
         if (!/^[a-z_]+$/.test(name) || !/^[A-Za-z0-9_.]+$/.test(value)) throw new Error(`query setting ${name}=${value} is not a plain word`);
+        // temp_file_limit is a superuser's setting unless granted (GRANT SET ON PARAMETER): a role without
+        // the grant reads without it rather than failing every read.
+        if (GUARDED_SETTINGS.has(name)) return `, (SELECT set_config('${name}', '${value}', true) WHERE has_parameter_privilege('${name}', 'SET'))`;
         return `, set_config('${name}', '${value}', true)`;
       });
       await runner.query(
@@ -127,19 +133,39 @@ export interface QuerySettings {
   queryTimeoutMs: number;
   /** Most records one condition of another service's query may match here (`contact.email` on deals). */
   queryRelatedIdsMax: number;
+  /**
+   * Memory one aggregation statement may use per sort or hash (work_mem), and the temporary files all of
+   * them may write together past it (temp_file_limit): a grouping by a high-cardinality path spills to
+   * disk and then stops there, a `400 query_too_expensive`, rather than filling the database's disk.
+   */
+  aggregateWorkMem: string;
+  aggregateTempFileLimit: string;
 }
+
+/** A PostgreSQL memory size, as the settings take it: a number and a unit. */
+const memoryVar = (env: Env, name: string, fallback: string): string => {
+  const value = env[name]?.trim() || fallback;
+  if (!/^[0-9]+(kB|MB|GB)$/.test(value)) throw new Error(`${name} must be a size such as 64MB (kB, MB or GB), got '${value}'`);
+  return value;
+};
 
 export function loadQuerySettings(env: Env): QuerySettings {
   return {
     queryTimeoutMs: intVar(env, 'QUERY_TIMEOUT_MS', 3000, { min: 10, max: 60000 }),
     // One condition's ids travel in one answer between services, kept to half a megabyte: 15,000 ids fill it.
     queryRelatedIdsMax: intVar(env, 'QUERY_RELATED_IDS_MAX', QueryLimits.relatedIds, { min: 1, max: 15_000 }),
+    aggregateWorkMem: memoryVar(env, 'AGGREGATE_WORK_MEM', '64MB'),
+    aggregateTempFileLimit: memoryVar(env, 'AGGREGATE_TEMP_FILE_LIMIT', '1GB'),
   };
 }
 
 /** How a service runs queries under its settings and its RPC deadline. */
 export function queryRunOptions(settings: QuerySettings, rpcTimeoutMs: number): QueryRunOptions {
-  return { timeoutMs: queryBudgetMs(settings.queryTimeoutMs, rpcTimeoutMs), relatedIdsMax: settings.queryRelatedIdsMax };
+  return {
+    timeoutMs: queryBudgetMs(settings.queryTimeoutMs, rpcTimeoutMs),
+    relatedIdsMax: settings.queryRelatedIdsMax,
+    memory: { work_mem: settings.aggregateWorkMem, temp_file_limit: settings.aggregateTempFileLimit },
+  };
 }
 
 export interface QueryRunOptions {
@@ -149,4 +175,6 @@ export interface QueryRunOptions {
   relatedIdsMax?: number;
   /** Required when the catalog has remote relations. */
   remote?: RemoteQueries;
+  /** An aggregation's work_mem and temp_file_limit (QuerySettings); AGGREGATE_SETTINGS unless set. */
+  memory?: { work_mem: string; temp_file_limit: string };
 }
