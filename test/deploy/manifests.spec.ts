@@ -47,6 +47,11 @@ const DEFAULT_IS_RIGHT: Record<string, string> = {
   // `run` is right for compose and one machine; Kubernetes sets `verify` (and the wait) in crm-config.
   DATABASE_MIGRATIONS: 'migrate at start outside Kubernetes',
   DATABASE_MIGRATIONS_WAIT_SECONDS: 'only read in verify mode',
+  // Bounds on the work one read may do, sized for the deployment's database as shipped: an operator
+  // changes them only to trade a read's reach for the database's memory and disk (docs/deployment.md).
+  AGGREGATE_WORK_MEM: 'aggregation work_mem, 64MB',
+  AGGREGATE_TEMP_FILE_LIMIT: 'aggregation temp_file_limit, 1GB',
+  EVENTS_FILTER_SCAN_COST: 'condition tests per filtered page of the event log',
 };
 
 function read(path: string): string {
