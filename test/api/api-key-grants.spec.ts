@@ -181,6 +181,12 @@ describe('API key grant ceiling', () => {
     expect(replayed.headers.get('idempotent-replayed')).toBe('true');
     expect(replayed.body.data.id).toBe(first.body.data.id);
 
+    // A token of the subject with other permissions is another request: routes that check inside (MCP's
+    // tools) must not answer it with what a token of different permissions was answered.
+    const wider = await issuer.sign({ sub, scope: 'contacts:* deals:read' });
+    const reused = await stack.api.post('/contacts', body, { key: null, headers: { Authorization: `Bearer ${wider}`, 'Idempotency-Key': key } });
+    expect([reused.status, reused.body.error?.code]).toEqual([422, 'idempotency_key_reused']);
+
     // A refused request does not claim its key: the caller may send it again once it holds the permission.
     const fresh = `grant-${tag()}`;
     const other = { email: `replay-${tag()}@example.com` };

@@ -98,8 +98,12 @@ export class IdempotencyHook implements OnModuleInit, OnModuleDestroy {
     // A token's requests are its subject's: the column names a key for the requests made with one.
     const apiKeyId = req.principal.keyId ?? callerOf(req.principal);
     // An upload's key covers its method and URL: its body is a stream the route has yet to read.
+    // A subject's tokens share one store but may each hold other permissions: a retry is the same request
+    // only with the same permissions, so no route that checks inside (a tool of /mcp) answers a narrower
+    // token with a wider one's stored answer. A key's permissions never change, so its hash leaves them out.
+    const permissions = req.principal.keyId === undefined ? `\n${[...req.principal.permissions].sort().join(' ')}` : '';
     const hash = createHash('sha256')
-      .update(`${req.method} ${req.url}\n${JSON.stringify(jsonBodyOf(req) ?? null)}`)
+      .update(`${req.method} ${req.url}${permissions}\n${JSON.stringify(jsonBodyOf(req) ?? null)}`)
       .digest('hex');
     try {
       const claimedAt = await this.claim(apiKeyId, key, hash);
