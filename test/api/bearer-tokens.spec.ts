@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createServer, Server } from 'http';
+import { generateKeyPairSync, sign as signWith } from 'crypto';
+import { createServer, IncomingMessage, request, Server } from 'http';
 import { exportJWK, generateKeyPair, JWTPayload, KeyLike, SignJWT } from 'jose';
 import { RunningGateway } from '../../apps/gateway/src/gateway.app';
 import { ApiClient, ApiResponse, eventually } from '../support/api-client';
@@ -166,8 +167,26 @@ describe('bearer tokens from the deployment identity provider', () => {
       });
       expect(res.status).toBe(401);
       expect(((await res.json()) as any).error.code).toBe('unauthorized');
-      expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${stack.gateway.url}/.well-known/oauth-protected-resource"`);
+      expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${AUDIENCE}/.well-known/oauth-protected-resource"`);
     }
+    // From the configured audience, not the request's Host: a forged Host cannot send a client elsewhere for its token.
+    const forged = await new Promise<IncomingMessage>((resolve, reject) => {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+      const { port } = new URL(stack.gateway.url);
+      const headers = {
+        Host: 'evil.example',
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Content-Length': Buffer.byteLength(body),
+      };
+      request({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers }, (res) => res.resume().on('end', () => resolve(res)))
+        .on('error', reject)
+        .end(body);
+    });
+    expect([forged.statusCode, forged.headers['www-authenticate']]).toEqual([
+      401,
+      `Bearer resource_metadata="${AUDIENCE}/.well-known/oauth-protected-resource"`,
+    ]);
     // Other routes answer 401 without it: the challenge is the MCP authorization specification's.
     expect((await stack.api.get('/contacts', { key: null })).headers.get('www-authenticate')).toBeNull();
 
@@ -175,7 +194,12 @@ describe('bearer tokens from the deployment identity provider', () => {
     expect(metadata.status).toBe(200);
     const document = (await metadata.json()) as any;
     expect(document).toMatchObject({ resource: AUDIENCE, authorization_servers: [issuer.issuer], bearer_methods_supported: ['header'] });
-    expect(document.scopes_supported).toEqual(expect.arrayContaining(['contacts:read', 'deals:write', 'objects:delete', '*:read', '*:*', 'capture:write']));
+    expect(document.scopes_supported).toEqual(expect.arrayContaining(['contacts:read', 'deals:write', 'objects:delete', 'schema:read', 'capture:write']));
+    // What a client asks for: no wildcard, which a client asking for every scope listed would get, no key management, no permission no route needs.
+    const unwanted = (document.scopes_supported as string[]).filter(
+      (s) => s.includes('*') || s.startsWith('apikeys:') || s === 'capture:read' || s === 'events:write',
+    );
+    expect(unwanted).toEqual([]);
   });
 
   it('names the token subject as the actor: the team member whose external_id matches, else the subject', async () => {
@@ -299,5 +323,60 @@ describe('bearer tokens from the deployment identity provider', () => {
     } finally {
       await gateway.stop();
     }
+  });
+  it('reads the permissions from the claim AUTH_JWT_PERMISSIONS_CLAIM names instead of scope, as roles an identity provider maps', async () => {
+    const roles = await stack.startGateway({ AUTH_JWT_PERMISSIONS_CLAIM: 'resource_access.crm-api.roles' });
+    const api = new ApiClient(roles.url, stack.apiKey);
+    const sub = `roles-${tag()}`;
+    // The scope a client asked for grants nothing here: what the user was given does.
+    const token = await issuer.sign({ sub, scope: 'openid *:*', resource_access: { 'crm-api': { roles: ['contacts:read', 'offline_access'] } } });
+    expect((await api.get('/contacts', bearer(token))).status).toBe(200);
+    const refused = await api.post('/contacts', { email: `roles-${tag()}@example.com` }, bearer(token));
+    expect([refused.status, refused.body.error.details]).toEqual([403, [{ field: 'permission', code: 'missing_permission', message: 'contacts:write' }]]);
+    const noRoles = await issuer.sign({ sub, scope: '*:*' });
+    expect((await api.get('/contacts', bearer(noRoles))).status).toBe(403);
+    // Without the claim, or with only part of its path, a token has no permissions.
+    const inherited = await issuer.sign({ sub, scope: '*:*', resource_access: {} });
+    expect((await api.get('/contacts', bearer(inherited))).status).toBe(403);
+  });
+
+  it('refuses a token whose key cannot be used (RSA under 2048 bits) with 401 unusable_key, and other tokens keep working', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
+    issuer.keys.set('weak', { privateKey, jwk: { ...publicKey.export({ format: 'jwk' }), kid: 'weak', alg: 'RS256', use: 'sig' } });
+    const served = issuer.served;
+    issuer.served = [...served, 'weak'];
+    try {
+      // jose will not sign with such a key either, so the token is put together by hand.
+      const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+      const now = Math.floor(Date.now() / 1000);
+      const signed = `${part({ alg: 'RS256', kid: 'weak', typ: 'JWT' })}.${part({ iss: issuer.issuer, aud: AUDIENCE, sub: `weak-${tag()}`, scope: '*:*', iat: now, exp: now + 300 })}`;
+      const weak = `${signed}.${signWith('sha256', Buffer.from(signed), privateKey).toString('base64url')}`;
+      for (let i = 0; i < 2; i++) refusedAs(await stack.api.get('/contacts', bearer(weak)), 'unusable_key');
+      const good = await issuer.sign({ sub: `beside-weak-${tag()}`, scope: 'contacts:read' });
+      const answer = await stack.api.get('/contacts', bearer(good));
+      expect([answer.status, answer.headers.get('retry-after')]).toEqual([200, null]);
+    } finally {
+      issuer.served = served;
+    }
+  });
+
+  // Last: it leaves this address's bucket empty on a gateway that refills it once a minute.
+  it("charges the address's bucket before verifying a token, and moves the charge to the subject once verified", async () => {
+    const limited = await stack.startGateway({ RATE_LIMIT_BURST: '2', RATE_LIMIT_PER_MINUTE: '1' });
+    const api = new ApiClient(limited.url, stack.apiKey);
+    // Each good token gives the address its token back: more subjects than the address's burst all pass.
+    for (let i = 0; i < 4; i++) {
+      const token = await issuer.sign({ sub: `many-${i}-${tag()}`, scope: 'contacts:read' });
+      expect((await api.get('/contacts', bearer(token))).status).toBe(200);
+    }
+    let spent = 0;
+    while ((await api.get('/contacts', { key: 'crm_live_wrongwrongwrongwrongwrongwrongwrong' })).status !== 429) expect(++spent).toBeLessThan(5);
+    // The address has nothing left: a token is not verified, so not even an unknown kid makes the issuer's keys be fetched.
+    await issuer.newKey('late');
+    const fetches = issuer.fetches;
+    const unverified = await api.get('/contacts', bearer(await issuer.sign({ sub: `late-${tag()}`, scope: 'contacts:read' }, { kid: 'late' })));
+    expect([unverified.status, unverified.body.error.code, issuer.fetches]).toEqual([429, 'rate_limit_exceeded', fetches]);
+    const good = await api.get('/contacts', bearer(await issuer.sign({ sub: `fresh-${tag()}`, scope: 'contacts:read' })));
+    expect([good.status, good.body.error?.code]).toEqual([429, 'rate_limit_exceeded']);
   });
 });

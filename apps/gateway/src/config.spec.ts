@@ -46,4 +46,27 @@ describe('gateway config: bearer tokens', () => {
     expect(() => load({ ...all, AUTH_JWT_JWKS_URL: '' })).toThrow(/AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE are set but AUTH_JWT_JWKS_URL is not/);
     expect(() => load({ ...all, AUTH_JWT_JWKS_URL: 'ftp://id.example.com/certs' })).toThrow(ConfigError);
   });
+
+  it('takes the JWKS over https only, but for loopback hosts', () => {
+    for (const url of ['http://id.example.com/certs', 'http://10.0.0.5/certs', 'http://128.0.0.1/certs', 'http://localhost.example.com/certs']) {
+      expect(() => load({ ...all, AUTH_JWT_JWKS_URL: url })).toThrow(/AUTH_JWT_JWKS_URL must be an https:\/\/ URL/);
+    }
+    for (const url of [
+      'https://id.example.com/certs',
+      'http://127.0.0.1:8080/certs',
+      'http://127.3.2.1/certs',
+      'http://[::1]:8080/certs',
+      'http://localhost:8080/certs',
+    ]) {
+      expect(load({ ...all, AUTH_JWT_JWKS_URL: url }).bearer!.jwksUrl).toBe(url);
+    }
+  });
+
+  it('reads permissions from scope unless AUTH_JWT_PERMISSIONS_CLAIM names a claim or a dotted path to one', () => {
+    expect(load(all).bearer!.permissionsClaim).toBe('scope');
+    expect(load({ ...all, AUTH_JWT_PERMISSIONS_CLAIM: 'resource_access.crm-api.roles' }).bearer!.permissionsClaim).toBe('resource_access.crm-api.roles');
+    for (const bad of ['a..b', '.roles', 'roles.', 'has space', 'a.b.c.d.e.f.g.h.i']) {
+      expect(() => load({ ...all, AUTH_JWT_PERMISSIONS_CLAIM: bad })).toThrow(/AUTH_JWT_PERMISSIONS_CLAIM/);
+    }
+  });
 });

@@ -39,6 +39,8 @@ export interface BearerConfig {
   jwksCooldownSeconds: number;
   /** How far `exp` and `nbf` may be off, for clocks that do not quite agree. */
   clockToleranceSeconds: number;
+  /** AUTH_JWT_PERMISSIONS_CLAIM: the claim the permissions are read from (`scope` by default; a dotted path reaches nested claims). */
+  permissionsClaim: string;
 }
 
 export const BEARER_VARIABLES = ['AUTH_JWT_ISSUER', 'AUTH_JWT_AUDIENCE', 'AUTH_JWT_JWKS_URL'] as const;
@@ -89,10 +91,40 @@ function bearerConfig(env: Env): BearerConfig | undefined {
   return {
     issuer: given.AUTH_JWT_ISSUER!,
     audience: given.AUTH_JWT_AUDIENCE!,
-    jwksUrl: urlVar(env, 'AUTH_JWT_JWKS_URL', '', ['https', 'http']),
+    jwksUrl: jwksUrl(env),
     jwksCooldownSeconds: intVar(env, 'AUTH_JWT_JWKS_COOLDOWN_SECONDS', 30, { min: 0, max: 3600 }),
     clockToleranceSeconds: intVar(env, 'AUTH_JWT_CLOCK_TOLERANCE_SECONDS', 30, { min: 0, max: 300 }),
+    permissionsClaim: permissionsClaim(env),
   };
+}
+
+const CLAIM_PATH = /^[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+){0,7}$/;
+
+function permissionsClaim(env: Env): string {
+  const claim = optionalVar(env, 'AUTH_JWT_PERMISSIONS_CLAIM') ?? 'scope';
+  if (!CLAIM_PATH.test(claim))
+    throw new ConfigError(`AUTH_JWT_PERMISSIONS_CLAIM must be a claim name, or names joined by dots for a nested claim (got '${claim}')`);
+  return claim;
+}
+
+/** Whether `host` (as URL.hostname has it) is this machine: 127.0.0.0/8, ::1 or localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (bare === 'localhost' || bare === '::1') return true;
+  return isIP(bare) === 4 && bare.startsWith('127.');
+}
+
+/**
+ * The keys every token is checked against: over plain http anyone on the path could swap in their own
+ * and sign any token, so https is required, but for loopback, where tests and local development run an issuer.
+ */
+function jwksUrl(env: Env): string {
+  const value = urlVar(env, 'AUTH_JWT_JWKS_URL', '', ['https', 'http']);
+  const url = new URL(value);
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    throw new ConfigError(`AUTH_JWT_JWKS_URL must be an https:// URL (http:// only for 127.0.0.1, ::1 or localhost); got host '${url.hostname}'`);
+  }
+  return value;
 }
 
 const CIDR = /^(?:\d{1,3}(?:\.\d{1,3}){3}(?:\/(?:[0-9]|[12][0-9]|3[0-2]))?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(?:\/(?:[0-9]|[1-9][0-9]|1[01][0-9]|12[0-8]))?)$/;

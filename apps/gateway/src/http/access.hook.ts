@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ApiKeyVerifier, AuthResult } from '../apikeys/api-key.verifier';
 import { BearerTokens, IssuerUnreachable } from '../auth/bearer-tokens';
-import { PROTECTED_RESOURCE_PATH } from '../auth/protected-resource.controller';
+import { PROTECTED_RESOURCE_PATH, resourceMetadataUrl } from '../auth/protected-resource.controller';
 import { SubjectUsers } from '../auth/subject-users';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { RateDecision, RateLimiterService, setRateLimitHeaders } from '../rate-limit/rate-limiter.service';
@@ -40,9 +40,8 @@ function presented(req: GatewayRequest, path: string, tokens: boolean): { key?: 
  * this gateway within the last day) spends from its own bucket; any other request spends from the bucket of the
  * client address (the peer, or what a proxy listed in TRUSTED_PROXIES says) before its key is looked
  * up, so guessing keys is throttled without costing the database a query. A key found valid then gives
- * the address its token back and spends from its own bucket instead. A bearer token is checked first
- * (no query: a signature against the issuer's keys in memory), then spends from its subject's bucket,
- * or the address's if it is refused. ScopesGuard checks the caller's permissions against the route's
+ * the address its token back and spends from its own bucket instead. A bearer token does the same: the
+ * address's bucket before the token is verified, its subject's once it is (the address's refunded). ScopesGuard checks the caller's permissions against the route's
  * @Scopes after this, the same for both.
  */
 @Injectable()
@@ -76,7 +75,7 @@ export class AccessHook {
         }
       }
       if (!this.allowed(reply, decision)) return reply;
-      if (!auth.ok) return this.unauthorized(req, reply, path, { code: ErrorCode.Unauthorized, message: auth.message });
+      if (!auth.ok) return this.unauthorized(reply, path, { code: ErrorCode.Unauthorized, message: auth.message });
       authenticate(req, auth.principal);
     } catch (err) {
       if (err instanceof DomainError) return writeError(reply, err.toBody());
@@ -85,21 +84,23 @@ export class AccessHook {
     }
   }
 
-  /** A bearer token: verified, then its subject's bucket (the address's for a refused one), then its team member. */
+  /**
+   * A bearer token: the address's bucket first, as for a key not yet known, so that verifying (a signature,
+   * perhaps a fetch of the issuer's keys) is never done for an address that has spent its tokens; then, once
+   * the token is good, the address gets its token back and the subject's bucket pays instead.
+   */
   private async withToken(req: GatewayRequest, reply: FastifyReply, token: string, path: string): Promise<unknown> {
+    if (!this.allowed(reply, await this.limiter.take(`ip:${req.ip}`))) return reply;
     let result;
     try {
       result = await this.tokens.verify(token);
     } catch (err) {
       if (!(err instanceof IssuerUnreachable)) throw err;
-      if (!this.allowed(reply, await this.limiter.take(`ip:${req.ip}`))) return reply;
       return writeError(reply, err.toBody(), { 'Retry-After': String(err.retryAfterSeconds) });
     }
-    if (!result.ok) {
-      if (!this.allowed(reply, await this.limiter.take(`ip:${req.ip}`))) return reply;
-      return this.unauthorized(req, reply, path, result.error.toBody());
-    }
+    if (!result.ok) return this.unauthorized(reply, path, result.error.toBody());
     const { subject, permissions } = result.token;
+    await this.limiter.refund(`ip:${req.ip}`);
     if (!this.allowed(reply, await this.limiter.take(callerOf({ subject, scope: 'custom', permissions })))) return reply;
     const userId = await this.subjects.userOf(subject, req.id);
     const principal: Principal = { subject, scope: 'custom', permissions, ...(userId ? { userId } : {}) };
@@ -124,11 +125,10 @@ export class AccessHook {
    * 401. On /mcp, where bearer tokens are configured, with the challenge the MCP authorization
    * specification asks for: where the client learns which authorization server issues tokens for this API.
    */
-  private unauthorized(req: GatewayRequest, reply: FastifyReply, path: string, error: ErrorBody): FastifyReply {
-    const challenge =
-      path === MCP_PATH && this.tokens.configured
-        ? { 'WWW-Authenticate': `Bearer resource_metadata="${req.protocol}://${req.host}${PROTECTED_RESOURCE_PATH}"` }
-        : undefined;
-    return writeError(reply, error, challenge);
+  private unauthorized(reply: FastifyReply, path: string, error: ErrorBody): FastifyReply {
+    const settings = this.tokens.configured;
+    if (path !== MCP_PATH || !settings) return writeError(reply, error);
+    const metadata = resourceMetadataUrl(settings.audience);
+    return writeError(reply, error, { 'WWW-Authenticate': metadata ? `Bearer resource_metadata="${metadata}"` : 'Bearer' });
   }
 }
