@@ -47,6 +47,14 @@ describe('the OpenAPI document', () => {
       expect(Object.keys(success.headers ?? {})).toEqual(expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']));
     }
     expect(document.components?.securitySchemes?.ApiKey).toEqual({ type: 'apiKey', in: 'header', name: 'X-Api-Key' });
+    expect(document.components?.securitySchemes?.BearerToken).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    // Alternatives: a key or a token, each enough alone, on every keyed operation.
+    expect(document.security).toEqual([{ ApiKey: [] }, { BearerToken: [] }]);
+    for (const { path, method, operation } of operations) {
+      const security = operation.security ?? document.security;
+      if (security.length === 0) continue;
+      expect({ path, method, security }).toEqual({ path, method, security: [{ ApiKey: [] }, { BearerToken: [] }] });
+    }
   });
 
   it('documents the cursor and limit of every list, with their bounds', () => {

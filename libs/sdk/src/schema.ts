@@ -1601,7 +1601,8 @@ export interface components {
             /** @enum {string} */
             type: "contact" | "company" | "deal" | "pipeline" | "stage" | "user";
             id: string;
-            name: string;
+            /** @description Absent where the caller may not read the related record: only its type and id are shown. */
+            name?: string;
         };
         ValidationWarning: {
             field: string;
@@ -1808,10 +1809,12 @@ export interface components {
             total: number;
             /** @description Rows applied or rejected so far. */
             processed: number;
-            created: number;
-            updated: number;
-            /** @description Rows rejected; the first errors are listed in `errors`. */
-            failed: number;
+            /** @description Rows that made a record. Shown only to a caller with read on the import's object (docs/imports.md). */
+            created?: number;
+            /** @description Rows that updated a matching record. Shown only to a caller with read on the import's object (docs/imports.md). */
+            updated?: number;
+            /** @description Rows rejected; the first errors are listed in `errors`. Shown only to a caller with read on the import's object (docs/imports.md). */
+            failed?: number;
         };
         ImportRowError: {
             /** @description Line of the upload (1-based; the CSV header is line 1). */
@@ -1830,8 +1833,8 @@ export interface components {
             /** @enum {string} */
             status: "receiving" | "queued" | "running" | "completed" | "failed";
             counts: components["schemas"]["ImportCounts"];
-            /** @description The first 1000 row errors, by line. */
-            errors: components["schemas"]["ImportRowError"][];
+            /** @description The first 1000 row errors, by line. Shown only to a caller with read on the import's object (docs/imports.md). */
+            errors?: components["schemas"]["ImportRowError"][];
             /** @description Why the whole import failed (a broken upload), else null. */
             failure_reason: string | null;
             /** Format: date-time */

@@ -1,7 +1,7 @@
-import { mayRead, objectResource, type ImportCounts, type ImportView } from '@crm/contracts';
+import { mayRead, objectResource, type ImportEventCounts, type ImportView } from '@crm/contracts';
 import { Import } from './import.entity';
 
-export function importCounts(job: Import): Required<ImportCounts> {
+export function importCounts(job: Import): ImportEventCounts {
   return { total: job.total, processed: job.nextSeq, created: job.created, updated: job.updated, failed: job.failed };
 }
 

@@ -68,12 +68,25 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setVersion(API_VERSION)
     .setDescription(
       'Contacts, companies, activities, tasks, deals in pipelines, custom objects, an ordered event log and signed webhooks. ' +
-        'Authenticate with the `X-Api-Key` header. Lists are cursor-paginated; errors are `{error: {code, message, details?}}`.',
+        'Authenticate with the `X-Api-Key` header, or, where the deployment configures an identity provider, with `Authorization: Bearer <JWT>` (docs/api.md, "Bearer tokens"). ' +
+        'Lists are cursor-paginated; errors are `{error: {code, message, details?}}`.',
     )
     .setLicense('MIT', 'https://opensource.org/license/mit')
     .addServer('/', 'The gateway this document was read from')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }, 'ApiKey')
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description:
+          "An access token of the deployment's identity provider (AUTH_JWT_ISSUER), for audience AUTH_JWT_AUDIENCE; its permissions are its scope claim's (or AUTH_JWT_PERMISSIONS_CLAIM's). Only where bearer tokens are configured.",
+      },
+      'BearerToken',
+    )
+    // Two requirements, not one with both: either credential alone authenticates a request.
     .addSecurityRequirements('ApiKey')
+    .addSecurityRequirements('BearerToken')
     .build();
   const document = SwaggerModule.createDocument(app, config, {
     extraModels: [ErrorView],

@@ -110,6 +110,20 @@ export class ImportView {
   completed_at!: string | null;
 }
 
+/** An `import.completed` event's counts: all of them, as the event is read with `imports:read` (docs/imports.md). */
+export class ImportEventCounts {
+  @ApiProperty({ type: Number, description: 'Rows received.' })
+  total!: number;
+  @ApiProperty({ type: Number, description: 'Rows applied or rejected.' })
+  processed!: number;
+  @ApiProperty({ type: Number })
+  created!: number;
+  @ApiProperty({ type: Number })
+  updated!: number;
+  @ApiProperty({ type: Number })
+  failed!: number;
+}
+
 export class ImportCompletedData {
   @ApiProperty({ type: String })
   import_id!: string;
@@ -117,8 +131,8 @@ export class ImportCompletedData {
   object!: ImportObject;
   @ApiProperty({ enum: ['completed', 'failed'] })
   status!: 'completed' | 'failed';
-  @ApiProperty({ type: () => ImportCounts })
-  counts!: ImportCounts;
+  @ApiProperty({ type: () => ImportEventCounts })
+  counts!: ImportEventCounts;
 }
 
 /** A batch of deal rows the import job asks the deals service to apply (Ops.dealsInternal.importBatch). */
