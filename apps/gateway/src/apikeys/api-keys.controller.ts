@@ -3,7 +3,6 @@ import { ApiNoContent, ApiPage, ApiResource } from '../openapi/api-docs.decorato
 import { ApiKeyView, CreatedApiKeyView } from './api-key.presenter';
 import { CreateApiKeyDto } from './dto/create-api-key.dto';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
-import { BearerTokens } from '../auth/bearer-tokens';
 import { contextOf, GatewayRequest } from '../http/request-context';
 import { ApiKeysService } from './api-keys.service';
 import { Permission, Scopes } from '../http/scopes';
@@ -13,10 +12,7 @@ import { Grantor } from './grant-ceiling';
 /** API keys belong to the gateway: it is the one process that authenticates requests. */
 @Controller('apikeys')
 export class ApiKeysController {
-  constructor(
-    private readonly keys: ApiKeysService,
-    private readonly tokens: BearerTokens,
-  ) {}
+  constructor(private readonly keys: ApiKeysService) {}
 
   @Post()
   @Scopes('write')
@@ -24,8 +20,8 @@ export class ApiKeysController {
   @HttpCode(201)
   @RepliesWithSecret()
   @ApiResource(201, CreatedApiKeyView, { summary: 'Create an API key (the full key is in this answer only)', body: CreateApiKeyDto })
-  async create(@Req() req: GatewayRequest, @Body() body: unknown) {
-    return this.keys.create(contextOf(req), body, await this.grantorOf(req, true));
+  create(@Req() req: GatewayRequest, @Body() body: unknown) {
+    return this.keys.create(contextOf(req), body, this.grantorOf(req));
   }
 
   @Get()
@@ -42,18 +38,12 @@ export class ApiKeysController {
   @HttpCode(204)
   @ApiNoContent({ summary: 'Revoke an API key, effective on every gateway within seconds' })
   async revoke(@Req() req: GatewayRequest, @Param('id') id: string) {
-    await this.keys.revoke(id, contextOf(req), await this.grantorOf(req, false));
+    await this.keys.revoke(id, contextOf(req), this.grantorOf(req));
   }
 
-  /** The caller, as what bounds the keys it makes and revokes; `expiry`: with its bearer token's expiry. */
-  private async grantorOf(req: GatewayRequest, expiry: boolean): Promise<Grantor> {
-    const principal = req.principal!;
-    const grantor: Grantor = { caller: principal.subject !== undefined ? 'token' : 'key', permissions: principal.permissions, userId: principal.userId };
-    if (grantor.caller === 'key' || !expiry) return grantor;
-    // The principal does not carry the token's expiry: the token the access hook accepted is read again.
-    const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
-    const verified = await this.tokens.verify(token);
-    if (!verified.ok) throw verified.error;
-    return { ...grantor, expiresAt: verified.token.expiresAt };
+  /** The caller, as what bounds the keys it makes and revokes: a bearer token's keys expire with it. */
+  private grantorOf(req: GatewayRequest): Grantor {
+    const { subject, permissions, userId, expiresAt } = req.principal!;
+    return { caller: subject !== undefined ? 'token' : 'key', permissions, userId, ...(expiresAt ? { expiresAt } : {}) };
   }
 }

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../auth/auth.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { ApiKeyVerifier } from './api-key.verifier';
 import { ApiKeysController } from './api-keys.controller';
@@ -9,7 +8,7 @@ import { TeamDirectory } from './team-directory';
 
 /** API keys: kept by the gateway, the one process that authenticates requests. */
 @Module({
-  imports: [MetricsModule, AuthModule],
+  imports: [MetricsModule],
   controllers: [ApiKeysController],
   providers: [ApiKeysService, TeamDirectory, ApiKeyVerifier, KeyRevocations],
   exports: [ApiKeysService, ApiKeyVerifier],

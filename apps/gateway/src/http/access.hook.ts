@@ -103,7 +103,7 @@ export class AccessHook {
     await this.limiter.refund(`ip:${req.ip}`);
     if (!this.allowed(reply, await this.limiter.take(callerOf({ subject, scope: 'custom', permissions })))) return reply;
     const userId = await this.subjects.userOf(subject, req.id);
-    const principal: Principal = { subject, scope: 'custom', permissions, ...(userId ? { userId } : {}) };
+    const principal: Principal = { subject, scope: 'custom', permissions, expiresAt: result.token.expiresAt, ...(userId ? { userId } : {}) };
     authenticate(req, principal);
   }
 

@@ -15,6 +15,8 @@ export interface Principal {
   permissions: readonly string[];
   /** The team member the key belongs to, or whose external_id is the token's subject, if any. */
   userId?: string;
+  /** A bearer token's `exp`: a key it makes expires no later (docs/api.md, "API keys"). */
+  expiresAt?: Date;
 }
 
 /** A principal authenticated with an API key. */
