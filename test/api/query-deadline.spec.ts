@@ -1,6 +1,6 @@
-import { Client } from 'pg';
-import { ApiClient, eventually } from '../support/api-client';
+import { ApiClient } from '../support/api-client';
 import { startStack, TestStack } from '../support/stack';
+import { tableLocks } from '../support/table-locks';
 
 /**
  * A query has one deadline for the whole request (docs/query.md): its statements and the lookups other
@@ -31,42 +31,16 @@ describe('a query ends when its caller stops waiting', () => {
     expect((await api.post('/contacts/query', { filter: { no_such_field: 1 } })).status).toBe(400);
   });
   afterAll(() => stack?.stop());
+  const locks = () => tableLocks(stack.databaseUrl);
 
-  /** Runs `work` while another session holds `table` locked, so every statement reading it waits. */
-  async function whileLocked<T>(table: string, work: () => Promise<T>): Promise<T> {
-    const holder = new Client({ connectionString: stack.databaseUrl });
-    await holder.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
-      return await work();
-    } finally {
-      await holder.query('ROLLBACK').catch(() => undefined);
-      await holder.end();
-    }
-  }
-
-  /** Statements of the stack's database still waiting for a lock: none once every part of the query has given up. */
-  async function waiting(): Promise<number> {
-    const db = new Client({ connectionString: stack.databaseUrl });
-    await db.connect();
-    try {
-      const { rows } = await db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
-      return rows[0].n;
-    } finally {
-      await db.end();
-    }
-  }
-
-  const noneWaiting = () => eventually(async () => ((await waiting()) === 0 ? true : undefined), 20_000, 100);
   const answered = (res: { status: number; body: { error?: { code: string } } }) => `${res.status} ${res.body.error?.code}`;
   const GAVE_UP = ['400 query_too_expensive', '503 service_unavailable'];
 
   it('stops a statement when the gateway stops waiting, however long the service would allow it', async () => {
-    const res = await whileLocked('contacts.contacts', async () => {
+    const res = await locks().whileLocked('contacts.contacts', async () => {
       const answer = await api.post('/contacts/query', { filter: { first_name: 'Held' } });
       // Checked while the lock is still held: a statement that ran on would still be waiting for it.
-      await noneWaiting();
+      await locks().noneWaiting();
       return answer;
     });
     expect(GAVE_UP).toContain(answered(res));
@@ -75,9 +49,9 @@ describe('a query ends when its caller stops waiting', () => {
   it('spends one budget on every lookup another service answers, and stops them all when the caller gives up', async () => {
     // Fifty conditions on the contact, each a lookup the contacts service answers.
     const branches = Array.from({ length: 50 }, (_, i) => ({ 'contact.first_name': { $contains: `held ${i}` } }));
-    const res = await whileLocked('contacts.contacts', async () => {
+    const res = await locks().whileLocked('contacts.contacts', async () => {
       const answer = await api.post('/deals/query', { filter: { pipeline_id: pipeline.id, $or: branches } });
-      await noneWaiting();
+      await locks().noneWaiting();
       return answer;
     });
     expect(GAVE_UP).toContain(answered(res));

@@ -1,6 +1,6 @@
-import { Client } from 'pg';
-import { ApiClient, eventually } from '../support/api-client';
+import { ApiClient } from '../support/api-client';
 import { startStack, TestStack } from '../support/stack';
+import { tableLocks } from '../support/table-locks';
 
 /**
  * Search, duplicates, the pipeline report and the event log run under the caller's deadline as a query
@@ -32,42 +32,16 @@ describe('every read path ends when its caller stops waiting', () => {
     expect((await api.post('/events/query', { filter: { type: 'contact.created' }, limit: 1 })).status).toBe(200);
   });
   afterAll(() => stack?.stop());
+  const locks = () => tableLocks(stack.databaseUrl);
 
-  /** Runs `work` while another session holds `table` locked, so every statement reading it waits. */
-  async function whileLocked<T>(table: string, work: () => Promise<T>): Promise<T> {
-    const holder = new Client({ connectionString: stack.databaseUrl });
-    await holder.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
-      return await work();
-    } finally {
-      await holder.query('ROLLBACK').catch(() => undefined);
-      await holder.end();
-    }
-  }
-
-  /** Statements of the stack's database waiting for a lock: none once every part of the request has given up. */
-  async function waiting(): Promise<number> {
-    const db = new Client({ connectionString: stack.databaseUrl });
-    await db.connect();
-    try {
-      const { rows } = await db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
-      return rows[0].n;
-    } finally {
-      await db.end();
-    }
-  }
-
-  const noneWaiting = () => eventually(async () => ((await waiting()) === 0 ? true : undefined), 20_000, 100);
   type Answer = { status: number; body: { error?: { code: string; message: string } } };
   const GAVE_UP = ['400 query_too_expensive', '503 service_unavailable'];
 
   /** The request's answer while `table` is locked, checked while the lock is still held: a statement that ran on would still be waiting for it. */
   async function heldUp(table: string, request: () => Promise<Answer>): Promise<Answer> {
-    const answer = await whileLocked(table, async () => {
+    const answer = await locks().whileLocked(table, async () => {
       const res = await request();
-      await noneWaiting();
+      await locks().noneWaiting();
       return res;
     });
     expect(GAVE_UP).toContain(`${answer.status} ${answer.body.error?.code}`);
