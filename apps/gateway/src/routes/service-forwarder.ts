@@ -16,17 +16,20 @@ import { contextOf, GatewayRequest } from '../http/request-context';
 export class ServiceForwarder {
   constructor(private readonly rpc: RpcCaller) {}
 
-  async to<O extends AnyOperation>(op: O, req: GatewayRequest): Promise<ReplyOf<O> | RawJson> {
+  to<O extends AnyOperation>(op: O, req: GatewayRequest): Promise<ReplyOf<O> | RawJson> {
     const params = { ...(req.params as Record<string, string>) };
     const target = op.routeBy?.(params) ?? op;
-    const answer = await this.rpc.pass(
+    const answer = this.rpc.pass(
       target,
       contextOf(req),
       { params, query: { ...(req.query as Record<string, unknown>) }, body: req.body ?? null },
       { trace: req.traceContext },
     );
+    // Most keys may read every object: their answers go out as the service wrote them, with no step added.
     const hidden = req.principal && hiddenSummaryTypes(req.principal.permissions);
-    if (!hidden || answer === undefined) return answer;
-    return redactSummaries(answer instanceof RawJson ? (JSON.parse(answer.json) as ReplyOf<O>) : answer, hidden);
+    if (!hidden) return answer;
+    return answer.then((reply) =>
+      reply === undefined ? reply : redactSummaries(reply instanceof RawJson ? (JSON.parse(reply.json) as ReplyOf<O>) : reply, hidden),
+    );
   }
 }
