@@ -9,6 +9,9 @@ import { eventually } from './api-client';
 
 const ROOT = join(__dirname, '..', '..');
 
+/** Every port this process's freePort has answered, so none is answered twice. */
+const handedOut = new Set<number>();
+
 /**
  * A port for a process that must listen where it is told (a private server, a gateway restarted in place).
  * Picked below the kernel's ephemeral range, which bind(0) and every outgoing connection draw from: a port
@@ -19,6 +22,10 @@ export async function freePort(): Promise<number> {
   const floor = 10_000;
   for (;;) {
     const port = floor + Math.floor(Math.random() * Math.max(1, low - floor));
+    // A port handed out but not yet listened on is still free: callers picking several at once
+    // (a cluster's client and route ports) must not get one twice.
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
     if (await canListen(port)) return port;
   }
 }
