@@ -328,6 +328,7 @@ describe('POST /<object>/aggregate', () => {
     expect(other.body.error.details[0].code).toBe('invalid_cursor');
     const forged = await stack.api.post('/deals/aggregate', { ...body, cursor: `${first.body.next_cursor.slice(0, -2)}AA` });
     expect(forged.status).toBe(400);
+    expect(forged.body.error.details.map((d: { field: string; code: string }) => [d.field, d.code])).toEqual([['cursor', 'invalid_cursor']]);
   });
 
   it('names every problem in one validation_failed', async () => {
@@ -376,17 +377,18 @@ describe('POST /<object>/aggregate', () => {
   });
 
   it.each([
-    [{ metrics: {} }],
-    [{ metrics: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`m${i}`, { op: 'count' }])) }],
-    [{ metrics: { n: { op: 'count' } }, limit: 1001 }],
-    [{ metrics: { n: { op: 'count' } }, limit: 0 }],
-    [{ metrics: { n: { op: 'count' } }, group_by: ['name', 'currency', 'status', 'source'] }],
-    [{ group_by: ['name'] }],
-    [{ metrics: { n: { op: 'count' } }, group_by: [{ field: 'value', ranges: Array.from({ length: 101 }, (_, i) => i) }] }],
-  ])('refuses out-of-bounds requests: %j', async (body) => {
+    [{ metrics: {} }, 'metrics'],
+    [{ metrics: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`m${i}`, { op: 'count' }])) }, 'metrics'],
+    [{ metrics: { n: { op: 'count' } }, limit: 1001 }, 'limit'],
+    [{ metrics: { n: { op: 'count' } }, limit: 0 }, 'limit'],
+    [{ metrics: { n: { op: 'count' } }, group_by: ['name', 'currency', 'status', 'source'] }, 'group_by'],
+    [{ group_by: ['name'] }, 'metrics'],
+    [{ metrics: { n: { op: 'count' } }, group_by: [{ field: 'value', ranges: Array.from({ length: 101 }, (_, i) => i) }] }, 'group_by.0.ranges'],
+  ])('refuses out-of-bounds requests, naming the field: %j', async (body, field) => {
     const res = await stack.api.post('/deals/aggregate', body);
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('validation_failed');
+    expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual([field]);
   });
 
   it('answers count, sum, avg, min and max over paths another service keeps, and says why not count_distinct or percentile', async () => {

@@ -122,12 +122,23 @@ describe('duplicates of contacts and companies', () => {
   it('answers 404 for an unknown record and 400 for bad input', async () => {
     expect((await stack.api.get('/contacts/cont_01aaaaaaaaaaaaaaaaaaaaaaaa/duplicates')).status).toBe(404);
     expect((await stack.api.get('/companies/comp_01aaaaaaaaaaaaaaaaaaaaaaaa/duplicates')).status).toBe(404);
-    expect((await stack.api.post('/contacts/duplicates', {})).status).toBe(400);
-    expect((await stack.api.post('/contacts/duplicates', { email: 'not an email' })).status).toBe(400);
-    expect((await stack.api.post('/companies/duplicates', { nope: 1 })).status).toBe(400);
-    for (const q of ['min_score=2', 'min_score=-1', 'min_score=x', 'limit=0', 'limit=101', 'cursor=abc']) {
+    const refusal = (res: { status: number; body: any }) => ({
+      status: res.status,
+      details: res.body.error?.details?.map((d: { field: string; code: string }) => [d.field, d.code]),
+    });
+    expect(refusal(await stack.api.post('/contacts/duplicates', {}))).toEqual({ status: 400, details: [['body', 'missing_field']] });
+    expect(refusal(await stack.api.post('/contacts/duplicates', { email: 'not an email' }))).toEqual({ status: 400, details: [['email', 'invalid_value']] });
+    expect(refusal(await stack.api.post('/companies/duplicates', { nope: 1 }))).toEqual({ status: 400, details: [['nope', 'unknown_field']] });
+    for (const [q, field, code] of [
+      ['min_score=2', 'min_score', 'invalid_value'],
+      ['min_score=-1', 'min_score', 'invalid_value'],
+      ['min_score=x', 'min_score', 'invalid_value'],
+      ['limit=0', 'limit', 'invalid_value'],
+      ['limit=101', 'limit', 'invalid_value'],
+      ['cursor=abc', 'cursor', 'invalid_cursor'],
+    ]) {
       const res = await stack.api.post(`/companies/duplicates?${q}`, { name: 'x' });
-      expect({ q, status: res.status }).toEqual({ q, status: 400 });
+      expect({ q, ...refusal(res) }).toEqual({ q, status: 400, details: [[field, code]] });
     }
   });
 });
