@@ -2,6 +2,7 @@ import { ErrorCode } from '@crm/common';
 import fc from 'fast-check';
 import { ApiResponse } from '../support/api-client';
 import { CursorRoute, cursorRoutes } from '../support/cursor-routes';
+import { propertyRuns } from '../support/property-seeds';
 import { startStack, TestStack } from '../support/stack';
 
 /**
@@ -77,22 +78,24 @@ describe('fuzzing the running stack', () => {
   afterAll(() => stack.stop());
 
   it('never answers 5xx to a client mistake, and always in the error shape', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.constantFrom('GET', 'POST', 'PATCH', 'DELETE'), fc.constantFrom(...PATHS), query, body, async (method, path, params, payload) => {
-        const search = new URLSearchParams(params as Record<string, string>).toString();
-        const url = `${path}${search ? `?${search}` : ''}`;
-        const hasBody = method !== 'GET' && method !== 'DELETE';
-        const isRaw = typeof payload === 'object' && payload !== null && !Array.isArray(payload) && Object.keys(payload).join() === 'raw';
-        const rawBody = hasBody ? (isRaw ? String((payload as { raw: unknown }).raw) : JSON.stringify(payload)) : undefined;
-        const res = await stack.api.request(method, url, undefined, rawBody === undefined ? {} : { rawBody });
-        if (res.status >= 500) throw new Error(`${method} ${url} ${rawBody ?? ''} answered ${res.status}: ${res.text.slice(0, 300)}`);
-        if (res.status >= 400) {
-          expect(typeof res.body?.error?.code).toBe('string');
-          expect(typeof res.body?.error?.message).toBe('string');
-        }
-      }),
-      { seed: SEED, numRuns: RUNS, endOnFailure: true },
-    );
+    for (const { seed, numRuns } of propertyRuns(SEED, RUNS)) {
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom('GET', 'POST', 'PATCH', 'DELETE'), fc.constantFrom(...PATHS), query, body, async (method, path, params, payload) => {
+          const search = new URLSearchParams(params as Record<string, string>).toString();
+          const url = `${path}${search ? `?${search}` : ''}`;
+          const hasBody = method !== 'GET' && method !== 'DELETE';
+          const isRaw = typeof payload === 'object' && payload !== null && !Array.isArray(payload) && Object.keys(payload).join() === 'raw';
+          const rawBody = hasBody ? (isRaw ? String((payload as { raw: unknown }).raw) : JSON.stringify(payload)) : undefined;
+          const res = await stack.api.request(method, url, undefined, rawBody === undefined ? {} : { rawBody });
+          if (res.status >= 500) throw new Error(`${method} ${url} ${rawBody ?? ''} answered ${res.status}: ${res.text.slice(0, 300)}`);
+          if (res.status >= 400) {
+            expect(typeof res.body?.error?.code).toBe('string');
+            expect(typeof res.body?.error?.message).toBe('string');
+          }
+        }),
+        { seed, numRuns, endOnFailure: true },
+      );
+    }
   });
 
   it('never answers 5xx to a query, however its filter, sort and fields are formed', async () => {
@@ -169,15 +172,17 @@ describe('fuzzing the running stack', () => {
       '/deals/query',
       '/objects/fuzzed/records/query',
     );
-    await fc.assert(
-      fc.asyncProperty(objects, request, async (url, payload) => {
-        const res = await stack.api.request('POST', url, undefined, { rawBody: JSON.stringify(payload) });
-        if (res.status >= 500) throw new Error(`POST ${url} ${JSON.stringify(payload).slice(0, 500)} answered ${res.status}: ${res.text.slice(0, 300)}`);
-        if (res.status >= 400) expect(typeof res.body?.error?.code).toBe('string');
-        else expect(Array.isArray(res.body?.data)).toBe(true);
-      }),
-      { seed: SEED, numRuns: RUNS, endOnFailure: true },
-    );
+    for (const { seed, numRuns } of propertyRuns(SEED, RUNS)) {
+      await fc.assert(
+        fc.asyncProperty(objects, request, async (url, payload) => {
+          const res = await stack.api.request('POST', url, undefined, { rawBody: JSON.stringify(payload) });
+          if (res.status >= 500) throw new Error(`POST ${url} ${JSON.stringify(payload).slice(0, 500)} answered ${res.status}: ${res.text.slice(0, 300)}`);
+          if (res.status >= 400) expect(typeof res.body?.error?.code).toBe('string');
+          else expect(Array.isArray(res.body?.data)).toBe(true);
+        }),
+        { seed, numRuns, endOnFailure: true },
+      );
+    }
   });
 
   describe('path parameters', () => {
@@ -232,13 +237,15 @@ describe('fuzzing the running stack', () => {
     }, 300_000);
 
     it('never answers 5xx to random parameters, encoded or not', async () => {
-      await fc.assert(
-        fc.asyncProperty(fc.nat(), fc.array(pathParam, { minLength: 3, maxLength: 3 }), async (pick, params) => {
-          const { method, template } = routes[pick % routes.length];
-          await send(method, template, (n) => params[n]);
-        }),
-        { seed: SEED, numRuns: RUNS, endOnFailure: true },
-      );
+      for (const { seed, numRuns } of propertyRuns(SEED, RUNS)) {
+        await fc.assert(
+          fc.asyncProperty(fc.nat(), fc.array(pathParam, { minLength: 3, maxLength: 3 }), async (pick, params) => {
+            const { method, template } = routes[pick % routes.length];
+            await send(method, template, (n) => params[n]);
+          }),
+          { seed, numRuns, endOnFailure: true },
+        );
+      }
     }, 300_000);
   });
 });
@@ -289,26 +296,28 @@ describe('fuzzing cursors on every route that takes one', () => {
       given,
     );
     const sort = fc.constantFrom(undefined, '-id', 'created_at', 'id,-id');
-    await fc.assert(
-      fc.asyncProperty(
-        fc.nat().map((i) => routes[i % routes.length]),
-        cursor,
-        sort,
-        async (route, raw, order) => {
-          const res = await route.send(stack.api, raw, route.sortable ? order : undefined);
-          if (res.status >= 500)
-            throw new Error(`${route.method} ${route.path} cursor=${JSON.stringify(raw)} sort=${order} answered ${res.status}: ${res.text.slice(0, 300)}`);
-          if (res.status >= 400) {
-            expect(typeof res.body?.error?.code).toBe('string');
-            expect(typeof res.body?.error?.message).toBe('string');
-            for (const detail of res.body.error.details ?? [])
-              expect(detail).toEqual({ field: expect.any(String), code: expect.any(String), message: expect.any(String) });
-          } else {
-            expect(Array.isArray(res.body?.data)).toBe(true);
-          }
-        },
-      ),
-      { seed: SEED, numRuns: RUNS * 2, endOnFailure: true },
-    );
+    for (const { seed, numRuns } of propertyRuns(SEED, RUNS * 2)) {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.nat().map((i) => routes[i % routes.length]),
+          cursor,
+          sort,
+          async (route, raw, order) => {
+            const res = await route.send(stack.api, raw, route.sortable ? order : undefined);
+            if (res.status >= 500)
+              throw new Error(`${route.method} ${route.path} cursor=${JSON.stringify(raw)} sort=${order} answered ${res.status}: ${res.text.slice(0, 300)}`);
+            if (res.status >= 400) {
+              expect(typeof res.body?.error?.code).toBe('string');
+              expect(typeof res.body?.error?.message).toBe('string');
+              for (const detail of res.body.error.details ?? [])
+                expect(detail).toEqual({ field: expect.any(String), code: expect.any(String), message: expect.any(String) });
+            } else {
+              expect(Array.isArray(res.body?.data)).toBe(true);
+            }
+          },
+        ),
+        { seed, numRuns, endOnFailure: true },
+      );
+    }
   });
 });

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { contactsQueryHelpers, Direction, SortKey, startContactsQueryStack } from '../support/contacts-query';
 import { Expr, holds, isOperators, Kind, normalise, Row, Value } from '../support/query-model';
 import { TestStack } from '../support/stack';
+import { propertyRuns } from '../support/property-seeds';
 
 /**
  * POST /contacts/query: a filter tree with MongoDB's null semantics, a sort on any scalar path, a choice of
@@ -272,23 +273,25 @@ describe('Querying contacts (POST /contacts/query)', () => {
       expect(rows).toHaveLength(60);
       const { filter, sort } = arbitraries();
       const byId = new Map(rows.map((r) => [r.id, r]));
-      await fc.assert(
-        fc.asyncProperty(filter, sort, async (tree, keys) => {
-          const body = { filter: { $and: [SCOPE, tree] }, ...(keys.length ? { sort: keys } : {}), limit: PAGE };
-          const served = (await pagesOf(body)).flat().map((item) => item.id as string);
-          const expected = rows.filter((r) => holds(r, tree, (path) => KIND[path])).map((r) => r.id);
-          const where = `for ${JSON.stringify(body)}`;
-          if (new Set(served).size !== served.length) throw new Error(`a contact was served twice ${where}: ${served.join(', ')}`);
-          const missing = expected.filter((id) => !served.includes(id));
-          const extra = served.filter((id) => !expected.includes(id));
-          if (missing.length || extra.length) throw new Error(`missing ${JSON.stringify(missing)}, extra ${JSON.stringify(extra)} ${where}`);
-          for (let i = 1; i < served.length; i++) {
-            const why = outOfOrder(byId.get(served[i - 1])!, byId.get(served[i])!, keys, textRank);
-            if (why) throw new Error(`out of order at ${i}: ${why} ${where}`);
-          }
-        }),
-        { seed: SEED, numRuns: RUNS, endOnFailure: true },
-      );
+      for (const { seed, numRuns } of propertyRuns(SEED, RUNS)) {
+        await fc.assert(
+          fc.asyncProperty(filter, sort, async (tree, keys) => {
+            const body = { filter: { $and: [SCOPE, tree] }, ...(keys.length ? { sort: keys } : {}), limit: PAGE };
+            const served = (await pagesOf(body)).flat().map((item) => item.id as string);
+            const expected = rows.filter((r) => holds(r, tree, (path) => KIND[path])).map((r) => r.id);
+            const where = `for ${JSON.stringify(body)}`;
+            if (new Set(served).size !== served.length) throw new Error(`a contact was served twice ${where}: ${served.join(', ')}`);
+            const missing = expected.filter((id) => !served.includes(id));
+            const extra = served.filter((id) => !expected.includes(id));
+            if (missing.length || extra.length) throw new Error(`missing ${JSON.stringify(missing)}, extra ${JSON.stringify(extra)} ${where}`);
+            for (let i = 1; i < served.length; i++) {
+              const why = outOfOrder(byId.get(served[i - 1])!, byId.get(served[i])!, keys, textRank);
+              if (why) throw new Error(`out of order at ${i}: ${why} ${where}`);
+            }
+          }),
+          { seed, numRuns, endOnFailure: true },
+        );
+      }
     }, 180_000);
 
     it('answers 50 items by default and at most the limit asked for', async () => {
