@@ -137,29 +137,51 @@ describe('fault: the outbox relay interrupted mid-window under a sync', () => {
   }
 
   /** The log's contact.updated events since the case began, once every acknowledged round of every contact is there. */
+  /**
+   * Every contact.updated event of the case's contacts in the log, once nothing more can arrive: the
+   * contacts outbox is empty (every event acknowledged, none left to publish again), and a marker contact
+   * created after that is in the log, so every message the stream held before it has been read too. A
+   * late republish of an event already logged would be in what this reads, not after it.
+   */
   async function loggedUpdates(final: number[]): Promise<Map<string, Array<{ id: string; value: string }>>> {
     const owner = new Map(contacts.flatMap((ids, c) => ids.map((id) => [id, c] as const)));
-    const byContact = new Map<string, Array<{ id: string; value: string }>>();
-    let next = cursor;
-    return eventually(
-      async () => {
-        for (;;) {
-          const res = await stack.api.get(`/events?type=contact.updated&limit=200&cursor=${encodeURIComponent(next)}`);
-          if (res.status !== 200) throw new Error(`GET /events answered ${res.status}`);
-          for (const event of res.body.data) {
-            const id = event.data.contact_id as string;
-            if (!owner.has(id)) continue;
-            byContact.set(id, [...(byContact.get(id) ?? []), { id: event.id, value: event.data.current.last_name }]);
-          }
-          next = res.body.next_cursor;
-          if (!res.body.has_more) break;
-        }
-        const complete = [...owner].every(([id, c]) => byContact.get(id)?.some((e) => e.value === roundName(final[c])));
-        return complete ? byContact : undefined;
-      },
+    const isLast = (byContact: Map<string, Array<{ value: string }>>) =>
+      [...owner].every(([id, c]) => byContact.get(id)?.some((e) => e.value === roundName(final[c])));
+    const read = async () => {
+      const byContact = new Map<string, Array<{ id: string; value: string }>>();
+      for (const event of await eventsSince(cursor, 'contact.updated')) {
+        const id = event.data.contact_id as string;
+        if (owner.has(id)) byContact.set(id, [...(byContact.get(id) ?? []), { id: event.id, value: event.data.current.last_name }]);
+      }
+      return byContact;
+    };
+    await eventually(async () => (isLast(await read()) ? true : undefined), RETRY_DEADLINE_MS * 2, 200);
+    await eventually(
+      async () => ((await db.query('SELECT count(*)::int AS n FROM contacts.outbox')).rows[0].n === 0 ? true : undefined),
+      RETRY_DEADLINE_MS,
+      100,
+    );
+    const marker = await stack.api.post('/contacts', { email: `relay-marker-${randomUUID().slice(0, 8)}@example.com` });
+    expect(marker.status).toBe(201);
+    await eventually(
+      async () => ((await eventsSince(cursor, 'contact.created')).some((e) => e.data.contact_id === marker.body.data.id) ? true : undefined),
       RETRY_DEADLINE_MS * 2,
       200,
     );
+    return read();
+  }
+
+  /** Every event of `type` after `from`, in log order. */
+  async function eventsSince(from: string, type: string): Promise<Array<{ id: string; data: Record<string, any> }>> {
+    const events: Array<{ id: string; data: Record<string, any> }> = [];
+    let next = from;
+    for (;;) {
+      const res = await stack.api.get(`/events?type=${type}&limit=200&cursor=${encodeURIComponent(next)}`);
+      if (res.status !== 200) throw new Error(`GET /events answered ${res.status}`);
+      events.push(...res.body.data);
+      next = res.body.next_cursor;
+      if (!res.body.has_more) return events;
+    }
   }
 
   async function underSync(fault: (sync: Sync) => Promise<void>): Promise<void> {
