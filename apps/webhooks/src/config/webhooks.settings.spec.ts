@@ -16,6 +16,7 @@ describe('webhooks settings', () => {
       allowPrivate: false,
     });
     expect(s).toMatchObject({ secretOverlapSeconds: 86_400, deliveryRetentionDays: 30, retentionIntervalMs: 3_600_000, retentionBatchSize: 1000 });
+    expect(s).toMatchObject({ maxSubscriptions: 100, filtersMaxCost: 1000 });
   });
 
   it('requires the key that encrypts signing secrets', () => {
@@ -37,6 +38,7 @@ describe('webhooks settings', () => {
     ['WEBHOOKS_SECRET_OVERLAP_SECONDS', '-1'],
     ['WEBHOOKS_DELIVERY_RETENTION_DAYS', 'month'],
     ['WEBHOOKS_RETENTION_BATCH_SIZE', '0'],
+    ['WEBHOOKS_FILTERS_MAX_COST', '0'],
   ])('refuses %s=%s', (name, value) => {
     expect(() => loadWebhooksSettings({ ...KEYS, [name]: value })).toThrow(ConfigError);
   });

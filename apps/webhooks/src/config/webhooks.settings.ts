@@ -20,6 +20,11 @@ export interface WebhooksSettings {
   eventsPerTurn: number;
   /** Most subscriptions a deployment may have. */
   maxSubscriptions: number;
+  /**
+   * Most conditions the deployment's distinct stored filters may have in all: every new event is tested with
+   * each of them, so this bounds what screening one event costs, whatever the number of subscriptions.
+   */
+  filtersMaxCost: number;
   allowInsecure: boolean;
   allowPrivate: boolean;
   /** After a PATCH replaces the signing secret, deliveries carry a signature with the old one too for this long. */
@@ -61,6 +66,7 @@ export function loadWebhooksSettings(env: Env): WebhooksSettings {
     maxConcurrency: intVar(env, 'WEBHOOKS_MAX_CONCURRENCY', 32, { min: 1, max: 1000 }),
     eventsPerTurn: intVar(env, 'WEBHOOKS_EVENTS_PER_TURN', 100, { min: 1, max: 10_000 }),
     maxSubscriptions: intVar(env, 'WEBHOOKS_MAX_SUBSCRIPTIONS', 100, { min: 1, max: 100_000 }),
+    filtersMaxCost: intVar(env, 'WEBHOOKS_FILTERS_MAX_COST', 1_000, { min: 1, max: 1_000_000 }),
     allowInsecure: boolVar(env, 'WEBHOOKS_ALLOW_INSECURE', false),
     allowPrivate: boolVar(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
     secretOverlapSeconds: intVar(env, 'WEBHOOKS_SECRET_OVERLAP_SECONDS', 86_400, { min: 0, max: 30 * 86_400 }),

@@ -13,6 +13,7 @@ import { SigningSecrets } from '../secrets/signing-secrets';
 import { DeliveryMetrics } from './delivery-metrics';
 import { DispatchSignal } from './dispatch-signal';
 import { EventScreen } from './event-screen';
+import { ScreenLoop } from './screen-loop';
 import { afterFailure } from './retry-policy';
 
 /** The one attempt a replica is about to make, as fixed inside the transaction that recorded it. */
@@ -123,6 +124,8 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
   private claiming?: Promise<void>;
   private claimAgain = false;
   private stopped = false;
+  /** Filtered subscriptions are screened by passes of their own, beside the claims (see ScreenLoop). */
+  private readonly screening: ScreenLoop;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -133,7 +136,14 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
     private readonly screen: EventScreen,
     @Inject(WEBHOOKS_SETTINGS) private readonly settings: WebhooksSettings,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    // On failure the look for the next due subscription (NEXT_DUE_MS) still counts the waiting ones, and wakes both again.
+    this.screening = new ScreenLoop(
+      () => this.screen.screenWaiting(() => this.claim()),
+      () => this.claim(),
+      (err) => this.logger.warn({ err: err.message }, 'could not screen filtered webhook subscriptions; will retry'),
+    );
+  }
 
   onApplicationBootstrap(): void {
     // Every send in flight listens for the shutdown; maxConcurrency bounds them, Node's default of 10 does not.
@@ -147,12 +157,20 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
     clearTimeout(this.wake);
     clearInterval(this.renewTimer);
     this.abort.abort();
+    await this.screening.stop();
     await this.claiming?.catch(() => undefined);
     await Promise.allSettled([...this.inFlight.values()]);
   }
 
-  /** Looks for due work now, or right after the look under way. */
+  /** Screens the filtered subscriptions waiting for their next event, and looks for due work: now, or right after the pass or look under way. */
   kick(): void {
+    if (this.stopped) return;
+    this.screening.kick();
+    this.claim();
+  }
+
+  /** Looks for due work now, or right after the look under way. */
+  private claim(): void {
     if (this.stopped) return;
     if (this.claiming) {
       this.claimAgain = true;
@@ -167,7 +185,7 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
         this.claiming = undefined;
         if (this.claimAgain) {
           this.claimAgain = false;
-          this.kick();
+          this.claim();
         }
       });
   }
@@ -178,13 +196,6 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
    * now may be due again before its turn has finished here.
    */
   private async claimAndStart(): Promise<void> {
-    // Filtered subscriptions are screened together first, so only those with an event to send are due.
-    // On failure the look for the next due subscription (NEXT_DUE_MS) still counts them, and wakes this again.
-    const more = await this.screen.screenWaiting().catch((err: Error) => {
-      this.logger.warn({ err: err.message }, 'could not screen filtered webhook subscriptions; will retry');
-      return false;
-    });
-    if (more) this.claimAgain = true;
     const free = this.settings.maxConcurrency - this.inFlight.size;
     if (free <= 0) return;
     const token = randomUUID();

@@ -1,7 +1,11 @@
+import { ScreenBudget } from './screen-budget';
+
 /** A filtered subscription waiting to be screened, as read for a batch: its filter as canonical jsonb text. */
 export interface PendingScreen {
   id: string;
   filterKey: string;
+  /** The filter's conditions: what testing one event with it charges the budget. */
+  cost: number;
   bookmark: number;
   eventTypes: string[] | null;
   revision: number;
@@ -31,27 +35,50 @@ export interface ScreenMove {
  * (`holds(filterKey, event)`), whatever the number of subscriptions sharing it, and each body is parsed once.
  * The window must hold every event of the subscriptions' types after `start` up to its last position, in
  * position order: a subscription whose bookmark is in [start, last) then moves past every event the filter
- * drops, and stops just before the first it keeps, which it marks screened; one outside is left alone.
+ * drops, and stops just before the first it keeps, which it marks screened; one outside is left alone. A
+ * test is charged to the subscription that makes it: one whose share of the budget is spent stops where it
+ * got to (no move when that is where it was), to go on in the next pass. The event loop gets a turn between
+ * tests whenever the budget says so; the window is this call's own, so nothing moves under it meanwhile.
  */
-export function planScreen(subs: PendingScreen[], start: number, window: WindowEvent[], holds: (filterKey: string, event: object) => boolean): ScreenMove[] {
+export async function planScreen(
+  subs: PendingScreen[],
+  start: number,
+  window: WindowEvent[],
+  holds: (filterKey: string, event: object) => boolean,
+  budget: ScreenBudget,
+): Promise<ScreenMove[]> {
   if (!window.length) return [];
   const last = window[window.length - 1].pos;
-  const test = (key: string, i: number): boolean => {
-    const event = window[i];
-    const tested = (event.tested ??= new Map());
-    let answer = tested.get(key);
-    if (answer === undefined) tested.set(key, (answer = holds(key, (event.parsed ??= JSON.parse(event.body) as object))));
-    return answer;
-  };
   const moves: ScreenMove[] = [];
   for (const sub of subs) {
     if (sub.bookmark < start || sub.bookmark >= last) continue;
     const types = sub.eventTypes && new Set(sub.eventTypes);
-    let i = firstAfter(window, sub.bookmark);
-    while (i < window.length && ((types && !types.has(window[i].type)) || !test(sub.filterKey, i))) i++;
+    const first = firstAfter(window, sub.bookmark);
+    let i = first;
+    let spent = false;
+    for (; i < window.length; i++) {
+      const event = window[i];
+      if (types && !types.has(event.type)) continue;
+      const tested = (event.tested ??= new Map());
+      let answer = tested.get(sub.filterKey);
+      if (answer === undefined) {
+        if (!budget.take(sub.id, sub.cost)) {
+          spent = true;
+          break;
+        }
+        const pause = budget.pause();
+        if (pause) await pause;
+        tested.set(sub.filterKey, (answer = holds(sub.filterKey, (event.parsed ??= JSON.parse(event.body) as object))));
+      }
+      if (answer) break;
+    }
+    const before = i > 0 ? Math.max(sub.bookmark, window[i - 1].pos) : sub.bookmark;
+    if (spent) {
+      if (i > first) moves.push({ id: sub.id, from: sub.bookmark, revision: sub.revision, bookmark: before, screened: null });
+      continue;
+    }
     const kept = i < window.length;
-    const bookmark = kept ? (i > 0 ? Math.max(sub.bookmark, window[i - 1].pos) : sub.bookmark) : last;
-    moves.push({ id: sub.id, from: sub.bookmark, revision: sub.revision, bookmark, screened: kept ? window[i].pos : null });
+    moves.push({ id: sub.id, from: sub.bookmark, revision: sub.revision, bookmark: kept ? before : last, screened: kept ? window[i].pos : null });
   }
   return moves;
 }

@@ -1,4 +1,4 @@
-import { compileEventFilter, EventPredicate } from '@crm/common';
+import { compileEventFilter, eventFilterCost, EventPredicate } from '@crm/common';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 
@@ -9,6 +9,8 @@ export interface FilterDefinition {
   filterKey: string | null;
   eventTypes: string[] | null;
   holds: EventPredicate | null;
+  /** The filter's conditions: what testing one event with it costs (0 without one). */
+  cost: number;
 }
 
 /** Definitions kept; past this the map starts over (deleted subscriptions' entries go with it). */
@@ -49,6 +51,7 @@ export class SubscriptionFilters {
           filterKey: r.filter,
           eventTypes: r.event_types,
           holds: r.filter === null ? null : this.predicate(r.filter),
+          cost: r.filter === null ? 0 : eventFilterCost(JSON.parse(r.filter)),
         });
       }
     }

@@ -3,6 +3,7 @@ import {
   diffFields,
   DomainError,
   ErrorCode,
+  eventFilterCost,
   eventFilterIssues,
   eventPathResolver,
   fieldSpecs,
@@ -49,6 +50,7 @@ import { SigningSecrets } from '../secrets/signing-secrets';
 import { Subscription } from './subscription.entity';
 import { presentSubscription } from './subscription.presenter';
 
+/** Serialises creates and filter changes, so neither the subscription count nor the filters' cost can be raced past. */
 const CREATE_LOCK = 'crm:webhooks:create';
 /** Fields a PATCH may change, with their column properties. */
 const WEBHOOK_FIELDS = fieldSpecs<Subscription>({ name: 'value', url: 'value', event_types: 'value', filter: 'value', status: 'value', metadata: 'json' });
@@ -86,6 +88,7 @@ export class WebhooksService {
       if (count >= this.settings.maxSubscriptions) {
         throw DomainError.conflict(`A deployment may have at most ${this.settings.maxSubscriptions} webhook subscriptions; delete one first.`);
       }
+      if (dto.filter) await this.assertFiltersCost(m, dto.filter);
       // A new subscription receives events from now on, not the history (use replay for that).
       const [{ head }] = await m.query(`SELECT coalesce(max(position), 0) AS head FROM webhook_events`);
       const id = newId(IdPrefix.Webhook);
@@ -129,6 +132,8 @@ export class WebhooksService {
     if (dto.url !== undefined) this.checkUrl(dto.url);
     if (dto.secret !== undefined) this.checkSecret(dto.secret);
     const saved = await this.dataSource.transaction(async (m) => {
+      // Taken before the row lock, in the order creates take them.
+      if (dto.filter) await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [CREATE_LOCK]);
       const sub = await this.find(m, id, true);
       assertReceivable(ctx, dto.event_types !== undefined ? dto.event_types : sub.eventTypes);
       const { set: patch } = diffFields(sub, dto, WEBHOOK_FIELDS);
@@ -139,6 +144,7 @@ export class WebhooksService {
           patch.eventTypes !== undefined ? patch.eventTypes : sub.eventTypes,
           patch.filter !== undefined,
         );
+        if (patch.filter) await this.assertFiltersCost(m, patch.filter, sub.id);
         // Events already tested were tested with what applied before: the dispatcher tests them again, and an
         // attempt under way when this commits does not move the cursor.
         Object.assign(patch, { screenedPosition: null, cursorRevision: sub.cursorRevision + 1 });
@@ -257,6 +263,31 @@ export class WebhooksService {
     const sub = await m.findOne(Subscription, { where: { id }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
     if (!sub) throw DomainError.notFound('webhook', id);
     return sub;
+  }
+
+  /**
+   * Refuses a filter that would take the deployment's distinct stored filters past WEBHOOKS_FILTERS_MAX_COST
+   * conditions in all: screening tests every new event with each of them (subscriptions sharing a filter share
+   * its answer, so it counts once). A change that adds nothing passes, even where a limit lowered since is
+   * already exceeded, so such a deployment can still be brought under it. The caller holds CREATE_LOCK.
+   */
+  private async assertFiltersCost(m: EntityManager, filter: Record<string, unknown>, replacing?: string): Promise<void> {
+    const stored: Array<{ filter: string; others: boolean; same: boolean }> = await m.query(
+      `SELECT filter::text AS filter, bool_or(id <> $1) AS others, bool_or(filter = $2::jsonb) AS same
+       FROM subscriptions WHERE filter IS NOT NULL GROUP BY filter`,
+      [replacing ?? '', JSON.stringify(filter)],
+    );
+    const cost = (text: string) => eventFilterCost(JSON.parse(text));
+    const before = stored.reduce((sum, f) => sum + cost(f.filter), 0);
+    const kept = stored.filter((f) => f.others);
+    const added = kept.some((f) => f.same) ? 0 : eventFilterCost(filter);
+    const after = kept.reduce((sum, f) => sum + cost(f.filter), 0) + added;
+    const max = this.settings.filtersMaxCost;
+    if (after <= max || after <= before) return;
+    const message =
+      `The webhook filters of a deployment may have at most ${max} conditions in all (WEBHOOKS_FILTERS_MAX_COST; a filter shared by ` +
+      `several subscriptions counts once). This filter has ${eventFilterCost(filter)}, which would make ${after}; simplify or remove another filter first.`;
+    throw DomainError.conflict(message, [{ field: 'filter', code: 'too_costly', message }]);
   }
 
   private checkUrl(url: string): void {
