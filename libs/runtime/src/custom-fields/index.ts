@@ -3,3 +3,4 @@ export * from './built-in-custom-fields.service';
 export * from './field-definitions';
 export * from './field-enforcement';
 export * from './soft-warnings';
+export * from './custom-value-functions.migration';

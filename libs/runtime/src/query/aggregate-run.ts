@@ -502,11 +502,14 @@ async function readRemotePaths(
   return clauses;
 }
 
+const OFFSET_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+
 /** A related record's value as text of its type; a value stored with another JSON type than its field's counts as null, as in the query. */
 function textOf(value: unknown, type: QueryFieldType): string | null {
   if (value === null || value === undefined) return null;
   if (type === 'number') return typeof value === 'number' && Number.isFinite(value) ? String(value) : null;
   if (type === 'boolean') return typeof value === 'boolean' ? String(value) : null;
-  if (type === 'datetime') return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? value : null;
+  // With its offset, so the cast to timestamptz cannot read the session's zone; custom_instant reads no other kind.
+  if (type === 'datetime') return typeof value === 'string' && OFFSET_DATETIME.test(value) && !Number.isNaN(Date.parse(value)) ? value : null;
   return typeof value === 'string' ? value : null;
 }

@@ -6,6 +6,11 @@ const CAST: Record<QueryFieldType, string> = { string: 'text', enum: 'text', num
 /** Most values of an `$in` on a custom field tested one containment each (an OR the GIN index serves as a BitmapOr). */
 const CONTAINED_IN_VALUES = 20;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+const CALENDAR_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const isCalendarDate = (value: string) => {
+  const date = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value);
+};
 
 /** A condition on a remote relation, waiting for its owner's answer: the ids it answers with are bound to `params[param]`. */
 export interface PendingLookup {
@@ -232,6 +237,10 @@ export class FilterCompiler {
   literal(field: QueryField, value: unknown, at: string): unknown {
     switch (field.type) {
       case 'string':
+        if (field.calendar && !(typeof value === 'string' && CALENDAR_DATE.test(value) && isCalendarDate(value))) {
+          this.issue(at, 'invalid_value', `${at} must be a calendar date YYYY-MM-DD`);
+          return undefined;
+        }
         if (typeof value === 'string') return value;
         break;
       case 'enum':

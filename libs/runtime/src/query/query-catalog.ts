@@ -26,6 +26,8 @@ export interface QueryField {
    * column's GIN index (jsonb_path_ops) serves for every custom field at once.
    */
   contained?: { column: string; name: string };
+  /** A custom date: a string field whose literals must be calendar dates (YYYY-MM-DD), so that comparing them as text compares dates. */
+  calendar?: true;
 }
 
 /** Everything a query over one object may name: its table, fields, custom fields and one-hop relations. */
@@ -145,8 +147,13 @@ export function customFields(definitions: readonly CustomFieldDefinition[], colu
     const typed = (jsonType: string, cast: string) => `(CASE WHEN jsonb_typeof(${json}) = '${jsonType}' THEN ${text}::${cast} END)`;
     const path = `${prefix}${def.name}`;
     const contained = { column, name: def.name };
-    // Dates and date-times are kept as the RFC 3339 text they were written as, which orders as they do.
     if (def.type === 'number' || def.type === 'currency') fields.push([path, { sql: typed('number', 'numeric'), type: 'number', select: json, contained }]);
+    // Date-times are kept as the text they were written as, offset and all, and compared as the instants they
+    // name; one written as another offset is another text, so containment cannot stand in for equality.
+    else if (def.type === 'datetime') fields.push([path, { sql: `custom_instant(${json})`, type: 'datetime', select: json }]);
+    // A calendar date has one spelling, YYYY-MM-DD, whose text orders as the date does; one that is not a date reads as null.
+    else if (def.type === 'date')
+      fields.push([path, { sql: `(CASE WHEN custom_date(${json}) IS NOT NULL THEN ${text} END)`, type: 'string', calendar: true, select: json, contained }]);
     else if (def.type === 'boolean') fields.push([path, { sql: typed('boolean', 'boolean'), type: 'boolean', select: json, contained }]);
     else if (def.type === 'enum') fields.push([path, { sql: typed('string', 'text'), type: 'enum', values: def.enum_values ?? [], select: json, contained }]);
     else if (def.type !== 'array') fields.push([path, { sql: typed('string', 'text'), type: 'string', select: json, contained }]);
