@@ -1,10 +1,10 @@
 import { Env } from '@crm/common';
-import { ChangeSettings, loadChangeSettings, loadQuerySettings, QuerySettings } from '@crm/runtime';
+import { ChangeSettings, loadChangeSettings, loadQuerySettings, loadSearchSettings, QuerySettings, SearchSettings } from '@crm/runtime';
 
 export const CONTACTS_SETTINGS = Symbol('CONTACTS_SETTINGS');
 
-export type ContactsSettings = QuerySettings & ChangeSettings;
+export type ContactsSettings = QuerySettings & ChangeSettings & SearchSettings;
 
 export function loadContactsSettings(env: Env): ContactsSettings {
-  return { ...loadQuerySettings(env), ...loadChangeSettings(env) };
+  return { ...loadQuerySettings(env), ...loadChangeSettings(env), ...loadSearchSettings(env) };
 }

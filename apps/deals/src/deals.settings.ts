@@ -1,9 +1,9 @@
 import { Env, intVar, optionalVar } from '@crm/common';
-import { ChangeSettings, loadChangeSettings, loadQuerySettings, QuerySettings } from '@crm/runtime';
+import { ChangeSettings, loadChangeSettings, loadQuerySettings, loadSearchSettings, QuerySettings, SearchSettings } from '@crm/runtime';
 
 export const DEALS_SETTINGS = Symbol('DEALS_SETTINGS');
 
-export interface DealsSettings extends QuerySettings, ChangeSettings {
+export interface DealsSettings extends QuerySettings, ChangeSettings, SearchSettings {
   /** Inactivity after which trigger.deal.stale is emitted. */
   staleAfterMs: number;
   /** How often one replica sweeps for newly stale deals. */
@@ -24,5 +24,6 @@ export function loadDealsSettings(env: Env): DealsSettings {
     staleCheckIntervalMs: intVar(env, 'DEALS_STALE_CHECK_INTERVAL_MS', 60_000, { min: 100, max: 86_400_000 }),
     ...loadQuerySettings(env),
     ...loadChangeSettings(env),
+    ...loadSearchSettings(env),
   };
 }

@@ -31,3 +31,4 @@ export * from './search/search-functions.migration';
 export * from './search/search-sql';
 export * from './search/search-target';
 export * from './search/search-words.migration';
+export * from './search/search-words-trigrams.migration';

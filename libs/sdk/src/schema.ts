@@ -2301,6 +2301,31 @@ export interface components {
             score: number;
             matched: components["schemas"]["SearchMatchView"][];
         };
+        SearchMetaView: {
+            /**
+             * @description q's words, when every one of them is a whole word of more rows of an object than are ranked per word (SEARCH_WORD_CANDIDATES): those objects' rows holding them are listed with the word-start hits
+             * @example [
+             *       "com"
+             *     ]
+             */
+            skipped_words?: string[];
+            /**
+             * @description The objects skipped_words applies to
+             * @example [
+             *       "contacts"
+             *     ]
+             */
+            capped_objects?: string[];
+            /**
+             * @description When q has more words that may have typos than are looked up (3): the words that were, the longest
+             * @example [
+             *       "lovelace",
+             *       "babbage",
+             *       "analytical"
+             *     ]
+             */
+            typo_words?: string[];
+        };
         DuplicateReasonView: {
             /** @example email */
             field: string;
@@ -8675,6 +8700,7 @@ export interface operations {
                         has_more: boolean;
                         /** @description Opaque; send it as `cursor` for the next page. */
                         next_cursor?: string;
+                        meta?: components["schemas"]["SearchMetaView"];
                     };
                 };
             };

@@ -3,7 +3,13 @@ import { OUTBOX_MIGRATIONS, CHANGE_HISTORY_MIGRATIONS } from '@crm/messaging';
 import { Activity } from '../activities/activity.entity';
 import { Company } from '../companies/company.entity';
 import { Contact } from '../contacts/contact.entity';
-import { BuiltInCustomFields, CreateCustomValueFunctions1765700000000, CreateSearchFunctions1765200000000, CreateSearchWords1765400000000 } from '@crm/runtime';
+import {
+  BuiltInCustomFields,
+  CreateCustomValueFunctions1765700000000,
+  CreateSearchFunctions1765200000000,
+  CreateSearchWords1765400000000,
+  IndexSearchWordsTrigrams1765800000000,
+} from '@crm/runtime';
 import { ObjectRecord, ObjectType } from '../objects/object-type.entity';
 import { Task } from '../tasks/task.entity';
 import { User } from '../users/user.entity';
@@ -45,4 +51,5 @@ export const contactsMigrations = [
   CreateSearchWords1765400000000,
   IndexSearchWords1765400000100,
   CreateCustomValueFunctions1765700000000,
+  IndexSearchWordsTrigrams1765800000000,
 ];

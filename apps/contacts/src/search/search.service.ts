@@ -11,8 +11,10 @@ import {
   SEARCHABLE_FIELD_TYPES,
   SearchHitView,
   SearchLimits,
+  SearchMetaView,
   SearchPosition,
   SearchQuery,
+  SearchSliceReply,
   slugsWith,
 } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
@@ -41,6 +43,16 @@ const isPosition = (key: unknown): key is SearchPosition =>
 export const byRank = (a: SearchHitView, b: SearchHitView) =>
   b.score - a.score || (a.object < b.object ? -1 : a.object > b.object ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
+/** Both slices' meta as one (each list once, sorted), or undefined when neither says anything. */
+function mergeMeta(...metas: Array<SearchMetaView | undefined>): SearchMetaView | undefined {
+  const out: SearchMetaView = {};
+  for (const key of ['skipped_words', 'capped_objects', 'typo_words'] as const) {
+    const values = [...new Set(metas.flatMap((m) => m?.[key] ?? []))].sort();
+    if (values.length) out[key] = values;
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
 /**
  * GET /search (docs/search.md): this service ranks its own objects and asks the deals service for its
  * slice, both after the cursor's position in the one order, and serves the best `limit` of the two.
@@ -54,7 +66,7 @@ export class SearchService {
     @Inject(CONTACTS_SETTINGS) private readonly settings: ContactsSettings,
   ) {}
 
-  async search(ctx: RequestContext, query: SearchQuery): Promise<PageOf<SearchHitView>> {
+  async search(ctx: RequestContext, query: SearchQuery): Promise<PageOf<SearchHitView> & { meta?: SearchMetaView }> {
     const named = query.objects ? [...new Set(query.objects.split(','))] : undefined;
     if (named && named.length > SearchLimits.objects) throw DomainError.invalid('objects', `objects may name at most ${SearchLimits.objects} objects`);
     const customs = await this.customTargets();
@@ -86,17 +98,25 @@ export class SearchService {
     const dealsObjects = objects.filter((o) => DEALS_OBJECTS.has(o));
     // One budget for both slices: the deals service is asked to stop when this one does (docs/search.md).
     const budget = new QueryBudget(this.settings.queryTimeoutMs, SEARCH_HINT);
+    const meta: SearchMetaView = {};
+    const options = { wordCandidates: this.settings.searchWordCandidates, meta };
     const [local, deals] = await Promise.all([
-      budget.run(this.dataSource, (run) => searchSlice(run, targets, input), SEARCH_SETTINGS),
+      budget.run(this.dataSource, (run) => searchSlice(run, targets, input, options), SEARCH_SETTINGS),
       dealsObjects.length
         ? budget.ask((timeoutMs) => this.rpc.call(Ops.search.dealsSlice, ctx, { body: { ...input, objects: dealsObjects } }, { timeoutMs }))
-        : { data: [] },
+        : ({ data: [] } as SearchSliceReply),
     ]);
     const hits = [...local, ...deals.data].sort(byRank);
     const data = hits.slice(0, limit);
     const last = data[data.length - 1];
     const hasMore = hits.length > limit;
-    return { data, has_more: hasMore, ...(hasMore ? { next_cursor: this.cursors.encode(list, [last.score, last.object, last.id]) } : {}) };
+    const said = mergeMeta(meta, deals.meta);
+    return {
+      data,
+      has_more: hasMore,
+      ...(hasMore ? { next_cursor: this.cursors.encode(list, [last.score, last.object, last.id]) } : {}),
+      ...(said ? { meta: said } : {}),
+    };
   }
 
   /** Active custom objects with at least one searchable field, by slug. */

@@ -3,7 +3,13 @@ import { Deal } from '../deals/deal.entity';
 import { StageHistory } from '../deals/stage-history.entity';
 import { Pipeline } from '../pipelines/pipeline.entity';
 import { Stage } from '../pipelines/stage.entity';
-import { BuiltInCustomFields, CreateCustomValueFunctions1765700000000, CreateSearchFunctions1765200000000, CreateSearchWords1765400000000 } from '@crm/runtime';
+import {
+  BuiltInCustomFields,
+  CreateCustomValueFunctions1765700000000,
+  CreateSearchFunctions1765200000000,
+  CreateSearchWords1765400000000,
+  IndexSearchWordsTrigrams1765800000000,
+} from '@crm/runtime';
 import { CreatePipelinesAndDeals1763800000400 } from './migrations/1763800000400-create-pipelines-and-deals';
 import { CustomFields1764300000100 } from './migrations/1764300000100-custom-fields';
 import { CreateImportBatches1764300000300 } from './migrations/1764300000300-create-import-batches';
@@ -40,4 +46,5 @@ export const dealsMigrations = [
   StageHistoryStayDays1765500000100,
   StageHistoryFlowAppends1765600000100,
   CreateCustomValueFunctions1765700000000,
+  IndexSearchWordsTrigrams1765800000000,
 ];

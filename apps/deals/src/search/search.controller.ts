@@ -1,4 +1,4 @@
-import { Ops, SearchSliceRequest } from '@crm/contracts';
+import { Ops, SearchMetaView, SearchSliceReply, SearchSliceRequest } from '@crm/contracts';
 import { builtInTarget, Handles, QueryBudget, searchColumn, SEARCH_HINT, SEARCH_SETTINGS, searchSlice, SearchTarget } from '@crm/runtime';
 import { Controller, Inject } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
@@ -17,10 +17,13 @@ export class SearchController {
   ) {}
 
   @Handles(Ops.search.dealsSlice)
-  async slice(@Payload('body') request: SearchSliceRequest) {
+  async slice(@Payload('body') request: SearchSliceRequest): Promise<SearchSliceReply> {
     const targets = request.objects.includes('deals') ? [DEALS_SEARCH_TARGET] : [];
     // The caller's deadline (the contacts service's budget) cuts this one short.
     const budget = new QueryBudget(this.settings.queryTimeoutMs, SEARCH_HINT);
-    return { data: await budget.run(this.dataSource, (run) => searchSlice(run, targets, request), SEARCH_SETTINGS) };
+    const meta: SearchMetaView = {};
+    const options = { wordCandidates: this.settings.searchWordCandidates, meta };
+    const data = await budget.run(this.dataSource, (run) => searchSlice(run, targets, request, options), SEARCH_SETTINGS);
+    return { data, ...(Object.keys(meta).length ? { meta } : {}) };
   }
 }

@@ -72,17 +72,18 @@ function answers200(describe: Describe, models: Array<Type<unknown>>, schema: Sc
  * A page: `{data: [...], has_more, next_cursor}`; `next_cursor` only when `has_more` is true. A projected
  * page (a query's answer) holds the view, or `{id, ...}` with the paths the request named in `fields`.
  */
-export function ApiPage(view: Type<unknown>, describe: Describe, projected = false) {
+export function ApiPage(view: Type<unknown>, describe: Describe, projected = false, meta?: Type<unknown>) {
   const item = projected
     ? { anyOf: [{ $ref: getSchemaPath(view) }, { type: 'object', required: ['id'], properties: { id: { type: 'string' } }, additionalProperties: true }] }
     : { $ref: getSchemaPath(view) };
-  return answers200(describe, [view], {
+  return answers200(describe, meta ? [view, meta] : [view], {
     type: 'object',
     required: ['data', 'has_more'],
     properties: {
       data: { type: 'array', items: item },
       has_more: { type: 'boolean' },
       next_cursor: { type: 'string', description: 'Opaque; send it as `cursor` for the next page.' },
+      ...(meta ? { meta: { $ref: getSchemaPath(meta) } } : {}),
     },
     additionalProperties: false,
   });

@@ -21,7 +21,7 @@ function documented(op: AnyOperation) {
   const { reply } = op;
   const answer =
     reply.kind === 'page'
-      ? ApiPage(reply.view as never, describe, reply.projected)
+      ? ApiPage(reply.view as never, describe, reply.projected, reply.meta as never)
       : reply.kind === 'resource'
         ? ApiResource(http.status, reply.view as never, describe, { included: reply.included, warnings: reply.warnings, secret: reply.secret })
         : reply.kind === 'batch'

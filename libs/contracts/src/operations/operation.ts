@@ -57,7 +57,7 @@ export interface ResourceOf<T> {
 export type ReplyShape =
   | { kind: 'resource'; view: Class; included?: boolean; warnings?: boolean; secret?: boolean }
   /** `projected`: with the request's `fields`, an item is `id` plus those paths instead of the view. */
-  | { kind: 'page'; view: Class; projected?: boolean }
+  | { kind: 'page'; view: Class; projected?: boolean; meta?: Class }
   | { kind: 'none' }
   /** A batch write: `{data: [{index, status, data?, error?}]}`, one result per item, `data` being the view. */
   | { kind: 'batch'; view: Class; created?: Class }
@@ -141,13 +141,15 @@ type ReplyOfShape<S, V> = S extends { kind: 'batch' }
   ? BatchReply<V>
   : S extends { kind: 'page'; projected: true }
     ? PageOf<V | ({ id: string } & Record<string, unknown>)>
-    : S extends { kind: 'page' }
-      ? PageOf<V>
-      : S extends { kind: 'none' }
-        ? void
-        : S extends { kind: 'aggregate' }
-          ? AggregateReply
-          : ResourceOf<V>;
+    : S extends { kind: 'page'; meta: Class<infer M> }
+      ? PageOf<V> & { meta?: M }
+      : S extends { kind: 'page' }
+        ? PageOf<V>
+        : S extends { kind: 'none' }
+          ? void
+          : S extends { kind: 'aggregate' }
+            ? AggregateReply
+            : ResourceOf<V>;
 
 export interface RouteSpec<Path extends string, Q, B, V, S extends ReplyShape, Svc extends RpcServiceName> {
   service: Svc;
@@ -229,7 +231,12 @@ export function internal<B, R, Svc extends RpcServiceName = RpcServiceName>(spec
 /** Reply shapes, as the table writes them. */
 export const resource = <V>(view: Class<V>, extra: { included?: boolean; warnings?: boolean; secret?: boolean } = {}) =>
   ({ kind: 'resource', view, ...extra }) as const;
-export const page = <V>(view: Class<V>) => ({ kind: 'page', view }) as const;
+/** `meta`: a view of what the page says besides its items (GET /search's bounds), present only when it has something to say. */
+export function page<V>(view: Class<V>): { readonly kind: 'page'; readonly view: Class<V> };
+export function page<V, M>(view: Class<V>, extra: { meta: Class<M> }): { readonly kind: 'page'; readonly view: Class<V>; readonly meta: Class<M> };
+export function page<V, M>(view: Class<V>, extra?: { meta: Class<M> }) {
+  return { kind: 'page', view, ...extra } as const;
+}
 /** The answer of a query: pages of the view, or of `{id, ...paths}` when the query names its `fields`. */
 export const projectedPage = <V>(view: Class<V>) => ({ kind: 'page', view, projected: true }) as const;
 export const noContent = { kind: 'none' } as const;

@@ -1,5 +1,14 @@
 import { UpdateCompanyDto, UpdateContactDto } from '../contacts';
-import { DuplicatesQuery, DuplicateView, SEARCHED_OBJECTS_TEXT, SearchHitView, SearchQuery, SearchSliceReply, SearchSliceRequest } from '../search/search';
+import {
+  DuplicatesQuery,
+  DuplicateView,
+  SEARCHED_OBJECTS_TEXT,
+  SearchHitView,
+  SearchMetaView,
+  SearchQuery,
+  SearchSliceReply,
+  SearchSliceRequest,
+} from '../search/search';
 import { internal, page, route } from './operation';
 
 /**
@@ -15,7 +24,7 @@ export const search = {
     summary: 'Search every object by what a person remembers: words, word starts, typos, emails and their parts, phone numbers, ids',
     access: 'read',
     query: SearchQuery,
-    reply: page(SearchHitView),
+    reply: page(SearchHitView, { meta: SearchMetaView }),
     mcp: {
       tool: 'search',
       title: 'Find records by words',

@@ -68,6 +68,27 @@ export class SearchHitView {
   matched!: SearchMatchView[];
 }
 
+/** What a search left out to stay within its bounds (docs/search.md, "Bounds"); absent when nothing was. */
+export class SearchMetaView {
+  @ApiProperty({
+    type: [String],
+    required: false,
+    example: ['com'],
+    description:
+      "q's words, when every one of them is a whole word of more rows of an object than are ranked per word (SEARCH_WORD_CANDIDATES): those objects' rows holding them are listed with the word-start hits",
+  })
+  skipped_words?: string[];
+  @ApiProperty({ type: [String], required: false, example: ['contacts'], description: 'The objects skipped_words applies to' })
+  capped_objects?: string[];
+  @ApiProperty({
+    type: [String],
+    required: false,
+    example: ['lovelace', 'babbage', 'analytical'],
+    description: 'When q has more words that may have typos than are looked up (3): the words that were, the longest',
+  })
+  typo_words?: string[];
+}
+
 /** Where a page of search results starts: after this hit in (score desc, object, id) order. */
 export type SearchPosition = [score: number, object: string, id: string];
 
@@ -81,6 +102,8 @@ export interface SearchSliceRequest {
 
 export interface SearchSliceReply {
   data: SearchHitView[];
+  /** Absent from a previous release's deals service. */
+  meta?: SearchMetaView;
 }
 
 /** `min_score` of the duplicate routes. */

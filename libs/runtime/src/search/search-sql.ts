@@ -1,4 +1,5 @@
-import { SearchHitView, SearchPosition } from '@crm/contracts';
+import { SearchHitView, SearchMetaView, SearchPosition } from '@crm/contracts';
+import { Env, intVar } from '@crm/common';
 import { createHash } from 'crypto';
 import { EntityManager } from 'typeorm';
 import type { RunStatement } from '../query/query-budget';
@@ -47,6 +48,31 @@ export const SEARCH_SETTINGS: Record<string, string> = { max_parallel_workers_pe
 /** Exact and prefix hits score at least this (0.9 × 0.7), typo hits at most 0.45: the two are found apart. */
 const FUZZY_BELOW = 0.5;
 
+/**
+ * Most rows of one object the exact tier ranks for a query's words (SEARCH_WORD_CANDIDATES). Ranking a row
+ * folds its fields, about 17 µs: `com`, held by half a million contacts at a million, took 12 s to rank in full.
+ */
+export const SEARCH_WORD_CANDIDATES = 1000;
+/** Most words of a query looked up in the dictionary for typos: each is one index look-up and one more alternative for the word index. */
+export const SEARCH_TYPO_WORDS = 3;
+/** Words sharing fewer trigrams than this with a query word are not read from the dictionary (docs/search.md). */
+const TYPO_TRIGRAM_SIMILARITY = 0.06;
+
+export interface SearchSettings {
+  searchWordCandidates: number;
+}
+
+export function loadSearchSettings(env: Env): SearchSettings {
+  return { searchWordCandidates: intVar(env, 'SEARCH_WORD_CANDIDATES', SEARCH_WORD_CANDIDATES, { min: 1, max: 100_000 }) };
+}
+
+/** How a slice is read, and where it says what it left out. */
+export interface SearchSliceOptions {
+  wordCandidates?: number;
+  /** Filled with what the answer's `meta` says (docs/search.md): the words and objects the exact tier did not rank by, the words looked up for typos. */
+  meta?: SearchMetaView;
+}
+
 /** What a query is compared as: its folded text (in SQL), its digits when it could be a phone number, and itself as an id. */
 export interface SearchInput {
   q: string;
@@ -74,7 +100,12 @@ type Row = { object: string; id: string; title: string | null; subtitle: string 
  * the id and the phone and email keys; only when they do not fill the page are typos looked up (in the
  * dictionary of words, then in the word index). Only the page's rows are described (title, matched).
  */
-export async function searchSlice(source: RunStatement | EntityManager, targets: readonly SearchTarget[], input: SearchInput): Promise<SearchHitView[]> {
+export async function searchSlice(
+  source: RunStatement | EntityManager,
+  targets: readonly SearchTarget[],
+  input: SearchInput,
+  options: SearchSliceOptions = {},
+): Promise<SearchHitView[]> {
   if (!targets.length) return [];
   // The services run it under a QueryBudget (its statements share the caller's deadline); the benchmark
   // hands it a plain transaction's manager.
@@ -100,11 +131,19 @@ export async function searchSlice(source: RunStatement | EntityManager, targets:
     patterns: words.length && !email ? words.map((w) => `% ${w}%`) : null,
   };
   const hits: Row[] = [];
+  const meta = options.meta ?? {};
   if (!input.after || input.after[0] >= FUZZY_BELOW) {
-    hits.push(...(await prepared(manager, exactStatement(targets, base, input.after, input.limit), !input.after)));
+    const capped = base.candidates
+      ? await cappedTargets(manager, targets, base.candidates, options.wordCandidates ?? SEARCH_WORD_CANDIDATES, !input.after)
+      : [];
+    if (capped.some(Boolean)) {
+      meta.skipped_words = [...new Set([...(meta.skipped_words ?? []), ...words])];
+      meta.capped_objects = [...new Set([...(meta.capped_objects ?? []), ...targets.filter((_, i) => capped[i]).map((t) => t.object)])].sort();
+    }
+    hits.push(...(await prepared(manager, exactStatement(targets, { ...base, capped }, input.after, input.limit), !input.after)));
   }
   if (hits.length < input.limit && base.prefix) {
-    const typos = await typoQuery(manager, words);
+    const typos = await typoQuery(manager, words, meta);
     if (typos) {
       const after = input.after && input.after[0] < FUZZY_BELOW ? input.after : undefined;
       hits.push(...(await prepared(manager, typoStatement(targets, { ...base, candidates: typos }, after, input.limit - hits.length), !input.after)));
@@ -143,7 +182,7 @@ const preparedNames = new Map<string, string>();
  * The search's transaction forces generic plans (searchSlice): the custom ones PostgreSQL would otherwise
  * keep choosing are planned on every execution.
  */
-async function prepared(manager: Query, [text, values]: [string, unknown[]], firstPage: boolean): Promise<Row[]> {
+async function prepared<R = Row>(manager: Query, [text, values]: [string, unknown[]], firstPage: boolean): Promise<R[]> {
   let name = preparedNames.get(text);
   if (name === undefined && firstPage && preparedNames.size < PREPARED_SHAPES) {
     name = `search_${createHash('sha1').update(text).digest('hex')}`;
@@ -162,17 +201,44 @@ async function prepared(manager: Query, [text, values]: [string, unknown[]], fir
 }
 
 /**
- * The query's words as a tsquery that also names every word of the dictionary within a word's allowed
- * typos, or null when no word has any (then there are no typo hits).
+ * Per target, whether its rows holding every word of q whole are more than `cap`: the exact tier then does
+ * not rank them (docs/search.md), and lists them with the word starts instead. Each probe reads at most
+ * cap + 1 rows of the word index's matches, so a word held by half the table costs the index scan, not the
+ * ranking. When they together are that many, so is each word alone: no rarer word of q could narrow them.
  */
-async function typoQuery(manager: Query, words: string[]): Promise<string | null> {
+async function cappedTargets(manager: Query, targets: readonly SearchTarget[], words: string, cap: number, firstPage: boolean): Promise<boolean[]> {
+  const probes = targets.map(
+    (
+      target,
+      i,
+    ) => `(SELECT count(*) FROM (SELECT 1 FROM ${target.table} t WHERE search_tsv(${target.words}) @@ $1::tsquery${target.where ? ` AND ${target.where}` : ''}
+      LIMIT $2::int) c) AS n${i}`,
+  );
+  const [row]: Array<Record<string, string>> = await prepared<Record<string, string>>(manager, [`SELECT ${probes.join(', ')}`, [words, cap + 1]], firstPage);
+  return targets.map((_, i) => Number(row[`n${i}`]) > cap);
+}
+
+/**
+ * The query's words as a tsquery that also names every word of the dictionary within a word's allowed
+ * typos, or null when no word has any (then there are no typo hits). At most SEARCH_TYPO_WORDS words are
+ * looked up, the longest (a tie goes to the earlier word), each through the dictionary's trigram index:
+ * only words sharing trigrams with it are compared. The others must still start a word of the row.
+ */
+async function typoQuery(manager: Query, words: string[], meta: SearchMetaView): Promise<string | null> {
+  const eligible = [...new Set(words)].filter((w) => w.length >= 4 && !/[0-9]/.test(w));
+  const looked = [...eligible].sort((a, b) => b.length - a.length || eligible.indexOf(a) - eligible.indexOf(b)).slice(0, SEARCH_TYPO_WORDS);
+  if (!looked.length) return null;
+  if (looked.length < eligible.length) meta.typo_words = [...new Set([...(meta.typo_words ?? []), ...looked])];
+  // `%` is what the index serves, against pg_trgm.similarity_threshold: the uncorrelated sub-select sets it
+  // for this transaction and runs once, before the index is scanned.
   const near: Array<{ w: string; words: string[] }> = await manager(
     `SELECT q.w, array_agg(DISTINCT s.word) AS words FROM unnest($1::text[]) q(w)
-     JOIN search_words s ON length(q.w) >= 4 AND q.w !~ '[0-9]'
+     JOIN search_words s ON s.word OPERATOR(public.%) q.w
+       AND (SELECT set_config('pg_trgm.similarity_threshold', '${TYPO_TRIGRAM_SIMILARITY}', true)) IS NOT NULL
        AND length(s.word) BETWEEN length(q.w) - 2 AND length(q.w) + 2
        AND public.levenshtein_less_equal(q.w, s.word, 2) <= 2 AND search_typos(q.w, s.word) < 3
      GROUP BY q.w`,
-    [words],
+    [looked],
   );
   if (!near.length) return null;
   const variants = new Map(near.map((n) => [n.w, n.words]));
@@ -187,6 +253,8 @@ interface Params {
   folded: string;
   candidates: string | null;
   prefix: string | null;
+  /** Per target, whether its exact word hits were too many to rank (cappedTargets). */
+  capped?: boolean[];
 }
 
 /** Exact hits score from 0.81 (0.9 × 0.9) up, prefix hits 0.7 (weight 1) or 0.63 (weight 0.9): nothing between. */
@@ -264,7 +332,7 @@ function exactStatement(targets: readonly SearchTarget[], input: Params, after: 
     const position = s.position();
     const exact = targets.map((target, i) => {
       const best = bestOf(target.fields.map((f, j) => weighed(f, exactRankSql(f, `w.w${j}`))));
-      const where = [`(${exactCandidates(target).join(' OR ')})`, ...(target.where ? [target.where] : [])].join(' AND ');
+      const where = [`(${exactCandidates(target, !input.capped?.[i]).join(' OR ')})`, ...(target.where ? [target.where] : [])].join(' AND ');
       // OFFSET 0 again: the score is computed once per row, not once for the filter and again for the sort.
       return `(SELECT x.* FROM (SELECT ${s.objects[i]}::text AS object, t.id, CASE WHEN t.id = $1::text THEN 1 ELSE round(${best}, 4) END AS score
           FROM ${target.table} t ${foldedWords(target.fields, (f) => f.value)} WHERE ${where} OFFSET 0) x
@@ -273,11 +341,18 @@ function exactStatement(targets: readonly SearchTarget[], input: Params, after: 
     branches.push(`(SELECT * FROM (${exact.join('\nUNION ALL\n')}) e ORDER BY e.score DESC, e.object COLLATE "C", e.id COLLATE "C" LIMIT ${s.top})`);
   }
   if (input.prefix) {
-    const byObject = targets.map((target, i) => ({ target, object: s.objects[i] })).sort((a, b) => (a.target.object < b.target.object ? -1 : 1));
+    const byObject = targets
+      .map((target, i) => ({ target, object: s.objects[i], capped: !!input.capped?.[i] }))
+      .sort((a, b) => (a.target.object < b.target.object ? -1 : 1));
+    const tierOf = (f: SearchField) => Math.round(f.weight * 0.7 * 1e4) / 1e4;
     for (const tier of PREFIX_TIERS) {
       if (after && after[0] < tier) continue;
-      for (const { target, object } of byObject) {
-        if (!target.fields.some((f) => f.rule !== 'phone' && Math.round(f.weight * 0.7 * 1e4) / 1e4 === tier)) continue;
+      for (const { target, object, capped } of byObject) {
+        if (!target.fields.some((f) => f.rule !== 'phone' && tierOf(f) === tier)) continue;
+        // A capped target's exact word hits were not ranked: its first tier lists them too, at the tier's
+        // score, so paging still reaches every row once; the rows the keys found stay in the exact tier.
+        const above = capped && !target.fields.some((f) => f.rule !== 'phone' && tierOf(f) > tier);
+        const keys = keyConditions(target, (_, j) => `r.v${j}`);
         let from = '';
         if (after && after[0] === tier) {
           if (target.object < after[1]) continue;
@@ -286,11 +361,13 @@ function exactStatement(targets: readonly SearchTarget[], input: Params, after: 
         const values = target.fields.map((f, j) => `${f.value} AS v${j}`).join(', ');
         const best = bestOf(target.fields.map((f, j) => weighed(f, exactRankSql({ ...f, value: `r.v${j}` }, `w.w${j}`))));
         // The id is an exact hit (score 1), listed in the first tier.
+        const rank = above ? `round(${best}, 4) >= ${tier}` : `round(${best}, 4) = ${tier}`;
+        const unkeyed = above && keys.length ? ` AND NOT coalesce(${keys.join(' OR ')}, false)` : '';
         branches.push(`(SELECT ${object}::text AS object, r.id, ${tier} AS score FROM
           (SELECT t.id, ${values} FROM ${target.table} t WHERE search_tsv(${target.words}) @@ $5::tsquery AND t.id <> $1::text${target.where ? ` AND ${target.where}` : ''}${from}
             ORDER BY t.id COLLATE "C" OFFSET 0) r
           ${foldedWords(target.fields, (_, j) => `r.v${j}`)}
-        WHERE round(${best}, 4) = ${tier} LIMIT ${s.top})`);
+        WHERE ${rank}${unkeyed} LIMIT ${s.top})`);
       }
     }
   }
@@ -311,15 +388,19 @@ function typoStatement(targets: readonly SearchTarget[], input: Params, after: S
   return s.sql(`SELECT * FROM (${ranked.join('\nUNION ALL\n')}) u ORDER BY u.score DESC, u.object COLLATE "C", u.id COLLATE "C" LIMIT ${s.top}`);
 }
 
-/** The index-served conditions that make a row a candidate for an exact or prefix hit. */
-function exactCandidates(target: SearchTarget): string[] {
-  const out = [`t.id = $1::text`, `search_tsv(${target.words}) @@ $4::tsquery`];
-  for (const f of target.fields) {
-    if (f.rule === 'phone') out.push(`($2::text <> '' AND search_phone_key(${f.value}) = right($2::text, 7))`);
-    if (f.rule === 'email' && f.keyed) out.push(`search_email_key(${f.value}) = search_email_key($1::text)`);
-    if (f.rule === 'domain' && f.keyed) out.push(`search_domain_key(${f.value}) = search_domain_key($1::text)`);
-  }
-  return out;
+/** The index-served conditions that make a row a candidate for an exact hit; `byWords` unless its words are too common (cappedTargets). */
+function exactCandidates(target: SearchTarget, byWords: boolean): string[] {
+  return [`t.id = $1::text`, ...(byWords ? [`search_tsv(${target.words}) @@ $4::tsquery`] : []), ...keyConditions(target, (f) => f.value)];
+}
+
+/** A row's phone, email or domain equals q's by its key (`value` is the field's SQL). */
+function keyConditions(target: SearchTarget, value: (f: SearchField, j: number) => string): string[] {
+  return target.fields.flatMap((f, j) => {
+    if (f.rule === 'phone') return [`($2::text <> '' AND search_phone_key(${value(f, j)}) = right($2::text, 7))`];
+    if (f.rule === 'email' && f.keyed) return [`search_email_key(${value(f, j)}) = search_email_key($1::text)`];
+    if (f.rule === 'domain' && f.keyed) return [`search_domain_key(${value(f, j)}) = search_domain_key($1::text)`];
+    return [];
+  });
 }
 
 /**
