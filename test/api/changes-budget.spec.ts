@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { monotonicFactory } from 'ulid';
 import { eventually } from '../support/api-client';
 import { startStack, TestStack } from '../support/stack';
+import { tableLocks } from '../support/table-locks';
 
 /**
  * GET /changes reads an index for every filter (docs/changes.md): a `via` few entries came through and a
@@ -101,34 +102,15 @@ describe('GET /changes within its indexes and its budget', () => {
   });
 
   it('answers 400 query_too_expensive past the budget, in both services, with nothing left running', async () => {
-    const holder = new Client({ connectionString: stack.databaseUrl });
-    const monitor = new Client({ connectionString: stack.databaseUrl });
-    await holder.connect();
-    await monitor.connect();
-    try {
-      // Both services' history is held, so each part of the read waits as long as it is allowed to.
-      await holder.query('BEGIN');
-      await holder.query('LOCK TABLE contacts.changes, deals.changes IN ACCESS EXCLUSIVE MODE');
-      const res = await stack.api.get('/changes?via=merge');
-      expect(res.status).toBe(400);
-      expect(res.body.error.code).toBe('query_too_expensive');
-      expect(res.body.error.message).toMatch(/record_id/);
-      // Checked while the lock is still held: a read that ran on would still be waiting for it.
-      await eventually(
-        async () => {
-          const { rows } = await monitor.query(
-            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-          );
-          return rows[0].n === 0 ? true : undefined;
-        },
-        20_000,
-        100,
-      );
-    } finally {
-      await holder.query('ROLLBACK').catch(() => undefined);
-      await holder.end();
-      await monitor.end();
-    }
+    // Both services' history is held, so each part of the read waits as long as it is allowed to; a part
+    // of it is seen waiting, and once it is answered, with the lock still held, none is.
+    const { answer: res, seenWaiting } = await tableLocks(stack.databaseUrl).answeredWhileLocked('contacts.changes, deals.changes', () =>
+      stack.api.get('/changes?via=merge'),
+    );
+    expect(seenWaiting).toBe(true);
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('query_too_expensive');
+    expect(res.body.error.message).toMatch(/record_id/);
     expect((await stack.api.get('/changes?via=capture')).status).toBe(200);
   });
 });

@@ -37,23 +37,21 @@ describe('a query ends when its caller stops waiting', () => {
   const GAVE_UP = ['400 query_too_expensive', '503 service_unavailable'];
 
   it('stops a statement when the gateway stops waiting, however long the service would allow it', async () => {
-    const res = await locks().whileLocked('contacts.contacts', async () => {
-      const answer = await api.post('/contacts/query', { filter: { first_name: 'Held' } });
-      // Checked while the lock is still held: a statement that ran on would still be waiting for it.
-      await locks().noneWaiting();
-      return answer;
-    });
+    // Checked while the lock is still held: a statement that ran on would still be waiting for it.
+    const { answer: res, seenWaiting } = await locks().answeredWhileLocked('contacts.contacts', () =>
+      api.post('/contacts/query', { filter: { first_name: 'Held' } }),
+    );
+    expect(seenWaiting).toBe(true);
     expect(GAVE_UP).toContain(answered(res));
   });
 
   it('spends one budget on every lookup another service answers, and stops them all when the caller gives up', async () => {
     // Fifty conditions on the contact, each a lookup the contacts service answers.
     const branches = Array.from({ length: 50 }, (_, i) => ({ 'contact.first_name': { $contains: `held ${i}` } }));
-    const res = await locks().whileLocked('contacts.contacts', async () => {
-      const answer = await api.post('/deals/query', { filter: { pipeline_id: pipeline.id, $or: branches } });
-      await locks().noneWaiting();
-      return answer;
-    });
+    const { answer: res, seenWaiting } = await locks().answeredWhileLocked('contacts.contacts', () =>
+      api.post('/deals/query', { filter: { pipeline_id: pipeline.id, $or: branches } }),
+    );
+    expect(seenWaiting).toBe(true);
     expect(GAVE_UP).toContain(answered(res));
 
     // Nothing of it was left holding a connection: both services answer as before.

@@ -39,11 +39,8 @@ describe('every read path ends when its caller stops waiting', () => {
 
   /** The request's answer while `table` is locked, checked while the lock is still held: a statement that ran on would still be waiting for it. */
   async function heldUp(table: string, request: () => Promise<Answer>): Promise<Answer> {
-    const answer = await locks().whileLocked(table, async () => {
-      const res = await request();
-      await locks().noneWaiting();
-      return res;
-    });
+    const { answer, seenWaiting } = await locks().answeredWhileLocked(table, request);
+    expect(seenWaiting).toBe(true);
     expect(GAVE_UP).toContain(`${answer.status} ${answer.body.error?.code}`);
     return answer;
   }

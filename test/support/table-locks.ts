@@ -34,5 +34,25 @@ export function tableLocks(databaseUrl: string) {
 
   /** Resolves once no statement waits for a lock, within 20 s. */
   const noneWaiting = () => eventually(async () => ((await waiting()) === 0 ? true : undefined), 20_000, 100);
-  return { whileLocked, waiting, noneWaiting };
+
+  /**
+   * `request`'s answer while `table` is locked, with proof of both halves: a statement of it was seen
+   * waiting for the lock (so it reached the database and the answer is not one from before it), and once
+   * it is answered, with the lock still held, nothing waits any more (a statement that ran on would).
+   */
+  async function answeredWhileLocked<T>(table: string, request: () => Promise<T>): Promise<{ answer: T; seenWaiting: boolean }> {
+    return whileLocked(table, async () => {
+      let done = false;
+      const pending = request().finally(() => (done = true));
+      let seenWaiting = false;
+      while (!done && !seenWaiting) {
+        seenWaiting = (await waiting()) > 0;
+        if (!seenWaiting) await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      const answer = await pending;
+      await noneWaiting();
+      return { answer, seenWaiting };
+    });
+  }
+  return { whileLocked, waiting, noneWaiting, answeredWhileLocked };
 }
