@@ -25,7 +25,9 @@ import { BenchApp, BenchStack, machine, percentile, runBenchmark, startBenchStac
  * and keep: a later run with the same name and sizes times the data already there), BENCH_SEARCH_SEED_ONLY
  * (1: stop after the seed, so the timed part can run alone, e.g. under the machine's bench lock),
  * BENCH_SEARCH_BASE_DIR (a checkout holding the build before, `dist/`: its stack runs beside this one on the same
- * database, and each case alternates both builds' requests and SQL, so before and after come from one run).
+ * database, and each case alternates both builds' requests and SQL, so before and after come from one run). A case
+ * this build answers differently on purpose (`changed`: the search bounds) compares each build with itself only, and
+ * the build before may refuse it past its time budget: its refusals are counted in the table, not timed.
  */
 const ROOT = join(__dirname, '..', '..');
 const CONTACTS = Number(process.env.BENCH_SEARCH_CONTACTS ?? 1_000_000);
@@ -186,6 +188,8 @@ interface Case {
   method: 'GET' | 'POST';
   path: string;
   body?: unknown;
+  /** This build answers differently from the build before on purpose (docs/search.md, "Bounds"): each build's API and SQL must still agree. */
+  changed?: boolean;
   /** The same answer from the services' code on one client. */
   sql(pg: Client, code: Code, plans?: string[]): Promise<Array<{ id: string }>>;
 }
@@ -193,10 +197,11 @@ interface Case {
 const LIMIT = 20;
 
 /** GET /search over every object, as the contacts service merges its slice with the deals service's. */
-function searchCase(label: string, target: number, q: string): Case {
+function searchCase(label: string, target: number, q: string, changed = false): Case {
   return {
     label,
     target,
+    changed,
     method: 'GET',
     path: `/search?q=${encodeURIComponent(q)}&limit=${LIMIT}`,
     async sql(pg, code, plans) {
@@ -207,6 +212,9 @@ function searchCase(label: string, target: number, q: string): Case {
     },
   };
 }
+
+/** Forty distinct four-letter words found nowhere, 199 characters. */
+const NONSENSE = Array.from({ length: 40 }, (_, i) => `zq${'bcdfghjklm'[i % 10]}${'vwxyz'[Math.floor(i / 10)]}`).join(' ');
 
 const codec = new CursorCodec(['bench']);
 const duplicates = (pg: Client, code: Code, plans?: string[]) => new code.DuplicatesService(direct(pg, 'contacts', plans), codec);
@@ -269,6 +277,11 @@ async function timed(stack: BenchStack, base: BenchStack | undefined): Promise<v
       searchCase(`prefix: first name and surname start`, 50, `${person.first_name} ${last.slice(0, 3)}`),
       searchCase(`typo: two letters swapped (${swapped})`, 150, swapped),
       searchCase(`typo: first name and surname with a typo`, 150, `${person.first_name} ${swapped}`),
+      // The worst a query can ask of each tier: a word in half the contacts' emails and every company's
+      // domain, 40 four-letter nonsense words (the 200-character limit), a single letter.
+      searchCase('exact: a word of half the rows (com)', 50, 'com', true),
+      searchCase('typo: 40 four-letter nonsense words', 150, NONSENSE, true),
+      searchCase('prefix: one letter (k)', 50, 'k'),
       {
         label: 'duplicates of one contact',
         target: 50,
@@ -304,7 +317,14 @@ async function timed(stack: BenchStack, base: BenchStack | undefined): Promise<v
     const explains: string[] = [];
     const raw: Record<string, Record<string, { api: number[]; sql: number[] }>> = {};
     for (const c of cases) {
-      const runs = builds.map((build) => ({ build, api: [] as number[], sql: [] as number[], answer: [] as string[], rows: [] as string[] }));
+      const runs = builds.map((build) => ({
+        build,
+        api: [] as number[],
+        sql: [] as number[],
+        answer: [] as string[],
+        rows: [] as string[],
+        refused: [] as string[],
+      }));
       const caseStarted = performance.now();
       for (let i = 0; i < WARMUP + RUNS && (i < WARMUP + 5 || performance.now() - caseStarted < CASE_SECONDS * 1000); i++) {
         // The builds take turns going first, so neither always follows the other's request.
@@ -315,23 +335,32 @@ async function timed(stack: BenchStack, base: BenchStack | undefined): Promise<v
             headers: { 'Content-Type': 'application/json', 'X-Api-Key': run.build.stack.key },
             ...(c.body ? { body: JSON.stringify(c.body) } : {}),
           });
-          const answer = (await res.json()) as { data: Array<{ id: string }> };
-          if (res.status !== 200) throw new Error(`${c.label} (${run.build.name}): ${res.status} ${JSON.stringify(answer)}`);
-          if (i >= WARMUP) run.api.push(performance.now() - t);
-          run.answer = answer.data.map((r) => r.id);
+          const answer = (await res.json()) as { data: Array<{ id: string }>; error?: { code?: string } };
+          // The build before may refuse a case this build was made to answer (query_too_expensive past its
+          // time budget): counted, not timed; this build refusing ends the run.
+          if (res.status !== 200 && (run.build.stack !== stack || !c.changed))
+            throw new Error(`${c.label} (${run.build.name}): ${res.status} ${JSON.stringify(answer)}`);
+          if (res.status !== 200) run.refused.push(`${res.status} ${answer.error?.code ?? ''}`.trim());
+          else if (i >= WARMUP) run.api.push(performance.now() - t);
+          if (res.status === 200) run.answer = answer.data.map((r) => r.id);
           t = performance.now();
           run.rows = (await c.sql(pg, run.build.code)).map((r) => r.id);
           if (i >= WARMUP) run.sql.push(performance.now() - t);
         }
       }
       raw[c.label] = {};
-      for (const { build, api, sql, answer, rows } of runs) {
-        // Both builds must give the same answer, each through the API and on its own SQL.
-        const same = [rows, ...runs.map((r) => r.answer)].every((ids) => JSON.stringify(ids) === JSON.stringify(answer));
+      for (const { build, api, sql, answer, rows, refused } of runs) {
+        // Both builds must give the same answer, each through the API and on its own SQL; a changed case's
+        // builds need only agree with themselves (and a refused API answer is compared with nothing).
+        const others = c.changed ? [] : runs.map((r) => r.answer);
+        const own = refused.length ? [] : [rows];
+        const same = [...own, ...others].every((ids) => JSON.stringify(ids) === JSON.stringify(refused.length ? rows : answer));
+        const changed = c.changed && runs.some((r) => JSON.stringify(r.rows) !== JSON.stringify(rows));
         mismatch ||= !same;
         raw[c.label][build.name] = { api, sql };
+        const refusals = refused.length ? ` (${refused.length} × ${[...new Set(refused)].join(', ')})` : '';
         lines.push(
-          `| ${c.label} | ${build.name} | ${c.target} | ${api.length} | ${answer.length} | ${p(api, 50)} | ${p(api, 99)}${p(api, 99) > c.target ? ' ⚠' : ''} | ${p(sql, 50)} | ${p(sql, 99)} | ${(percentile(api, 50) / percentile(sql, 50)).toFixed(1)}x | ${same ? 'same' : 'DIFFERENT'} |`,
+          `| ${c.label} | ${build.name} | ${c.target} | ${api.length}${refusals} | ${refused.length ? rows.length : answer.length} | ${api.length ? p(api, 50) : '–'} | ${api.length ? `${p(api, 99)}${p(api, 99) > c.target ? ' ⚠' : ''}` : '–'} | ${p(sql, 50)} | ${p(sql, 99)} | ${api.length ? `${(percentile(api, 50) / percentile(sql, 50)).toFixed(1)}x` : '–'} | ${same ? (changed ? 'changed' : 'same') : 'DIFFERENT'} |`,
         );
       }
       // Every build's plans, so planning and execution can be compared between them.
