@@ -54,7 +54,7 @@ describe('Batch items and single writes agree', () => {
     const logged = await eventually(async () => {
       const found = await stack.api.listAll('/events?type=deal.created,deal.contact_added,deal.won');
       return found.some((e) => e.data.deal_id === marker) ? found : undefined;
-    }, 30_000);
+    }, 120_000);
     for (const id of [single, batched]) {
       expect(logged.filter((e) => e.data.deal_id === id).map((e) => e.type)).toEqual(['deal.created', 'deal.contact_added', 'deal.won']);
     }

@@ -17,7 +17,7 @@ describe('Batch writes', () => {
     return eventually(async () => {
       const events = (await stack.api.listAll(`/events?type=${types.join(',')}`)).filter((e) => ids.has(e.data[idField]));
       return events.length >= expected ? events : undefined;
-    }, 30_000);
+    }, 120_000);
   }
 
   /** A record created now through the service that made the writes under test, and the event that logs it. */

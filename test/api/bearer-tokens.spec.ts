@@ -286,7 +286,7 @@ describe('bearer tokens from the deployment identity provider', () => {
     }
     const api = new ApiClient(late!.url, stack.apiKey);
     const token = await issuer.sign({ sub: `later-${tag()}`, scope: 'contacts:read' });
-    await eventually(async () => ((await api.get('/contacts', bearer(token))).status === 200 ? true : undefined), 30_000, 250);
+    await eventually(async () => ((await api.get('/contacts', bearer(token))).status === 200 ? true : undefined), 120_000, 250);
   });
 
   it('answers 404 for the metadata, and treats a bearer token as no key, where tokens are not configured', async () => {

@@ -475,7 +475,7 @@ describe('change history of companies, work items, users and custom records', ()
     const done = await eventually(async () => {
       const current = (await stack.api.get(`/imports/${job.id}`)).body.data;
       return ['completed', 'failed'].includes(current.status) ? current : undefined;
-    }, 30_000);
+    }, 120_000);
     expect(done).toMatchObject({ status: 'completed', counts: { created: 1, updated: 1, failed: 0 } });
 
     const origin = { actor: { type: 'api_key', id: importer.id }, via: 'import', request_id: 'req-import-1' };

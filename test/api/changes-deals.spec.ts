@@ -351,7 +351,7 @@ describe('change history of deals and pipelines', () => {
     const [deal] = await eventually(async () => {
       const found = (await stack.api.get(`/deals?pipeline_id=${sales.id}`)).body.data;
       return found.length ? found : undefined;
-    }, 30_000);
+    }, 120_000);
     const [entry] = await history(`/deals/${deal.id}/changes`);
     expect(entry).toMatchObject({
       action: 'created',
@@ -439,7 +439,7 @@ describe('change history of deals and pipelines', () => {
     const [stale] = await eventually(async () => {
       const found = await eventsOf('trigger.deal.stale', 'deal_id', deal.id);
       return found.length ? found : undefined;
-    }, 20_000);
+    }, 120_000);
     expect(stale).toMatchObject({ actor: { type: 'system', id: 'stale_deals' }, via: 'system', request_id: null });
     // Reporting changes no field of the deal: its history holds only its creation.
     expect((await history(`/deals/${deal.id}/changes`)).map((e) => e.action)).toEqual(['created']);

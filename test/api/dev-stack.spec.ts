@@ -74,7 +74,7 @@ describe('npm start', () => {
   const stacks: DevStack[] = [];
   afterAll(async () => {
     await Promise.all(stacks.map(stopDevStack));
-  }, 60_000);
+  });
 
   it('runs two stacks side by side, each on 127.0.0.1 only, health ports following PORT', async () => {
     stacks.push(await startDevStack());

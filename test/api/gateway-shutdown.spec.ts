@@ -111,7 +111,7 @@ describe('gateway shutdown on SIGTERM under keep-alive load', () => {
     const signalledAt = Date.now();
     signalled = true;
     // The listener closes: new connections are refused while the request in flight goes on.
-    await eventually(async () => (answers.some((a) => a.afterSignal && a.error === 'ECONNREFUSED') ? true : undefined), 30_000, 20);
+    await eventually(async () => (answers.some((a) => a.afterSignal && a.error === 'ECONNREFUSED') ? true : undefined), 120_000, 20);
     await new Promise((r) => setTimeout(r, 500));
     expect(gateway.child.exitCode).toBeNull(); // still finishing the request in flight
 
@@ -146,5 +146,5 @@ describe('gateway shutdown on SIGTERM under keep-alive load', () => {
     process.stdout.write(
       `gateway shutdown: exited ${exitMs} ms after SIGTERM; ${before.length} answers before, ${served.length} after (all Connection: close), ${failures.length} refused connections\n`,
     );
-  }, 60_000);
+  });
 });

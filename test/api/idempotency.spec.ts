@@ -46,7 +46,7 @@ describe('Idempotency-Key', () => {
         [holderPid],
       );
       return rows[0].waiting >= n ? true : undefined;
-    }, 30_000);
+    }, 120_000);
   const pipelinesNamed = async (name: string) =>
     (await db.query<{ id: string }>('SELECT id FROM deals.pipelines WHERE name = $1', [name])).rows.map((r) => r.id);
 
@@ -190,12 +190,12 @@ describe('Idempotency-Key', () => {
         const answer = await impatientClient.post('/pipelines', body, withKey(k));
         const { rows } = await db.query('SELECT 1 FROM gateway.idempotency_keys WHERE idempotency_key = $1', [k]);
         return rows.length === 1 ? answer : undefined;
-      }, 30_000);
+      }, 120_000);
       expect(first.status).toBe(503);
       await eventually(async () => {
         const { rows } = await db.query('SELECT 1 FROM gateway.idempotency_keys WHERE idempotency_key = $1 AND locked_until <= clock_timestamp()', [k]);
         return rows.length === 1 ? true : undefined;
-      }, 30_000);
+      }, 120_000);
       const retry = stack.api.post('/pipelines', body, withKey(k));
       await waitForLockWaiters(2);
       await db.query('COMMIT');

@@ -42,7 +42,7 @@ describe('pages of large items', () => {
         if (!res.body.has_more) break;
       }
       return updates.length >= 60 ? true : undefined;
-    }, 30_000);
+    }, 120_000);
 
     expect(updates).toHaveLength(60);
     // In write order, each carrying its own large metadata.

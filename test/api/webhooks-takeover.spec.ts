@@ -75,5 +75,5 @@ describe('webhook delivery after a replica dies mid-delivery', () => {
     } finally {
       await doomed.stop();
     }
-  }, 90_000);
+  });
 });

@@ -127,6 +127,6 @@ describe('rendered manifests against the Kubernetes API schemas', () => {
       const errors = typeErrors([misspelt]);
       expect(errors).toHaveLength(1);
       expect(errors[0]).toMatch(new RegExp(`^${label(misspelt)}: .*livenessProb.* does not exist in type 'Container'`));
-    }, 60_000);
+    });
   });
 });

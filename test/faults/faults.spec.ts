@@ -223,7 +223,7 @@ describe('faults under a mixed write load', () => {
     // Every process recovered by itself: none exited after the infrastructure restarts.
     for (const name of PROCESSES) {
       expect({ name, exitCode: processes[name].child.exitCode }).toEqual({ name, exitCode: null });
-      await eventually(async () => ((await fetch(processes[name].healthUrl).catch(() => undefined))?.ok ? true : undefined), 30_000, 100);
+      await eventually(async () => ((await fetch(processes[name].healthUrl).catch(() => undefined))?.ok ? true : undefined), 120_000, 100);
     }
 
     const acknowledged = load.ops.filter((op) => op.acknowledgedAt);

@@ -32,7 +32,7 @@ export function tableLocks(databaseUrl: string) {
     }
   }
 
-  /** Resolves once no statement waits for a lock, within 20 s. */
+  /** Resolves once no statement waits for a lock, within 20 s: well inside the minute the deadline tests give the services, so a statement that ran on is still seen. */
   const noneWaiting = () => eventually(async () => ((await waiting()) === 0 ? true : undefined), 20_000, 100);
 
   /**
