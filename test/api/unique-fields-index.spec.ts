@@ -31,6 +31,13 @@ describe('unique custom field checks', () => {
     return Object.fromEntries(rows.map((r: { name: string; n: number }) => [r.name, r.n]));
   }
 
+  /** How often the table has been read whole (sequential scans), as the statistics last flushed say. */
+  async function tableScans(table: string): Promise<number> {
+    const [schema, name] = table.split('.');
+    const { rows } = await db.query(`SELECT seq_scan::int AS n FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2`, [schema, name]);
+    return rows[0].n;
+  }
+
   /** Resolves once every index in `before` has been scanned since; fails if one never is. */
   const scannedSince = (before: Record<string, number>) =>
     eventually(async () => {
@@ -56,6 +63,7 @@ describe('unique custom field checks', () => {
     );
     await db.query(`ANALYZE contacts.object_records`);
     const before = await scans(['object_records_values', 'object_records_values_folded']);
+    const wholeBefore = await tableScans('contacts.object_records');
 
     const res = await stack.api.post('/objects/account/records/batch', {
       operation: 'create',
@@ -69,7 +77,9 @@ describe('unique custom field checks', () => {
     expect(res.body.data[0].error.details).toEqual([expect.objectContaining({ field: 'values.code', code: 'duplicate' })]);
     expect(res.body.data[1].error.details).toEqual([expect.objectContaining({ field: 'values.billing_email', code: 'duplicate' })]);
 
+    // The statistics that show the index read are flushed with the same session's table reads: none whole.
     await scannedSince(before);
+    expect(await tableScans('contacts.object_records')).toBe(wholeBefore);
   });
 
   it('checks a batch of contacts against the custom_fields index', async () => {
@@ -81,6 +91,7 @@ describe('unique custom field checks', () => {
     );
     await db.query(`ANALYZE contacts.contacts`);
     const before = await scans(['contacts_custom_fields']);
+    const wholeBefore = await tableScans('contacts.contacts');
 
     const res = await stack.api.post('/contacts/batch', {
       operation: 'create',
@@ -93,5 +104,6 @@ describe('unique custom field checks', () => {
     expect(res.body.data[0].error.details).toEqual([expect.objectContaining({ field: 'custom_fields.badge', code: 'duplicate' })]);
 
     await scannedSince(before);
+    expect(await tableScans('contacts.contacts')).toBe(wholeBefore);
   });
 });
