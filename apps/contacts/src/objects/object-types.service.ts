@@ -21,7 +21,15 @@ import {
   presentBuiltInObject,
 } from '@crm/contracts';
 import { OutboxService, RpcCaller } from '@crm/messaging';
-import { appendDefinition, BuiltInCustomFieldsService, checkDefinitions, definitionNamed, editedDefinitions, moveStoredValues } from '@crm/runtime';
+import {
+  appendDefinition,
+  BuiltInCustomFieldsService,
+  checkDefinitions,
+  CustomInstantIndexes,
+  definitionNamed,
+  editedDefinitions,
+  moveStoredValues,
+} from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
@@ -46,7 +54,21 @@ export class ObjectTypesService {
     private readonly references: ContactsFieldReferences,
     private readonly rpc: RpcCaller,
     private readonly contactCompanies: ContactCompanies,
-  ) {}
+    private readonly instantIndexes: CustomInstantIndexes,
+  ) {
+    // One table holds every custom object's records, so each field's index is partial, over its object's
+    // rows: the catalog scopes every query with the same literal (object_type_id = '<id>'), which the planner
+    // matches to the index's predicate.
+    instantIndexes.register({
+      tables: ['object_records'],
+      targets: async (m) =>
+        (await this.allCustom(m)).flatMap((type) =>
+          type.fields
+            .filter((f) => f.type === 'datetime')
+            .map((f) => ({ table: 'object_records', column: '"values"', field: f.name, scope: { column: 'object_type_id', value: type.id } })),
+        ),
+    });
+  }
 
   /**
    * GET /schema: every built-in object, then every active custom object. This service's part comes from
@@ -71,7 +93,14 @@ export class ObjectTypesService {
   }
 
   async create(dto: CreateObjectTypeDto): Promise<ObjectSchemaView> {
-    return presentObjectType(await this.insert(dto));
+    return presentObjectType(await this.afterCommit(this.insert(dto)));
+  }
+
+  /** The date-time indexes follow the committed definitions, built after the answer rather than inside its transaction. */
+  private async afterCommit<T>(committed: Promise<T>): Promise<T> {
+    const result = await committed;
+    this.instantIndexes.refresh();
+    return result;
   }
 
   private async insert(dto: CreateObjectTypeDto): Promise<ObjectType> {
@@ -140,12 +169,14 @@ export class ObjectTypesService {
   async addField(slugOrId: string, dto: FieldDefinitionDto): Promise<ObjectSchemaView> {
     if (builtInObject(slugOrId)) return this.builtInFields.addField(slugOrId, dto);
     const def = normaliseDefinition(dto);
-    return this.dataSource.transaction(async (m) => {
-      const type = await this.find(m, slugOrId, true);
-      const fields = appendDefinition(type.fields, def);
-      await checkDefinitions([def], 'field', (target) => this.references.canReference(m, target, type.slug));
-      return this.saveFields(m, type, fields);
-    });
+    return this.afterCommit(
+      this.dataSource.transaction(async (m) => {
+        const type = await this.find(m, slugOrId, true);
+        const fields = appendDefinition(type.fields, def);
+        await checkDefinitions([def], 'field', (target) => this.references.canReference(m, target, type.slug));
+        return this.saveFields(m, type, fields);
+      }),
+    );
   }
 
   /**
@@ -156,28 +187,32 @@ export class ObjectTypesService {
    */
   async updateField(slugOrId: string, name: string, dto: UpdateFieldDefinitionDto): Promise<ObjectSchemaView> {
     if (builtInObject(slugOrId)) return this.builtInFields.updateField(slugOrId, name, dto);
-    return this.dataSource.transaction(async (m) => {
-      const type = await this.find(m, slugOrId, true);
-      const edited = editedDefinitions(type.fields, name, dto, type.slug);
-      if (!edited) return presentObjectType(type);
-      if (edited.renamedTo) await moveStoredValues(m, this.recordValues(type), name, edited.renamedTo);
-      return this.saveFields(m, type, edited.fields);
-    });
+    return this.afterCommit(
+      this.dataSource.transaction(async (m) => {
+        const type = await this.find(m, slugOrId, true);
+        const edited = editedDefinitions(type.fields, name, dto, type.slug);
+        if (!edited) return presentObjectType(type);
+        if (edited.renamedTo) await moveStoredValues(m, this.recordValues(type), name, edited.renamedTo);
+        return this.saveFields(m, type, edited.fields);
+      }),
+    );
   }
 
   /** Removes a field and, in the same transaction, every value stored under it; this cannot be undone. */
   async removeField(slugOrId: string, name: string): Promise<ObjectSchemaView> {
     if (builtInObject(slugOrId)) return this.builtInFields.removeField(slugOrId, name);
-    return this.dataSource.transaction(async (m) => {
-      const type = await this.find(m, slugOrId, true);
-      definitionNamed(type.fields, name, type.slug);
-      await moveStoredValues(m, this.recordValues(type), name, null);
-      return this.saveFields(
-        m,
-        type,
-        type.fields.filter((f) => f.name !== name),
-      );
-    });
+    return this.afterCommit(
+      this.dataSource.transaction(async (m) => {
+        const type = await this.find(m, slugOrId, true);
+        definitionNamed(type.fields, name, type.slug);
+        await moveStoredValues(m, this.recordValues(type), name, null);
+        return this.saveFields(
+          m,
+          type,
+          type.fields.filter((f) => f.name !== name),
+        );
+      }),
+    );
   }
 
   private recordValues(type: ObjectType) {

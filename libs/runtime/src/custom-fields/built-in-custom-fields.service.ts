@@ -24,6 +24,7 @@ import { Inject, Injectable, Provider, Type } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { BuiltInCustomFields } from './built-in-custom-fields.entity';
+import { CustomInstantIndexes } from './custom-instant-indexes';
 import { enforceFieldValues, enforceFieldValuesOfMany, EnforcementInput, withoutNulls } from './field-enforcement';
 import { appendDefinition, checkDefinitions, definitionNamed, editedDefinitions, moveStoredValues } from './field-definitions';
 import { reportSoftWarnings } from './soft-warnings';
@@ -52,7 +53,18 @@ export class BuiltInCustomFieldsService {
     private readonly outbox: OutboxService,
     private readonly references: CustomFieldReferences,
     @Inject(CUSTOM_FIELDS_OWNER) private readonly owner: CustomFieldService,
-  ) {}
+    private readonly instantIndexes: CustomInstantIndexes,
+  ) {
+    instantIndexes.register({
+      tables: customFieldBuiltInsOf(owner),
+      targets: async (m) => {
+        const rows = await m.getRepository(BuiltInCustomFields).find();
+        return rows
+          .filter((row) => this.owns(row.objectSlug))
+          .flatMap((row) => row.fields.filter((f) => f.type === 'datetime').map((f) => ({ table: row.objectSlug, column: 'custom_fields', field: f.name })));
+      },
+    });
+  }
 
   /** Whether this service keeps the custom fields of `slug`. */
   owns(slug: string): slug is CustomFieldBuiltIn {
@@ -168,36 +180,49 @@ export class BuiltInCustomFieldsService {
   async addField(slug: string, dto: FieldDefinitionDto): Promise<ObjectSchemaView> {
     const object = this.object(slug);
     const def = normaliseDefinition(dto);
-    return this.change(slug, async (m, row) => {
-      const fields = appendDefinition(row.fields, def, builtInFieldNames(slug));
-      await checkDefinitions([def], 'field', (target) => this.references.canReference(m, target, slug));
-      await this.save(m, slug, { fields }, 'fields');
-      return presentBuiltInObject(object, { fields, enforcementLevel: row.enforcementLevel });
-    });
+    return this.afterCommit(
+      this.change(slug, async (m, row) => {
+        const fields = appendDefinition(row.fields, def, builtInFieldNames(slug));
+        await checkDefinitions([def], 'field', (target) => this.references.canReference(m, target, slug));
+        await this.save(m, slug, { fields }, 'fields');
+        return presentBuiltInObject(object, { fields, enforcementLevel: row.enforcementLevel });
+      }),
+    );
   }
 
   /** Renames a field or changes its label; a new name moves every stored value to it in the same transaction. */
   async updateField(slug: string, name: string, dto: UpdateFieldDefinitionDto): Promise<ObjectSchemaView> {
     const object = this.object(slug);
-    return this.change(slug, async (m, row) => {
-      const edited = editedDefinitions(row.fields, name, dto, slug, builtInFieldNames(slug));
-      if (!edited) return undefined;
-      if (edited.renamedTo) await moveStoredValues(m, { table: slug, column: 'custom_fields' }, name, edited.renamedTo);
-      await this.save(m, slug, { fields: edited.fields }, 'fields');
-      return presentBuiltInObject(object, { fields: edited.fields, enforcementLevel: row.enforcementLevel });
-    });
+    return this.afterCommit(
+      this.change(slug, async (m, row) => {
+        const edited = editedDefinitions(row.fields, name, dto, slug, builtInFieldNames(slug));
+        if (!edited) return undefined;
+        if (edited.renamedTo) await moveStoredValues(m, { table: slug, column: 'custom_fields' }, name, edited.renamedTo);
+        await this.save(m, slug, { fields: edited.fields }, 'fields');
+        return presentBuiltInObject(object, { fields: edited.fields, enforcementLevel: row.enforcementLevel });
+      }),
+    );
   }
 
   /** Removes a field and, in the same transaction, every value stored under it. */
   async removeField(slug: string, name: string): Promise<ObjectSchemaView> {
     const object = this.object(slug);
-    return this.change(slug, async (m, row) => {
-      definitionNamed(row.fields, name, slug);
-      const fields = row.fields.filter((f) => f.name !== name);
-      await moveStoredValues(m, { table: slug, column: 'custom_fields' }, name, null);
-      await this.save(m, slug, { fields }, 'fields');
-      return presentBuiltInObject(object, { fields, enforcementLevel: row.enforcementLevel });
-    });
+    return this.afterCommit(
+      this.change(slug, async (m, row) => {
+        definitionNamed(row.fields, name, slug);
+        const fields = row.fields.filter((f) => f.name !== name);
+        await moveStoredValues(m, { table: slug, column: 'custom_fields' }, name, null);
+        await this.save(m, slug, { fields }, 'fields');
+        return presentBuiltInObject(object, { fields, enforcementLevel: row.enforcementLevel });
+      }),
+    );
+  }
+
+  /** The date-time indexes follow the committed definitions, built after the answer rather than inside its transaction. */
+  private async afterCommit<T>(committed: Promise<T>): Promise<T> {
+    const result = await committed;
+    this.instantIndexes.refresh();
+    return result;
   }
 
   /** The object, or a 400 when it takes no custom fields (or another service keeps them). */
@@ -237,6 +262,7 @@ export function builtInCustomFieldsProviders(owner: CustomFieldService, referenc
     { provide: CUSTOM_FIELDS_OWNER, useValue: owner },
     references,
     { provide: CustomFieldReferences, useExisting: references },
+    CustomInstantIndexes,
     BuiltInCustomFieldsService,
   ];
 }

@@ -4,3 +4,4 @@ export * from './field-definitions';
 export * from './field-enforcement';
 export * from './soft-warnings';
 export * from './custom-value-functions.migration';
+export * from './custom-instant-indexes';
