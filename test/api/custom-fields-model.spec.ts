@@ -200,7 +200,10 @@ describe(`Custom fields of every type, queried at random against a model (seed $
       };
       const expected = rows.filter((row) => holds(row, filter, kindOf));
       const items = await pages(body);
-      const answered = items.map((item) => ({ id: item.id as string, ...((item[container] ?? {}) as Record<string, unknown>) }));
+      const answered: Array<Record<string, unknown> & { id: string }> = items.map((item) => ({
+        id: item.id as string,
+        ...((item[container] ?? {}) as Record<string, unknown>),
+      }));
       const context = `seed ${SEED} (QUERY_MODEL_SEED), query ${q}: ${JSON.stringify(body)}`;
       // Ties in the sort key may come in any order, so the answer is checked as a set and as a sequence of keys.
       expect({ context, ids: answered.map((a) => a.id).sort() }).toEqual({ context, ids: expected.map((r) => r.id).sort() });
