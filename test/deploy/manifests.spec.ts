@@ -52,6 +52,7 @@ const DEFAULT_IS_RIGHT: Record<string, string> = {
   AGGREGATE_WORK_MEM: 'aggregation work_mem, 64MB',
   AGGREGATE_TEMP_FILE_LIMIT: 'aggregation temp_file_limit, 1GB',
   EVENTS_FILTER_SCAN_COST: 'condition tests per filtered page of the event log',
+  SEARCH_WORD_CANDIDATES: 'rows of an object the exact search tier ranks per query, 1000',
 };
 
 function read(path: string): string {
