@@ -32,6 +32,8 @@ export interface QueryCase {
   unsupportedYet?: boolean;
   /** May run past QUERY_TIMEOUT_MS: a 400 `query_too_expensive` is its answer, not a failure. */
   mayTimeOut?: boolean;
+  /** Print the plan of its statements whatever its p99 (otherwise only over 50 ms). */
+  explain?: boolean;
   /** Time page `number` alone: the cursor comes from walking the pages before it; `after` is the statement past a row's sort key and id. */
   page?: { number: number; after: (key: string, id: string) => Statement };
 }
@@ -77,6 +79,39 @@ function relationEquality(object: Schema, path: { relation: string; table: strin
   };
 }
 const SEATS = custom('d', 'seats', 'number', 'numeric');
+/** A custom date-time as the compiler reads it: the instant its text names, the expression its index (contacts_cf_renews_at_instant) holds. */
+const RENEWS_AT = `custom_instant(c.custom_fields->'renews_at')`;
+
+/**
+ * One month a year ago on a date-time of contacts, filtered in id order and sorted by it: the custom
+ * `renews_at` (about 2.6% of contacts, scattered over ids) beside the built-in `created_at` (about 4%,
+ * rising with ids), each printed with its plan.
+ */
+function dateTimeRange(field: 'custom_fields.renews_at' | 'created_at', from: string, to: string): QueryCase[] {
+  const x = field === 'created_at' ? 'c.created_at' : RENEWS_AT;
+  const where = `((${x} >= $1::timestamptz AND ${x} IS NOT NULL) AND (${x} < $2::timestamptz AND ${x} IS NOT NULL))`;
+  const filter = { [field]: { $gte: from, $lt: to } };
+  return [
+    {
+      label: `contacts, ${field} in one month a year ago`,
+      object: 'contacts',
+      schema: 'contacts',
+      explain: true,
+      mayTimeOut: true,
+      body: { filter },
+      sql: { text: `SELECT c.* FROM contacts c  WHERE ${where} AND (TRUE) ORDER BY c.id ASC LIMIT 51`, params: [from, to] },
+    },
+    {
+      label: `contacts, ${field} in one month a year ago, sorted by it`,
+      object: 'contacts',
+      schema: 'contacts',
+      explain: true,
+      mayTimeOut: true,
+      body: { filter, sort: [{ field, direction: 'asc' }] },
+      sql: { text: `SELECT c.*, (${x})::text AS "~k0" FROM contacts c  WHERE ${where} AND (TRUE) ORDER BY ${x} ASC, c.id ASC LIMIT 51`, params: [from, to] },
+    },
+  ];
+}
 /** A search box built from $or of $contains: words no contact has, so every row is read and tested. */
 const SEARCH_WORDS = ['zephyrine', 'quillon', 'vexmoor', 'jubbly'];
 const SEARCH_PATHS = ['first_name', 'last_name', 'email', 'company.name'];
@@ -88,6 +123,8 @@ export function cases(): QueryCase[] {
   const weekStart = daysAgo(365);
   const weekEnd = daysAgo(358);
   const recent = daysAgo(7);
+  const monthStart = daysAgo(365);
+  const monthEnd = daysAgo(335);
   const companies = Array.from({ length: 500 }, (_, i) => companyId(1 + i * 40));
   // The contact of deal 1 (deals point at contact 1 + 7g).
   const dealContact = email(8);
@@ -312,5 +349,7 @@ export function cases(): QueryCase[] {
         params: [],
       },
     },
+    ...dateTimeRange('custom_fields.renews_at', monthStart, monthEnd),
+    ...dateTimeRange('created_at', monthStart, monthEnd),
   ];
 }

@@ -7,18 +7,21 @@ import { cases, QueryCase, Rows, Schema, Statement } from './query-1m.cases';
 import { CONTACTS, DEALS, withSeededStack } from './seed-1m';
 
 /**
- * `POST /<object>/query` (docs/query.md) at scale, on the data set of `npm run bench:lists`: twenty queries
+ * `POST /<object>/query` (docs/query.md) at scale, on the data set of `npm run bench:lists`: twenty-four queries
  * through the gateway with an API key, each beside the statement the query compiler
  * (libs/runtime/src/query/filter-compiler.ts and query-runner.ts) produces for it, written out by hand and run straight on the
  * stack's database with `pg`. Each pair is timed one request at a time, API and SQL alternating, so both
  * see the same machine. The page's ids of both must match: a difference is flagged in the table and ends
  * the run with exit code 1, and any answer but a 200 fails it, except a 400 where a case expects one (a path
  * not served yet, a query past its budget). Prints one markdown table, the bodies, and
- * `EXPLAIN (ANALYZE, BUFFERS)` of every query whose API p99 is over 50 ms; raw times go to bench/results/.
+ * `EXPLAIN (ANALYZE, BUFFERS)` of every query whose API p99 is over 50 ms or that asks for it (the date-time
+ * ranges); raw times go to bench/results/.
  * `npm run bench:query`.
  * Settings: BENCH_QUERY_RUNS (200), BENCH_QUERY_WARMUP (10), BENCH_QUERY_BUDGET_S (40: a query whose runs
  * would take longer gets fewer, at least 10), QUERY_TIMEOUT_MS (3000, the services' statement budget, also
- * applied to the direct SQL), BENCH_CONTACTS, BENCH_DEALS.
+ * applied to the direct SQL), BENCH_CONTACTS, BENCH_DEALS, BENCH_QUERY_CASES (comma-separated: a case's number
+ * in the full list, or text its label contains, case-insensitive, e.g. `renews_at,created_at in one month`;
+ * only those are timed, under their numbers in the full list).
  */
 const ROOT = join(__dirname, '..', '..');
 const RUNS = Number(process.env.BENCH_QUERY_RUNS ?? 200);
@@ -29,6 +32,19 @@ const QUERY_TIMEOUT_MS = Number(process.env.QUERY_TIMEOUT_MS ?? 3000);
 const SLOW_P99_MS = 50;
 const EXPLAIN_LIMIT_MS = 30_000;
 const PAGE_SIZE = 50;
+const ONLY = (process.env.BENCH_QUERY_CASES ?? '')
+  .split(',')
+  .map((s) => s.trim().toLowerCase())
+  .filter(Boolean);
+
+/** The cases to time, each with its number in the full list. */
+function selectedCases(): Array<{ q: QueryCase; n: number }> {
+  const all = cases().map((q, i) => ({ q, n: i + 1 }));
+  if (!ONLY.length) return all;
+  const chosen = all.filter(({ q, n }) => ONLY.some((item) => (/^\d+$/.test(item) ? Number(item) === n : q.label.toLowerCase().includes(item))));
+  if (!chosen.length) throw new Error(`BENCH_QUERY_CASES=${process.env.BENCH_QUERY_CASES} names no case`);
+  return chosen;
+}
 
 interface Side {
   times: number[];
@@ -40,6 +56,8 @@ interface Side {
 
 interface Measured {
   query: QueryCase;
+  /** The case's number in the full list. */
+  n: number;
   runs: number;
   api?: Side;
   /** Why the API side was not timed. */
@@ -136,7 +154,7 @@ async function runDirect(clients: Clients, q: QueryCase, sql: Statement): Promis
   return { answer: await callSql(clients[q.schema], page), executed };
 }
 
-async function measure(q: QueryCase, stack: BenchStack, clients: Clients): Promise<Measured> {
+async function measure(q: QueryCase, n: number, stack: BenchStack, clients: Clients): Promise<Measured> {
   const api = (body: Record<string, unknown>) => callApi(stack.api, stack.key, q.object, body);
   const { body, sql } = await pageToTime(q, api, clients[q.schema]);
   const limit = Number(body.limit ?? PAGE_SIZE);
@@ -181,10 +199,10 @@ async function measure(q: QueryCase, stack: BenchStack, clients: Clients): Promi
     else if (i % 2 === 0) await one.api().then(one.sql);
     else await one.sql().then(one.api);
   }
-  const measured: Measured = { query: q, runs, sql: sqlSide, ...(runApi ? { api: apiSide } : { apiNote: unsupported }) };
+  const measured: Measured = { query: q, n, runs, sql: sqlSide, ...(runApi ? { api: apiSide } : { apiNote: unsupported }) };
   if (runApi && apiSide.ids && sqlSide.ids) measured.idsMatch = apiSide.ids.join() === sqlSide.ids.join() && apiSide.hasMore === sqlSide.hasMore;
   const p99 = runApi ? percentile(apiSide.times, 99) : percentile(sqlSide.times, 99);
-  if (p99 > SLOW_P99_MS) {
+  if (p99 > SLOW_P99_MS || q.explain) {
     const plans: string[] = [];
     for (const [i, step] of executed.entries()) {
       const plan = await explain(clients[step.schema], step.sql);
@@ -234,7 +252,8 @@ function describeAnswer(m: Measured): string {
   return `API ${answers(a)}; SQL ${answers(m.sql)}`;
 }
 
-function row(m: Measured, n: number): string {
+function row(m: Measured): string {
+  const n = m.n;
   const sql = { p50: percentile(m.sql.times, 50), p99: percentile(m.sql.times, 99) };
   const ids = m.idsMatch === undefined ? '—' : m.idsMatch ? 'same' : '**differ**';
   if (!m.api) return `| ${n} | ${m.query.label} | ${describeAnswer(m)} | ${m.runs} | — | — | ${ms(sql.p50)} | ${ms(sql.p99)} | — | — | ${ids} |`;
@@ -266,11 +285,11 @@ async function main(): Promise<void> {
     const results: Measured[] = [];
     const started = Date.now();
     try {
-      for (const q of cases()) {
-        const m = await measure(q, stack, clients);
+      for (const { q, n } of selectedCases()) {
+        const m = await measure(q, n, stack, clients);
         results.push(m);
         const api = m.api ? `API p50 ${ms(percentile(m.api.times, 50))} ms` : m.apiNote;
-        process.stderr.write(`bench: ${results.length}. ${q.label}: ${m.runs} runs, ${api}, SQL p50 ${ms(percentile(m.sql.times, 50))} ms\n`);
+        process.stderr.write(`bench: ${n}. ${q.label}: ${m.runs} runs, ${api}, SQL p50 ${ms(percentile(m.sql.times, 50))} ms\n`);
       }
     } finally {
       await Promise.all(Object.values(clients).map((c) => c.end()));
@@ -289,19 +308,19 @@ async function main(): Promise<void> {
       '',
       '| # | Query | answer | runs | API p50 ms | API p99 ms | SQL p50 ms | SQL p99 ms | p50 API/SQL | p99 API/SQL | ids |',
       '|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|',
-      ...results.map((m, i) => row(m, i + 1)),
+      ...results.map(row),
       '',
       'Bodies:',
       '',
-      ...results.map((m, i) => `${i + 1}. \`POST /${m.query.object}/query\` \`${shown(m.query.body)}\``),
+      ...results.map((m) => `${m.n}. \`POST /${m.query.object}/query\` \`${shown(m.query.body)}\``),
       '',
       mismatches.length
-        ? `Ids differ between the API and the direct SQL for: ${mismatches.map((m) => results.indexOf(m) + 1).join(', ')}.`
+        ? `Ids differ between the API and the direct SQL for: ${mismatches.map((m) => m.n).join(', ')}.`
         : 'The API and the direct SQL returned the same ids for every query both answered.',
       '',
-      ...(slow.length ? [`Plans of the direct SQL of every query over ${SLOW_P99_MS} ms at p99:`, ''] : []),
+      ...(slow.length ? [`Plans of the direct SQL of every query over ${SLOW_P99_MS} ms at p99, and of the date-time ranges:`, ''] : []),
       ...slow.flatMap((m) => [
-        `${results.indexOf(m) + 1}. ${m.query.label}${m.query.page ? ` (the statement of page ${m.query.page.number})` : ''}`,
+        `${m.n}. ${m.query.label}${m.query.page ? ` (the statement of page ${m.query.page.number})` : ''}`,
         '',
         '```',
         m.plan!,
@@ -323,6 +342,7 @@ async function main(): Promise<void> {
           deals: DEALS,
           queryTimeoutMs: QUERY_TIMEOUT_MS,
           queries: results.map((m) => ({
+            n: m.n,
             label: m.query.label,
             object: m.query.object,
             body: m.query.body,
