@@ -8,6 +8,7 @@ import {
   CreateCustomValueFunctions1765700000000,
   CreateSearchFunctions1765200000000,
   CreateSearchWords1765400000000,
+  CustomValueFunctionsByPosition1765900000000,
   IndexSearchWordsTrigrams1765800000000,
 } from '@crm/runtime';
 import { ObjectRecord, ObjectType } from '../objects/object-type.entity';
@@ -52,4 +53,5 @@ export const contactsMigrations = [
   IndexSearchWords1765400000100,
   CreateCustomValueFunctions1765700000000,
   IndexSearchWordsTrigrams1765800000000,
+  CustomValueFunctionsByPosition1765900000000,
 ];

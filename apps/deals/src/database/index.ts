@@ -8,6 +8,7 @@ import {
   CreateCustomValueFunctions1765700000000,
   CreateSearchFunctions1765200000000,
   CreateSearchWords1765400000000,
+  CustomValueFunctionsByPosition1765900000000,
   IndexSearchWordsTrigrams1765800000000,
 } from '@crm/runtime';
 import { CreatePipelinesAndDeals1763800000400 } from './migrations/1763800000400-create-pipelines-and-deals';
@@ -47,4 +48,5 @@ export const dealsMigrations = [
   StageHistoryFlowAppends1765600000100,
   CreateCustomValueFunctions1765700000000,
   IndexSearchWordsTrigrams1765800000000,
+  CustomValueFunctionsByPosition1765900000000,
 ];

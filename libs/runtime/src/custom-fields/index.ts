@@ -5,3 +5,4 @@ export * from './field-enforcement';
 export * from './soft-warnings';
 export * from './custom-value-functions.migration';
 export * from './custom-instant-indexes';
+export * from './custom-value-functions-by-position.migration';
