@@ -14,6 +14,7 @@ module.exports = {
     '^@crm/contracts$': '<rootDir>/libs/contracts/src/index.ts',
     '^@crm/messaging$': '<rootDir>/libs/messaging/src/index.ts',
     '^@crm/runtime$': '<rootDir>/libs/runtime/src/index.ts',
+    '^@crm/records$': '<rootDir>/libs/records/src/index.ts',
     '^@crm/sdk$': '<rootDir>/libs/sdk/src/index.ts',
     '^@crm/test-support$': '<rootDir>/test/support/index.ts',
   },

@@ -107,7 +107,7 @@ runBenchmark(async () => {
   await withSeededStack(ROOT, async ({ stack, seedSeconds }) => {
     const pg = new Client({ connectionString: stack.databaseUrl });
     await pg.connect();
-    // The route's transaction runs with this work_mem (AGGREGATE_SETTINGS in libs/runtime); the same SQL gets the same.
+    // The route's transaction runs with this work_mem (AGGREGATE_SETTINGS in libs/records); the same SQL gets the same.
     await pg.query(`SET work_mem = '64MB'`);
     const lines: string[] = [];
     const raw: Record<string, { api: number[]; sql: number[] }> = {};

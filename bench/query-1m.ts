@@ -9,7 +9,7 @@ import { CONTACTS, DEALS, withSeededStack } from './seed-1m';
 /**
  * `POST /<object>/query` (docs/query.md) at scale, on the data set of `npm run bench:lists`: twenty-four queries
  * through the gateway with an API key, each beside the statement the query compiler
- * (libs/runtime/src/query/filter-compiler.ts and query-runner.ts) produces for it, written out by hand and run straight on the
+ * (libs/records/src/query/filter-compiler.ts and query-runner.ts) produces for it, written out by hand and run straight on the
  * stack's database with `pg`. Each pair is timed one request at a time, API and SQL alternating, so both
  * see the same machine. The page's ids of both must match: a difference is flagged in the table and ends
  * the run with exit code 1, and any answer but a 200 fails it, except a 400 where a case expects one (a path

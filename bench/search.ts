@@ -1,6 +1,6 @@
 import { CursorCodec } from '@crm/common';
 import { SEARCH_BUILT_IN_OBJECTS, SearchHitView } from '@crm/contracts';
-import { searchSlice, SearchTarget } from '@crm/runtime';
+import { searchSlice, SearchTarget } from '@crm/records';
 import { mkdirSync, writeFileSync } from 'fs';
 import { loadavg } from 'os';
 import { join } from 'path';

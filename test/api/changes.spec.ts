@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { randomBytes } from 'crypto';
 import { Client as PgClient } from 'pg';
-import { ChangeRetentionJob } from '@crm/runtime';
+import { ChangeRetentionJob } from '@crm/records';
 import { eventually } from '../support/api-client';
 import { startStack, TestStack } from '../support/stack';
 

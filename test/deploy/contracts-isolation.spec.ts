@@ -12,7 +12,7 @@ const BUILT = join(ROOT, 'dist', 'libs', 'contracts', 'src', 'index.js');
 const SOURCES = join(ROOT, 'libs', 'contracts', 'src');
 
 const SERVER_PACKAGES = /[\\/]node_modules[\\/](typeorm|pg|pg-[^\\/]+|ioredis|@opentelemetry[\\/][^\\/]+)[\\/]/;
-const SERVER_LIBRARIES = /[\\/]dist[\\/]libs[\\/](common|messaging|runtime)[\\/]/;
+const SERVER_LIBRARIES = /[\\/]dist[\\/]libs[\\/](common|messaging|runtime|records)[\\/]/;
 
 interface Loaded {
   modules: string[];

@@ -1,5 +1,5 @@
 import { Env } from '@crm/common';
-import { ChangeSettings, loadChangeSettings, loadQuerySettings, loadSearchSettings, QuerySettings, SearchSettings } from '@crm/runtime';
+import { ChangeSettings, loadChangeSettings, loadQuerySettings, loadSearchSettings, QuerySettings, SearchSettings } from '@crm/records';
 
 export const CONTACTS_SETTINGS = Symbol('CONTACTS_SETTINGS');
 

@@ -1,5 +1,5 @@
 import { Env, intVar, optionalVar } from '@crm/common';
-import { ChangeSettings, loadChangeSettings, loadQuerySettings, loadSearchSettings, QuerySettings, SearchSettings } from '@crm/runtime';
+import { ChangeSettings, loadChangeSettings, loadQuerySettings, loadSearchSettings, QuerySettings, SearchSettings } from '@crm/records';
 
 export const DEALS_SETTINGS = Symbol('DEALS_SETTINGS');
 

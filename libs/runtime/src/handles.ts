@@ -3,7 +3,7 @@ import { AnyOperation, ReplyOf, RequestContext } from '@crm/contracts';
 import { applyDecorators, ArgumentMetadata, PipeTransform, UseInterceptors, UsePipes } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { SoftWarningsInterceptor } from './custom-fields/soft-warnings';
-import { OperationVia } from './changes/change-origin.step';
+import { OperationVia } from './change-origin.step';
 
 /**
  * Validates the parts of a request its operation declares classes for (`@Payload('body')` with the body

@@ -34,7 +34,7 @@ import { LoggerModule, Logger as NestLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { DependencyHealth } from './health.indicators';
 import { RequestOutcomes } from './request-outcome.step';
-import { ChangeOrigin } from './changes/change-origin.step';
+import { ChangeOrigin } from './change-origin.step';
 import { RequestDeadline } from './request-deadline.step';
 import { RpcMetrics } from './rpc-metrics.step';
 import { RpcTracing } from './rpc-tracing.step';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ObjectsModule } from '../objects/objects.module';
-import { DealDirectory } from '../shared/references';
+import { DealDirectory } from '@crm/records';
 import { ActivitiesController } from './activities.controller';
 import { WorkItemDependencies } from '../shared/work-items.service';
 import { ActivitiesService } from './activities.service';

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { WorkItemRecord } from '../shared/record-columns';
+import { WorkItemRecord } from '../shared/work-item-record';
 
 @Entity({ name: 'activities' })
 export class Activity extends WorkItemRecord {

@@ -7,7 +7,7 @@ import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity
 import { Contact } from '../contacts/contact.entity';
 import { presentContact } from '../contacts/contact.presenter';
 import { CONTACT_FIELDS } from '../contacts/contact-rows';
-import { NOW_MS } from '../shared/sql';
+import { NOW_MS } from '@crm/records';
 
 /** The captured fields a capture may fill in; it never overwrites a value already there. */
 const FILLABLE = ['first_name', 'last_name', 'source', 'source_detail'] as const;

@@ -16,7 +16,8 @@ import {
   unreadableObject,
 } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
-import { ChangeLog, Handles, QueryBudget } from '@crm/runtime';
+import { Handles } from '@crm/runtime';
+import { ChangeLog, QueryBudget } from '@crm/records';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DataSource } from 'typeorm';

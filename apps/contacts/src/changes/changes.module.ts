@@ -1,4 +1,4 @@
-import { ChangeHistoryModule } from '@crm/runtime';
+import { ChangeHistoryModule } from '@crm/records';
 import { Module } from '@nestjs/common';
 import { CONTACTS_SETTINGS } from '../contacts.settings';
 import { ChangesController } from './changes.controller';

@@ -1,12 +1,10 @@
 import { ChangeSet, IdPrefix, returnedRows } from '@crm/common';
 import { CompanyView, CreateCompanyDto, event, EventType, UpdateCompanyDto } from '@crm/contracts';
 import { updatedChange } from '@crm/messaging';
-import { BatchRecording, BuiltInCustomFieldsService } from '@crm/runtime';
+import { BuiltInCustomFieldsService } from '@crm/runtime';
+import { BatchRecording, DealDirectory, NOW_MS, RecordBatchWriter, RecordTable } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { ContactCompanies } from '../contact-companies/contact-companies';
-import { RecordBatchWriter, RecordTable } from '../shared/record-batch';
-import { DealDirectory } from '../shared/references';
-import { NOW_MS } from '../shared/sql';
 import { Company } from './company.entity';
 import { presentCompany } from './company.presenter';
 import { COMPANY_FIELDS, companyDomainTaken } from './company-rows';

@@ -1,5 +1,6 @@
 import { Ops, RequestContext, UpdateCompanyDto } from '@crm/contracts';
-import { Handles, recordsController } from '@crm/runtime';
+import { Handles } from '@crm/runtime';
+import { recordsController } from '@crm/records';
 import { Payload } from '@nestjs/microservices';
 import { CompaniesBatchWriter } from './companies.batch';
 import { CompaniesService } from './companies.service';

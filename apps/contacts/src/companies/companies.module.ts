@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ContactCompaniesModule } from '../contact-companies/contact-companies.module';
-import { DealDirectory } from '../shared/references';
+import { DealDirectory } from '@crm/records';
 import { CompaniesBatchWriter } from './companies.batch';
 import { ObjectsModule } from '../objects/objects.module';
 import { CompaniesController } from './companies.controller';

@@ -1,9 +1,8 @@
 import { CursorCodec, DomainError, findById, IdPrefix, isId, keysetPage, Page } from '@crm/common';
 import { CompanyView, CreateCompanyDto, ListCompaniesQuery, RequestContext, UpdateCompanyDto } from '@crm/contracts';
-import { BatchRunner } from '@crm/runtime';
+import { BatchRunner, likePattern } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { likePattern } from '../shared/field-changes';
 import { CompaniesBatchWriter } from './companies.batch';
 import { Company } from './company.entity';
 import { presentCompany } from './company.presenter';

@@ -1,5 +1,5 @@
 import { DomainError, FieldSpec, fieldSpecs } from '@crm/common';
-import { BUILT_IN_RECORD_FIELDS } from '../shared/record-columns';
+import { BUILT_IN_RECORD_FIELDS } from '@crm/records';
 import { Company } from './company.entity';
 
 /** The 409 of a write whose domain another company (`holder`, when known) already has. */

@@ -1,7 +1,7 @@
 import { ChangeSet, CursorCodec } from '@crm/common';
 import { ContactCompanyView, EventType, event } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
-import { associationBetween, AssociationStore } from '@crm/runtime';
+import { associationBetween, AssociationStore } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 

@@ -1,6 +1,6 @@
 import { DomainError, FieldSpec, fieldSpecs } from '@crm/common';
 import { CreateContactDto, UpdateContactDto } from '@crm/contracts';
-import { BUILT_IN_RECORD_FIELDS } from '../shared/record-columns';
+import { BUILT_IN_RECORD_FIELDS } from '@crm/records';
 import { Contact } from './contact.entity';
 
 /** Every writable contact field and how it is stored. Email is handled apart (never null, unique). */

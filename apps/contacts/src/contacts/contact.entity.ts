@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { BuiltInRecord } from '../shared/record-columns';
+import { BuiltInRecord } from '@crm/records';
 
 @Entity({ name: 'contacts' })
 export class Contact extends BuiltInRecord {

@@ -1,6 +1,6 @@
 import type { ContactSummaryView, ContactView, RelatedSummary } from '@crm/contracts';
 import { Company } from '../companies/company.entity';
-import { iso } from '../shared/field-changes';
+import { iso } from '@crm/records';
 import { User } from '../users/user.entity';
 import { ownerSummary } from '../users/user.presenter';
 import { Contact } from './contact.entity';

@@ -1,6 +1,7 @@
 import { SortablePageQuery } from '@crm/common';
 import { MergeContactsDto, Ops, RequestContext, UpdateContactDto } from '@crm/contracts';
-import { Handles, recordsController } from '@crm/runtime';
+import { Handles } from '@crm/runtime';
+import { recordsController } from '@crm/records';
 import { Payload } from '@nestjs/microservices';
 import { ContactsBatchWriter } from './contacts.batch';
 import { ContactsService } from './contacts.service';

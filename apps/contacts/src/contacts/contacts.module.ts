@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ContactCompaniesModule } from '../contact-companies/contact-companies.module';
-import { DealDirectory } from '../shared/references';
+import { DealDirectory } from '@crm/records';
 import { ContactsBatchWriter } from './contacts.batch';
 import { ObjectsModule } from '../objects/objects.module';
 import { WorkLinksModule } from '../work-links/work-links.module';

@@ -17,14 +17,12 @@ import {
   event,
 } from '@crm/contracts';
 import { mergedAwayChange, mergedChange, OutboxService, RpcCaller } from '@crm/messaging';
-import { BatchRunner } from '@crm/runtime';
+import { BatchRunner, likePattern, NOW_MS } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Company } from '../companies/company.entity';
 import { ContactCompanies } from '../contact-companies/contact-companies';
-import { likePattern } from '../shared/field-changes';
-import { NOW_MS } from '../shared/sql';
 import { User } from '../users/user.entity';
 import { WorkLinks } from '../work-links/work-links.service';
 import { Contact } from './contact.entity';

@@ -15,13 +15,13 @@ import {
   importRowBody,
 } from '@crm/contracts';
 import { originOf, OutboxService, RpcCaller, withOrigin } from '@crm/messaging';
-import { BuiltInCustomFieldsService, importRowErrors, LOGGER } from '@crm/runtime';
+import { BuiltInCustomFieldsService, LOGGER } from '@crm/runtime';
+import { importRowErrors, NOW_MS } from '@crm/records';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { CompaniesService } from '../companies/companies.service';
 import { ContactsService } from '../contacts/contacts.service';
-import { NOW_MS } from '../shared/sql';
 import { Import, ImportRow } from './import.entity';
 import { importCounts } from './import.presenter';
 

@@ -1,6 +1,6 @@
 import type { ImportFormat, ImportObject, ImportRowError, ImportStatus, RequestContext } from '@crm/contracts';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { Timestamped } from '../shared/record-columns';
+import { Timestamped } from '@crm/records';
 
 @Entity({ name: 'imports' })
 export class Import extends Timestamped {

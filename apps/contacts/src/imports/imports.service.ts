@@ -4,7 +4,7 @@ import { OutboxService } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { NOW_MS } from '../shared/sql';
+import { NOW_MS } from '@crm/records';
 import { Import, ImportRow } from './import.entity';
 import { importCounts, presentImport } from './import.presenter';
 import { ImportRunner } from './import-runner';

@@ -11,9 +11,9 @@ import {
   ValidationWarning,
 } from '@crm/contracts';
 import { ChangeDraft, createdChange, deletedChange } from '@crm/messaging';
-import { BatchWriter, CreateItem, DeleteItem, ItemOutcome, lockUniqueFields, UpdateItem, UpsertKey, withoutNulls } from '@crm/runtime';
+import { lockUniqueFields, withoutNulls } from '@crm/runtime';
+import { BatchWriter, CreateItem, DeleteItem, ItemOutcome, NOW_MS, UpdateItem, UpsertKey } from '@crm/records';
 import { EntityManager } from 'typeorm';
-import { NOW_MS } from '../shared/sql';
 import { ContactsFieldReferences } from './contacts-field-references';
 import { ObjectRecord, ObjectType } from './object-type.entity';
 import { presentRecord } from './object-type.presenter';

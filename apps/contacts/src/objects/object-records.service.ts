@@ -9,7 +9,7 @@ import {
   UpdateObjectRecordDto,
   ValidationWarning,
 } from '@crm/contracts';
-import { BatchRunner } from '@crm/runtime';
+import { BatchRunner } from '@crm/records';
 import { ObjectRecordsBatchWriter } from './object-records.batch';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';

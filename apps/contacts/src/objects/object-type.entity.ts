@@ -1,6 +1,6 @@
 import type { CustomFieldDefinition, EnforcementLevel, ObjectTypeStatus } from '@crm/contracts';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { Timestamped } from '../shared/record-columns';
+import { Timestamped } from '@crm/records';
 
 @Entity({ name: 'object_types' })
 export class ObjectType extends Timestamped {

@@ -33,7 +33,7 @@ import {
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { NOW_MS } from '../shared/sql';
+import { NOW_MS } from '@crm/records';
 import { ContactsFieldReferences } from './contacts-field-references';
 import { ObjectType } from './object-type.entity';
 import { presentObjectType } from './object-type.presenter';

@@ -1,4 +1,5 @@
-import { BatchRunner, builtInCustomFieldsProviders, BuiltInCustomFieldsService } from '@crm/runtime';
+import { builtInCustomFieldsProviders, BuiltInCustomFieldsService } from '@crm/runtime';
+import { BatchRunner } from '@crm/records';
 import { Module } from '@nestjs/common';
 import { ContactCompaniesModule } from '../contact-companies/contact-companies.module';
 import { ContactsFieldReferences } from './contacts-field-references';

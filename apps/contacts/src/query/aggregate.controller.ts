@@ -1,5 +1,6 @@
 import { AggregateDto, Ops, RequestContext, slugsWith } from '@crm/contracts';
-import { CatalogQueries, Handles, handleEach, namesCustomFields, QueryCatalog } from '@crm/runtime';
+import { Handles, handleEach } from '@crm/runtime';
+import { CatalogQueries, namesCustomFields, QueryCatalog } from '@crm/records';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { QueryableObject, QueryCatalogs } from './query-catalogs';

@@ -14,10 +14,10 @@ import {
   USER_ROLES,
 } from '@crm/contracts';
 import { hydrate } from '@crm/common';
+import { BuiltInCustomFieldsService } from '@crm/runtime';
 import {
-  BuiltInCustomFieldsService,
-  CatalogSpec,
   catalogOf,
+  CatalogSpec,
   customFields,
   entityFields,
   QueryCatalog,
@@ -26,7 +26,7 @@ import {
   quoted,
   relatedCatalogOf,
   RemoteRelation,
-} from '@crm/runtime';
+} from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Activity } from '../activities/activity.entity';

@@ -1,4 +1,4 @@
-import { catalogQueriesProvider } from '@crm/runtime';
+import { catalogQueriesProvider } from '@crm/records';
 import { Module } from '@nestjs/common';
 import { CONTACTS_SETTINGS } from '../contacts.settings';
 import { ObjectsModule } from '../objects/objects.module';

@@ -1,6 +1,6 @@
 import { Page } from '@crm/common';
 import { QueryFieldInfo, QueryFieldsRequest, RecordQueryDto, RemoteMatchRequest, RemoteValuesReply, RemoteValuesRequest, RequestContext } from '@crm/contracts';
-import { CatalogQueries, QueryItem } from '@crm/runtime';
+import { CatalogQueries, QueryItem } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { isQueryableObject, QueryableObject, QueryCatalogs } from './query-catalogs';
 

@@ -1,6 +1,6 @@
 import { CursorCodec, DomainError } from '@crm/common';
 import { UpdateCompanyDto, UpdateContactDto, DuplicateReasonView, DuplicatesQuery, DuplicateView, PageOf, SearchLimits } from '@crm/contracts';
-import { QueryBudget, RunStatement } from '@crm/runtime';
+import { QueryBudget, RunStatement } from '@crm/records';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { CONTACTS_SETTINGS, ContactsSettings } from '../contacts.settings';

@@ -1,5 +1,5 @@
 import { SlugKeptBy, SlugWith } from '@crm/contracts';
-import { builtInTarget, SearchField, searchColumn, SearchTarget } from '@crm/runtime';
+import { builtInTarget, searchColumn, SearchField, SearchTarget } from '@crm/records';
 
 /** A contact's full name, as its search index holds it (the migration's expression). */
 export const contactName = (row = 't.') => `btrim(coalesce(${row}first_name, '') || ' ' || coalesce(${row}last_name, ''))`;

@@ -18,7 +18,7 @@ import {
   slugsWith,
 } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
-import { QueryBudget, SEARCH_HINT, SEARCH_SETTINGS, searchSlice, SearchTarget } from '@crm/runtime';
+import { QueryBudget, SEARCH_HINT, SEARCH_SETTINGS, searchSlice, SearchTarget } from '@crm/records';
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'crypto';
 import { DataSource } from 'typeorm';

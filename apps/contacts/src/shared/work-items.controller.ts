@@ -1,6 +1,7 @@
 import { SortablePageQuery } from '@crm/common';
 import { AnyOperation, BatchWriteDto, RequestContext } from '@crm/contracts';
-import { BatchRunner, Handles } from '@crm/runtime';
+import { Handles } from '@crm/runtime';
+import { BatchRunner } from '@crm/records';
 import { Controller, Inject, Type } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { WorkItemsService, WorkItemTypes } from './work-items.service';

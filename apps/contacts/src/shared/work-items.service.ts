@@ -22,10 +22,8 @@ import { createdChange, deletedChange, OutboxService, updatedChange } from '@crm
 import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { RecordBatchWriter, RecordTable } from './record-batch';
-import { WorkItemRecord } from './record-columns';
-import { DealDirectory, requireContact } from './references';
-import { NOW_MS } from './sql';
+import { DealDirectory, NOW_MS, RecordBatchWriter, RecordTable, requireContact } from '@crm/records';
+import { WorkItemRecord } from './work-item-record';
 
 /** What a write of any work item may carry besides the fields of its kind. */
 export interface WorkItemInput {

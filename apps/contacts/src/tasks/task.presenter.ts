@@ -1,6 +1,6 @@
 import type { ChangeSet } from '@crm/common';
 import type { TaskEventData, TaskSummaryView, TaskView } from '@crm/contracts';
-import { iso } from '../shared/field-changes';
+import { iso } from '@crm/records';
 import { Task } from './task.entity';
 
 export function presentTaskSummary(task: Task): TaskSummaryView {

@@ -1,5 +1,5 @@
 import type { UserRole } from '@crm/contracts';
-import { Timestamped } from '../shared/record-columns';
+import { Timestamped } from '@crm/records';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /** A team member: owns contacts and deals, and may hold API keys. */

@@ -18,7 +18,7 @@ import { createdChange, deletedChange, OutboxService, updatedChange } from '@crm
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { NOW_MS } from '../shared/sql';
+import { NOW_MS } from '@crm/records';
 import { User } from './user.entity';
 import { presentUser } from './user.presenter';
 

@@ -1,12 +1,11 @@
 import { ChangeSet, hydrate, returnedRows } from '@crm/common';
 import { event, EventDraft, EventType } from '@crm/contracts';
 import { deletedChange, OutboxService, updatedChange } from '@crm/messaging';
-import { BatchRecording } from '@crm/runtime';
+import { BatchRecording, NOW_MS } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Activity } from '../activities/activity.entity';
 import { activityEventData, presentActivity } from '../activities/activity.presenter';
-import { NOW_MS } from '../shared/sql';
 import { Task } from '../tasks/task.entity';
 import { presentTask, taskEventData } from '../tasks/task.presenter';
 

@@ -1,5 +1,6 @@
 import { ChangeSliceRequest, Ops, RecordChangesQuery } from '@crm/contracts';
-import { ChangeLog, Handles } from '@crm/runtime';
+import { Handles } from '@crm/runtime';
+import { ChangeLog } from '@crm/records';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DataSource } from 'typeorm';

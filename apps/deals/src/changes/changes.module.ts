@@ -1,4 +1,4 @@
-import { ChangeHistoryModule } from '@crm/runtime';
+import { ChangeHistoryModule } from '@crm/records';
 import { Module } from '@nestjs/common';
 import { DEALS_SETTINGS } from '../deals.settings';
 import { ChangesController } from './changes.controller';

@@ -13,7 +13,8 @@ import {
   RequestContext,
   STAGE_TYPES,
 } from '@crm/contracts';
-import { BuiltInCustomFieldsService, CatalogQueries, catalogOf, CatalogSpec, namesCustomFields, QueryItem, relatedCatalogOf } from '@crm/runtime';
+import { BuiltInCustomFieldsService } from '@crm/runtime';
+import { catalogOf, CatalogQueries, CatalogSpec, namesCustomFields, QueryItem, relatedCatalogOf } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Pipeline } from '../pipelines/pipeline.entity';

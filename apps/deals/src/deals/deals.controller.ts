@@ -9,7 +9,8 @@ import {
   RequestContext,
   UpdateDealDto,
 } from '@crm/contracts';
-import { Handles, recordsController } from '@crm/runtime';
+import { Handles } from '@crm/runtime';
+import { recordsController } from '@crm/records';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DealsBatchWriter } from './deals.batch';

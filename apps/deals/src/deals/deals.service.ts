@@ -1,7 +1,7 @@
 import { CursorCodec, DomainError, findById, IdPrefix, isId, keysetPage, Page, SortablePageQuery } from '@crm/common';
 import { CreateDealDto, DealView, FullDealView, ListDealsQuery, PipelineDealsQuery, RequestContext, StageHistoryView, UpdateDealDto } from '@crm/contracts';
 import { OutboxService } from '@crm/messaging';
-import { BatchRunner } from '@crm/runtime';
+import { BatchRunner } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { Pipeline } from '../pipelines/pipeline.entity';

@@ -1,6 +1,6 @@
 import { DomainError, IdPrefix, isId } from '@crm/common';
 import { ForecastMonthView, PipelineReportQuery, PipelineReportView, REPORT_DEFAULT_DAYS, REPORT_MAX_DAYS, StageReportView } from '@crm/contracts';
-import { QueryBudget, RunStatement } from '@crm/runtime';
+import { QueryBudget, RunStatement } from '@crm/records';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { DEALS_SETTINGS, DealsSettings } from '../deals.settings';

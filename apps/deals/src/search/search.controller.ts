@@ -1,5 +1,6 @@
 import { Ops, SearchMetaView, SearchSliceReply, SearchSliceRequest } from '@crm/contracts';
-import { builtInTarget, Handles, QueryBudget, searchColumn, SEARCH_HINT, SEARCH_SETTINGS, searchSlice, SearchTarget } from '@crm/runtime';
+import { Handles } from '@crm/runtime';
+import { builtInTarget, QueryBudget, SEARCH_HINT, SEARCH_SETTINGS, searchColumn, searchSlice, SearchTarget } from '@crm/records';
 import { Controller, Inject } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DataSource } from 'typeorm';

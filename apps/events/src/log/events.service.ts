@@ -25,7 +25,7 @@ import {
   readableEvents,
   RequestContext,
 } from '@crm/contracts';
-import { QueryBudget, RunStatement } from '@crm/runtime';
+import { QueryBudget, RunStatement } from '@crm/records';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { EventTypeFilter, parseEventTypeFilter } from './event-type-filter';

@@ -1,5 +1,5 @@
 import { Env, intVar } from '@crm/common';
-import { loadQuerySettings } from '@crm/runtime';
+import { loadQuerySettings } from '@crm/records';
 import { EVENT_FILTER_SCAN_LIMIT } from '@crm/contracts';
 
 export const EVENTS_SETTINGS = Symbol('EVENTS_SETTINGS');

@@ -1,4 +1,4 @@
-import { createAssociationTables, dropAssociationTables } from '@crm/runtime';
+import { createAssociationTables, dropAssociationTables } from '@crm/records';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** Many companies per contact, with roles; every contact's company_id becomes its primary association. */

@@ -1,4 +1,4 @@
-import { createWordIndex, dropWordIndex } from '@crm/runtime';
+import { createWordIndex, dropWordIndex } from '@crm/records';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { SEARCH_WORDS } from '../../search/search-targets';
 

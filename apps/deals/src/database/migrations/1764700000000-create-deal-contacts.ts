@@ -1,4 +1,4 @@
-import { createAssociationTables, dropAssociationTables } from '@crm/runtime';
+import { createAssociationTables, dropAssociationTables } from '@crm/records';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** Many contacts per deal, with roles; every deal's contact_id becomes its primary association. */

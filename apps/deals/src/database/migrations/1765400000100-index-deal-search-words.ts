@@ -1,4 +1,4 @@
-import { createWordIndex, dropWordIndex } from '@crm/runtime';
+import { createWordIndex, dropWordIndex } from '@crm/records';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** Deals' word index for GET /search (docs/search.md), replacing the trigram index on their names. */

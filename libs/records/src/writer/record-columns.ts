@@ -23,15 +23,3 @@ export abstract class BuiltInRecord extends Timestamped {
 
 /** How a PATCH reaches the columns every built-in record has; they come last in each object's field list. */
 export const BUILT_IN_RECORD_FIELDS = fieldSpecs<BuiltInRecord>({ metadata: 'json', custom_fields: 'json' });
-
-/**
- * Activities and tasks: work on a contact, a deal, both or neither. A removed contact or deal takes the
- * work that was only its own and unlinks the rest (see WorkLinks).
- */
-export abstract class WorkItemRecord extends BuiltInRecord {
-  @Column({ name: 'contact_id', type: 'text', nullable: true })
-  contactId!: string | null;
-
-  @Column({ name: 'deal_id', type: 'text', nullable: true })
-  dealId!: string | null;
-}

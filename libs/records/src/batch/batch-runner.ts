@@ -4,7 +4,7 @@ import { ChangeDraft, OutboxService, recordReplyWithin } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { ClassConstructor } from 'class-transformer';
 import { DataSource, EntityManager } from 'typeorm';
-import { reportSoftWarnings } from '../custom-fields/soft-warnings';
+import { reportSoftWarnings } from '@crm/runtime';
 
 /** What one item came to: its success status and answer, or the error its single write would have given. */
 export interface ItemOutcome<V> {

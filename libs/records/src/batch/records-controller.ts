@@ -1,7 +1,7 @@
 import { AnyOperation, BatchWriteDto, RequestContext } from '@crm/contracts';
 import { Controller, Inject, Type } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
-import { Handles } from '../handles';
+import { Handles } from '@crm/runtime';
 import { BatchRunner, BatchWriter } from './batch-runner';
 
 /** What a built-in object's service does the same way whatever the object. */

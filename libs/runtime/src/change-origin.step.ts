@@ -1,7 +1,7 @@
 import type { ChangeVia } from '@crm/contracts';
 import { changeOriginScope, channelFor, originOf } from '@crm/messaging';
 import { SetMetadata } from '@nestjs/common';
-import { RequestStep, ServiceRequest } from '../service-request.interceptor';
+import { RequestStep, ServiceRequest } from './service-request.interceptor';
 
 const OPERATION_VIA = 'crm:operation-via';
 

@@ -15,7 +15,7 @@ import {
 import { RpcCaller } from '@crm/messaging';
 import { Provider } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { SERVICE_CONFIG } from '../service-app';
+import { SERVICE_CONFIG } from '@crm/runtime';
 import { runAggregate } from './aggregate-run';
 import { QueryRunOptions, queryRunOptions, QuerySettings } from './query-budget';
 import { describeQueryFields, QueryCatalog, relationResourceOf } from './query-catalog';

@@ -1,6 +1,6 @@
 import { FieldIssue } from '@crm/common';
 import { AGGREGATE_INTERVALS, AGGREGATE_OPS, AggregateDto, AggregateInterval, AggregateLimits, AggregateOp, METRIC_NAME, QueryFieldInfo } from '@crm/contracts';
-import type { QueryCatalog, QueryFieldType } from '../index';
+import type { QueryCatalog, QueryFieldType } from './query-catalog';
 
 /**
  * Whether an aggregation may name a custom field anywhere (filter, dimensions, metrics, sort). Building a

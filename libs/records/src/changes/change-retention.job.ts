@@ -1,8 +1,7 @@
 import { Env, intVar, Logger } from '@crm/common';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { LOGGER } from '../service-app';
-import { deleteInBatches, PeriodicJob } from '../periodic-job';
+import { deleteInBatches, LOGGER, PeriodicJob } from '@crm/runtime';
 
 export const CHANGE_SETTINGS = Symbol('CHANGE_SETTINGS');
 

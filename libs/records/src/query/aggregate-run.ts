@@ -13,7 +13,10 @@ import {
 import { AggregateDto, AggregateReply, AggregateValue, QueryFieldInfo, QueryLimits } from '@crm/contracts';
 import { createHash } from 'crypto';
 import { DataSource } from 'typeorm';
-import { compileFilter, QueryBudget, QueryCatalog, QueryFieldType, QueryRunOptions, RemoteQueries } from '../index';
+import { compileFilter } from './filter-compiler';
+import { QueryBudget, QueryRunOptions } from './query-budget';
+import { QueryCatalog, QueryFieldType } from './query-catalog';
+import { RemoteQueries } from './remote-matching';
 import { AggregateDimensionPlan, AggregateMetricPlan, AggregatePath, AggregatePlan, planAggregate } from './aggregate-plan';
 
 /**
