@@ -1,4 +1,4 @@
-import { instantIndexName } from '@crm/runtime';
+import { instantIndexName } from '@crm/records';
 import { Client } from 'pg';
 import { BenchStack, KEPT_DATABASE, SEEDED_DEALS_ENV, withBenchStack } from './bench-stack';
 

@@ -1,5 +1,4 @@
-import { builtInCustomFieldsProviders } from '@crm/runtime';
-import { BatchRunner, catalogQueriesProvider } from '@crm/records';
+import { BatchRunner, builtInCustomFieldsProviders, catalogQueriesProvider } from '@crm/records';
 import { Module } from '@nestjs/common';
 import { CustomFieldsController } from './custom-fields/custom-fields.controller';
 import { DealsFieldReferences } from './custom-fields/deals-field-references';

@@ -25,3 +25,4 @@ export * from './writer/record-columns';
 export * from './writer/field-changes';
 export * from './writer/references';
 export * from './writer/sql';
+export * from './custom-fields';

@@ -2,7 +2,7 @@ import { validateInput } from '@crm/common';
 import { AnyOperation, ReplyOf, RequestContext } from '@crm/contracts';
 import { applyDecorators, ArgumentMetadata, PipeTransform, UseInterceptors, UsePipes } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { SoftWarningsInterceptor } from './custom-fields/soft-warnings';
+import { SoftWarningsInterceptor } from './soft-warnings';
 import { OperationVia } from './change-origin.step';
 
 /**

@@ -5,7 +5,7 @@ export * from './service-request.interceptor';
 export * from './request-deadline.step';
 export * from './rpc-health.controller';
 export * from './service-main';
-export * from './custom-fields';
+export * from './soft-warnings';
 export * from './handles';
 export * from './change-origin.step';
 export * from './periodic-task';

@@ -1,8 +1,7 @@
 import { ChangeSet, IdPrefix, returnedRows } from '@crm/common';
 import { CompanyView, CreateCompanyDto, event, EventType, UpdateCompanyDto } from '@crm/contracts';
 import { updatedChange } from '@crm/messaging';
-import { BuiltInCustomFieldsService } from '@crm/runtime';
-import { BatchRecording, DealDirectory, NOW_MS, RecordBatchWriter, RecordTable } from '@crm/records';
+import { BatchRecording, BuiltInCustomFieldsService, DealDirectory, NOW_MS, RecordBatchWriter, RecordTable } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { ContactCompanies } from '../contact-companies/contact-companies';
 import { Company } from './company.entity';

@@ -1,11 +1,10 @@
 import { ChangeSet, findByIds, IdPrefix } from '@crm/common';
 import { ContactSummaryView, ContactView, CreateContactDto, event, EventType, UpdateContactDto } from '@crm/contracts';
-import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Company } from '../companies/company.entity';
 import { ContactCompanies } from '../contact-companies/contact-companies';
-import { DealDirectory, RecordBatchWriter, RecordTable } from '@crm/records';
+import { BuiltInCustomFieldsService, DealDirectory, RecordBatchWriter, RecordTable } from '@crm/records';
 import { User } from '../users/user.entity';
 import { WorkLinks } from '../work-links/work-links.service';
 import { Contact } from './contact.entity';

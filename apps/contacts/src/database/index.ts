@@ -3,8 +3,14 @@ import { OUTBOX_MIGRATIONS, CHANGE_HISTORY_MIGRATIONS } from '@crm/messaging';
 import { Activity } from '../activities/activity.entity';
 import { Company } from '../companies/company.entity';
 import { Contact } from '../contacts/contact.entity';
-import { BuiltInCustomFields, CreateCustomValueFunctions1765700000000, CustomValueFunctionsByPosition1765900000000 } from '@crm/runtime';
-import { CreateSearchFunctions1765200000000, CreateSearchWords1765400000000, IndexSearchWordsTrigrams1765800000000 } from '@crm/records';
+import {
+  BuiltInCustomFields,
+  CreateCustomValueFunctions1765700000000,
+  CreateSearchFunctions1765200000000,
+  CreateSearchWords1765400000000,
+  CustomValueFunctionsByPosition1765900000000,
+  IndexSearchWordsTrigrams1765800000000,
+} from '@crm/records';
 import { ObjectRecord, ObjectType } from '../objects/object-type.entity';
 import { Task } from '../tasks/task.entity';
 import { User } from '../users/user.entity';

@@ -15,8 +15,8 @@ import {
   importRowBody,
 } from '@crm/contracts';
 import { originOf, OutboxService, RpcCaller, withOrigin } from '@crm/messaging';
-import { BuiltInCustomFieldsService, LOGGER } from '@crm/runtime';
-import { importRowErrors, NOW_MS } from '@crm/records';
+import { LOGGER } from '@crm/runtime';
+import { BuiltInCustomFieldsService, importRowErrors, NOW_MS } from '@crm/records';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';

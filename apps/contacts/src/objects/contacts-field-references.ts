@@ -1,7 +1,7 @@
 import { DomainError, ErrorCode } from '@crm/common';
 import { hasCapability, keptBy, Ops, RequestContext, ResolveDealsRequest, ValidationWarning } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
-import { CustomFieldReferences, enforceFieldValues, enforceFieldValuesOfMany, EnforcementInput, EnforcementTarget } from '@crm/runtime';
+import { CustomFieldReferences, enforceFieldValues, enforceFieldValuesOfMany, EnforcementInput, EnforcementTarget } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 

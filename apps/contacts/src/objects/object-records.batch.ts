@@ -11,8 +11,7 @@ import {
   ValidationWarning,
 } from '@crm/contracts';
 import { ChangeDraft, createdChange, deletedChange } from '@crm/messaging';
-import { lockUniqueFields, withoutNulls } from '@crm/runtime';
-import { BatchWriter, CreateItem, DeleteItem, ItemOutcome, NOW_MS, UpdateItem, UpsertKey } from '@crm/records';
+import { BatchWriter, CreateItem, DeleteItem, ItemOutcome, lockUniqueFields, NOW_MS, UpdateItem, UpsertKey, withoutNulls } from '@crm/records';
 import { EntityManager } from 'typeorm';
 import { ContactsFieldReferences } from './contacts-field-references';
 import { ObjectRecord, ObjectType } from './object-type.entity';

@@ -21,6 +21,9 @@ import {
   presentBuiltInObject,
 } from '@crm/contracts';
 import { OutboxService, RpcCaller } from '@crm/messaging';
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import {
   appendDefinition,
   BuiltInCustomFieldsService,
@@ -29,11 +32,8 @@ import {
   definitionNamed,
   editedDefinitions,
   moveStoredValues,
-} from '@crm/runtime';
-import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
-import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { NOW_MS } from '@crm/records';
+  NOW_MS,
+} from '@crm/records';
 import { ContactsFieldReferences } from './contacts-field-references';
 import { ObjectType } from './object-type.entity';
 import { presentObjectType } from './object-type.presenter';

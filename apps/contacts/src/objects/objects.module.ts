@@ -1,5 +1,4 @@
-import { builtInCustomFieldsProviders, BuiltInCustomFieldsService } from '@crm/runtime';
-import { BatchRunner } from '@crm/records';
+import { BatchRunner, builtInCustomFieldsProviders, BuiltInCustomFieldsService } from '@crm/records';
 import { Module } from '@nestjs/common';
 import { ContactCompaniesModule } from '../contact-companies/contact-companies.module';
 import { ContactsFieldReferences } from './contacts-field-references';

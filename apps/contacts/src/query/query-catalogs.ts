@@ -14,8 +14,8 @@ import {
   USER_ROLES,
 } from '@crm/contracts';
 import { hydrate } from '@crm/common';
-import { BuiltInCustomFieldsService } from '@crm/runtime';
 import {
+  BuiltInCustomFieldsService,
   catalogOf,
   CatalogSpec,
   customFields,

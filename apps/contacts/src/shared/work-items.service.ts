@@ -19,10 +19,9 @@ import {
 } from '@crm/common';
 import { builtInEntry, event, EventPayload, RequestContext } from '@crm/contracts';
 import { createdChange, deletedChange, OutboxService, updatedChange } from '@crm/messaging';
-import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { DealDirectory, NOW_MS, RecordBatchWriter, RecordTable, requireContact } from '@crm/records';
+import { BuiltInCustomFieldsService, DealDirectory, NOW_MS, RecordBatchWriter, RecordTable, requireContact } from '@crm/records';
 import { WorkItemRecord } from './work-item-record';
 
 /** What a write of any work item may carry besides the fields of its kind. */

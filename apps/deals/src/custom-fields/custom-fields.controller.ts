@@ -1,5 +1,6 @@
 import { FieldDefinitionDto, Ops, UpdateFieldDefinitionDto, UpdateObjectTypeDto } from '@crm/contracts';
-import { BuiltInCustomFieldsService, Handles } from '@crm/runtime';
+import { Handles } from '@crm/runtime';
+import { BuiltInCustomFieldsService } from '@crm/records';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DealContacts } from '../deal-contacts/deal-contacts';

@@ -1,6 +1,6 @@
 import { builtInEntry, hasCapability, Ops, RequestContext } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
-import { CustomFieldReferences } from '@crm/runtime';
+import { CustomFieldReferences } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 

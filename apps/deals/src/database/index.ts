@@ -3,8 +3,14 @@ import { Deal } from '../deals/deal.entity';
 import { StageHistory } from '../deals/stage-history.entity';
 import { Pipeline } from '../pipelines/pipeline.entity';
 import { Stage } from '../pipelines/stage.entity';
-import { BuiltInCustomFields, CreateCustomValueFunctions1765700000000, CustomValueFunctionsByPosition1765900000000 } from '@crm/runtime';
-import { CreateSearchFunctions1765200000000, CreateSearchWords1765400000000, IndexSearchWordsTrigrams1765800000000 } from '@crm/records';
+import {
+  BuiltInCustomFields,
+  CreateCustomValueFunctions1765700000000,
+  CreateSearchFunctions1765200000000,
+  CreateSearchWords1765400000000,
+  CustomValueFunctionsByPosition1765900000000,
+  IndexSearchWordsTrigrams1765800000000,
+} from '@crm/records';
 import { CreatePipelinesAndDeals1763800000400 } from './migrations/1763800000400-create-pipelines-and-deals';
 import { CustomFields1764300000100 } from './migrations/1764300000100-custom-fields';
 import { CreateImportBatches1764300000300 } from './migrations/1764300000300-create-import-batches';

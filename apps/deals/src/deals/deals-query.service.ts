@@ -13,8 +13,7 @@ import {
   RequestContext,
   STAGE_TYPES,
 } from '@crm/contracts';
-import { BuiltInCustomFieldsService } from '@crm/runtime';
-import { catalogOf, CatalogQueries, CatalogSpec, namesCustomFields, QueryItem, relatedCatalogOf } from '@crm/records';
+import { BuiltInCustomFieldsService, catalogOf, CatalogQueries, CatalogSpec, namesCustomFields, QueryItem, relatedCatalogOf } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Pipeline } from '../pipelines/pipeline.entity';

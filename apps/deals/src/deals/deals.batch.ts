@@ -15,8 +15,7 @@ import {
   updateRows,
 } from '@crm/common';
 import { CreateDealDto, DealView, event, EventDraft, EventType, FullDealView, RequestContext, UpdateDealDto } from '@crm/contracts';
-import { BuiltInCustomFieldsService } from '@crm/runtime';
-import { BatchWriter, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '@crm/records';
+import { BatchWriter, BuiltInCustomFieldsService, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Pipeline } from '../pipelines/pipeline.entity';

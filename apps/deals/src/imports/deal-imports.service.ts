@@ -1,7 +1,6 @@
 import { validateInput } from '@crm/common';
 import { CreateDealDto, ImportDealsBatchReply, ImportDealsBatchRequest, importRowBody, ImportRowError, RequestContext } from '@crm/contracts';
-import { BuiltInCustomFieldsService } from '@crm/runtime';
-import { BatchRunner, CreateItem, importRowErrors } from '@crm/records';
+import { BatchRunner, BuiltInCustomFieldsService, CreateItem, importRowErrors } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { DealsBatchWriter } from '../deals/deals.batch';

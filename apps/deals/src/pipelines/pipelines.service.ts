@@ -26,7 +26,7 @@ import {
   RequestContext,
 } from '@crm/contracts';
 import { createdChange, deletedChange, OutboxService, updatedChange } from '@crm/messaging';
-import { BuiltInCustomFieldsService } from '@crm/runtime';
+import { BuiltInCustomFieldsService } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Actor, DealStageMover } from '../deals/deal-stage-mover';

@@ -1,10 +1,10 @@
 import { ChangeSet, columnValues, diffFields, DomainError, FieldSpec, IdPrefix, insertRows, isId, lockRows, lockRowsAt, newId, updateRows } from '@crm/common';
 import { CustomFieldBuiltIn, EventDraft, keptBy, RequestContext, SlugKeptBy, SlugWith } from '@crm/contracts';
 import { createdChange, deletedChange, updatedChange } from '@crm/messaging';
-import { BuiltInCustomFieldsService } from '@crm/runtime';
 import { ClassConstructor } from 'class-transformer';
 import { EntityManager } from 'typeorm';
 import { BatchRecording, BatchWriter, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '../batch/batch-runner';
+import { BuiltInCustomFieldsService } from '../custom-fields/built-in-custom-fields.service';
 import { BuiltInRecord } from './record-columns';
 import { DealDirectory } from './references';
 import { NOW_MS } from './sql';

@@ -27,7 +27,7 @@ import { BuiltInCustomFields } from './built-in-custom-fields.entity';
 import { CustomInstantIndexes } from './custom-instant-indexes';
 import { enforceFieldValues, enforceFieldValuesOfMany, EnforcementInput, withoutNulls } from './field-enforcement';
 import { appendDefinition, checkDefinitions, definitionNamed, editedDefinitions, moveStoredValues } from './field-definitions';
-import { reportSoftWarnings } from './soft-warnings';
+import { reportSoftWarnings } from '@crm/runtime';
 
 export const CUSTOM_FIELDS_OWNER = Symbol('CUSTOM_FIELDS_OWNER');
 const NOW_MS = `date_trunc('milliseconds', now())`;

@@ -2,7 +2,7 @@ import { Logger } from '@crm/common';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { createHash } from 'crypto';
 import { DataSource, EntityManager, QueryRunner } from 'typeorm';
-import { LOGGER } from '../service-app';
+import { LOGGER } from '@crm/runtime';
 
 /** One custom date-time field whose values an expression index over `custom_instant` should serve. */
 export interface InstantIndexTarget {
