@@ -1,5 +1,18 @@
-import { natsAuthorizationConfig, natsPasswordVariable, natsUserName, rpcSubject, ServiceName } from '@crm/contracts';
+import {
+  EventConsumer,
+  eventStreamName,
+  keyRevocationSubject,
+  natsAuthorizationConfig,
+  natsPasswordVariable,
+  natsUserName,
+  RPC_SERVICES,
+  rpcSubject,
+  ServiceName,
+} from '@crm/contracts';
+import { INFLATED_MAX_BYTES } from '@crm/messaging';
+import { randomUUID } from 'crypto';
 import { connect, ErrorCode, NatsConnection, NatsError } from 'nats';
+import { gzipSync } from 'zlib';
 import { eventually } from '../support/api-client';
 import { FaultStack, faultNamespace, STACK_PROCESSES, startFaultStack, StackProcess } from '../support/fault-stack';
 import { natsPassword, startNatsServer } from '../support/processes';
@@ -62,10 +75,48 @@ describe('NATS users', () => {
     // contacts' durable consumer follows the deal's deletion.
     expect((await api.delete(`/deals/${deal.body.data.id}`)).status).toBe(204);
     await receiver.waitFor(1, 'deal.deleted');
-    // A consumer or reader the server refused would have said so (the stack logs warnings).
-    const output = STACK_PROCESSES.map((p) => stack.processes[p].output()).join('\n');
+    // A consumer or reader the server refused would have said so (the stack logs warnings). The logs are
+    // read once every reader is past the deletion and each process has logged a marker after that.
+    await eventually(async () => {
+      const deleted = (await api.get('/events?type=deal.deleted')).body.data as Array<{ data: { deal_id: string } }>;
+      return deleted.some((e) => e.data.deal_id === deal.body.data.id) ? true : undefined;
+    }, 120_000);
+    await acknowledgedAll(ServiceName.Contacts, EventConsumer.Contacts);
+    await acknowledgedAll(ServiceName.Deals, EventConsumer.Deals);
+    const output = await logsAfterMarkers();
     expect(output).not.toMatch(/permissions violation|lost JetStream|event reader failed/i);
   });
+
+  /** Waits until the service's durable consumer has every event it reads acknowledged. */
+  async function acknowledgedAll(service: StackProcess, durable: string): Promise<void> {
+    const jsm = await (await connectAs(service)).jetstreamManager();
+    await eventually(async () => {
+      const info = await jsm.consumers.info(eventStreamName(namespace), durable);
+      return info.num_pending === 0 && info.num_ack_pending === 0 ? true : undefined;
+    }, 120_000);
+  }
+
+  /**
+   * Every process's log, once a line it wrote after everything before this call is in it: a line written
+   * before that marker is then in what is read, however late the pipe hands it over. Each service logs
+   * the refusal of an RPC request that would inflate past the limit, naming its subject (which carries
+   * the marker); the gateway logs an unreadable key revocation notice, which nothing else sends it.
+   */
+  async function logsAfterMarkers(): Promise<string> {
+    const marker = `marker-${randomUUID()}`;
+    const unreadable = 'ignored an unreadable key revocation notice';
+    expect(stack.processes.gateway.output()).not.toContain(unreadable);
+    const gateway = await connectAs(ServiceName.Gateway);
+    const tooLarge = gzipSync(Buffer.alloc(INFLATED_MAX_BYTES + 1));
+    // Each answered: the service has logged the refusal.
+    for (const service of RPC_SERVICES) await gateway.request(rpcSubject(namespace, `${service}.${marker}`), tooLarge, { timeout: 60_000 });
+    gateway.publish(keyRevocationSubject(namespace), Buffer.from(marker));
+    return eventually(async () => {
+      const logs = STACK_PROCESSES.map((p) => stack.processes[p].output());
+      const marked = STACK_PROCESSES.every((p, i) => logs[i].includes(p === 'gateway' ? unreadable : marker));
+      return marked ? logs.join('\n') : undefined;
+    }, 120_000);
+  }
 
   it('refuses a connection without a user or with another password', async () => {
     await expect(connect({ servers: stack.nats.url })).rejects.toMatchObject({ code: ErrorCode.AuthorizationViolation });
