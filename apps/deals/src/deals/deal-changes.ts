@@ -1,6 +1,6 @@
 import { ChangeSet, sameValue } from '@crm/common';
 import { DealView } from '@crm/contracts';
-import { ChangeDraft, createdChange, deletedChange, updatedChange } from '@crm/messaging';
+import { ChangeDraft, updatedChange } from '@crm/messaging';
 import { Deal } from './deal.entity';
 import { presentDeal } from './deal.presenter';
 
@@ -43,19 +43,12 @@ export function dealChanges(before: Deal, after: Deal): ChangeSet {
   return changes;
 }
 
-function recordedFields(deal: Deal): Record<string, unknown> {
+/** The fields a creation's or deletion's history entry keeps. */
+export function recordedFields(deal: Deal): Record<string, unknown> {
   return Object.fromEntries(Object.entries(presentDeal(deal)).filter(([field]) => !NOT_RECORDED.has(field)));
-}
-
-export function dealCreatedChange(deal: Deal): ChangeDraft {
-  return createdChange('deals', deal.id, recordedFields(deal));
 }
 
 /** Null when nothing a history shows changed. */
 export function dealUpdatedChange(dealId: string, changes: ChangeSet): ChangeDraft | null {
   return updatedChange('deals', dealId, { ...changes, changed: changes.changed.filter((field) => !NOT_RECORDED.has(field)) });
-}
-
-export function dealDeletedChange(deal: Deal): ChangeDraft {
-  return deletedChange('deals', deal.id, recordedFields(deal));
 }

@@ -1,12 +1,26 @@
-import { ChangeSet, columnValues, diffFields, DomainError, FieldSpec, IdPrefix, insertRows, isId, lockRows, lockRowsAt, newId, updateRows } from '@crm/common';
-import { CustomFieldBuiltIn, EventDraft, keptBy, RequestContext, SlugKeptBy, SlugWith } from '@crm/contracts';
-import { createdChange, deletedChange, updatedChange } from '@crm/messaging';
+import {
+  ChangeSet,
+  columnValues,
+  diffFields,
+  DomainError,
+  ErrorCode,
+  FieldSpec,
+  IdPrefix,
+  insertRows,
+  isId,
+  lockRows,
+  lockRowsAt,
+  newId,
+  updateRows,
+} from '@crm/common';
+import { BuiltInSlug, builtInEntry, CustomFieldBuiltIn, EventDraft, RequestContext } from '@crm/contracts';
+import { ChangeDraft, createdChange, deletedChange, updatedChange } from '@crm/messaging';
 import { ClassConstructor } from 'class-transformer';
 import { EntityManager } from 'typeorm';
 import { BatchRecording, BatchWriter, CreateItem, DeleteItem, ItemOutcome, UpdateItem, UpsertKey } from '../batch/batch-runner';
 import { BuiltInCustomFieldsService } from '../custom-fields/built-in-custom-fields.service';
 import { BuiltInRecord } from './record-columns';
-import { DealDirectory } from './references';
+import { RemoteRecords } from './references';
 import { NOW_MS } from './sql';
 
 type Row = BuiltInRecord & { id: string };
@@ -17,9 +31,15 @@ const CLOCK = new Date(0);
 /** A field naming another record that must exist when it is written. */
 export interface ReferenceField {
   field: string;
-  /** The object it names: one of this service's (in the table its slug names), or a deal, asked of the deals service. */
-  table: SlugKeptBy<'contacts'> | (SlugWith<'referenceable'> & SlugKeptBy<'deals'>);
+  /** The object it names: one of the writing service's (in the table its slug names), or one another service keeps, asked of it. */
+  table: BuiltInSlug;
   noun: string;
+}
+
+/** What a write of one item reads besides its body and row (a deal's stage), or the item's 400; and the clock, when read with it. */
+export interface Resolved<P> {
+  byItem: Map<number, P | DomainError>;
+  now?: Date;
 }
 
 /** A unique field an upsert matches on, compared as the unique index compares it. */
@@ -36,7 +56,7 @@ export interface UniqueField<E> {
  * One built-in object as a batch writes it: its table and fields, the references and unique field its
  * writes check, how a create body becomes a row, and the events and answers its single writes give.
  */
-export interface RecordTable<E extends Row, C extends object, U extends object, V, S> {
+export interface RecordTable<E extends Row, C extends object, U extends object, V, S, P = never> {
   entity: new () => E;
   table: string;
   noun: string;
@@ -48,28 +68,42 @@ export interface RecordTable<E extends Row, C extends object, U extends object, 
   fields: FieldSpec<E>[];
   references: ReferenceField[];
   unique?: UniqueField<E>;
+  /** Whether an update checks every reference it is sent before reading its rows (so a reference naming nothing is answered before an unknown record), rather than only those that change. */
+  referencesBeforeRows?: boolean;
+  /** The SQL of the time writes are dated with: the transaction's (NOW_MS) unless the object dates them by the statement's clock. */
+  clock?: string;
+  /**
+   * What each item needs read beyond its body and row (a deal's stage), once for the batch: `row` is null
+   * for a create; an item left out of the answer needs nothing. An item whose answer is an error is refused with it.
+   */
+  resolve?(m: EntityManager, items: Array<{ index: number; body: C | U; row: E | null }>): Promise<Resolved<P>>;
   /** The columns of a new row other than id, metadata and custom_fields, as entity properties. */
-  newRow(body: C, now: Date): Partial<E>;
+  newRow(body: C, now: Date, resolved?: P): Partial<E>;
   /** The PATCH input for a row, where a field implies another (a new ICP score is dated now). */
   patchInput?(row: E, body: U, now: Date): Record<string, unknown>;
-  /** Columns an update derives from what changed (a completed task's completed_at). */
-  derived?(row: E, set: Partial<E>, now: Date): Partial<E>;
+  /** Columns an update derives from what changed (a completed task's completed_at, a deal's stage move). */
+  derived?(row: E, set: Partial<E>, now: Date, body: U, resolved?: P): Partial<E>;
+  /** What an update changed, as its event and history report it, when not the PATCH fields' own differences. */
+  changesOf?(before: E, after: E): ChangeSet;
   created(row: E): EventDraft;
-  updated(row: E, changes: ChangeSet): EventDraft;
+  /** The events of an update, in order; `before` is the row as it was. */
+  updated(row: E, changes: ChangeSet, before: E): EventDraft | EventDraft[];
   deleted(row: E): EventDraft;
   /** The record as its single writes show it: the fields a creation's or deletion's change entry lists. */
   changeView(row: E): object;
+  /** The history entry of an update, when not every changed field is recorded. */
+  updatedEntry?(row: E, changes: ChangeSet): ChangeDraft | null;
   /** Answers of the single create (`S`) and update (`V`), for many rows at once. */
-  presentCreated(m: EntityManager, rows: E[]): Promise<S[]>;
-  presentUpdated(m: EntityManager, rows: E[]): Promise<V[]>;
+  presentCreated(m: EntityManager, rows: E[], ctx: RequestContext): Promise<S[]>;
+  presentUpdated(m: EntityManager, rows: E[], ctx: RequestContext): Promise<V[]>;
   /** What writing these rows does to other records (a contact's primary company association), as events and change entries by row id; `before` is null for a created row. */
-  afterWrite?(m: EntityManager, written: Array<{ before: E | null; after: E }>): Promise<Map<string, BatchRecording>>;
+  afterWrite?(m: EntityManager, written: Array<{ before: E | null; after: E }>, ctx: RequestContext): Promise<Map<string, BatchRecording>>;
   /** What removing these rows does first (unlinking the records that name them), as events and change entries by row id, in order. */
   beforeRemove?(m: EntityManager, rows: E[]): Promise<Map<string, BatchRecording>>;
 }
 
 /** Which of `ids` name rows of `table`, key-share locked until commit so they cannot vanish before the write does. */
-async function existingIds(m: EntityManager, table: SlugKeptBy<'contacts'>, ids: string[]): Promise<Set<string>> {
+async function existingIds(m: EntityManager, table: BuiltInSlug, ids: string[]): Promise<Set<string>> {
   if (!ids.length) return new Set();
   const rows: Array<{ id: string }> = await m.query(`SELECT id FROM ${table} WHERE id = ANY($1::text[]) FOR KEY SHARE`, [ids]);
   return new Set(rows.map((r) => r.id));
@@ -80,15 +114,15 @@ async function existingIds(m: EntityManager, table: SlugKeptBy<'contacts'>, ids:
  * statements (lock or insert, reference checks per referenced table, one multi-row write) whatever the
  * number of items; the runner adds the one outbox insert.
  */
-export class RecordBatchWriter<E extends Row, C extends object, U extends object, V, S> implements BatchWriter<C, U, V | S> {
+export class RecordBatchWriter<E extends Row, C extends object, U extends object, V, S, P = never> implements BatchWriter<C, U, V | S> {
   readonly noun: string;
   readonly createBody: ClassConstructor<C>;
   readonly updateBody: ClassConstructor<U>;
 
   constructor(
-    private readonly spec: RecordTable<E, C, U, V, S>,
+    private readonly spec: RecordTable<E, C, U, V, S, P>,
     private readonly customFields: BuiltInCustomFieldsService,
-    private readonly deals: DealDirectory,
+    private readonly remote: RemoteRecords,
   ) {
     this.noun = spec.noun;
     this.createBody = spec.createBody;
@@ -105,6 +139,10 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
       ctx,
       items.map((item) => ({ index: item.index, values: item.body as Record<string, unknown> })),
     );
+    const resolved = await this.resolved(
+      m,
+      items.map((item) => ({ index: item.index, body: item.body, row: null })),
+    );
     const custom = await this.customFields.valuesOfMany(
       m,
       ctx,
@@ -115,11 +153,13 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
     const entities: Partial<E>[] = [];
     const pending: Array<{ item: CreateItem<C>; id: string; warnings: ItemOutcome<V>['warnings'] }> = [];
     items.forEach((item, i) => {
-      const error = missing.get(item.index) ?? custom[i].error;
+      const needs = resolved.byItem.get(item.index);
+      const error = missing.get(item.index) ?? (needs instanceof DomainError ? needs : undefined) ?? custom[i].error;
       if (error) return outcomes.set(item.index, { index: item.index, error });
       const body = item.body as { metadata?: Record<string, unknown> | null };
-      // created_at and updated_at are left to the columns' default, the transaction's time (NOW_MS).
-      entities.push({ ...spec.newRow(item.body, CLOCK), id: ids[i], metadata: body.metadata ?? {}, customFields: custom[i].stored ?? {} } as Partial<E>);
+      // created_at and updated_at are left to the columns' default, the transaction's time (NOW_MS), unless the row dates itself.
+      const row = spec.newRow(item.body, resolved.now ?? CLOCK, needs as P | undefined);
+      entities.push({ ...row, id: ids[i], metadata: body.metadata ?? {}, customFields: custom[i].stored ?? {} } as Partial<E>);
       pending.push({ item, id: ids[i], warnings: custom[i].warnings });
     });
     const rows = (await this.clocked(m, entities)).map((entity) => columnValues(m, spec.entity, entity, Object.keys(entity)));
@@ -129,11 +169,13 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
     const views = await spec.presentCreated(
       m,
       stored.map((p) => inserted.get(p.id)!),
+      ctx,
     );
     const followed = spec.afterWrite
       ? await spec.afterWrite(
           m,
           stored.map((p) => ({ before: null, after: inserted.get(p.id)! })),
+          ctx,
         )
       : new Map<string, BatchRecording>();
     stored.forEach((p, i) => {
@@ -167,6 +209,14 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
   async update(m: EntityManager, ctx: RequestContext, items: UpdateItem<U>[]): Promise<ItemOutcome<V | S>[]> {
     if (!items.length) return [];
     const { spec } = this;
+    // An object that answers a reference naming nothing before an unknown record checks every one sent, first.
+    const early = spec.referencesBeforeRows
+      ? await this.missingReferences(
+          m,
+          ctx,
+          items.map((item) => ({ index: item.index, values: item.body as Record<string, unknown> })),
+        )
+      : new Map<number, DomainError>();
     const customSent = items.some((item) => (item.body as { custom_fields?: unknown }).custom_fields !== undefined);
     // Definitions first, then rows: the order a field rename takes them in, as the single update does.
     if (customSent) await this.customFields.lockDefinitions(m, spec.object);
@@ -175,16 +225,16 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
       m,
       spec.entity,
       items.filter((i) => isId(i.id, spec.prefix)).map((i) => i.id),
-      NOW_MS,
+      spec.clock ?? NOW_MS,
     );
     const found = new Map(locked.rows.map((row) => [row.id, row]));
     // Only found rows are written, so without one the time is never used.
     const now = locked.now ?? new Date();
     const outcomes = new Map<number, ItemOutcome<V | S>>();
     const present = items.filter((item) => {
-      if (found.has(item.id)) return true;
-      outcomes.set(item.index, { index: item.index, error: DomainError.notFound(spec.noun, item.id) });
-      return false;
+      const error = early.get(item.index) ?? (found.has(item.id) ? undefined : DomainError.notFound(spec.noun, item.id));
+      if (error) outcomes.set(item.index, { index: item.index, error });
+      return !error;
     });
     const custom = await this.customFields.valuesOfMany(
       m,
@@ -197,20 +247,31 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
       })),
     );
 
+    const resolved = await this.resolved(
+      m,
+      present.map((item) => ({ index: item.index, body: item.body, row: found.get(item.id)! })),
+    );
+
     const diffs: Array<{ item: UpdateItem<U>; row: E; set: Partial<E>; changes: ChangeSet; warnings: ItemOutcome<V>['warnings'] }> = [];
     present.forEach((item, i) => {
-      if (custom[i].error) return outcomes.set(item.index, { index: item.index, error: custom[i].error });
+      const needs = resolved.byItem.get(item.index);
+      const error = custom[i].error ?? (needs instanceof DomainError ? needs : undefined);
+      if (error) return outcomes.set(item.index, { index: item.index, error });
       const row = found.get(item.id)!;
       const input = { ...(spec.patchInput ? spec.patchInput(row, item.body, now) : item.body), custom_fields: custom[i].stored };
-      const { set, changes } = diffFields(row, input, spec.fields);
+      const diff = diffFields(row, input, spec.fields);
+      const set = { ...diff.set, ...(spec.derived ? spec.derived(row, diff.set, now, item.body, needs as P | undefined) : {}) } as Partial<E>;
+      const changes = spec.changesOf ? spec.changesOf(row, { ...row, ...set }) : diff.changes;
       diffs.push({ item, row, set, changes, warnings: custom[i].warnings });
     });
     const changing = diffs.filter((d) => d.changes.changed.length);
-    const missing = await this.missingReferences(
-      m,
-      ctx,
-      changing.map((d) => ({ index: d.item.index, values: Object.fromEntries(d.changes.changed.map((f) => [f, d.changes.current[f]])) })),
-    );
+    const missing = spec.referencesBeforeRows
+      ? new Map<number, DomainError>()
+      : await this.missingReferences(
+          m,
+          ctx,
+          changing.map((d) => ({ index: d.item.index, values: Object.fromEntries(d.changes.changed.map((f) => [f, d.changes.current[f]])) })),
+        );
     const taken = await this.takenByOthers(m, changing);
     const writes = changing.filter((d) => {
       const error = missing.get(d.item.index) ?? taken.get(d.item.index);
@@ -220,7 +281,7 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
 
     const columns = new Set<string>();
     const entities = writes.map((d) => {
-      const set = { ...d.set, ...(spec.derived ? spec.derived(d.row, d.set, now) : {}), updatedAt: now } as Partial<E>;
+      const set = { ...d.set, updatedAt: now } as Partial<E>;
       Object.keys(set).forEach((k) => columns.add(k));
       return { ...d.row, ...set };
     });
@@ -238,18 +299,20 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
 
     const answered = diffs.filter((d) => !outcomes.has(d.item.index));
     const rows = answered.map((d) => updated.get(d.row.id) ?? d.row);
-    const views = await spec.presentUpdated(m, rows);
+    const views = await spec.presentUpdated(m, rows, ctx);
     const followed = spec.afterWrite
       ? await spec.afterWrite(
           m,
           answered.filter((d) => updated.has(d.row.id)).map((d) => ({ before: d.row, after: updated.get(d.row.id)! })),
+          ctx,
         )
       : new Map<string, BatchRecording>();
     answered.forEach((d, i) => {
       const written = updated.has(d.row.id);
       const after = followed.get(d.row.id);
-      const events = written ? [spec.updated(rows[i], d.changes), ...(after?.events ?? [])] : [];
-      const changes = written ? [updatedChange(spec.object, d.row.id, d.changes), ...(after?.changes ?? [])] : [];
+      const entry = spec.updatedEntry ? spec.updatedEntry(rows[i], d.changes) : updatedChange(spec.object, d.row.id, d.changes);
+      const events = written ? [spec.updated(rows[i], d.changes, d.row), ...(after?.events ?? [])].flat() : [];
+      const changes = written ? [entry, ...(after?.changes ?? [])] : [];
       outcomes.set(d.item.index, { index: d.item.index, status: 200, data: views[i], warnings: d.warnings, events, changes });
     });
     return items.map((item) => outcomes.get(item.index)!);
@@ -326,24 +389,41 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
     return errors;
   }
 
-  /** The first reference of each item that names no record, as the single write's 400. One lookup per referenced table. */
+  /**
+   * The references of each item that name no record, as the single write's 400 (one issue per field). One
+   * lookup per referenced table of this service, and one request for all those another service keeps.
+   */
   private async missingReferences(
     m: EntityManager,
     ctx: RequestContext,
     items: Array<{ index: number; values: Record<string, unknown> }>,
   ): Promise<Map<number, DomainError>> {
     const errors = new Map<number, DomainError>();
-    for (const ref of this.spec.references) {
-      const named = items.filter((item) => typeof item.values[ref.field] === 'string' && !errors.has(item.index));
-      if (!named.length) continue;
-      const ids = [...new Set(named.map((item) => item.values[ref.field] as string))];
-      const found = keptBy(ref.table, 'contacts') ? await existingIds(m, ref.table, ids) : await this.deals.existing(ctx, ids);
-      for (const item of named) {
-        const id = item.values[ref.field] as string;
-        if (!found.has(id)) errors.set(item.index, DomainError.invalid(ref.field, `No ${ref.noun} with id '${id}'.`, 'not_found'));
-      }
+    const named = (ref: ReferenceField) => items.map((item) => item.values[ref.field]).filter((id): id is string => typeof id === 'string');
+    const wanted = new Map<BuiltInSlug, string[]>();
+    for (const ref of this.spec.references) wanted.set(ref.table, [...new Set([...(wanted.get(ref.table) ?? []), ...named(ref)])]);
+    const service = builtInEntry(this.spec.object)?.service;
+    const found = new Map<BuiltInSlug, Set<string>>();
+    const elsewhere = new Map<BuiltInSlug, string[]>();
+    for (const [table, ids] of wanted) {
+      if (!ids.length) continue;
+      if (builtInEntry(table)?.service === service) found.set(table, await existingIds(m, table, ids));
+      else elsewhere.set(table, ids);
+    }
+    if (elsewhere.size) for (const [table, ids] of await this.remote.existingOf(ctx, elsewhere)) found.set(table, ids);
+    for (const item of items) {
+      const issues = this.spec.references
+        .filter((ref) => typeof item.values[ref.field] === 'string' && !found.get(ref.table)?.has(item.values[ref.field] as string))
+        .map((ref) => ({ field: ref.field, code: 'not_found', message: `No ${ref.noun} with id '${item.values[ref.field] as string}'.` }));
+      if (issues.length) errors.set(item.index, new DomainError(ErrorCode.ValidationFailed, issues.map((i) => i.message).join(' '), issues));
     }
     return errors;
+  }
+
+  /** What the object's items need read besides their rows (RecordTable.resolve), or nothing. */
+  private async resolved(m: EntityManager, items: Array<{ index: number; body: C | U; row: E | null }>): Promise<Resolved<P>> {
+    if (!this.spec.resolve || !items.length) return { byItem: new Map() };
+    return this.spec.resolve(m, items);
   }
 
   /**
@@ -353,7 +433,7 @@ export class RecordBatchWriter<E extends Row, C extends object, U extends object
   private async clocked(m: EntityManager, entities: Partial<E>[]): Promise<Partial<E>[]> {
     const dated = (entity: Partial<E>) => Object.values(entity).some((v) => v === CLOCK);
     if (!entities.some(dated)) return entities;
-    const [{ now }] = (await m.query(`SELECT ${NOW_MS} AS now`)) as Array<{ now: Date }>;
+    const [{ now }] = (await m.query(`SELECT ${this.spec.clock ?? NOW_MS} AS now`)) as Array<{ now: Date }>;
     return entities.map((entity) =>
       dated(entity) ? (Object.fromEntries(Object.entries(entity).map(([k, v]) => [k, v === CLOCK ? now : v])) as Partial<E>) : entity,
     );

@@ -1,5 +1,5 @@
 import { DomainError } from '@crm/common';
-import { Ops, RequestContext, ResolveDealsRequest } from '@crm/contracts';
+import { BuiltInSlug, Ops, RequestContext, ResolveDealsRequest } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
@@ -24,10 +24,24 @@ export async function requireUser(manager: EntityManager, id: string, field = 'o
   if (!rows.length) throw DomainError.invalid(field, `No user with id '${id}'.`, 'not_found');
 }
 
+/** How a writer learns which records another service keeps exist: one request for every object a batch names. */
+export interface RemoteRecords {
+  existingOf(ctx: RequestContext, wanted: ReadonlyMap<BuiltInSlug, string[]>): Promise<Map<BuiltInSlug, Set<string>>>;
+}
+
 /** Deals live in the deals service; their existence is asked for over NATS. */
 @Injectable()
-export class DealDirectory {
+export class DealDirectory implements RemoteRecords {
   constructor(private readonly rpc: RpcCaller) {}
+
+  async existingOf(ctx: RequestContext, wanted: ReadonlyMap<BuiltInSlug, string[]>): Promise<Map<BuiltInSlug, Set<string>>> {
+    const found = new Map<BuiltInSlug, Set<string>>();
+    for (const [slug, ids] of wanted) {
+      if (slug !== 'deals') throw new Error(`the deals service answers for deals only, not '${slug}'`);
+      found.set(slug, await this.existing(ctx, ids));
+    }
+    return found;
+  }
 
   async exists(ctx: RequestContext, dealId: string): Promise<boolean> {
     return (await this.existing(ctx, [dealId])).has(dealId);
