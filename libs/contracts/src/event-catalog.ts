@@ -15,6 +15,7 @@ import { ApiKeyCreatedData, ApiKeyRevokedData, ContactCreatedData, DealStageChan
 import { ObjectRecordEventData, ObjectTypeEventData } from './schema/field-types';
 import { ImportCompletedData } from './imports/imports';
 import { WebhookDisabledData } from './webhooks/webhook.views';
+import { StreamGapData, SystemRestoredData } from './event-log/stream-markers';
 
 export interface EventDescription {
   summary: string;
@@ -81,6 +82,8 @@ export const EVENT_CATALOG = {
   [EventType.ObjectRecordCreated]: { summary: 'A custom object record was created.', data: ObjectRecordEventData },
   [EventType.ObjectRecordUpdated]: { summary: 'A custom object record changed.', data: ObjectRecordEventData },
   [EventType.ObjectRecordDeleted]: { summary: 'A custom object record was deleted.', data: ObjectRecordEventData },
+  [EventType.StreamGap]: { summary: 'Events were lost for good between two stream sequences (a stream reset nothing could repair).', data: StreamGapData },
+  [EventType.SystemRestored]: { summary: 'The databases were restored to an earlier point; events after it were skipped.', data: SystemRestoredData },
 } satisfies Record<EventType, EventDescription>;
 
 /** The payload of one event type: an instance of the class its catalog entry names (never, for a reserved type). */
@@ -132,4 +135,7 @@ export const EVENT_READS: Record<EventType, readonly string[]> = {
   [EventType.ObjectRecordCreated]: ['objects.:object'],
   [EventType.ObjectRecordUpdated]: ['objects.:object'],
   [EventType.ObjectRecordDeleted]: ['objects.:object'],
+  // Markers about the log itself: every key that reads events sees them.
+  [EventType.StreamGap]: [],
+  [EventType.SystemRestored]: [],
 };

@@ -45,6 +45,8 @@ export const EventType = {
   ObjectRecordCreated: 'object_record.created',
   ObjectRecordUpdated: 'object_record.updated',
   ObjectRecordDeleted: 'object_record.deleted',
+  StreamGap: 'stream.gap',
+  SystemRestored: 'system.restored',
 } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
 

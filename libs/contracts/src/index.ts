@@ -15,6 +15,7 @@ export * from './webhooks';
 export * from './schema';
 export * from './event-log/list-events.query';
 export * from './event-log/event.view';
+export * from './event-log/stream-markers';
 export * from './event-catalog';
 export * from './operations';
 export * from './query/record-query.dto';

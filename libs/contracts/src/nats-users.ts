@@ -5,10 +5,13 @@ import {
   eventSubject,
   eventSubjectWildcard,
   keyRevocationSubject,
+  outboxReplySubject,
+  outboxRowsSubject,
   RPC_SERVICES,
   rpcServiceWildcard,
   RpcServiceName,
   ServiceName,
+  streamCheckpointSubject,
 } from './subjects';
 
 /**
@@ -62,9 +65,12 @@ export function natsUserPermissions(namespace: string, process: ServiceName): Na
     `${api}.STREAM.UPDATE.${stream}`,
     eventSubjectWildcard(namespace),
     ...RPC_CALLEES[process].map((callee) => rpcServiceWildcard(namespace, callee)),
+    // Pages of its outbox, answered to a reader recovering from a stream reset.
+    outboxReplySubject(namespace, '>'),
   ];
-  // Replies to its requests and JetStream's answers come to its inbox.
-  const subscribe = ['_INBOX.>'];
+  // Replies to its requests and JetStream's answers come to its inbox. Its outbox ledger hears the readers'
+  // checkpoints and answers for its own outbox.
+  const subscribe = ['_INBOX.>', streamCheckpointSubject(namespace), outboxRowsSubject(namespace, process)];
   if (process === ServiceName.Gateway) {
     publish.push(keyRevocationSubject(namespace));
     subscribe.push(keyRevocationSubject(namespace), eventSubject(namespace, EventType.ApiKeyRevoked));
@@ -75,6 +81,10 @@ export function natsUserPermissions(namespace: string, process: ServiceName): Na
   if (reads === 'ordered') {
     // An ordered consumer is ephemeral, named by the client, and replaced after a gap.
     for (const verb of ['CREATE', 'INFO', 'DELETE', 'MSG.NEXT']) publish.push(`${api}.CONSUMER.${verb}.${stream}.*`);
+    // The event log and the webhook intake say their checkpoints, and after a stream reset ask every
+    // service for its outbox (docs/operations.md, "Stream reset").
+    publish.push(streamCheckpointSubject(namespace), `${namespace}.outbox.rows.*`);
+    subscribe.push(outboxReplySubject(namespace, '>'));
   } else if (reads) {
     const { durable } = reads;
     publish.push(

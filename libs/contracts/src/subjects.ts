@@ -56,3 +56,21 @@ export const EventConsumer = {
   /** The contacts service follows deal deletions to detach activities and tasks. */
   Contacts: 'contacts-deal-links',
 } as const;
+
+/**
+ * Where the event log and the webhook intake say how far they have read the stream (`{consumer, stream, seq}`,
+ * core NATS, every few seconds): each producing service deletes the outbox rows both have passed.
+ */
+export function streamCheckpointSubject(namespace: string): string {
+  return `${namespace}.stream.checkpoint`;
+}
+
+/** Asks one producing service for a page of its outbox, in commit order (the readers' recovery after a stream reset). */
+export function outboxRowsSubject(namespace: string, service: ServiceName): string {
+  return `${namespace}.outbox.rows.${service}`;
+}
+
+/** Where the pages asked for on `outboxRowsSubject` are answered: `<namespace>.outbox.reply.<id>`. */
+export function outboxReplySubject(namespace: string, id = '*'): string {
+  return `${namespace}.outbox.reply.${id}`;
+}

@@ -62,3 +62,25 @@ export async function ensureEventStream(nc: NatsConnection, namespace: string, s
  * readers at once). 5 s cost each reader a wake-up every 2.5 s doing nothing.
  */
 export const PULL_EXPIRES_MS = 30_000;
+
+/** The stream as a reader checks it: its identity (creation time) and the sequences it holds. */
+export interface StreamState {
+  created: string;
+  first_seq: number;
+  last_seq: number;
+}
+
+/** The event stream's identity and range now; fails when there is no stream. */
+export async function eventStreamState(nc: NatsConnection, namespace: string): Promise<StreamState> {
+  const jsm = await nc.jetstreamManager();
+  const info = await jsm.streams.info(eventStreamName(namespace));
+  return { created: info.created, first_seq: info.state.first_seq, last_seq: info.state.last_seq };
+}
+
+/**
+ * The identity of the event stream: its creation time, which a stream deleted and made again (a lost volume,
+ * a reinstalled server, an operator's mistake) does not share with the one before.
+ */
+export async function streamIdentity(nc: NatsConnection, namespace: string): Promise<string> {
+  return (await eventStreamState(nc, namespace)).created;
+}

@@ -30,6 +30,27 @@ export class MessagingMetrics {
     registers: [this.registry],
   });
 
+  readonly streamResets = new Counter({
+    name: 'crm_stream_resets_total',
+    help: 'Times a reader found the event stream was not the one its checkpoint belongs to (replaced, truncated, or a restored database; docs/operations.md, "Stream reset")',
+    labelNames: ['consumer', 'reason'],
+    registers: [this.registry],
+  });
+
+  readonly streamRecovering = new Gauge({
+    name: 'crm_stream_recovering',
+    help: 'Whether a reader is recovering from a stream reset (1) or reading the stream (0)',
+    labelNames: ['consumer'],
+    registers: [this.registry],
+  });
+
+  readonly streamGapEvents = new Counter({
+    name: 'crm_stream_gap_events_total',
+    help: 'Events a reader found lost for good in a stream reset: no producing service still held them (a stream.gap marker says which)',
+    labelNames: ['consumer'],
+    registers: [this.registry],
+  });
+
   constructor(dataSource: DataSource) {
     // prom-client samples event-loop delay with a timer at this period; its default, 10 ms, woke each process
     // 100 times a second and cost about 3 ms of CPU a second doing nothing. Once a second still catches

@@ -5,6 +5,7 @@ import { EventSubscriptions } from './event-subscriptions';
 import { MessagingMetrics } from './messaging.metrics';
 import { MESSAGING_OPTIONS, MessagingOptions } from './messaging.options';
 import { NATS_CONNECTION } from './nats';
+import { OutboxLedger } from './outbox/outbox-ledger';
 import { OutboxRelay } from './outbox/outbox.relay';
 import { OutboxService } from './outbox/outbox.service';
 
@@ -24,6 +25,7 @@ export class MessagingModule {
         { provide: MESSAGING_OPTIONS, useValue: options },
         OutboxService,
         OutboxRelay,
+        OutboxLedger,
         EventSubscriptions,
         DeadEvents,
         MessagingMetrics,

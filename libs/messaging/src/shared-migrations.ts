@@ -3,6 +3,7 @@ import { IndexChangesVia1765000000300 } from './changes/changes-via.migration';
 import { CreateDeadEvents1763900000000 } from './dead-events/dead-events.migration';
 import { AddOutboxTraceContext1764200000000 } from './outbox/outbox-trace.migration';
 import { CreateOutbox1763800000000 } from './outbox/outbox.migration';
+import { AddOutboxPublished1766000000000, IndexOutboxPublished1766000000100 } from './outbox/outbox-published.migration';
 import { CreateRequestOutcomes1763900000200 } from './outcomes/request-outcome';
 
 /**
@@ -15,6 +16,8 @@ export const OUTBOX_MIGRATIONS: Function[] = [
   CreateDeadEvents1763900000000,
   CreateRequestOutcomes1763900000200,
   AddOutboxTraceContext1764200000000,
+  AddOutboxPublished1766000000000,
+  IndexOutboxPublished1766000000100,
 ];
 
 /** The change history, for the services that keep records (docs/changes.md). */

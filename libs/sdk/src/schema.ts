@@ -4,6 +4,74 @@
  */
 
 export interface paths {
+    "/health/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Liveness: the process answers */
+        get: operations["health_live"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness: the database and NATS answer (Redis reported, not required) */
+        get: operations["health_ready"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every dependency and service */
+        get: operations["health_check"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Prometheus metrics of this gateway */
+        get: operations["metrics_render"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/apikeys": {
         parameters: {
             query?: never;
@@ -2050,7 +2118,7 @@ export interface components {
         EventView: {
             id: string;
             /** @enum {string} */
-            type: "contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted";
+            type: "contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted" | "stream.gap" | "system.restored";
             /** Format: date-time */
             occurred_at: string;
             /** @description Who made the change: the API key, its team member, or the system. Null on events logged before events carried it. */
@@ -2590,7 +2658,7 @@ export interface components {
             name: string;
             url: string;
             secret?: string;
-            event_types?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted")[] | null;
+            event_types?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted" | "stream.gap" | "system.restored")[] | null;
             filter?: components["schemas"]["QueryExpression"] | null;
             metadata?: {
                 [key: string]: unknown;
@@ -2600,7 +2668,7 @@ export interface components {
             name?: string;
             url?: string;
             secret?: string;
-            event_types?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted")[];
+            event_types?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted" | "stream.gap" | "system.restored")[];
             filter?: components["schemas"]["QueryExpression"] | null;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
@@ -2946,6 +3014,178 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    health_live: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok" | "error" | "shutting_down";
+                        info?: {
+                            [key: string]: unknown;
+                        };
+                        error?: {
+                            [key: string]: unknown;
+                        };
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok" | "error" | "shutting_down";
+                        info?: {
+                            [key: string]: unknown;
+                        };
+                        error?: {
+                            [key: string]: unknown;
+                        };
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    health_ready: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok" | "error" | "shutting_down";
+                        info?: {
+                            [key: string]: unknown;
+                        };
+                        error?: {
+                            [key: string]: unknown;
+                        };
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok" | "error" | "shutting_down";
+                        info?: {
+                            [key: string]: unknown;
+                        };
+                        error?: {
+                            [key: string]: unknown;
+                        };
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    health_check: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok" | "error" | "shutting_down";
+                        info?: {
+                            [key: string]: unknown;
+                        };
+                        error?: {
+                            [key: string]: unknown;
+                        };
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok" | "error" | "shutting_down";
+                        info?: {
+                            [key: string]: unknown;
+                        };
+                        error?: {
+                            [key: string]: unknown;
+                        };
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    metrics_render: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
     apiKeys_list: {
         parameters: {
             query?: {

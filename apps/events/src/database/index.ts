@@ -4,6 +4,7 @@ import { CreateEventLog1763800001000 } from './migrations/1763800001000-create-e
 import { AddLogCheckpoint1763800001100 } from './migrations/1763800001100-add-log-checkpoint';
 import { AddEventOrigin1764600000100 } from './migrations/1764600000100-add-event-origin';
 import { AddLogAppendFunction1764900000100 } from './migrations/1764900000100-add-log-append-function';
+import { AddLogCheckpointStream1766000000200 } from './migrations/1766000000200-add-log-checkpoint-stream';
 
 export const eventsEntities = [EventRecord];
 export const eventsMigrations = [
@@ -12,4 +13,5 @@ export const eventsMigrations = [
   AddLogCheckpoint1763800001100,
   AddEventOrigin1764600000100,
   AddLogAppendFunction1764900000100,
+  AddLogCheckpointStream1766000000200,
 ];

@@ -1,6 +1,22 @@
 import { Logger } from '@crm/common';
-import { DomainEvent } from '@crm/contracts';
-import { DeadEvents, EventStreamReader, MESSAGING_OPTIONS, MessagingMetrics, MessagingOptions, NATS_CONNECTION, SequencedEvent } from '@crm/messaging';
+import { DomainEvent, event, EventDraft, EventType } from '@crm/contracts';
+import {
+  AnchoredCheckpoint,
+  anchorAfter,
+  DeadEvents,
+  EventStreamReader,
+  gapOf,
+  MESSAGING_OPTIONS,
+  MessagingMetrics,
+  MessagingOptions,
+  NATS_CONNECTION,
+  OutboxService,
+  recoverFromOutboxes,
+  SequencedEvent,
+  StreamReset,
+  systemOrigin,
+  withOrigin,
+} from '@crm/messaging';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { NatsConnection } from 'nats';
 import { Counter } from 'prom-client';
@@ -28,6 +44,7 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
     @Inject(MESSAGING_OPTIONS) private readonly messaging: MessagingOptions,
     private readonly deadEvents: DeadEvents,
     private readonly metrics: MessagingMetrics,
+    private readonly outbox: OutboxService,
   ) {
     deadEvents.register(CONSUMER, (event) => this.appendParked(event));
     this.appended = new Counter({
@@ -51,6 +68,14 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
       park: (item, error, attempts) => this.park(item, error, attempts),
       retry: this.deadEvents.policy,
       logger: this.logger,
+      // The producing services keep each event in their outbox until the log has read past it.
+      announce: true,
+      anchor: {
+        checkpoint: () => this.anchoredCheckpoint(this.dataSource.manager),
+        adopt: async (stream) => void (await this.dataSource.query(`UPDATE log_checkpoint SET stream = $1 WHERE stream IS NULL`, [stream])),
+        recover: (reset, signal) => this.recover(reset, signal),
+        metrics: this.metrics,
+      },
     });
     this.reader.start();
     const reader = this.reader;
@@ -64,6 +89,61 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
   private async checkpoint(m: EntityManager): Promise<number> {
     const [{ seq }] = await m.query(`SELECT stream_seq::text AS seq FROM log_checkpoint`);
     return Number(seq);
+  }
+
+  private async anchoredCheckpoint(m: EntityManager): Promise<AnchoredCheckpoint> {
+    const [{ seq, stream }] = await m.query(`SELECT stream_seq::text AS seq, stream FROM log_checkpoint`);
+    return { seq: Number(seq), stream };
+  }
+
+  /**
+   * After a stream reset (docs/operations.md, "Stream reset"): appends what every producing service still
+   * holds in its outbox (in each one's commit order, skipping what the log has), then, in one transaction,
+   * records a `stream.gap` for sequences of the old stream nothing held any more, a `system.restored` after a
+   * restore, and moves the checkpoint to the new stream. Both markers also go to this service's outbox, so
+   * webhook subscribers get them with the same ids. A replica that finds the checkpoint already moved by
+   * another leaves it.
+   */
+  private async recover(reset: StreamReset, signal: AbortSignal): Promise<void> {
+    const covered = await recoverFromOutboxes({
+      nc: this.nc,
+      namespace: this.messaging.namespace,
+      logger: this.logger,
+      name: CONSUMER,
+      previousStream: reset.previous.stream,
+      apply: (events) => this.appendRecovered(events),
+      signal,
+    });
+    const gap = gapOf(reset, covered);
+    const anchor = anchorAfter(reset);
+    const moved = await this.dataSource.transaction(async (m) => {
+      await m.query(WRITER_LOCK);
+      const now = await this.anchoredCheckpoint(m);
+      if (now.seq !== reset.previous.seq || now.stream !== reset.previous.stream) return false;
+      const markers: EventDraft[] = [];
+      if (gap) markers.push(event(EventType.StreamGap, { reason: reset.reason, stream: reset.previous.stream ?? '', ...gap }));
+      if (reset.reason === 'restored') {
+        markers.push(event(EventType.SystemRestored, { stream: reset.state.created, skipped_from_seq: reset.previous.seq + 1, skipped_to_seq: anchor }));
+      }
+      if (markers.length) await this.insert(m, await withOrigin(systemOrigin(CONSUMER), () => this.outbox.appendMany(m, markers)));
+      await m.query(`UPDATE log_checkpoint SET stream_seq = $1, stream = $2`, [anchor, reset.state.created]);
+      return true;
+    });
+    if (moved && gap) {
+      this.metrics.streamGapEvents.inc({ consumer: CONSUMER }, gap.missing);
+      this.logger.error({ ...gap, reason: reset.reason }, 'events were lost for good in a stream reset; the log records a stream.gap');
+    }
+  }
+
+  /** Events a recovery found in the outboxes: appended in the order given, those the log lacks, under the writer lock. */
+  private async appendRecovered(events: DomainEvent[]): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      await m.query(WRITER_LOCK);
+      const known = new Set((await m.query(`SELECT id FROM events WHERE id = ANY($1::text[])`, [events.map((e) => e.id)])).map((r: { id: string }) => r.id));
+      const fresh = events.filter((e) => !known.has(e.id) && (known.add(e.id), true));
+      await this.insert(m, fresh);
+      this.appended.inc(fresh.length);
+    });
   }
 
   /** One call of event_log_append (see its migration): lock, skip what the log holds, append, checkpoint. */

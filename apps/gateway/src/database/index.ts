@@ -1,4 +1,9 @@
-import { AddOutboxTraceContext1764200000000, CreateOutbox1763800000000 } from '@crm/messaging';
+import {
+  AddOutboxPublished1766000000000,
+  AddOutboxTraceContext1764200000000,
+  CreateOutbox1763800000000,
+  IndexOutboxPublished1766000000100,
+} from '@crm/messaging';
 import { ApiKey } from '../apikeys/api-key.entity';
 import { CreateApiKeys1763800000100 } from './migrations/1763800000100-create-api-keys';
 import { CreateIdempotencyKeys1763800000200 } from './migrations/1763800000200-create-idempotency-keys';
@@ -14,4 +19,6 @@ export const gatewayMigrations = [
   ApiKeyUsers1763800000300,
   AddOutboxTraceContext1764200000000,
   ApiKeyScopes1765000000000,
+  AddOutboxPublished1766000000000,
+  IndexOutboxPublished1766000000100,
 ];

@@ -1,8 +1,7 @@
 import { DependencyHealth } from '@crm/runtime';
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import { GatewayHealth } from './gateway-health';
+import { HealthController } from './health.controller';
 
-/** The gateway's probes; served by the internal server on HEALTH_PORT (internal-server.ts), not by a controller. */
-@Module({ imports: [TerminusModule], providers: [DependencyHealth, GatewayHealth], exports: [GatewayHealth] })
+@Module({ imports: [TerminusModule], controllers: [HealthController], providers: [DependencyHealth] })
 export class HealthModule {}

@@ -13,6 +13,7 @@ import { AddDeliveryFunctions1764800000000 } from './migrations/1764800000000-ad
 import { AddIntakeAndClaimFunctions1764900000000 } from './migrations/1764900000000-add-intake-and-claim-functions';
 import { AddSubscriptionFilters1765000000000 } from './migrations/1765000000000-add-subscription-filters';
 import { ClaimScreenedSubscriptions1765100000000 } from './migrations/1765100000000-claim-screened-subscriptions';
+import { AddIntakeCheckpointStream1766000000300 } from './migrations/1766000000300-add-intake-checkpoint-stream';
 
 export const webhooksEntities = [Subscription, Delivery, WebhookEvent];
 
@@ -30,5 +31,6 @@ export function webhooksMigrations(keyring: SecretKeyring): Function[] {
     AddIntakeAndClaimFunctions1764900000000,
     AddSubscriptionFilters1765000000000,
     ClaimScreenedSubscriptions1765100000000,
+    AddIntakeCheckpointStream1766000000300,
   ];
 }

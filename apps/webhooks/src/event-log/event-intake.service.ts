@@ -1,14 +1,19 @@
 import { Logger } from '@crm/common';
 import { DomainEvent } from '@crm/contracts';
 import {
+  AnchoredCheckpoint,
+  anchorAfter,
   DeadEvents,
   EventStreamReader,
+  gapOf,
   MESSAGING_OPTIONS,
   MessagingMetrics,
   MessagingOptions,
   NATS_CONNECTION,
+  recoverFromOutboxes,
   SequencedEvent,
   streamLag,
+  StreamReset,
 } from '@crm/messaging';
 import { LOGGER } from '@crm/runtime';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
@@ -50,7 +55,7 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
     @Inject(MESSAGING_OPTIONS) private readonly messaging: MessagingOptions,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly deadEvents: DeadEvents,
-    metrics: MessagingMetrics,
+    private readonly metrics: MessagingMetrics,
   ) {
     deadEvents.register(CONSUMER, (event) => this.storeParked(event));
     // Whichever replica holds the intake, the checkpoint is shared: every replica reports the same lag.
@@ -112,6 +117,14 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
         retry: this.deadEvents.policy,
         // Every event waits for the intake before it can be delivered, so none waits for company.
         lingerMs: 0,
+        // The producing services keep each event in their outbox until the intake has read past it.
+        announce: true,
+        anchor: {
+          checkpoint: () => this.anchoredCheckpoint(),
+          adopt: async (stream) => void (await this.dataSource.query(`UPDATE intake_checkpoint SET stream = $1 WHERE stream IS NULL`, [stream])),
+          recover: (reset, signal) => this.recover(reset, signal),
+          metrics: this.metrics,
+        },
       });
       this.consumer.start();
       this.logger.info('this replica now copies events for webhook delivery');
@@ -128,6 +141,50 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
 
   private async checkpoint(): Promise<number> {
     return Number((await this.dataSource.query(`SELECT stream_seq::text AS seq FROM intake_checkpoint`))[0].seq);
+  }
+
+  private async anchoredCheckpoint(m: { query: DataSource['query'] } = this.dataSource): Promise<AnchoredCheckpoint> {
+    const [{ seq, stream }] = await m.query(`SELECT stream_seq::text AS seq, stream FROM intake_checkpoint`);
+    return { seq: Number(seq), stream };
+  }
+
+  /**
+   * After a stream reset (docs/operations.md, "Stream reset"): copies what every producing service still
+   * holds in its outbox (each one's in commit order, skipping ids already copied), then moves the checkpoint
+   * to the new stream. Events lost for good are counted and logged; the event log's `stream.gap` marker
+   * reaches subscribers through the stream like any event.
+   */
+  private async recover(reset: StreamReset, signal: AbortSignal): Promise<void> {
+    const covered = await recoverFromOutboxes({
+      nc: this.nc,
+      namespace: this.messaging.namespace,
+      logger: this.logger,
+      name: CONSUMER,
+      previousStream: reset.previous.stream,
+      apply: (events) => this.storeRecovered(events),
+      signal,
+    });
+    const gap = gapOf(reset, covered);
+    const moved = await this.dataSource.transaction(async (m) => {
+      await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [INSERT_LOCK]);
+      const now = await this.anchoredCheckpoint(m);
+      if (now.seq !== reset.previous.seq || now.stream !== reset.previous.stream) return false;
+      await m.query(`UPDATE intake_checkpoint SET stream_seq = $1, stream = $2`, [anchorAfter(reset), reset.state.created]);
+      return true;
+    });
+    if (moved && gap) {
+      this.metrics.streamGapEvents.inc({ consumer: CONSUMER }, gap.missing);
+      this.logger.error({ ...gap, reason: reset.reason }, 'events were lost for good in a stream reset before webhook intake copied them');
+    }
+  }
+
+  /** Events a recovery found in the outboxes: copied in the order given unless already there, and announced to the dispatchers. */
+  private async storeRecovered(events: DomainEvent[]): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [INSERT_LOCK]);
+      await this.insert(m, events);
+    });
+    this.signal.announce();
   }
 
   private async resign(): Promise<void> {

@@ -9,6 +9,8 @@ import { MessagingOptions } from '../messaging.options';
 import { decodeJson } from '../nats';
 import { CreateOutbox1763800000000 } from './outbox.migration';
 import { AddOutboxTraceContext1764200000000 } from './outbox-trace.migration';
+import { AddOutboxPublished1766000000000, IndexOutboxPublished1766000000100 } from './outbox-published.migration';
+import { OutboxLedger } from './outbox-ledger';
 import { OutboxRelay } from './outbox.relay';
 import { OutboxService } from './outbox.service';
 
@@ -41,7 +43,7 @@ describe('outbox relay', () => {
       url: options.databaseUrl,
       schema: options.schema,
       entities: [],
-      migrations: [CreateOutbox1763800000000, AddOutboxTraceContext1764200000000],
+      migrations: [CreateOutbox1763800000000, AddOutboxTraceContext1764200000000, AddOutboxPublished1766000000000, IndexOutboxPublished1766000000100],
       poolSize: 6,
     });
   });
@@ -92,10 +94,10 @@ describe('outbox relay', () => {
     const jsm = await connections[0].jetstreamManager();
     const stream = eventStreamName(namespace);
     const deadline = Date.now() + 50_000; // a safety net inside the jest timeout, not an expected speed
-    // Published, and then removed from the outbox in the relay's own commit, which may come a moment later.
-    const outboxRows = async () => (await dataSource.query(`SELECT count(*)::int AS left FROM outbox`))[0].left as number;
+    // Published, and then marked in the outbox in the relay's own commit, which may come a moment later.
+    const outboxRows = async () => (await dataSource.query(`SELECT count(*)::int AS left FROM outbox WHERE published_seq IS NULL`))[0].left as number;
     while ((await jsm.streams.info(stream)).state.messages < expected.length || (await outboxRows()) > 0) {
-      if (Date.now() > deadline) throw new Error('events were not all published and removed from the outbox in time');
+      if (Date.now() > deadline) throw new Error('events were not all published and marked in the outbox in time');
       await new Promise((r) => setTimeout(r, 20));
     }
 
@@ -105,6 +107,32 @@ describe('outbox relay', () => {
       published.push(decodeJson<DomainEvent>((await jsm.streams.getMessage(stream, { seq })).data).id);
     }
     expect(published).toEqual(expected);
+
+    // Every row stays, marked with the stream's identity and the sequence JetStream stored it at.
+    const created = (await jsm.streams.info(stream)).created;
+    const marked: Array<{ event_id: string; published_stream: string; published_seq: string }> = await dataSource.query(
+      `SELECT event_id, published_stream, published_seq::text FROM outbox ORDER BY seq`,
+    );
+    expect(marked.map((r) => r.event_id)).toEqual(expected);
+    expect(marked.map((r) => [r.published_stream, Number(r.published_seq)])).toEqual(expected.map((_, i) => [created, state.first_seq + i]));
+
+    // They go once both the log and the webhook intake have read past them, on that stream, and no sooner.
+    const ledger = new OutboxLedger(dataSource, connections[0], options, relays[0]);
+    const left = async () => (await dataSource.query(`SELECT count(*)::int AS n FROM outbox`))[0].n as number;
+    const half = state.first_seq + Math.floor(expected.length / 2) - 1;
+    ledger.heard({ consumer: 'event-log', stream: created, seq: state.last_seq });
+    await ledger.prune();
+    expect(await left()).toBe(expected.length);
+    ledger.heard({ consumer: 'webhook-intake', stream: 'another stream', seq: state.last_seq });
+    await ledger.prune();
+    expect(await left()).toBe(expected.length);
+    ledger.heard({ consumer: 'webhook-intake', stream: created, seq: half });
+    await ledger.prune();
+    expect(await left()).toBe(expected.length - (half - state.first_seq + 1));
+    ledger.heard({ consumer: 'webhook-intake', stream: created, seq: state.last_seq });
+    await ledger.prune();
+    expect(await left()).toBe(0);
+    await ledger.onApplicationShutdown();
     await Promise.all(relays.splice(0).map((r) => r.onApplicationShutdown()));
   });
 
@@ -120,6 +148,8 @@ describe('outbox relay', () => {
     });
 
     afterEach(async () => {
+      // A test that failed while an answer was held leaves no relay waiting on it at shutdown.
+      stream.release();
       await Promise.all(relays.splice(0).map((r) => r.onApplicationShutdown()));
       await dataSource.query(`DELETE FROM outbox`);
     });
@@ -144,8 +174,23 @@ describe('outbox relay', () => {
       return relay;
     }
 
-    const outboxEmpty = async () => ((await dataSource.query(`SELECT count(*)::int AS n FROM outbox`))[0].n === 0 ? true : undefined);
+    const outboxEmpty = async () =>
+      (await dataSource.query(`SELECT count(*)::int AS n FROM outbox WHERE published_seq IS NULL`))[0].n === 0 ? true : undefined;
     const breaks = async () => (await metrics.outboxOrderBreaks.get()).values[0]?.value ?? 0;
+
+    /**
+     * Commits a marker event (of a contact of its own) while the relay waits on a held answer, and waits
+     * until the relay has been woken after that commit (by the row's notification or its poll), so what
+     * it had not sent by then it did not send for lack of a chance. Returns the marker's id.
+     */
+    async function wokenByMarker(relay: OutboxRelay): Promise<string> {
+      const kicks = jest.spyOn(relay, 'kick');
+      const [marker] = await commit(['con_marker']);
+      const seen = kicks.mock.calls.length;
+      await until(async () => (kicks.mock.calls.length > seen ? true : undefined));
+      kicks.mockRestore();
+      return marker;
+    }
 
     it('sends a whole window, two events of a contact included, before any acknowledgement but the first', async () => {
       const ids = await commit(['con_a', 'con_a', 'con_b', 'con_b', 'con_c', 'con_a']);
@@ -174,15 +219,16 @@ describe('outbox relay', () => {
     it('after a failure sends the first row left alone and the rest only after its acknowledgement', async () => {
       const ids = await commit(['con_a', 'con_b', 'con_c', 'con_d']);
       stream.policy = (n) => (n === 1 || n === 2 ? 'lose' : n === 4 ? 'hold' : 'store');
-      await start();
-      // The retry of the second row is held: nothing is sent behind it until it is answered.
+      const relay = await start();
+      // The retry of the second row is held: nothing is sent behind it until it is answered, not even
+      // once the relay has been woken by a row committed after it (the marker).
       await until(async () => (stream.held.length === 1 ? true : undefined));
-      await new Promise((r) => setTimeout(r, 200));
+      const marker = await wokenByMarker(relay);
       expect(stream.sent).toEqual([...ids, ids[1]]);
       stream.release();
       await until(outboxEmpty);
-      expect(stream.sent).toEqual([...ids, ids[1], ids[2]]);
-      expect(stream.stored).toEqual([ids[0], ids[3], ids[1], ids[2]]);
+      expect(stream.sent).toEqual([...ids, ids[1], ids[2], marker]);
+      expect(stream.stored).toEqual([ids[0], ids[3], ids[1], ids[2], marker]);
     });
 
     it('counts an event stored after a later event of its resource, and nothing else', async () => {
@@ -224,14 +270,14 @@ describe('outbox relay', () => {
       stream.cluster = 'crm-nats';
       // After the probe, con_a's first event is held: its second, and con_b's behind it, wait for the answer.
       stream.policy = (n) => (n === 1 ? 'hold' : 'store');
-      await start();
+      const relay = await start();
       await until(async () => (stream.held.length === 1 ? true : undefined));
-      await new Promise((r) => setTimeout(r, 200));
+      const marker = await wokenByMarker(relay);
       expect(stream.sent).toEqual(ids.slice(0, 2));
       stream.release();
       await until(outboxEmpty);
-      expect(stream.sent).toEqual(ids);
-      expect(stream.stored).toEqual(ids);
+      expect(stream.sent).toEqual([...ids, marker]);
+      expect(stream.stored).toEqual([...ids, marker]);
     });
 
     it('makes a new connection once its connection closed, and never resends on the old one', async () => {

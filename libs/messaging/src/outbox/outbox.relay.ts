@@ -4,7 +4,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { headers as natsHeaders, JetStreamClient, MsgHdrs, NatsConnection, PubAck } from 'nats';
 import { Client, PoolClient, QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
-import { DUPLICATE_WINDOW_MS, ensureEventStream } from '../jetstream';
+import { DUPLICATE_WINDOW_MS, ensureEventStream, streamIdentity } from '../jetstream';
 import { MessagingMetrics } from '../messaging.metrics';
 import { MESSAGING_OPTIONS, MessagingOptions } from '../messaging.options';
 import { connectNatsOnce, encodeJson, NATS_CONNECTION } from '../nats';
@@ -13,6 +13,8 @@ import { outboxChannel } from './outbox.service';
 /** Rows a window reads and publishes. */
 const WINDOW = 1000;
 const PUBLISH_TIMEOUT_MS = 5000;
+/** How old the stream identity the relay records may get before it is read again. */
+const IDENTITY_RECHECK_MS = 2000;
 
 interface OutboxRow {
   seq: string;
@@ -52,6 +54,13 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private readonly doubtful = new Map<string, { type: string; sentAt: number }>();
   /** The stream every publish names: worked out once, not once a row. */
   private readonly streamName: string;
+  /**
+   * The identity (creation time) of the stream the relay publishes to, recorded with each row it marks, and
+   * when it was last read: a stream deleted and made again has a new one (docs/operations.md, "Stream reset").
+   */
+  private identity?: { created: string; checkedAt: number };
+  /** The highest sequence a fresh (not duplicate) acknowledgement named: a lower one means a new stream. */
+  private highestSeq = 0;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -121,13 +130,32 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         await ensureEventStream(this.nc, this.options.namespace, { maxAgeSeconds: this.options.streamMaxAgeSeconds, replicas: this.options.streamReplicas });
         this.streamReady = true;
       }
+      if (!this.identity || Date.now() - this.identity.checkedAt > IDENTITY_RECHECK_MS) await this.readIdentity();
       while (!this.stopped && (await this.publishWindow()) === WINDOW);
       if (this.failing) this.logger.info('outbox relay is publishing again');
       this.failing = false;
     } catch (err) {
       if (!this.failing) this.logger.warn({ err: (err as Error).message }, 'outbox relay cannot publish yet; will retry');
       this.failing = true;
+      // The stream may be gone: the next drain makes it again if so.
+      this.streamReady = false;
     }
+  }
+
+  /** The stream's identity as the relay records it with each row: read again after a failure and every few seconds. */
+  get streamIdentity(): string | undefined {
+    return this.identity?.created;
+  }
+
+  /** Reads the stream's identity now (a reader named another one, or acknowledgements went backwards). */
+  async readIdentity(): Promise<string> {
+    const created = await streamIdentity(this.nc, this.options.namespace);
+    if (this.identity && this.identity.created !== created) {
+      this.logger.warn({ stream: this.streamName, was: this.identity.created, now: created }, 'the event stream was made again; publishing to the new one');
+      this.highestSeq = 0;
+    }
+    this.identity = { created, checkedAt: Date.now() };
+    return created;
   }
 
   private async jetstream(): Promise<JetStreamClient> {
@@ -161,7 +189,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     try {
       const [, lock, read] = (await connection.query(
         `BEGIN; SELECT pg_try_advisory_xact_lock(hashtext(${connection.escapeLiteral(`crm:outbox:${this.options.schema}`)})) AS locked;
-         SELECT seq, event_id, payload, trace_context FROM outbox ORDER BY seq LIMIT ${WINDOW}`,
+         SELECT seq, event_id, payload, trace_context FROM outbox WHERE published_seq IS NULL ORDER BY seq LIMIT ${WINDOW}`,
       )) as unknown as [unknown, QueryResult<{ locked: boolean }>, QueryResult<OutboxRow>];
       if (!lock.rows[0].locked) {
         await connection.query('ROLLBACK');
@@ -169,13 +197,24 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         return 0;
       }
       const rows = read.rows;
+      const stream = this.identity?.created ?? '';
       const { acknowledged, failure } = await this.send(js, rows);
-      // What JetStream acknowledged goes, even when an earlier row failed: the failed row stays and is
-      // published again first, and the acknowledged copy of a later one is what JetStream keeps.
-      // seq is a bigint read as text: digits only, so it is safe inline in the simple query.
-      const seqs = acknowledged.map((r) => String(BigInt(r.seq))).join(',');
-      await connection.query(acknowledged.length ? `DELETE FROM outbox WHERE seq IN (${seqs}); COMMIT` : 'COMMIT');
+      // What JetStream acknowledged is marked with where it was stored, even when an earlier row failed: the
+      // failed row stays unmarked and is published again first, and the acknowledged copy of a later one is
+      // what JetStream keeps. Marked rows stay until the log and the intake have read past them (OutboxLedger).
+      // seq and the stream sequence are integers: digits only, so they are safe inline in the simple query.
+      const marks = acknowledged.map(({ row, ack }) => `(${BigInt(row.seq)},${BigInt(ack.seq)})`).join(',');
+      await connection.query(
+        acknowledged.length
+          ? `UPDATE outbox o SET published_stream = ${connection.escapeLiteral(stream)}, published_seq = m.stored
+             FROM (VALUES ${marks}) AS m(seq, stored) WHERE o.seq = m.seq; COMMIT`
+          : 'COMMIT',
+      );
       open = false;
+      // A fresh acknowledgement below one seen before comes from a stream made again since the identity was read.
+      const fresh = acknowledged.filter(({ ack }) => !ack.duplicate).map(({ ack }) => ack.seq);
+      if (fresh.length && Math.min(...fresh) < this.highestSeq) this.identity = undefined;
+      this.highestSeq = Math.max(this.highestSeq, ...fresh);
       if (failure) throw failure;
       return rows.length;
     } catch (err) {
@@ -194,8 +233,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
    * a new connection the first row goes alone and the rest follow its acknowledgement. The publishes settle,
    * and the rows acknowledged are reported with the first failure.
    */
-  private async send(js: JetStreamClient, rows: OutboxRow[]): Promise<{ acknowledged: OutboxRow[]; failure?: Error }> {
-    const acked = new Array<boolean>(rows.length).fill(false);
+  private async send(js: JetStreamClient, rows: OutboxRow[]): Promise<{ acknowledged: Array<{ row: OutboxRow; ack: PubAck }>; failure?: Error }> {
+    const acked = new Array<PubAck | undefined>(rows.length).fill(undefined);
     const settling: Array<Promise<void>> = [];
     let failure: Error | undefined;
     const sentAt = Date.now();
@@ -205,7 +244,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       const row = rows[i];
       const settled = this.publish(js, row).then(
         (ack) => {
-          acked[i] = true;
+          acked[i] = ack;
           this.check(row, ack);
         },
         (err: Error) => {
@@ -238,9 +277,15 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     await Promise.all(settling);
     if (failure) {
       this.probe = true;
-      this.doubt(rows.slice(0, sent), acked, sentAt);
+      // The stream may have gone, or been made again: its identity is read again before the next window.
+      this.identity = undefined;
+      this.doubt(
+        rows.slice(0, sent),
+        acked.map((a) => a !== undefined),
+        sentAt,
+      );
     }
-    return { acknowledged: rows.filter((_, i) => acked[i]), failure };
+    return { acknowledged: rows.flatMap((row, i) => (acked[i] ? [{ row, ack: acked[i]! }] : [])), failure };
   }
 
   private publish(js: JetStreamClient, row: OutboxRow): Promise<PubAck> {

@@ -2,8 +2,9 @@ import { Logger } from '@crm/common';
 import { healthCheck, RPC_SERVICES, RpcServiceName } from '@crm/contracts';
 import { NATS_CONNECTION, RpcCaller } from '@crm/messaging';
 import { DependencyHealth, withTimeout } from '@crm/runtime';
-import { HttpException, Inject, Injectable } from '@nestjs/common';
+import { Controller, Get, HttpException, Inject, Res } from '@nestjs/common';
 import { HealthCheckService, HealthIndicatorFunction, HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
+import type { FastifyReply } from 'fastify';
 import Redis from 'ioredis';
 import { NatsConnection } from 'nats';
 import { TimeoutError } from 'rxjs';
@@ -11,25 +12,21 @@ import { DataSource } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { REDIS } from '../rate-limit/rate-limiter.service';
 import { LOGGER } from '../tokens';
-
-/** A probe's answer: 200 when what it checks is up, 503 with the same body shape when not. */
-export interface HealthAnswer {
-  status: number;
-  body: Record<string, unknown>;
-}
+import { Scopes } from '../http/scopes';
+import { ApiHealth } from '../openapi/api-docs.decorators';
 
 /**
- * The gateway's probes and status, served on its health port (HEALTH_PORT), never on the API port:
- * - `live`: the process answers; nothing else is checked, so no outage restarts gateways.
- * - `ready`: what this gateway needs to serve at all, its database and NATS. Redis is reported but does
- *   not count: the rate limiter fails open without it. A service being down does not count either: the
- *   gateway still serves the other services' routes.
- * - `full`: every dependency and every service; 200 only when all are up. The outbox backlogs (the
- *   gateway's own, and each service's as one of its replicas reads it) are reported and never count:
- *   lag is not an outage. Each call touches PostgreSQL, Redis, NATS and the four services.
+ * Probes and status, open without a key:
+ * - `GET /health/live`: the process answers; nothing else is checked, so no outage restarts gateways.
+ * - `GET /health/ready`: what this gateway needs to serve at all, its database and NATS. Redis is
+ *   reported but does not count: the rate limiter fails open without it. A service being down does not
+ *   count either: the gateway still serves the other services' routes.
+ * - `GET /health`: every dependency and every service; 200 only when all are up, 503 otherwise, with
+ *   the same body shape either way. The outbox backlogs (the gateway's own, and each service's as one of
+ *   its replicas reads it) are reported and never count: lag is not an outage.
  */
-@Injectable()
-export class GatewayHealth {
+@Controller('health')
+export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly dependencies: DependencyHealth,
@@ -42,20 +39,29 @@ export class GatewayHealth {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  live(): HealthAnswer {
-    return { status: 200, body: { status: 'ok' } };
+  @Get('live')
+  @Scopes('public')
+  @ApiHealth('Liveness: the process answers')
+  live() {
+    return { status: 'ok' };
   }
 
-  async ready(): Promise<HealthAnswer> {
+  @Get('ready')
+  @Scopes('public')
+  @ApiHealth('Readiness: the database and NATS answer (Redis reported, not required)')
+  async ready(@Res() res: FastifyReply): Promise<void> {
     const timeout = this.config.healthTimeoutMs;
     const redis = await this.redisUp(timeout);
     // Redis is listed in `details` with its real state but left out of the verdict.
-    return this.check([() => this.dependencies.database(this.dataSource, timeout), () => this.dependencies.nats(this.nc, timeout)], redis);
+    await this.respond(res, [() => this.dependencies.database(this.dataSource, timeout), () => this.dependencies.nats(this.nc, timeout)], redis);
   }
 
-  full(): Promise<HealthAnswer> {
+  @Get()
+  @Scopes('public')
+  @ApiHealth('Every dependency and service')
+  async check(@Res() res: FastifyReply): Promise<void> {
     const timeout = this.config.healthTimeoutMs;
-    return this.check([
+    await this.respond(res, [
       () => this.dependencies.database(this.dataSource, timeout),
       () => this.redisUp(timeout),
       () => this.dependencies.nats(this.nc, timeout),
@@ -64,17 +70,18 @@ export class GatewayHealth {
     ]);
   }
 
-  private async check(checks: HealthIndicatorFunction[], reportOnly?: HealthIndicatorResult): Promise<HealthAnswer> {
+  private async respond(res: FastifyReply, checks: HealthIndicatorFunction[], reportOnly?: HealthIndicatorResult): Promise<void> {
     try {
       const result = await this.health.check(checks);
-      return { status: 200, body: { ...result, details: { ...result.details, ...reportOnly } } };
+      res.status(200).send({ ...result, details: { ...result.details, ...reportOnly } });
     } catch (err) {
       if (err instanceof HttpException) {
         const body = err.getResponse() as { details?: HealthIndicatorResult };
-        return { status: err.getStatus(), body: { ...body, details: { ...body.details, ...reportOnly } } };
+        res.status(err.getStatus()).send({ ...body, details: { ...body.details, ...reportOnly } });
+        return;
       }
       this.logger.error({ err }, 'health check failed');
-      return { status: 503, body: { status: 'error' } };
+      res.status(503).send({ status: 'error' });
     }
   }
 
