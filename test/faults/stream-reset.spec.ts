@@ -1,0 +1,212 @@
+import { eventStreamName } from '@crm/contracts';
+import { randomUUID } from 'crypto';
+import { connect, NatsConnection } from 'nats';
+import { ApiClient, eventually } from '../support/api-client';
+import { FaultStack, startFaultStack } from '../support/fault-stack';
+import { Receiver } from '../support/webhooks-receiver';
+
+/**
+ * The event stream deleted and made again under a steady write load (docs/operations.md, "Stream reset"):
+ * once with the events service reading, once with it stopped through the reset. Each writer creates
+ * contacts and updates a contact of its own with a counter, each write with an Idempotency-Key and retried
+ * until acknowledged. Afterwards the log holds every acknowledged write's event exactly once, each writer's
+ * updates in the order they were made, the webhook received each of those events once, no stream.gap was
+ * recorded (the outboxes held everything the lost stream had), and both readers counted the reset.
+ */
+const WRITERS = 3;
+const OP_DEADLINE_MS = 120_000;
+/** Writes each writer has acknowledged after the stream was deleted, before the load stops: recovery happens under load. */
+const WRITES_AFTER = 15;
+
+interface Written {
+  creates: string[];
+  /** Each writer's contact and the values its updates set, in order. */
+  updates: Array<{ contact: string; values: string[] }>;
+}
+
+class Load {
+  private running = true;
+  private readonly workers: Promise<void>[];
+  readonly done: number[] = Array.from({ length: WRITERS }, () => 0);
+
+  constructor(
+    private readonly api: ApiClient,
+    private readonly written: Written,
+  ) {
+    this.workers = written.updates.map((_, i) => this.work(i));
+  }
+
+  private async write(method: string, path: string, body: unknown): Promise<any> {
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const deadline = Date.now() + OP_DEADLINE_MS;
+    for (;;) {
+      const res = await this.api.request(method, path, body, { headers }).catch(() => undefined);
+      if (res && res.status < 300) return res.body;
+      const retryable = !res || res.status >= 500 || res.status === 429 || (res.status === 409 && /in progress/.test(res.body?.error?.message));
+      if (!retryable) throw new Error(`${method} ${path} answered ${res!.status}: ${res!.text.slice(0, 200)}`);
+      if (Date.now() > deadline) throw new Error(`${method} ${path} was not acknowledged within ${OP_DEADLINE_MS} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  private async work(writer: number): Promise<void> {
+    const mine = this.written.updates[writer];
+    while (this.running) {
+      const created = await this.write('POST', '/contacts', { email: `reset-${writer}-${randomUUID().slice(0, 12)}@example.com` });
+      this.written.creates.push(created.data.id);
+      const value = `u${String(mine.values.length + 1).padStart(5, '0')}`;
+      await this.write('PATCH', `/contacts/${mine.contact}`, { first_name: value });
+      mine.values.push(value);
+      this.done[writer]++;
+    }
+  }
+
+  /** Resolves once every writer has completed `count` more rounds than when called. */
+  async advance(count: number): Promise<void> {
+    const target = this.done.map((n) => n + count);
+    await eventually(async () => (this.done.every((n, i) => n >= target[i]) ? true : undefined), OP_DEADLINE_MS * 2, 50);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.workers);
+  }
+}
+
+describe('fault: the event stream deleted and made again under load', () => {
+  let stack: FaultStack;
+  let receiver: Receiver;
+  let nc: NatsConnection;
+  let stream: string;
+  const written: Written = { creates: [], updates: [] };
+
+  beforeAll(async () => {
+    stack = await startFaultStack({
+      WEBHOOKS_ALLOW_INSECURE: 'true',
+      WEBHOOKS_ALLOW_PRIVATE: 'true',
+      WEBHOOKS_RETRY_SCHEDULE_MS: '200,500,1000,2000,2000,2000,2000,2000',
+      WEBHOOKS_RETRY_JITTER_PERCENT: '0',
+    });
+    receiver = await Receiver.start();
+    expect(
+      (await stack.api.post('/webhooks', { name: 'stream-reset', url: receiver.url, event_types: ['contact.created', 'contact.updated', 'stream.gap'] }))
+        .status,
+    ).toBe(201);
+    for (let w = 0; w < WRITERS; w++) {
+      const res = await stack.api.post('/contacts', { email: `reset-owner-${w}-${randomUUID().slice(0, 8)}@example.com` });
+      expect(res.status).toBe(201);
+      written.creates.push(res.body.data.id);
+      written.updates.push({ contact: res.body.data.id, values: [] });
+    }
+    nc = await connect({ servers: stack.nats.url });
+    stream = eventStreamName(stack.env.CRM_NAMESPACE!);
+  }, 180_000);
+
+  afterAll(async () => {
+    await nc?.close();
+    await receiver?.close();
+    await stack?.stop();
+  }, 120_000);
+
+  /** A counter or gauge of a process's /metrics, summed over the series whose labels include `labels`. */
+  async function metric(process: 'events' | 'webhooks', name: string, labels: string): Promise<number> {
+    const text = await (await fetch(stack.processes[process].healthUrl.replace(/\/health$/, '/metrics'))).text();
+    return text
+      .split('\n')
+      .filter((line) => line.startsWith(`${name}{`) && line.includes(labels))
+      .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
+  }
+
+  async function deleteStream(): Promise<string> {
+    const jsm = await nc.jetstreamManager();
+    const { created } = await jsm.streams.info(stream);
+    await jsm.streams.delete(stream);
+    return created;
+  }
+
+  /** The stream exists again, made by a relay that found it gone, under another identity. */
+  async function madeAgain(old: string): Promise<void> {
+    const jsm = await nc.jetstreamManager();
+    await eventually(async () => ((await jsm.streams.info(stream).catch(() => undefined))?.created !== old ? true : undefined), OP_DEADLINE_MS, 50);
+    await eventually(async () => ((await jsm.streams.info(stream).catch(() => undefined))?.created ? true : undefined), OP_DEADLINE_MS, 50);
+  }
+
+  /**
+   * Once every acknowledged write is in the log: each exactly once, each writer's updates in order, each
+   * load event delivered to the webhook once, and no stream.gap.
+   */
+  async function checkLog(): Promise<void> {
+    const created = new Set(written.creates);
+    const lastValue = new Map(written.updates.map((u) => [u.contact, u.values[u.values.length - 1]]));
+    const events = await eventually(
+      async () => {
+        const all = (await stack.api.listAll('/events')) as Array<{ id: string; type: string; data: Record<string, any> }>;
+        const logged = new Set(all.filter((e) => e.type === 'contact.created').map((e) => e.data.contact_id));
+        const updated = new Set(all.filter((e) => e.type === 'contact.updated').map((e) => `${e.data.contact_id} ${e.data.current?.first_name}`));
+        const complete = [...created].every((id) => logged.has(id)) && [...lastValue].every(([c, v]) => updated.has(`${c} ${v}`));
+        return complete ? all : undefined;
+      },
+      OP_DEADLINE_MS * 2,
+      500,
+    );
+    const createdCounts = new Map<string, number>();
+    for (const e of events.filter((e) => e.type === 'contact.created')) createdCounts.set(e.data.contact_id, (createdCounts.get(e.data.contact_id) ?? 0) + 1);
+    expect([...created].filter((id) => createdCounts.get(id) !== 1)).toEqual([]);
+    for (const { contact, values } of written.updates) {
+      const logged = events.filter((e) => e.type === 'contact.updated' && e.data.contact_id === contact).map((e) => e.data.current.first_name);
+      expect({ contact, logged }).toEqual({ contact, logged: values });
+    }
+    expect(events.filter((e) => e.type === 'stream.gap')).toEqual([]);
+    expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+
+    const loadIds = events.filter((e) => e.type === 'contact.created' || e.type === 'contact.updated').map((e) => e.id);
+    await eventually(
+      async () => {
+        const received = new Set(receiver.ids());
+        return loadIds.every((id) => received.has(id)) ? true : undefined;
+      },
+      OP_DEADLINE_MS,
+      500,
+    );
+    const deliveries = new Map<string, number>();
+    for (const id of receiver.ids()) deliveries.set(id, (deliveries.get(id) ?? 0) + 1);
+    expect(loadIds.filter((id) => deliveries.get(id) !== 1)).toEqual([]);
+  }
+
+  it('with the events service running: both readers notice, recover from the outboxes, and lose, repeat and reorder nothing', async () => {
+    const load = new Load(stack.api, written);
+    try {
+      await load.advance(3);
+      const old = await deleteStream();
+      await madeAgain(old);
+      await load.advance(WRITES_AFTER);
+    } finally {
+      await load.stop();
+    }
+    await checkLog();
+    // The reset was noticed and counted by both readers, and both have finished recovering.
+    expect(await metric('events', 'crm_stream_resets_total', 'consumer="event-log"')).toBeGreaterThanOrEqual(1);
+    expect(await metric('webhooks', 'crm_stream_resets_total', 'consumer="webhook-intake"')).toBeGreaterThanOrEqual(1);
+    expect(await metric('events', 'crm_stream_recovering', 'consumer="event-log"')).toBe(0);
+  }, 600_000);
+
+  it('with the events service stopped through the reset: it notices at its start and recovers the same way', async () => {
+    const resetsBefore = await metric('webhooks', 'crm_stream_resets_total', 'consumer="webhook-intake"');
+    const load = new Load(stack.api, written);
+    try {
+      await load.advance(3);
+      await stack.processes.events.stop();
+      await load.advance(3);
+      const old = await deleteStream();
+      await madeAgain(old);
+      await load.advance(WRITES_AFTER);
+      await stack.start('events');
+      await load.advance(3);
+    } finally {
+      await load.stop();
+    }
+    await checkLog();
+    expect(await metric('events', 'crm_stream_resets_total', 'consumer="event-log",reason="replaced"')).toBe(1);
+    expect(await metric('webhooks', 'crm_stream_resets_total', 'consumer="webhook-intake"')).toBeGreaterThan(resetsBefore);
+  }, 600_000);
+});
