@@ -2,6 +2,27 @@ import { spawn } from 'child_process';
 import { createServer, Server } from 'http';
 import { Client } from 'pg';
 
+/** The benchmark's filter of a group: three conditions, one write in ten carries a random group's email prefix. */
+export const filterOf = (group: number) => ({ 'actor.type': 'api_key', via: { $in: ['api', 'batch'] }, 'data.email': { $starts_with: `g${group}-` } });
+
+/** At most `size` tasks at a time, the rest in arrival order. */
+export class Slots {
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+  constructor(private readonly size: number) {}
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active >= this.size) await new Promise<void>((r) => this.waiting.push(r));
+    else this.active++;
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
+
 /**
  * Holds `flock <file>` (the machine-wide lock timed runs share) until the returned function is called, so
  * a script can seed without it and take it for the timed part alone. No file: nothing is held.

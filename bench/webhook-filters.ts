@@ -1,7 +1,7 @@
 import { loadavg } from 'os';
 import { join } from 'path';
 import { alphanumeric, BenchStack, cpuMs, machine, percentile, runBenchmark, withBenchStack } from './bench-stack';
-import { BenchReceiver, diagnoseMissing, holdLock, seedLog, sqlWindows } from './filters-support';
+import { BenchReceiver, diagnoseMissing, filterOf, holdLock, seedLog, Slots, sqlWindows } from './filters-support';
 
 /**
  * Webhook filters against the same subscriptions without them, on one stack. `BENCH_SUBSCRIPTIONS`
@@ -37,26 +37,7 @@ const PARTS = (process.env.BENCH_PARTS ?? 'webhooks,log').split(',');
 /** Writes in flight at once; later arrivals queue in the bench (their clock runs from arrival), so the bench's own receiver is not starved. */
 const WRITE_CONNECTIONS = env('BENCH_WRITE_CONNECTIONS', 64);
 
-/** At most `size` tasks at a time, the rest in arrival order. */
-class Slots {
-  private active = 0;
-  private readonly waiting: Array<() => void> = [];
-  constructor(private readonly size: number) {}
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.active >= this.size) await new Promise<void>((r) => this.waiting.push(r));
-    else this.active++;
-    try {
-      return await task();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.active--;
-    }
-  }
-}
 const writeSlots = new Slots(WRITE_CONNECTIONS);
-
-const filterOf = (group: number) => ({ 'actor.type': 'api_key', via: { $in: ['api', 'batch'] }, 'data.email': { $starts_with: `g${group}-` } });
 
 interface LoggedEvent {
   id: string;
