@@ -1,4 +1,4 @@
-import { BatchRunner, builtInCustomFieldsProviders, catalogQueriesProvider } from '@crm/records';
+import { BatchRunner, builtInCustomFieldsProviders, catalogQueriesProvider, recordQueriesController } from '@crm/records';
 import { Module } from '@nestjs/common';
 import { CustomFieldsController } from './custom-fields/custom-fields.controller';
 import { DealsFieldReferences } from './custom-fields/deals-field-references';
@@ -10,8 +10,7 @@ import { DealStageMover } from './deals/deal-stage-mover';
 import { DealsBatchWriter } from './deals/deals.batch';
 import { DealViews } from './deals/deal-views';
 import { DealsController } from './deals/deals.controller';
-import { DealsAggregateController } from './deals/deals-aggregate.controller';
-import { DealsQuery } from './deals/deals-query.service';
+import { DealsCatalogs } from './deals/deals-catalogs';
 import { DealsService } from './deals/deals.service';
 import { DEALS_SETTINGS } from './deals.settings';
 import { DealImportsService } from './imports/deal-imports.service';
@@ -23,14 +22,21 @@ import { PipelinesService } from './pipelines/pipelines.service';
 import { StaleDealsJob } from './stale/stale-deals.job';
 
 @Module({
-  controllers: [DealsController, DealsAggregateController, DealContactsController, PipelinesController, DealsInternalController, CustomFieldsController],
+  controllers: [
+    DealsController,
+    recordQueriesController('deals', DealsCatalogs),
+    DealContactsController,
+    PipelinesController,
+    DealsInternalController,
+    CustomFieldsController,
+  ],
   providers: [
     ...builtInCustomFieldsProviders('deals', DealsFieldReferences),
     ContactsDirectory,
     DealContacts,
     DealStageMover,
     DealsService,
-    DealsQuery,
+    DealsCatalogs,
     catalogQueriesProvider(DEALS_SETTINGS),
     DealsBatchWriter,
     DealViews,

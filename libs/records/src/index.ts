@@ -26,3 +26,5 @@ export * from './writer/field-changes';
 export * from './writer/references';
 export * from './writer/sql';
 export * from './custom-fields';
+export * from './controllers/record-queries.controller';
+export * from './controllers/record-changes.controller';

@@ -10,8 +10,6 @@ import {
   readableObjects,
   RecordChangesQuery,
   RequestContext,
-  SlugKeptBy,
-  SlugWith,
   slugsWith,
   unreadableObject,
 } from '@crm/contracts';
@@ -22,15 +20,14 @@ import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DataSource } from 'typeorm';
 
-/** Objects with a history whose records this service keeps, each in the table its slug names. */
-type KeptObject = SlugWith<'history'> & SlugKeptBy<'contacts'>;
 /** Ids of the objects the deals service keeps: their history is its slice of the log. */
 const DEALS_PREFIXES = slugsWith('history', 'deals').map((slug) => `${builtInEntry(slug)!.prefix}_`);
 const keptByDeals = (object: string) => hasCapability(object, 'history') && keptBy(object, 'deals');
 
 /**
- * Change histories (docs/changes.md): one record's, for the objects kept here, and GET /changes across
- * every object, merging this service's entries with the deals service's.
+ * Change histories (docs/changes.md): a custom object record's, and GET /changes across every object,
+ * merging this service's entries with the deals service's. A built-in record's is the engine's
+ * (recordChangesController).
  */
 @Controller()
 export class ChangesController {
@@ -52,31 +49,6 @@ export class ChangesController {
     return this.log.page(query, this.partsFor(query, local, deals), readableObjects(ctx.readable));
   }
 
-  @Handles(Ops.contacts.changes)
-  contact(@Payload('params') { id }: { id: string }, @Payload('query') query: RecordChangesQuery) {
-    return this.forRecord('contacts', id, query);
-  }
-
-  @Handles(Ops.companies.changes)
-  company(@Payload('params') { id }: { id: string }, @Payload('query') query: RecordChangesQuery) {
-    return this.forRecord('companies', id, query);
-  }
-
-  @Handles(Ops.users.changes)
-  user(@Payload('params') { id }: { id: string }, @Payload('query') query: RecordChangesQuery) {
-    return this.forRecord('users', id, query);
-  }
-
-  @Handles(Ops.activities.changes)
-  activity(@Payload('params') { id }: { id: string }, @Payload('query') query: RecordChangesQuery) {
-    return this.forRecord('activities', id, query);
-  }
-
-  @Handles(Ops.tasks.changes)
-  task(@Payload('params') { id }: { id: string }, @Payload('query') query: RecordChangesQuery) {
-    return this.forRecord('tasks', id, query);
-  }
-
   @Handles(Ops.objects.recordChanges)
   record(@Payload('params') { slug, id }: { slug: string; id: string }, @Payload('query') query: RecordChangesQuery) {
     return this.log.forRecord(
@@ -86,10 +58,6 @@ export class ChangesController {
       () => this.exists(`SELECT 1 FROM object_records r JOIN object_types t ON t.id = r.object_type_id WHERE r.id = $1 AND t.slug = $2`, [id, slug]),
       'record',
     );
-  }
-
-  private forRecord(object: KeptObject, id: string, query: RecordChangesQuery) {
-    return this.log.forRecord(object, id, query, () => this.exists(`SELECT 1 FROM ${object} WHERE id = $1`, [id]), builtInEntry(object)!.one);
   }
 
   private async exists(sql: string, params: unknown[]): Promise<boolean> {

@@ -22,8 +22,10 @@ import {
   entityFields,
   QueryCatalog,
   QueryField,
+  QueryableBy,
   QueryTable,
   quoted,
+  RecordCatalogs,
   relatedCatalogOf,
   RemoteRelation,
 } from '@crm/records';
@@ -54,7 +56,7 @@ const TASKS: QueryTable = { entity: Task, alias: 't', enums: { priority: TASK_PR
 const DEAL = { name: 'deal', column: 'deal_id', object: 'deals', via: 'deals' } as const;
 
 /** The objects of this service a client can query (the registry's queryable ones), and the records one hop away. */
-export type QueryableObject = SlugWith<'queryable'> & SlugKeptBy<'contacts'>;
+export type QueryableObject = QueryableBy<'contacts'>;
 
 /** Activities and tasks: each names its contact, and its deal in the deals service. */
 const workItem = (table: QueryTable, present: CatalogSpec['present']): Omit<CatalogSpec, 'object'> => ({
@@ -99,12 +101,19 @@ const REFERENCE_TABLES: Record<SlugWith<'referenceable'> & SlugKeptBy<'contacts'
  * query, so a field defined a moment ago can be queried at once.
  */
 @Injectable()
-export class QueryCatalogs {
+export class QueryCatalogs extends RecordCatalogs<'contacts'> {
   constructor(
     private readonly dataSource: DataSource,
     private readonly customFieldDefinitions: BuiltInCustomFieldsService,
     private readonly types: ObjectTypesService,
-  ) {}
+  ) {
+    super();
+  }
+
+  /** What MCP's describe_object lists: a built-in object's catalog, or a custom object's records'. */
+  described(object: string): Promise<QueryCatalog> {
+    return isQueryableObject(object) ? this.of(object) : this.records(object);
+  }
 
   /**
    * A custom object's records: `values.<name>` typed by the object's fields, and through each reference
