@@ -42,7 +42,8 @@ describe('the README walkthrough', () => {
     expect(apiKey).toMatch(/^crm_live_[0-9A-Za-z]{32,}$/);
     expect(dealStatus).toBe('won');
     expect(hasMore).toMatch(/^(true|false)$/);
-    expect(eventTypes).toMatch(/^(deal\.[a-z_]+ ?)*$/);
+    // The deal's own events in the order they were made: the walkthrough asks until its last one is in the log.
+    expect(eventTypes).toBe('deal.created deal.contact_added deal.stage_changed deal.won');
     expect(secret).toMatch(/^whsec_/);
     expect(delivered).toBe('contact.created');
     expect(errorCode).toBe('validation_failed');
