@@ -1,6 +1,7 @@
 import { eventStreamName } from '@crm/contracts';
 import { randomUUID } from 'crypto';
 import { connect, NatsConnection } from 'nats';
+import { Client } from 'pg';
 import { ApiClient, eventually } from '../support/api-client';
 import { FaultStack, startFaultStack } from '../support/fault-stack';
 import { Receiver } from '../support/webhooks-receiver';
@@ -208,5 +209,65 @@ describe('fault: the event stream deleted and made again under load', () => {
     await checkLog();
     expect(await metric('events', 'crm_stream_resets_total', 'consumer="event-log",reason="replaced"')).toBe(1);
     expect(await metric('webhooks', 'crm_stream_resets_total', 'consumer="webhook-intake"')).toBeGreaterThan(resetsBefore);
+  }, 600_000);
+
+  it('with the events service down while the stream dropped the events it had not read (as past max_age): it recovers them from the outboxes', async () => {
+    const load = new Load(stack.api, written);
+    try {
+      await load.advance(3);
+      await stack.processes.events.stop();
+      await load.advance(5);
+      // What max_age does to a reader that is away too long: the events after its checkpoint are gone from
+      // the stream, which keeps its identity and its sequence numbers.
+      await (await nc.jetstreamManager()).streams.purge(stream);
+      await load.advance(3);
+      await stack.start('events');
+      await load.advance(3);
+    } finally {
+      await load.stop();
+    }
+    await checkLog();
+    expect(await metric('events', 'crm_stream_resets_total', 'consumer="event-log",reason="truncated"')).toBe(1);
+    expect(await metric('events', 'crm_stream_gap_events_total', 'consumer="event-log"')).toBe(0);
+  }, 600_000);
+
+  it('records a stream.gap, seen by pollers and webhooks, for events gone from the stream and from every outbox', async () => {
+    const db = new Client({ connectionString: stack.env.DATABASE_URL });
+    await db.connect();
+    try {
+      await stack.processes.events.stop();
+      const lost: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await stack.api.post('/contacts', { email: `reset-lost-${i}-${randomUUID().slice(0, 8)}@example.com` });
+        expect(res.status).toBe(201);
+        lost.push(res.body.data.id);
+      }
+      // Published (marked with their stream sequence), then gone from the outbox as an earlier version, which
+      // deleted rows once JetStream had them, would have left it; then gone from the stream too.
+      const rows = async () =>
+        (await db.query(`SELECT published_seq FROM contacts.outbox WHERE type = 'contact.created' AND payload->'data'->>'contact_id' = ANY($1)`, [lost])).rows;
+      await eventually(
+        async () => ((await rows()).length === 5 && (await rows()).every((r) => r.published_seq !== null) ? true : undefined),
+        OP_DEADLINE_MS,
+        50,
+      );
+      await db.query(`DELETE FROM contacts.outbox WHERE type = 'contact.created' AND payload->'data'->>'contact_id' = ANY($1)`, [lost]);
+      await (await nc.jetstreamManager()).streams.purge(stream);
+      await stack.start('events');
+
+      const gap = await eventually(
+        async () => (await stack.api.listAll('/events?type=stream.gap')).find((e: { data: { missing: number } }) => e.data.missing > 0),
+        OP_DEADLINE_MS,
+      );
+      expect(gap.data).toMatchObject({ reason: 'truncated', missing: 5 });
+      expect(gap.data.to_seq - gap.data.from_seq + 1).toBeGreaterThanOrEqual(5);
+      const logged = new Set((await stack.api.listAll('/events?type=contact.created')).map((e: { data: { contact_id: string } }) => e.data.contact_id));
+      expect(lost.filter((id) => logged.has(id))).toEqual([]);
+      expect(await metric('events', 'crm_stream_gap_events_total', 'consumer="event-log"')).toBe(5);
+      // The marker reaches webhook subscribers too, with the id the log shows.
+      await eventually(async () => (receiver.ids().includes(gap.id) ? true : undefined), OP_DEADLINE_MS);
+    } finally {
+      await db.end();
+    }
   }, 600_000);
 });
