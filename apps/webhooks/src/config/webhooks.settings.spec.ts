@@ -16,7 +16,7 @@ describe('webhooks settings', () => {
       allowPrivate: false,
     });
     expect(s).toMatchObject({ secretOverlapSeconds: 86_400, deliveryRetentionDays: 30, retentionIntervalMs: 3_600_000, retentionBatchSize: 1000 });
-    expect(s).toMatchObject({ maxSubscriptions: 100, filtersMaxCost: 1000 });
+    expect(s).toMatchObject({ maxSubscriptions: 100, filtersMaxCost: 1000, maxConcurrency: 32, maxPerOrigin: 64 });
   });
 
   it('requires the key that encrypts signing secrets', () => {
@@ -33,6 +33,7 @@ describe('webhooks settings', () => {
     ['WEBHOOKS_TIMEOUT_MS', '10'],
     ['WEBHOOKS_DISABLE_AFTER_FAILED_EVENTS', '0'],
     ['WEBHOOKS_MAX_CONCURRENCY', 'many'],
+    ['WEBHOOKS_MAX_CONCURRENCY_PER_ORIGIN', '0'],
     ['WEBHOOKS_ALLOW_PRIVATE', 'maybe'],
     ['WEBHOOKS_RETRY_JITTER_PERCENT', '150'],
     ['WEBHOOKS_SECRET_OVERLAP_SECONDS', '-1'],

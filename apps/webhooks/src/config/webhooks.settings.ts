@@ -16,6 +16,8 @@ export interface WebhooksSettings {
   dispatchIntervalMs: number;
   /** Subscriptions one replica delivers to at the same time (each subscription gets at most one). */
   maxConcurrency: number;
+  /** Requests one replica has in flight to one endpoint origin (scheme, host and port) at most, whatever the subscriptions posting there. */
+  maxPerOrigin: number;
   /** Events one subscription is sent in a row before its slot goes back to the pool. */
   eventsPerTurn: number;
   /** Most subscriptions a deployment may have. */
@@ -64,6 +66,7 @@ export function loadWebhooksSettings(env: Env): WebhooksSettings {
     disableAfterFailedEvents: intVar(env, 'WEBHOOKS_DISABLE_AFTER_FAILED_EVENTS', 5, { min: 1, max: 1000 }),
     dispatchIntervalMs: intVar(env, 'WEBHOOKS_DISPATCH_INTERVAL_MS', 30_000, { min: 10, max: 60_000 }),
     maxConcurrency: intVar(env, 'WEBHOOKS_MAX_CONCURRENCY', 32, { min: 1, max: 1000 }),
+    maxPerOrigin: intVar(env, 'WEBHOOKS_MAX_CONCURRENCY_PER_ORIGIN', 64, { min: 1, max: 1000 }),
     eventsPerTurn: intVar(env, 'WEBHOOKS_EVENTS_PER_TURN', 100, { min: 1, max: 10_000 }),
     maxSubscriptions: intVar(env, 'WEBHOOKS_MAX_SUBSCRIPTIONS', 100, { min: 1, max: 100_000 }),
     filtersMaxCost: intVar(env, 'WEBHOOKS_FILTERS_MAX_COST', 1_000, { min: 1, max: 1_000_000 }),

@@ -8,12 +8,14 @@ import { setMaxListeners } from 'events';
 import { DataSource, EntityManager } from 'typeorm';
 import { WEBHOOKS_SETTINGS, WebhooksSettings } from '../config/webhooks.settings';
 import { postJson, SendResult } from '../endpoints/endpoint-client';
+import { OriginGate } from '../endpoints/origin-gate';
 import { signedHeaders } from '../endpoints/signing';
 import { SigningSecrets } from '../secrets/signing-secrets';
 import { DeliveryMetrics } from './delivery-metrics';
 import { DispatchSignal } from './dispatch-signal';
 import { EventScreen } from './event-screen';
 import { ScreenLoop } from './screen-loop';
+import { SuccessBatch } from './success-batch';
 import { afterFailure } from './retry-policy';
 
 /** The one attempt a replica is about to make, as fixed inside the transaction that recorded it. */
@@ -126,6 +128,10 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
   private stopped = false;
   /** Filtered subscriptions are screened by passes of their own, beside the claims (see ScreenLoop). */
   private readonly screening: ScreenLoop;
+  /** Successes of all turns, recorded in batches. */
+  private readonly successes: SuccessBatch;
+  /** At most `maxPerOrigin` requests at once to one endpoint origin, over its own keep-alive connections. */
+  private readonly origins: OriginGate;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -137,6 +143,8 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
     @Inject(WEBHOOKS_SETTINGS) private readonly settings: WebhooksSettings,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
+    this.successes = new SuccessBatch(dataSource, LEASE_MS);
+    this.origins = new OriginGate(settings.maxPerOrigin);
     // On failure the look for the next due subscription (NEXT_DUE_MS) still counts the waiting ones, and wakes both again.
     this.screening = new ScreenLoop(
       () => this.screen.screenWaiting(() => this.claim()),
@@ -245,8 +253,10 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
     if (!this.held.size) return;
     await this.dataSource
       .query(
-        `UPDATE subscriptions SET lease_expires_at = now() + make_interval(secs => $3::float8 / 1000)
-         WHERE id = ANY ($1::text[]) AND lease_token = ANY ($2::text[])`,
+        // Locked in id order, as a batch of successes locks them (SuccessBatch): the two never wait on each other in a cycle.
+        `UPDATE subscriptions s SET lease_expires_at = now() + make_interval(secs => $3::float8 / 1000)
+         FROM (SELECT id FROM subscriptions WHERE id = ANY ($1::text[]) AND lease_token = ANY ($2::text[]) ORDER BY id FOR UPDATE) l
+         WHERE s.id = l.id`,
         [[...this.held.keys()], [...new Set(this.held.values())], LEASE_MS],
       )
       .catch((err: Error) => this.logger.warn({ err: err.message }, 'could not renew webhook delivery leases'));
@@ -340,16 +350,19 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
 
   /** One HTTP attempt; when the event was traced, a client span under it whose `traceparent` the receiver gets. */
   private send(attempt: PreparedAttempt): Promise<SendResult> {
+    // Signed when its origin has room, so the timestamp is the request's; the timeout runs from there too.
     const post = (extra: Record<string, string> = {}) =>
-      postJson(
-        attempt.url,
-        attempt.body,
-        { ...signedHeaders(attempt.secrets, attempt.eventId, attempt.body), ...extra },
-        {
-          timeoutMs: this.settings.timeoutMs,
-          allowPrivate: this.settings.allowPrivate,
-          signal: this.abort.signal,
-        },
+      this.origins.run(attempt.url, () =>
+        postJson(
+          attempt.url,
+          attempt.body,
+          { ...signedHeaders(attempt.secrets, attempt.eventId, attempt.body), ...extra },
+          {
+            timeoutMs: this.settings.timeoutMs,
+            allowPrivate: this.settings.allowPrivate,
+            signal: this.abort.signal,
+          },
+        ),
       );
     if (!attempt.traceContext) return post();
     return inSpan(
@@ -425,23 +438,22 @@ export class DispatcherService implements OnApplicationBootstrap, OnApplicationS
     return outcome;
   }
 
-  /** The hot path: the success recorded and the next attempt prepared in one call (see the migration that adds it). */
+  /**
+   * The hot path: the success recorded and the next attempt prepared in one call (see the migration that adds
+   * it), written with the successes of other subscriptions' turns that arrive meanwhile (SuccessBatch).
+   */
   private async completeSuccess(attempt: PreparedAttempt, result: SendResult, prepareNext: boolean): Promise<{ goOn: boolean; next?: PreparedAttempt }> {
     const nextId = prepareNext ? newId(IdPrefix.Delivery) : null;
-    const [{ outcome }]: { outcome: { go_on: boolean; next?: AttemptRow | ScreenFirst | null } }[] = await this.dataSource.query(
-      `SELECT webhook_record_success($1, $2, $3, $4, $5, $6, $7, $8, $9) AS outcome`,
-      [
-        attempt.deliveryId,
-        attempt.subscriptionId,
-        attempt.leaseToken,
-        attempt.cursorRevision,
-        attempt.eventPosition,
-        result.httpStatus,
-        result.durationMs,
-        nextId,
-        LEASE_MS,
-      ],
-    );
+    const outcome = (await this.successes.record({
+      deliveryId: attempt.deliveryId,
+      subscriptionId: attempt.subscriptionId,
+      leaseToken: attempt.leaseToken,
+      cursorRevision: attempt.cursorRevision,
+      eventPosition: attempt.eventPosition,
+      httpStatus: result.httpStatus,
+      durationMs: result.durationMs,
+      nextDeliveryId: nextId,
+    })) as { go_on: boolean; next?: AttemptRow | ScreenFirst | null };
     // An untested next event is the shared screen's (see prepare): the turn ends and releases the subscription.
     if (mustScreen(outcome.next)) return { goOn: false };
     if (!outcome.next || !nextId) return { goOn: outcome.go_on };
