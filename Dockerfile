@@ -5,8 +5,9 @@
 # API key administration uses the same image:
 #   docker run IMAGE node dist/apps/gateway/src/cli.js list
 #
-# The base image is pinned to one Node.js 20 release on Debian bookworm (package.json requires >=20.19).
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+# The base image is pinned to one release of Node.js 22, the maintained LTS, on Debian bookworm (package.json
+# admits Node 20.19+ and 22.13+; the deployment checks build and test the project on this same release).
+ARG NODE_IMAGE=node:22.23.5-bookworm-slim
 
 # ---- build: full dependency tree, each app and library compiled by Nx into dist/ ----
 FROM ${NODE_IMAGE} AS build
@@ -30,6 +31,6 @@ COPY --from=build /src/dist/apps ./dist/apps
 COPY --from=build /src/dist/libs ./dist/libs
 # The `node` user of the base image (uid/gid 1000), numeric so Kubernetes can verify runAsNonRoot.
 USER 1000:1000
-# Gateway HTTP port; services listen on HEALTH_PORT (3001-3004 by default) for probes only.
+# Gateway API port; every process serves probes and metrics on its HEALTH_PORT (services 3001-3004, gateway 3005).
 EXPOSE 3000
 CMD ["node", "dist/apps/gateway/src/main.js"]

@@ -109,10 +109,10 @@ export interface Heap {
 
 const MiB = 2 ** 20;
 
-/** Each process's /metrics: the gateway serves it itself, each service on its health port (PORT + 1 … + 4, as startBenchStack sets them). */
+/** Each process's /metrics, on its health port: services PORT + 1 … + 4, the gateway PORT + 5, as startBenchStack sets them. */
 export function metricsUrls(stack: Pick<BenchStack, 'api'>): Record<BenchApp, string> {
   const port = Number(new URL(stack.api).port);
-  const urls = { gateway: `${stack.api}/metrics` } as Record<BenchApp, string>;
+  const urls = { gateway: `http://127.0.0.1:${port + 5}/metrics` } as Record<BenchApp, string>;
   APPS.filter((app) => app !== 'gateway').forEach((app, i) => (urls[app] = `http://127.0.0.1:${port + 1 + i}/metrics`));
   return urls;
 }
@@ -195,16 +195,16 @@ function portFree(port: number): Promise<boolean> {
 }
 
 /**
- * The first port of a block of five in 3900–6399 where nothing listens (nor, with inspectors, on the five
+ * The first port of a block of six in 3900–6399 where nothing listens (nor, with inspectors, on the six
  * 20,000 higher): PostgreSQL, NATS, Redis and other stacks of a shared machine sit in that range. fetch
  * refuses the ports of the Fetch standard's block list (5060, 5061, 6000 here), where a stack would never
  * look healthy.
  */
 async function freePortBlock(inspect: boolean): Promise<number> {
   for (;;) {
-    const port = 3900 + Math.floor(Math.random() * 500) * 5;
-    if ([5060, 5061, 6000].some((bad) => bad >= port && bad < port + 5)) continue;
-    const block = [0, 1, 2, 3, 4].flatMap((i) => (inspect ? [port + i, port + 20_000 + i] : [port + i]));
+    const port = 3900 + Math.floor(Math.random() * 416) * 6;
+    if ([5060, 5061, 6000].some((bad) => bad >= port && bad < port + 6)) continue;
+    const block = [0, 1, 2, 3, 4, 5].flatMap((i) => (inspect ? [port + i, port + 20_000 + i] : [port + i]));
     if ((await Promise.all(block.map(portFree))).every(Boolean)) return port;
   }
 }
@@ -237,10 +237,10 @@ export async function startBenchStack(root: string, options: BenchStackOptions =
     ...options.env,
   };
   const children: Record<string, ChildProcess> = {};
-  const healthPorts: Record<string, number> = { contacts: port + 1, deals: port + 2, events: port + 3, webhooks: port + 4 };
+  const healthPorts: Record<string, number> = { contacts: port + 1, deals: port + 2, events: port + 3, webhooks: port + 4, gateway: port + 5 };
   const inspectPorts: Partial<Record<BenchApp, number>> = {};
   for (const app of apps) {
-    // Stacks take ports 3900–6399 in steps of five; their inspectors the same offsets 20,000 higher.
+    // Stacks take ports 3900–6399 in steps of six; their inspectors the same offsets 20,000 higher.
     if (options.inspect) inspectPorts[app] = port + 20_000 + APPS.indexOf(app);
     const inspect = options.inspect ? [`--inspect=127.0.0.1:${inspectPorts[app]}`] : [];
     const [command, ...args] = [
@@ -270,8 +270,8 @@ export async function startBenchStack(root: string, options: BenchStackOptions =
   try {
     // The gateway's /health counts every service, so a partial stack waits on each process's own probe.
     const timeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
-    if (apps.length === APPS.length) await waitFor(`${api}/health`, timeoutMs);
-    else for (const app of apps) await waitFor(app === 'gateway' ? `${api}/health/ready` : `http://127.0.0.1:${healthPorts[app]}/health`, timeoutMs);
+    if (apps.length === APPS.length) await waitFor(`http://127.0.0.1:${healthPorts.gateway}/health`, timeoutMs);
+    else for (const app of apps) await waitFor(`http://127.0.0.1:${healthPorts[app]}/health${app === 'gateway' ? '/ready' : ''}`, timeoutMs);
   } catch (err) {
     await stop();
     throw err;

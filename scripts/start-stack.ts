@@ -5,11 +5,11 @@ import { dirname, join } from 'path';
 
 /**
  * `npm start`: runs the four services and the gateway as separate processes on this machine, against
- * local PostgreSQL, NATS and Redis, and waits until GET /health is green and every service's health port
- * answers. Ctrl-C stops them all.
+ * local PostgreSQL, NATS and Redis, and waits until the gateway's GET /health is green and every service's
+ * health port answers. Ctrl-C stops them all.
  *
  * Everything listens on 127.0.0.1 unless HOST says otherwise. The gateway takes PORT (3000) and the
- * services' health ports follow it (PORT+1 to PORT+4), so a second stack with another PORT,
+ * services' health ports follow it (PORT+1 to PORT+4), then the gateway's own (PORT+5), so a second stack with another PORT,
  * CRM_NAMESPACE and DATABASE_URL runs beside the first. Each process's log is shown with a coloured
  * name and as readable lines (LOG_FORMAT=json keeps the JSON).
  */
@@ -127,9 +127,10 @@ async function main(): Promise<void> {
     WEBHOOKS_ALLOW_PRIVATE: process.env.WEBHOOKS_ALLOW_PRIVATE || 'true',
     WEBHOOKS_ALLOW_INSECURE: process.env.WEBHOOKS_ALLOW_INSECURE || 'true',
   };
-  // The gateway listens on PORT; the services' health endpoints on the ports right after it.
+  // The gateway's API listens on PORT; the services' health endpoints on the ports right after it, then the
+  // gateway's (its probes, full status and metrics, which the API port does not serve).
   const healthPort = (app: (typeof apps)[number]) => port + 1 + apps.indexOf(app);
-  apps.forEach((app) => start(app, app === 'gateway' ? env : { ...env, HEALTH_HOST: host, HEALTH_PORT: String(healthPort(app)) }));
+  apps.forEach((app) => start(app, { ...env, HEALTH_HOST: host, HEALTH_PORT: String(healthPort(app)) }));
   process.once('SIGINT', () => stop(0));
   process.once('SIGTERM', () => stop(0));
   const local = host === '0.0.0.0' ? '127.0.0.1' : host;
@@ -137,7 +138,7 @@ async function main(): Promise<void> {
   // The gateway's /health answers once the services answer over NATS, which they do a moment before their
   // own health ports listen; "ready" waits for those too, so every port printed or derived is open.
   const serviceProbes = apps.filter((app) => app !== 'gateway').map((app) => `http://${local}:${healthPort(app)}/health/live`);
-  await waitForHealth([`${url}/health`, ...serviceProbes], 60_000);
+  await waitForHealth([`http://${local}:${healthPort('gateway')}/health`, ...serviceProbes], 60_000);
   process.stdout.write(
     `\nCRM API ready at ${url}\n` +
       (explicitKey ? 'API key: the value of CRM_BOOTSTRAP_API_KEY\n' : `API key (read-write, kept in .data/dev-api-key): ${apiKey}\n`) +

@@ -60,7 +60,9 @@ describe('API keys', () => {
     for (const client of clients) expect((await client.get('/apikeys')).status).toBe(200);
     // Each replica now answers from memory: no key query for the next requests.
     const lookups = async () =>
-      Promise.all(replicas.map(async (g) => metric(await fetch(`${g.url}/metrics`).then((r) => r.text()), 'crm_api_key_lookups_total')));
+      Promise.all(
+        replicas.map(async (g) => metric(await fetch(g.healthUrl.replace(/\/health$/, '/metrics')).then((r) => r.text()), 'crm_api_key_lookups_total')),
+      );
     const before = await lookups();
     for (const client of clients) expect((await client.get('/apikeys')).status).toBe(200);
     expect(await lookups()).toEqual(before);

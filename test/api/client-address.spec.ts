@@ -6,7 +6,7 @@ function randomAddress(): string {
 }
 
 async function apiKeyLookups(stack: TestStack): Promise<number> {
-  const metrics = await fetch(`${stack.gateway.url}/metrics`).then((r) => r.text());
+  const metrics = await fetch(stack.gateway.healthUrl.replace(/\/health$/, '/metrics')).then((r) => r.text());
   const value = /^crm_api_key_lookups_total (\d+)/m.exec(metrics)?.[1];
   if (value === undefined) throw new Error('crm_api_key_lookups_total is missing from /metrics');
   return Number(value);

@@ -40,8 +40,8 @@ async function freeRange(taken: number[]): Promise<number> {
   const ephemeralStart = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
   for (;;) {
     const port = 20_000 + randomInt(Math.max(1, ephemeralStart - 20_010));
-    if (taken.some((t) => Math.abs(t - port) < 5)) continue;
-    if ([0, 1, 2, 3, 4].every((i) => listeners(port + i).length === 0)) return port;
+    if (taken.some((t) => Math.abs(t - port) < 6)) continue;
+    if ([0, 1, 2, 3, 4, 5].every((i) => listeners(port + i).length === 0)) return port;
   }
 }
 
@@ -84,10 +84,12 @@ describe('npm start', () => {
         throw new Error(`stack on ${stack.port} did not start:\n${stack.output()}`);
       });
       expect(stack.output()).toContain(`CRM API ready at http://127.0.0.1:${stack.port}`);
-      const ports = [stack.port, stack.port + 1, stack.port + 2, stack.port + 3, stack.port + 4];
+      const ports = [stack.port, stack.port + 1, stack.port + 2, stack.port + 3, stack.port + 4, stack.port + 5];
       for (const port of ports) expect({ port, addresses: listeners(port) }).toEqual({ port, addresses: ['127.0.0.1'] });
       for (const port of ports.slice(1)) expect((await fetch(`http://127.0.0.1:${port}/health/live`)).status).toBe(200);
-      expect((await fetch(`http://127.0.0.1:${stack.port}/health`)).status).toBe(200);
+      // The gateway's probes and metrics are on its health port (PORT + 5), not on the API's.
+      expect((await fetch(`http://127.0.0.1:${stack.port + 5}/health`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${stack.port}/metrics`)).status).not.toBe(200);
       // Readable lines with the process name, not raw JSON.
       expect(stack.output()).toMatch(/^gateway {2}\| \d\d:\d\d:\d\d\.\d{3} info {2}gateway ready/m);
       expect(stack.output()).not.toMatch(/^\w+ +\| \{"level"/m);

@@ -145,33 +145,52 @@ describe('HTTP edge cases at the gateway', () => {
   });
 });
 
-describe('GET /health', () => {
+describe('GET /health and /metrics', () => {
   let stack: TestStack;
   beforeAll(async () => {
     stack = await startStack();
   });
   afterAll(() => stack.stop());
+  const internal = async (path: string) => {
+    const res = await fetch(stack.gateway.healthUrl.replace(/\/health$/, path));
+    return { status: res.status, text: await res.text() };
+  };
 
-  it('needs no key and answers 200 with every dependency and service up', async () => {
-    const res = await stack.api.get('/health', { key: null });
+  it('on the health port, needs no key and answers 200 with every dependency and service up', async () => {
+    const res = await internal('/health');
     expect(res.status).toBe(200);
-    expect(res.body.status).toBe('ok');
-    expect(Object.keys(res.body.details).sort()).toEqual(['contacts', 'database', 'deals', 'events', 'nats', 'outbox', 'redis', 'webhooks']);
-    expect(Object.values(res.body.details).every((d: any) => d.status === 'up')).toBe(true);
+    const body = JSON.parse(res.text);
+    expect(body.status).toBe('ok');
+    expect(Object.keys(body.details).sort()).toEqual(['contacts', 'database', 'deals', 'events', 'nats', 'outbox', 'redis', 'webhooks']);
+    expect(Object.values(body.details).every((d: any) => d.status === 'up')).toBe(true);
+  });
+
+  it('serves Prometheus metrics on the health port', async () => {
+    await stack.api.get('/contacts');
+    const res = await internal('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('crm_http_request_duration_seconds_bucket');
+  });
+
+  it('keeps the probes, the status and the metrics off the API port, with or without a key', async () => {
+    for (const path of ['/health', '/health/live', '/health/ready', '/metrics']) {
+      const anonymous = await stack.api.get(path, { key: null });
+      expect({ path, status: anonymous.status, code: anonymous.body?.error?.code }).toEqual({ path, status: 401, code: 'unauthorized' });
+      const keyed = await stack.api.get(path);
+      expect({ path, status: keyed.status, code: keyed.body?.error?.code }).toEqual({ path, status: 404, code: 'not_found' });
+      expect(keyed.text).not.toContain('crm_http_request');
+    }
+    const unknown = await internal('/contacts');
+    expect({ status: unknown.status, code: JSON.parse(unknown.text).error.code }).toEqual({ status: 404, code: 'not_found' });
   });
 
   it('answers 503 naming the service that is down', async () => {
     await stack.stopService('webhooks');
-    const res = await stack.api.get('/health', { key: null });
+    const res = await internal('/health');
     expect(res.status).toBe(503);
-    expect(res.body.status).toBe('error');
-    expect(res.body.error.webhooks).toEqual({ status: 'down', message: 'The webhooks service is not available; try again shortly.' });
-    expect(res.body.details.contacts.status).toBe('up');
-  });
-
-  it('serves Prometheus metrics without a key', async () => {
-    const res = await stack.api.get('/metrics', { key: null });
-    expect(res.status).toBe(200);
-    expect(res.text).toContain('crm_http_request_duration_seconds_bucket');
+    const body = JSON.parse(res.text);
+    expect(body.status).toBe('error');
+    expect(body.error.webhooks).toEqual({ status: 'down', message: 'The webhooks service is not available; try again shortly.' });
+    expect(body.details.contacts.status).toBe('up');
   });
 });

@@ -66,7 +66,7 @@ describe('a PostgreSQL outage', () => {
 
   it('keeps liveness up and takes readiness down while the database is away, then both recover', async () => {
     const probes = [
-      ['gateway', stack.gateway.url],
+      ['gateway', stack.gateway.healthUrl.replace(/\/health$/, '')],
       ...Object.entries(stack.services).map(([name, service]) => [name, service!.healthUrl.replace(/\/health$/, '')]),
     ];
     const statuses = async (path: string) => Promise.all(probes.map(async ([name, base]) => [name, (await fetch(`${base}${path}`)).status] as const));
@@ -77,7 +77,7 @@ describe('a PostgreSQL outage', () => {
     await pg.stop();
     expect(await statuses('/health/live')).toEqual(all(200));
     expect(await statuses('/health/ready')).toEqual(all(503));
-    const ready = await (await fetch(`${stack.gateway.url}/health/ready`)).json();
+    const ready = await (await fetch(`${stack.gateway.healthUrl}/ready`)).json();
     expect(ready).toMatchObject({ status: 'error', error: { database: { status: 'down' } } });
     expect(JSON.stringify(ready)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
 

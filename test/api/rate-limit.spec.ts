@@ -128,13 +128,13 @@ describe('rate limiting', () => {
         expect(during.status).toBe(200);
         expect(during.headers.get('x-ratelimit-limit')).toBe('1000');
         expect(during.headers.get('x-ratelimit-remaining')).toBe('1000');
-        const metrics = await fetch(`${stack.gateway.url}/metrics`).then((r) => r.text());
+        const metrics = await fetch(stack.gateway.healthUrl.replace(/\/health$/, '/metrics')).then((r) => r.text());
         const failOpen = Number(/^crm_rate_limiter_fail_open_total (\d+)/m.exec(metrics)?.[1]);
         expect(failOpen).toBeGreaterThanOrEqual(1);
-        const health = (await fetch(`${stack.gateway.url}/health`).then((r) => r.json())) as { error: Record<string, { status: string }> };
+        const health = (await fetch(stack.gateway.healthUrl).then((r) => r.json())) as { error: Record<string, { status: string }> };
         expect(health.error.redis.status).toBe('down');
         // Readiness does not depend on Redis while the limiter fails open, but still shows it down.
-        const ready = await fetch(`${stack.gateway.url}/health/ready`);
+        const ready = await fetch(`${stack.gateway.healthUrl}/ready`);
         expect(ready.status).toBe(200);
         expect(await ready.json()).toMatchObject({ status: 'ok', details: { redis: { status: 'down' }, database: { status: 'up' }, nats: { status: 'up' } } });
       } finally {

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'fs';
 import { join, relative } from 'path';
+import { satisfies } from 'semver';
 import { parse, parseAllDocuments } from 'yaml';
 import { attribute, BASE_READERS, scanSources, shippedSources } from './env-extraction';
 
@@ -125,8 +126,8 @@ describe('the code', () => {
     }
     expect(codeReads.get('gateway')).toEqual(expect.any(Set));
     expect([...codeReads.get('gateway')!]).toEqual(expect.arrayContaining(['PORT', 'REDIS_URL', 'CRM_BOOTSTRAP_API_KEY']));
-    expect(codeReads.get('gateway')).not.toContain('HEALTH_PORT');
-    for (const service of SERVICES) expect(codeReads.get(service)).toContain('HEALTH_PORT');
+    // Every process has a health port; the gateway reads it in its own configuration.
+    for (const process of PROCESSES) expect(codeReads.get(process)).toContain('HEALTH_PORT');
     // Read through a local wrapper (scheduleVar), not a reader of libs/common.
     expect(codeReads.get('webhooks')).toContain('WEBHOOKS_RETRY_SCHEDULE_MS');
     for (const fn of Object.keys(LIB_SCOPES)) expect(scan.reads.some((r) => r.fn === fn)).toBe(true);
@@ -165,8 +166,9 @@ function checkVariables(where: string, process: Process, set: Set<string>): void
   expect({ where, process, missing, unknown }).toEqual({ where, process, missing: [], unknown: [] });
 }
 
-function listenPort(process: Process, env: Map<string, string>): number {
-  const name = process === 'gateway' ? 'PORT' : 'HEALTH_PORT';
+/** The port of the API (the gateway's PORT) or of the probes and metrics (every process's HEALTH_PORT). */
+function listenPort(process: Process, env: Map<string, string>, which: 'api' | 'health' = process === 'gateway' ? 'api' : 'health'): number {
+  const name = which === 'api' ? 'PORT' : 'HEALTH_PORT';
   const value = env.get(name);
   if (value === undefined) throw new Error(`${process}: ${name} is not set`);
   expect(value).toMatch(/^\d+$/);
@@ -186,10 +188,13 @@ describe('Dockerfile', () => {
   const lines = text.split('\n').filter((l) => !/^\s*#/.test(l));
   const stages = lines.filter((l) => /^FROM\s/i.test(l));
 
-  it('builds in one stage and runs production dependencies only in another, from a pinned Node.js 20 image', () => {
+  it('builds in one stage and runs production dependencies only in another, from a pinned Node.js 22 LTS image', () => {
     expect(stages).toHaveLength(2);
     const image = /^ARG NODE_IMAGE=(\S+)$/m.exec(text)?.[1];
-    expect(image).toMatch(/^node:20\.\d+\.\d+-bookworm-slim$/);
+    expect(image).toMatch(/^node:22\.\d+\.\d+-bookworm-slim$/);
+    // The image's Node is one package.json admits.
+    const engines = (JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node;
+    expect(satisfies(/^node:(\S+?)-/.exec(image!)![1], engines)).toBe(true);
     for (const stage of stages) expect(stage).toMatch(/^FROM \$\{NODE_IMAGE\} AS \w+$/);
     const [, runtime] = text.split(/^FROM .*$/m).slice(1);
     const build = text.split(/^FROM .*$/m)[1];
@@ -282,15 +287,17 @@ describe('docker-compose.yml', () => {
         expect({ dependency, condition: service().depends_on?.[dependency]?.condition }).toEqual({ dependency, condition: 'service_healthy' });
     });
 
-    it('publishes and probes the port the process listens on, at /health', () => {
+    it('publishes the API port only and probes the health port, at /health', () => {
       const port = listenPort(process, env());
+      const health = listenPort(process, env(), 'health');
       const published = ((service().ports ?? []) as Array<string | { target: number }>).map((p) =>
         typeof p === 'string' ? Number(composeDefault(p).split(':').pop()!.split('/')[0]) : Number(p.target),
       );
+      // The gateway's health port (probes, full status, metrics) is never published.
       if (process === 'gateway') expect(published).toEqual([port]);
       else for (const target of published) expect(target).toBe(port);
       const test = (service().healthcheck?.test as string[]).join(' ');
-      expect(test).toContain(`127.0.0.1:${port}/health`);
+      expect(test).toContain(`127.0.0.1:${health}/health`);
     });
   });
 });
@@ -317,7 +324,7 @@ describe('k8s/', () => {
   // k8s/monitoring is an optional component, not part of the base (checked below).
   const files = yamlFiles(dir)
     .map((f) => relative(dir, f))
-    .filter((f) => !f.startsWith('monitoring/'));
+    .filter((f) => !f.startsWith('monitoring/') && !f.startsWith('network-ports/'));
   const kustomization = parse(readFileSync(join(dir, 'kustomization.yaml'), 'utf8')) as {
     resources: string[];
     namespace: string;
@@ -356,7 +363,8 @@ describe('k8s/', () => {
     const policies = find('NetworkPolicy');
     const deny = policies.find((p) => p.metadata.name === 'default-deny')!;
     expect(deny.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
-    const containerPort = (component: string) => find('Deployment', component)[0].spec.template.spec.containers[0].ports[0].containerPort as number;
+    const containerPort = (component: string, name = component === 'gateway' ? 'http' : 'health') =>
+      find('Deployment', component)[0].spec.template.spec.containers[0].ports.find((p: { name: string }) => p.name === name).containerPort as number;
     // Open ingress (no `from`) exists for the gateway's API port only.
     const open = policies.flatMap((p) =>
       (p.spec.ingress ?? [])
@@ -366,7 +374,8 @@ describe('k8s/', () => {
     expect(open).toEqual([{ pod: { 'app.kubernetes.io/component': 'gateway' }, ports: [containerPort('gateway')] }]);
     // Prometheus may scrape every process's metrics port.
     const scraped = policies.find((p) => p.metadata.name === 'metrics-scraping')!.spec.ingress[0].ports.map((x: { port: number }) => x.port);
-    for (const process of PROCESSES) expect({ process, scraped: scraped.includes(containerPort(process)) }).toEqual({ process, scraped: true });
+    for (const process of PROCESSES) expect({ process, scraped: scraped.includes(containerPort(process, 'health')) }).toEqual({ process, scraped: true });
+    expect(scraped).not.toContain(containerPort('gateway'));
     const egressPorts = (name: string) =>
       policies.find((p) => p.metadata.name === name)!.spec.egress.flatMap((rule: { ports?: Array<{ port: number }> }) => (rule.ports ?? []).map((x) => x.port));
     expect(egressPorts('dependencies-egress')).toEqual(expect.arrayContaining([53, 5432, 4222]));
@@ -495,14 +504,17 @@ describe('k8s/', () => {
       expect(deployment().spec.template.metadata.labels).toMatchObject(deployment().spec.selector.matchLabels);
     });
 
-    it('exposes and probes the port the process listens on', () => {
+    it('exposes the ports the process listens on and probes the health port', () => {
       const port = listenPort(process, env());
-      expect((container().ports ?? []).map((p: { containerPort: number }) => p.containerPort)).toEqual([port]);
+      const health = listenPort(process, env(), 'health');
+      expect((container().ports ?? []).map((p: { containerPort: number }) => p.containerPort)).toEqual([...new Set([port, health])]);
       const probes = ['startupProbe', 'readinessProbe', 'livenessProbe'].map((k) => [k, container()[k]] as const).filter(([, p]) => p);
       expect(probes.map(([k]) => k)).toEqual(expect.arrayContaining(['readinessProbe', 'livenessProbe']));
       for (const [kind, probe] of probes) {
         const target = probe.httpGet ?? probe.tcpSocket;
-        expect({ kind, port: resolvePort(target.port) }).toEqual({ kind, port });
+        // An HTTP probe asks the health port; a TCP start-up probe may wait for the API port to open.
+        if (probe.httpGet) expect({ kind, port: resolvePort(target.port) }).toEqual({ kind, port: health });
+        else expect([port, health]).toContain(resolvePort(target.port));
       }
       // Liveness answers from the process alone, so no dependency outage restarts pods; readiness
       // checks the dependencies.

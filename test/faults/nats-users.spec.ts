@@ -54,7 +54,7 @@ describe('NATS users', () => {
 
   it('runs the stack with each process as its own user: requests, service-to-service calls, events, consumers and deliveries', async () => {
     const { api } = stack;
-    expect((await api.get('/health')).status).toBe(200);
+    expect((await fetch(stack.processes.gateway.healthUrl)).status).toBe(200);
     expect((await api.post('/webhooks', { name: 'users', url: receiver.url })).status).toBe(201);
     const contact = await api.post('/contacts', { email: `users-${namespace}@example.com` });
     expect(contact.status).toBe(201);

@@ -98,9 +98,9 @@ export function runBuilt(script: string, args: string[], env: Env): Promise<Buil
   });
 }
 
-/** The port a process started on port 0 reports in its ready line (the gateway's URL, a service's health URL). */
-function announcedPort(app: string, log: string): number | undefined {
-  const ready = app === 'gateway' ? /CRM API listening on http:\/\/127\.0\.0\.1:(\d+)/ : / health on http:\/\/127\.0\.0\.1:(\d+)\/health/;
+/** The ports a process reports in its ready lines: the health port (every process) and the gateway's API port. */
+function announcedPort(what: 'api' | 'health', log: string): number | undefined {
+  const ready = what === 'api' ? /CRM API listening on http:\/\/127\.0\.0\.1:(\d+)/ : / health on http:\/\/127\.0\.0\.1:(\d+)\/health/;
   const match = ready.exec(log);
   return match ? Number(match[1]) : undefined;
 }
@@ -124,8 +124,9 @@ export async function spawnService(app: string, env: Env, options: { port?: numb
   // binds port 0 and says where it listens: a port picked here and handed over could be taken in between
   // by another test's process, which then answered this one's health checks.
   const requested = options.port ?? 0;
-  // The gateway serves /health on its API port; services on a health port of their own.
-  const listen = app === 'gateway' ? { PORT: String(requested), HOST: '127.0.0.1' } : { HEALTH_PORT: String(requested), HEALTH_HOST: '127.0.0.1' };
+  // Every process serves /health on a health port of its own (announced); the gateway the API on PORT besides.
+  const health = { HEALTH_PORT: app === 'gateway' ? '0' : String(requested), HEALTH_HOST: '127.0.0.1' };
+  const listen = app === 'gateway' ? { ...health, PORT: String(requested), HOST: '127.0.0.1' } : health;
   const child = spawn(process.execPath, [main], {
     env: { PATH: process.env.PATH, ...env, ...listen },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -135,13 +136,15 @@ export async function spawnService(app: string, env: Env, options: { port?: numb
   child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let port = requested;
+  let healthPort = app === 'gateway' ? 0 : requested;
   try {
     await eventually(
       async () => {
         if (child.exitCode !== null) throw new ExitedEarly(`${app} exited: ${log}`);
-        if (port === 0) port = announcedPort(app, log) ?? 0;
-        if (port === 0) return undefined;
-        const res = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
+        if (port === 0) port = announcedPort(app === 'gateway' ? 'api' : 'health', log) ?? 0;
+        if (healthPort === 0) healthPort = app === 'gateway' ? (announcedPort('health', log) ?? 0) : port;
+        if (port === 0 || healthPort === 0) return undefined;
+        const res = await fetch(`http://127.0.0.1:${healthPort}/health`).catch(() => undefined);
         return res?.ok ? true : undefined;
       },
       // A safety net: the wait ends when the process is healthy or exits; a loaded machine starts it slowly.
@@ -155,7 +158,7 @@ export async function spawnService(app: string, env: Env, options: { port?: numb
     await exited;
     throw err;
   }
-  const healthUrl = `http://127.0.0.1:${port}/health`;
+  const healthUrl = `http://127.0.0.1:${healthPort}/health`;
   return {
     child,
     healthUrl,

@@ -4,6 +4,9 @@ import { BaseConfig, ConfigError, DEFAULT_REDIS_URL, enumVar, Env, intVar, loadB
 export interface GatewayConfig extends BaseConfig {
   port: number;
   host: string;
+  /** The internal port: probes, the full status and metrics (never the API port, which an Ingress may publish). */
+  healthPort: number;
+  healthHost: string;
   redisUrl: string;
   /** Sustained rate per API key (token bucket refill), requests per minute. */
   rateLimitPerMinute: number;
@@ -45,6 +48,9 @@ export interface BearerConfig {
 
 export const BEARER_VARIABLES = ['AUTH_JWT_ISSUER', 'AUTH_JWT_AUDIENCE', 'AUTH_JWT_JWKS_URL'] as const;
 
+/** The gateway's health port by default: the one after the four services' (3001-3004). */
+export const DEFAULT_GATEWAY_HEALTH_PORT = 3005;
+
 export const BOOTSTRAP_KEY_SHAPE = /^crm_(live|test)_[A-Za-z0-9]{32,128}$/;
 
 export function loadGatewayConfig(env: Env): GatewayConfig {
@@ -52,6 +58,8 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     ...loadBaseConfig(env),
     port: intVar(env, 'PORT', 3000, { min: 0, max: 65535 }),
     host: stringVar(env, 'HOST', '0.0.0.0'),
+    healthPort: intVar(env, 'HEALTH_PORT', DEFAULT_GATEWAY_HEALTH_PORT, { min: 0, max: 65535 }),
+    healthHost: stringVar(env, 'HEALTH_HOST', '0.0.0.0'),
     redisUrl: urlVar(env, 'REDIS_URL', DEFAULT_REDIS_URL, ['redis', 'rediss']),
     rateLimitPerMinute: intVar(env, 'RATE_LIMIT_PER_MINUTE', 1000, { min: 1, max: 1_000_000 }),
     rateLimitBurst: intVar(env, 'RATE_LIMIT_BURST', 1000, { min: 1, max: 1_000_000 }),

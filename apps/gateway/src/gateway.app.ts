@@ -1,4 +1,5 @@
 import { createLogger, DatabaseSpec, Env, loadBaseConfig, Logger, migrateDatabase, openDatabase, StartupError } from '@crm/common';
+import { BatchLimits, ImportLimits } from '@crm/contracts';
 import { connectNats, CRM_RPC, CrmNatsClient, natsUser } from '@crm/messaging';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -12,6 +13,7 @@ import { GatewayConfig, loadGatewayConfig } from './config';
 import { GATEWAY_SCHEMA, gatewayEntities, gatewayMigrations } from './database';
 import { GatewayDeps, GatewayModule } from './gateway.module';
 import { frameworkErrorHandler, MAX_PARAM_LENGTH } from './http/framework-error';
+import { startInternalServer } from './health/internal-server';
 import { HttpDrain } from './http/http-drain';
 import { answerClientError } from './http/oversized-request';
 import { installPipeline } from './http/pipeline';
@@ -19,10 +21,18 @@ import { BODY_LIMIT_BYTES } from './http/request-body';
 import { requestIdOf } from './http/request-log';
 import { connectRedis } from './redis';
 
+/**
+ * The largest bodies the API takes: any request, a batch write, an import upload. A proxy in front of the
+ * gateway must take at least the largest (the deployment checks compare the Ingress's limit with it).
+ */
+export const API_BODY_LIMITS = { request: BODY_LIMIT_BYTES, batch: BatchLimits.bodyBytes, upload: ImportLimits.bytes } as const;
+
 export interface RunningGateway {
   app: NestFastifyApplication;
   config: GatewayConfig;
   url: string;
+  /** The full status on the health port; `/health/live`, `/health/ready` and `/metrics` are beside it. */
+  healthUrl: string;
   close(): Promise<void>;
 }
 
@@ -113,16 +123,27 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
   installPipeline(app, httpDrain);
 
   if (config.bootstrapApiKey) await app.get(ApiKeysService).ensureBootstrapKey(config.bootstrapApiKey);
-  await app.listen(config.port, config.host);
+  // Probes see the process before the API opens; the API port never serves them or the metrics.
+  const internal = await startInternalServer(app, config.healthHost, config.healthPort, logger).catch(async (err) => {
+    await app.close().catch(() => undefined);
+    await nc.close();
+    await dataSource.destroy();
+    throw err;
+  });
+  await app.listen(config.port, config.host).catch(async (err) => {
+    await internal.close();
+    throw err;
+  });
   const { port } = app.getHttpServer().address() as { port: number };
   const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
-  logger.info({ url, namespace: config.namespace }, 'gateway ready');
+  logger.info({ url, healthUrl: internal.healthUrl, namespace: config.namespace }, 'gateway ready');
 
   let closed = false;
   return {
     app,
     config,
     url,
+    healthUrl: internal.healthUrl,
     async close() {
       if (closed) return;
       closed = true;
@@ -130,6 +151,7 @@ export async function startGateway(env: Env = process.env): Promise<RunningGatew
       const cut = await httpDrain.drain(config.shutdownGraceMs);
       if (cut) logger.warn({ connections: cut }, 'closed connections still open at the end of the shutdown grace period');
       await app.close();
+      await internal.close();
       await nc.drain().catch(() => undefined);
       if (dataSource.isInitialized) await dataSource.destroy();
     },

@@ -10,6 +10,8 @@ else {
     const stopTracing = await startTracing('gateway', process.env);
     const gateway = await startGateway();
     process.stdout.write(`CRM API listening on ${gateway.url}\n`);
+    // With HEALTH_PORT=0 this is how a supervisor learns the internal port, as the services say theirs.
+    process.stdout.write(`CRM gateway health on ${gateway.healthUrl}\n`);
     const stopTrim = startIdleHeapTrim((err) => process.stderr.write(`gateway: idle heap trim failed: ${String(err)}\n`));
     onShutdownSignal(async () => {
       stopTrim();

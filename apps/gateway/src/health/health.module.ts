@@ -1,7 +1,8 @@
 import { DependencyHealth } from '@crm/runtime';
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import { HealthController } from './health.controller';
+import { GatewayHealth } from './gateway-health';
 
-@Module({ imports: [TerminusModule], controllers: [HealthController], providers: [DependencyHealth] })
+/** The gateway's probes; served by the internal server on HEALTH_PORT (internal-server.ts), not by a controller. */
+@Module({ imports: [TerminusModule], providers: [DependencyHealth, GatewayHealth], exports: [GatewayHealth] })
 export class HealthModule {}

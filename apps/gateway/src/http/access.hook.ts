@@ -11,8 +11,8 @@ import { LOGGER } from '../tokens';
 import { authenticate, callerOf, GatewayRequest, pathOf, Principal } from './request-context';
 import { writeError } from './write-error';
 
-/** Paths open without a key: probes, metrics scrapers, and the descriptions of the API and of its events. */
-export const PUBLIC_PATHS = new Set(['/health', '/health/live', '/health/ready', '/metrics', '/openapi.json', '/asyncapi.json', PROTECTED_RESOURCE_PATH]);
+/** Paths open without a key: the descriptions of the API and of its events. Probes and metrics are on the health port. */
+export const PUBLIC_PATHS = new Set(['/openapi.json', '/asyncapi.json', PROTECTED_RESOURCE_PATH]);
 
 /** The API reference UI (`/docs` and its assets). */
 const isReferenceUi = (path: string) => path === '/docs' || path.startsWith('/docs/');

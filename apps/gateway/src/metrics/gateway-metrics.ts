@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Histogram, Registry } from 'prom-client';
 
-/** The gateway's own Prometheus metrics; GET /metrics serves them with the process's (MessagingMetrics). */
+/** The gateway's own Prometheus metrics; GET /metrics on the health port serves them with the process's (MessagingMetrics). */
 @Injectable()
 export class GatewayMetrics {
   readonly registry = new Registry();

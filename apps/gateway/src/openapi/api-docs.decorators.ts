@@ -147,22 +147,6 @@ export function ApiNoContent(describe: Describe) {
   return applyDecorators(...requestOf(describe), ApiNoContentResponse({ description: 'Done; no body.' }));
 }
 
-const HEALTH = {
-  type: 'object',
-  required: ['status'],
-  properties: {
-    status: { type: 'string', enum: ['ok', 'error', 'shutting_down'] },
-    info: { type: 'object', additionalProperties: true },
-    error: { type: 'object', additionalProperties: true },
-    details: { type: 'object', additionalProperties: true },
-  },
-};
-
-/** A probe: 200 when what it checks is up, 503 (same body shape) when not. */
-export function ApiHealth(summary: string) {
-  return applyDecorators(ApiOperation({ summary }), ApiResponse({ status: 200, schema: HEALTH }), ApiResponse({ status: 503, schema: HEALTH }));
-}
-
 /** The Model Context Protocol endpoint: JSON-RPC 2.0 messages in and out (docs/mcp.md). */
 export function ApiMcp() {
   const jsonRpc = { type: 'object', required: ['jsonrpc'], properties: { jsonrpc: { type: 'string', enum: ['2.0'] } }, additionalProperties: true };

@@ -2,9 +2,8 @@ import { Logger } from '@crm/common';
 import { healthCheck, RPC_SERVICES, RpcServiceName } from '@crm/contracts';
 import { NATS_CONNECTION, RpcCaller } from '@crm/messaging';
 import { DependencyHealth, withTimeout } from '@crm/runtime';
-import { Controller, Get, HttpException, Inject, Res } from '@nestjs/common';
+import { HttpException, Inject, Injectable } from '@nestjs/common';
 import { HealthCheckService, HealthIndicatorFunction, HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
-import type { FastifyReply } from 'fastify';
 import Redis from 'ioredis';
 import { NatsConnection } from 'nats';
 import { TimeoutError } from 'rxjs';
@@ -12,21 +11,25 @@ import { DataSource } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { REDIS } from '../rate-limit/rate-limiter.service';
 import { LOGGER } from '../tokens';
-import { Scopes } from '../http/scopes';
-import { ApiHealth } from '../openapi/api-docs.decorators';
+
+/** A probe's answer: 200 when what it checks is up, 503 with the same body shape when not. */
+export interface HealthAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
 
 /**
- * Probes and status, open without a key:
- * - `GET /health/live`: the process answers; nothing else is checked, so no outage restarts gateways.
- * - `GET /health/ready`: what this gateway needs to serve at all, its database and NATS. Redis is
- *   reported but does not count: the rate limiter fails open without it. A service being down does not
- *   count either: the gateway still serves the other services' routes.
- * - `GET /health`: every dependency and every service; 200 only when all are up, 503 otherwise, with
- *   the same body shape either way. The outbox backlogs (the gateway's own, and each service's as one of
- *   its replicas reads it) are reported and never count: lag is not an outage.
+ * The gateway's probes and status, served on its health port (HEALTH_PORT), never on the API port:
+ * - `live`: the process answers; nothing else is checked, so no outage restarts gateways.
+ * - `ready`: what this gateway needs to serve at all, its database and NATS. Redis is reported but does
+ *   not count: the rate limiter fails open without it. A service being down does not count either: the
+ *   gateway still serves the other services' routes.
+ * - `full`: every dependency and every service; 200 only when all are up. The outbox backlogs (the
+ *   gateway's own, and each service's as one of its replicas reads it) are reported and never count:
+ *   lag is not an outage. Each call touches PostgreSQL, Redis, NATS and the four services.
  */
-@Controller('health')
-export class HealthController {
+@Injectable()
+export class GatewayHealth {
   constructor(
     private readonly health: HealthCheckService,
     private readonly dependencies: DependencyHealth,
@@ -39,29 +42,20 @@ export class HealthController {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  @Get('live')
-  @Scopes('public')
-  @ApiHealth('Liveness: the process answers')
-  live() {
-    return { status: 'ok' };
+  live(): HealthAnswer {
+    return { status: 200, body: { status: 'ok' } };
   }
 
-  @Get('ready')
-  @Scopes('public')
-  @ApiHealth('Readiness: the database and NATS answer (Redis reported, not required)')
-  async ready(@Res() res: FastifyReply): Promise<void> {
+  async ready(): Promise<HealthAnswer> {
     const timeout = this.config.healthTimeoutMs;
     const redis = await this.redisUp(timeout);
     // Redis is listed in `details` with its real state but left out of the verdict.
-    await this.respond(res, [() => this.dependencies.database(this.dataSource, timeout), () => this.dependencies.nats(this.nc, timeout)], redis);
+    return this.check([() => this.dependencies.database(this.dataSource, timeout), () => this.dependencies.nats(this.nc, timeout)], redis);
   }
 
-  @Get()
-  @Scopes('public')
-  @ApiHealth('Every dependency and service')
-  async check(@Res() res: FastifyReply): Promise<void> {
+  full(): Promise<HealthAnswer> {
     const timeout = this.config.healthTimeoutMs;
-    await this.respond(res, [
+    return this.check([
       () => this.dependencies.database(this.dataSource, timeout),
       () => this.redisUp(timeout),
       () => this.dependencies.nats(this.nc, timeout),
@@ -70,18 +64,17 @@ export class HealthController {
     ]);
   }
 
-  private async respond(res: FastifyReply, checks: HealthIndicatorFunction[], reportOnly?: HealthIndicatorResult): Promise<void> {
+  private async check(checks: HealthIndicatorFunction[], reportOnly?: HealthIndicatorResult): Promise<HealthAnswer> {
     try {
       const result = await this.health.check(checks);
-      res.status(200).send({ ...result, details: { ...result.details, ...reportOnly } });
+      return { status: 200, body: { ...result, details: { ...result.details, ...reportOnly } } };
     } catch (err) {
       if (err instanceof HttpException) {
         const body = err.getResponse() as { details?: HealthIndicatorResult };
-        res.status(err.getStatus()).send({ ...body, details: { ...body.details, ...reportOnly } });
-        return;
+        return { status: err.getStatus(), body: { ...body, details: { ...body.details, ...reportOnly } } };
       }
       this.logger.error({ err }, 'health check failed');
-      res.status(503).send({ status: 'error' });
+      return { status: 503, body: { status: 'error' } };
     }
   }
 
