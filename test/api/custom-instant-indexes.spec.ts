@@ -11,7 +11,7 @@ describe('Indexes of custom date-time fields', () => {
   let stack: TestStack;
   let db: Client;
   beforeAll(async () => {
-    stack = await startStack({ services: ['contacts'] });
+    stack = await startStack({ services: ['contacts'], emptyDatabase: true });
     db = new Client({ connectionString: stack.databaseUrl });
     await db.connect();
     await db.query(`SET search_path = contacts, public`);

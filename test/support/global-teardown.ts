@@ -1,7 +1,7 @@
 import Redis from 'ioredis';
 import { connect } from 'nats';
 import { Client } from 'pg';
-import { testRunPrefix } from './test-run';
+import { templateDatabaseName, testRunPrefix } from './test-run';
 
 // Jest loads this file outside the module map, so the defaults of libs/common/src/config.ts are repeated.
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/crm';
@@ -9,8 +9,9 @@ const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
 /**
- * Fails the run if its tests left a database, a JetStream stream or Redis keys behind (each suite must
- * drop what it made: databases, roles, streams, keys), then removes them so they do not pile up.
+ * Drops the run's template database, then fails the run if its tests left a database, a JetStream stream or
+ * Redis keys behind (each suite must drop what it made: databases, roles, streams, keys), and removes them
+ * so they do not pile up.
  */
 export default async function globalTeardown(): Promise<void> {
   const prefix = testRunPrefix();
@@ -20,6 +21,12 @@ export default async function globalTeardown(): Promise<void> {
   const admin = new Client({ connectionString: new URL('/postgres', process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL).toString() });
   await admin.connect();
   try {
+    // The run's template (test/support/template-database.ts) is the run's own to drop, not a leftover.
+    const template = await admin.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [templateDatabaseName()]);
+    if (template.rowCount) {
+      await admin.query(`ALTER DATABASE "${templateDatabaseName()}" WITH IS_TEMPLATE false`);
+      await admin.query(`DROP DATABASE "${templateDatabaseName()}" WITH (FORCE)`);
+    }
     const { rows } = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [`crm\\_${prefix}%`]);
     for (const { datname } of rows) {
       leftovers.push(`database ${datname}`);

@@ -10,6 +10,7 @@ import { Client } from 'pg';
 import { firstValueFrom } from 'rxjs';
 import { RunningGateway, startGateway } from '../../apps/gateway/src/gateway.app';
 import { ApiClient } from './api-client';
+import { createFromTemplate } from './template-database';
 import { testRunPrefix } from './test-run';
 
 /** Loaded on demand, so a suite only loads the services it starts. */
@@ -99,11 +100,25 @@ export async function dropNamespace(env: Env): Promise<void> {
   }
 }
 
+/** Settings that choose the database or how it is migrated: a stack given any starts on an empty database. */
+const DATABASE_SETTINGS = ['DATABASE_URL', 'DATABASE_MIGRATIONS', 'DATABASE_APP_ROLE'];
+
+export interface StackOptions {
+  env?: Env;
+  /** The services to start (all by default); the gateway always starts. */
+  services?: readonly RpcServiceName[];
+  /**
+   * The services create and migrate the database from nothing, as on a first start, instead of starting
+   * on a copy of the run's migrated template (see template-database.ts): for tests of migrations.
+   */
+  emptyDatabase?: boolean;
+}
+
 /**
  * Starts the whole system in this process, each part exactly as its main() would, on a database and
  * NATS namespace of its own, so suites can run side by side and beside a running stack.
  */
-export async function startStack(options: { env?: Env; services?: readonly RpcServiceName[] } = {}): Promise<TestStack> {
+export async function startStack(options: StackOptions = {}): Promise<TestStack> {
   const namespace = testNamespace();
   const apiKey = randomKey();
   const env = testEnv(namespace, { CRM_BOOTSTRAP_API_KEY: apiKey, ...options.env });
@@ -111,7 +126,9 @@ export async function startStack(options: { env?: Env; services?: readonly RpcSe
   const gateways: RunningGateway[] = [];
   const replicas: RunningService[] = [];
   const wanted = options.services ?? RPC_SERVICES;
-  // The first start creates the database; the rest then race only on their own schemas.
+  const ownDatabase = DATABASE_SETTINGS.some((name) => options.env?.[name] !== undefined);
+  if (!options.emptyDatabase && !ownDatabase && process.env.CRM_TEST_RUN) await createFromTemplate(env);
+  // The first start creates the database if there is none yet; the rest then race only on their own schemas.
   for (const name of wanted) services[name] = await starters[name](env);
   const gateway = await startGateway(env);
   gateways.push(gateway);

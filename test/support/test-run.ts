@@ -12,3 +12,8 @@ export function testRunPrefix(): string {
 export function newTestRunId(): string {
   return randomBytes(3).toString('hex');
 }
+
+/** The run's template database (see template-database.ts), which global teardown drops. */
+export function templateDatabaseName(): string {
+  return `crm_${testRunPrefix()}_template`;
+}
