@@ -25,4 +25,6 @@ module.exports = {
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // Every suite gets its own database and NATS namespace, so files may run side by side; two workers fit two cores.
   maxWorkers: 2,
+  // The longest files first (from test/support/test-durations.json), so the run does not end on one of them.
+  testSequencer: '<rootDir>/test/support/slowest-first.sequencer.js',
 };
