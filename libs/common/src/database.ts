@@ -1,5 +1,6 @@
 import { Client } from 'pg';
-import { DataSource, DataSourceOptions, EntityManager, MixedList } from 'typeorm';
+import { DataSource, DataSourceOptions, EntityManager, MigrationExecutor, MixedList } from 'typeorm';
+import { isLockTimeout, MIGRATION_LOCK_RETRIES, MIGRATION_LOCK_TIMEOUT_MS, pause } from './migration-safety';
 import { StartupError } from './startup';
 
 type ClassList = MixedList<Function>;
@@ -73,18 +74,43 @@ export function dataSourceOptions(spec: DatabaseSpec): DataSourceOptions {
 
 /**
  * Runs pending migrations under a PostgreSQL advisory lock, so replicas starting together apply each
- * migration once and the others wait for it.
+ * migration once and the others wait for it. They run on a connection of their own that starts with
+ * `lock_timeout` set (MIGRATION_LOCK_TIMEOUT_MS), so every migration, the released ones too, gives up a lock
+ * it cannot have in time instead of queueing the table's readers and writers behind it; a migration set
+ * back with RESET lock_timeout returns to this value. A run that lost a lock wait is started again, from
+ * the migration that failed (each runs in its own transaction, or is written to be repeated), up to
+ * MIGRATION_LOCK_RETRIES times.
  */
 export async function migrate(dataSource: DataSource, schema: string): Promise<void> {
-  const runner = dataSource.createQueryRunner();
-  await runner.connect();
+  const options = dataSource.options as DataSourceOptions & { extra?: { options?: string } };
+  const migrations = new DataSource({
+    ...options,
+    extra: { ...options.extra, max: 1, options: `${options.extra?.options ?? ''} -c lock_timeout=${MIGRATION_LOCK_TIMEOUT_MS}`.trim() },
+  } as DataSourceOptions);
+  await migrations.initialize();
+  const runner = migrations.createQueryRunner();
   try {
+    await runner.connect();
     await runner.query(`SELECT pg_advisory_lock(hashtext($1))`, [`crm:migrate:${schema}`]);
-    await runner.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    await dataSource.runMigrations({ transaction: 'each' });
+    try {
+      await runner.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      for (let attempt = 0; ; attempt++) {
+        const executor = new MigrationExecutor(migrations, runner);
+        executor.transaction = 'each';
+        try {
+          await executor.executePendingMigrations();
+          break;
+        } catch (err) {
+          if (!isLockTimeout(err) || attempt >= MIGRATION_LOCK_RETRIES) throw err;
+          await pause(attempt);
+        }
+      }
+    } finally {
+      await runner.query(`SELECT pg_advisory_unlock(hashtext($1))`, [`crm:migrate:${schema}`]).catch(() => undefined);
+    }
   } finally {
-    await runner.query(`SELECT pg_advisory_unlock(hashtext($1))`, [`crm:migrate:${schema}`]).catch(() => undefined);
     await runner.release();
+    await migrations.destroy();
   }
 }
 

@@ -28,3 +28,4 @@ export {
 export type { ErrorBody, FieldIssue } from '@crm/contracts';
 export * from './event-filter';
 export * from './event-filter-paths';
+export * from './migration-safety';

@@ -15,6 +15,9 @@ export class CreateCustomValueFunctions1765700000000 implements MigrationInterfa
   name = 'CreateCustomValueFunctions1765700000000';
 
   async up(q: QueryRunner): Promise<void> {
+    // Making a function takes no lock on a table; the lock_timeout bounds any wait on the catalog all the
+    // same. It runs in its transaction (migrate() in @crm/common), so the setting ends with it.
+    await q.query(`SET LOCAL lock_timeout = '5s'`);
     // A fraction past microseconds is rounded by interval arithmetic, as PostgreSQL's own input does.
     await q.query(`
       CREATE OR REPLACE FUNCTION custom_instant(value jsonb) RETURNS timestamptz
