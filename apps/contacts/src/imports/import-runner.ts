@@ -8,8 +8,11 @@ import {
   ImportDealsBatchReply,
   ImportDealsBatchRequest,
   ImportLimits,
+  ImportObject,
   ImportRowError,
+  keptBy,
   Ops,
+  SlugKeptBy,
   UpdateCompanyDto,
   UpdateContactDto,
   importRowBody,
@@ -38,6 +41,10 @@ const FIRST_RETRY_MS = 500;
 const ABANDONED_AFTER_MS = 15 * 60 * 1000;
 
 type Outcome = 'created' | 'updated';
+
+/** The importable objects this service keeps: each has its row writer below, or this service does not compile. */
+type LocalImport = ImportObject & SlugKeptBy<'contacts'>;
+type RowWriter = (m: EntityManager, ctx: RequestContext, body: Record<string, unknown>) => Promise<Outcome>;
 
 /** The context an import's rows are written under: the POST /imports request's key and request id, through the `import` channel. */
 function importContext(job: Import): RequestContext {
@@ -69,6 +76,35 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly rpc: RpcCaller,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
+
+  /**
+   * How a row of each importable object kept here is written: contacts are matched by email and companies by
+   * domain; a match is updated (PATCH rules), else created. Objects the deals service keeps go to applyRemote.
+   */
+  private readonly writers: Record<LocalImport, RowWriter> = {
+    contacts: async (m, ctx, body) => {
+      const email = typeof body.email === 'string' ? body.email.trim() : undefined;
+      const [match] = email ? ((await m.query(`SELECT id FROM contacts WHERE lower(email) = lower($1)`, [email])) as Array<{ id: string }>) : [];
+      if (match) {
+        await this.contacts.update(ctx, match.id, validateInput(UpdateContactDto, body, 'row'), m);
+        return 'updated';
+      }
+      await this.contacts.create(ctx, validateInput(CreateContactDto, body, 'row'), m);
+      return 'created';
+    },
+    companies: async (m, ctx, body) => {
+      const domain = typeof body.domain === 'string' ? body.domain.trim() : undefined;
+      const [match] = domain
+        ? ((await m.query(`SELECT id FROM companies WHERE lower(domain) = lower($1) ORDER BY id LIMIT 1`, [domain])) as Array<{ id: string }>)
+        : [];
+      if (match) {
+        await this.companies.update(ctx, match.id, validateInput(UpdateCompanyDto, body, 'row'), m);
+        return 'updated';
+      }
+      await this.companies.create(ctx, validateInput(CreateCompanyDto, body, 'row'), m);
+      return 'created';
+    },
+  };
 
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => this.kick(), POLL_MS);
@@ -163,7 +199,7 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
 
   /** Applies the next rows of `job` and saves its progress, inside the batch's transaction. */
   private async applyBatch(m: EntityManager, job: Import): Promise<true> {
-    const take = job.object === 'deals' ? ImportLimits.dealBatchRows : ImportLimits.batchRows;
+    const take = keptBy(job.object, 'deals') ? ImportLimits.dealBatchRows : ImportLimits.batchRows;
     const rows = await m.find(ImportRow, { where: { importId: job.id }, order: { seq: 'ASC' }, take });
     const counts = { created: 0, updated: 0, failed: 0 };
     const errors: ImportRowError[] = [];
@@ -171,7 +207,7 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
     for (const row of unreadable) errors.push({ line: row.line, field: null, ...row.error! });
     counts.failed += unreadable.length;
     const readable = rows.filter((row) => !row.error);
-    if (job.object === 'deals') {
+    if (keptBy(job.object, 'deals')) {
       if (readable.length) {
         const applied = await this.applyDeals(job, rows[0].seq, readable);
         counts.created += applied.created;
@@ -224,6 +260,7 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
   private applyDeals(job: Import, firstSeq: number, rows: ImportRow[]): Promise<ImportDealsBatchReply> {
     const batch: ImportDealsBatchRequest = {
       import_id: job.id,
+      object: job.object as ImportObject & SlugKeptBy<'deals'>,
       first_seq: firstSeq,
       format: job.format,
       rows: rows.map((row) => ({ line: row.line, values: row.values ?? {} })),
@@ -243,28 +280,9 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
     }
   }
 
-  /** Contacts are matched by email and companies by domain: a match is updated (PATCH rules), else created. Deals go to applyDeals. */
+  /** A row of an object this service keeps, through its writer; one it does not keep is a fault of the caller, not a company. */
   private async upsert(m: EntityManager, job: Import, body: Record<string, unknown>): Promise<Outcome> {
-    const ctx = importContext(job);
-    if (job.object === 'contacts') {
-      const email = typeof body.email === 'string' ? body.email.trim() : undefined;
-      const [match] = email ? ((await m.query(`SELECT id FROM contacts WHERE lower(email) = lower($1)`, [email])) as Array<{ id: string }>) : [];
-      if (match) {
-        await this.contacts.update(ctx, match.id, validateInput(UpdateContactDto, body, 'row'), m);
-        return 'updated';
-      }
-      await this.contacts.create(ctx, validateInput(CreateContactDto, body, 'row'), m);
-      return 'created';
-    }
-    const domain = typeof body.domain === 'string' ? body.domain.trim() : undefined;
-    const [match] = domain
-      ? ((await m.query(`SELECT id FROM companies WHERE lower(domain) = lower($1) ORDER BY id LIMIT 1`, [domain])) as Array<{ id: string }>)
-      : [];
-    if (match) {
-      await this.companies.update(ctx, match.id, validateInput(UpdateCompanyDto, body, 'row'), m);
-      return 'updated';
-    }
-    await this.companies.create(ctx, validateInput(CreateCompanyDto, body, 'row'), m);
-    return 'created';
+    if (!keptBy(job.object, 'contacts') || !Object.hasOwn(this.writers, job.object)) throw new Error(`the contacts service imports no '${job.object}'`);
+    return this.writers[job.object as LocalImport](m, importContext(job), body);
   }
 }

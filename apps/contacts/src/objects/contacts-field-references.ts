@@ -1,9 +1,21 @@
 import { DomainError, ErrorCode } from '@crm/common';
-import { hasCapability, keptBy, Ops, RequestContext, ResolveDealsRequest, ValidationWarning } from '@crm/contracts';
+import { hasCapability, keptBy, Ops, RequestContext, ResolveDealsReply, ResolveDealsRequest, SlugKeptBy, SlugWith, ValidationWarning } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { CustomFieldReferences, enforceFieldValues, enforceFieldValuesOfMany, EnforcementInput, EnforcementTarget } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+
+/**
+ * How the deals service is asked which records of each referenceable object it keeps exist. An object the
+ * registry makes referenceable and kept there, without an entry here, does not compile (rather than being
+ * looked up among custom object records and never found).
+ */
+const KEPT_BY_DEALS: Record<
+  SlugWith<'referenceable'> & SlugKeptBy<'deals'>,
+  { ask(ids: string[]): ResolveDealsRequest; found(reply: ResolveDealsReply): string[] }
+> = {
+  deals: { ask: (ids) => ({ deal_ids: ids }), found: (reply) => reply.deals.map((d) => d.id) },
+};
 
 /**
  * What custom field values of this service's objects may refer to: its own built-in records and custom
@@ -22,10 +34,10 @@ export class ContactsFieldReferences extends CustomFieldReferences {
   }
 
   async existing(m: EntityManager, ctx: RequestContext, target: string, ids: string[]): Promise<Set<string>> {
-    if (target === 'deals') {
-      const body: ResolveDealsRequest = { deal_ids: ids };
-      const reply = await this.rpc.call(Ops.dealsInternal.resolve, ctx, { body });
-      return new Set(reply.deals.map((d) => d.id));
+    if (keptBy(target, 'deals')) {
+      if (!hasCapability(target, 'referenceable')) return new Set();
+      const kept = KEPT_BY_DEALS[target];
+      return new Set(kept.found(await this.rpc.call(Ops.dealsInternal.resolve, ctx, { body: kept.ask(ids) })));
     }
     // A referenceable built-in object of this service lives in the table its slug names.
     const rows: { id: string }[] = keptBy(target, 'contacts')

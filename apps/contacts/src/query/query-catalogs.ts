@@ -139,8 +139,9 @@ export class QueryCatalogs extends RecordCatalogs<'contacts'> {
       const id = `(${a}."values"->>${quoted(def.name)})`;
       const joined = `${a}_j${i}`;
       const target = def.reference_target;
-      if (target === 'deals') {
-        remotes[name] = { column: id, object: 'deals', via: 'deals' };
+      if (keptBy(target, 'deals')) {
+        // The deals service answers for the records it keeps (and refuses, by name, an object it cannot query).
+        remotes[name] = { column: id, object: target, via: 'deals' };
       } else if (Object.hasOwn(REFERENCE_TABLES, target)) {
         const table = REFERENCE_TABLES[target as keyof typeof REFERENCE_TABLES];
         const metadata = m.connection.getMetadata(table.entity);

@@ -1,6 +1,15 @@
 import { validateInput } from '@crm/common';
-import { CreateDealDto, ImportDealsBatchReply, ImportDealsBatchRequest, importRowBody, ImportRowError, RequestContext } from '@crm/contracts';
-import { BatchRunner, BuiltInCustomFieldsService, CreateItem, importRowErrors } from '@crm/records';
+import {
+  CreateDealDto,
+  ImportDealsBatchReply,
+  ImportDealsBatchRequest,
+  ImportObject,
+  importRowBody,
+  ImportRowError,
+  RequestContext,
+  SlugKeptBy,
+} from '@crm/contracts';
+import { BatchRunner, BatchWriter, BuiltInCustomFieldsService, CreateItem, importRowErrors } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { DealsBatchWriter } from '../deals/deals.batch';
@@ -26,6 +35,11 @@ export class DealImportsService {
     private readonly customFields: BuiltInCustomFieldsService,
   ) {}
 
+  /** The create class and writer of each importable object this service keeps; one without an entry does not compile. */
+  private get imported(): Record<ImportObject & SlugKeptBy<'deals'>, { body: new () => object; writer: BatchWriter<object, object, unknown> }> {
+    return { deals: { body: CreateDealDto, writer: this.writer as BatchWriter<object, object, unknown> } };
+  }
+
   async applyBatch(ctx: RequestContext, batch: ImportDealsBatchRequest): Promise<ImportDealsBatchReply> {
     return this.dataSource.transaction(async (m) => {
       // Serialises two attempts at the same batch: the second waits, then finds the first's outcome.
@@ -34,18 +48,21 @@ export class DealImportsService {
         result: ImportDealsBatchReply;
       }>;
       if (done) return done.result;
-      const custom = (await this.customFields.state(m, 'deals')).fields;
+      const object = batch.object ?? 'deals';
+      if (!Object.hasOwn(this.imported, object)) throw new Error(`the deals service imports no '${object}'`);
+      const { body, writer } = this.imported[object];
+      const custom = (await this.customFields.state(m, object)).fields;
       const result: ImportDealsBatchReply = { created: 0, failed: 0, errors: [] };
       const errors = new Map<number, ImportRowError[]>();
-      const items: CreateItem<CreateDealDto>[] = [];
+      const items: CreateItem<object>[] = [];
       batch.rows.forEach((row, index) => {
         try {
-          items.push({ index, body: validateInput(CreateDealDto, importRowBody('deals', batch.format, row.values, custom), 'row') });
+          items.push({ index, body: validateInput(body, importRowBody(object, batch.format, row.values, custom), 'row') });
         } catch (err) {
           errors.set(index, refusal(row.line, err));
         }
       });
-      for (const outcome of await this.batches.apply(m, ctx, this.writer, { create: items })) {
+      for (const outcome of await this.batches.apply(m, ctx, writer, { create: items })) {
         if (outcome.error) errors.set(outcome.index, refusal(batch.rows[outcome.index].line, outcome.error));
         else result.created++;
       }

@@ -1,4 +1,4 @@
-import { Ops, SearchMetaView, SearchSliceReply, SearchSliceRequest } from '@crm/contracts';
+import { Ops, SearchMetaView, SearchSliceReply, SearchSliceRequest, SlugKeptBy, SlugWith } from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { builtInTarget, QueryBudget, SEARCH_HINT, SEARCH_SETTINGS, searchColumn, searchSlice, SearchTarget } from '@crm/records';
 import { Controller, Inject } from '@nestjs/common';
@@ -8,6 +8,14 @@ import { DEALS_SETTINGS, DealsSettings } from '../deals.settings';
 
 /** Deals as GET /search reads them (docs/search.md); bench:search runs the same target straight on PostgreSQL. */
 export const DEALS_SEARCH_TARGET: SearchTarget = builtInTarget('deals', 't.name', 't.status', 't.name', [searchColumn('name', 'text')]);
+
+/** The searchable objects this service keeps, by slug: one the registry marks searchable without a target here does not compile. */
+const TARGETS: Record<SlugWith<'searchable'> & SlugKeptBy<'deals'>, SearchTarget> = { deals: DEALS_SEARCH_TARGET };
+
+/** The targets of the objects a search names that this service keeps, in the order named. */
+export function searchTargetsOf(objects: readonly string[]): SearchTarget[] {
+  return objects.filter((object): object is keyof typeof TARGETS => Object.hasOwn(TARGETS, object)).map((object) => TARGETS[object]);
+}
 
 /** This service's part of GET /search, which the contacts service merges with its own. */
 @Controller()
@@ -19,7 +27,7 @@ export class SearchController {
 
   @Handles(Ops.search.dealsSlice)
   async slice(@Payload('body') request: SearchSliceRequest): Promise<SearchSliceReply> {
-    const targets = request.objects.includes('deals') ? [DEALS_SEARCH_TARGET] : [];
+    const targets = searchTargetsOf(request.objects);
     // The caller's deadline (the contacts service's budget) cuts this one short.
     const budget = new QueryBudget(this.settings.queryTimeoutMs, SEARCH_HINT);
     const meta: SearchMetaView = {};

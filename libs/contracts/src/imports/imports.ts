@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsDefined, IsIn } from 'class-validator';
-import { SlugWith, slugsWith } from '../objects/registry';
+import { SlugKeptBy, SlugWith, slugsWith } from '../objects/registry';
 
 /** Objects `POST /imports` can load: contacts upsert by email, companies by domain, deals are created. */
 export type ImportObject = SlugWith<'importable'>;
@@ -138,6 +138,8 @@ export class ImportCompletedData {
 /** A batch of deal rows the import job asks the deals service to apply (Ops.dealsInternal.importBatch). */
 export interface ImportDealsBatchRequest {
   import_id: string;
+  /** The object the rows are records of, one the deals service keeps; deals when left out (a caller of an earlier build). */
+  object?: ImportObject & SlugKeptBy<'deals'>;
   /** Sequence number of the first row: with import_id, it names the batch, which is applied at most once. */
   first_seq: number;
   format: ImportFormat;
