@@ -35,7 +35,7 @@ const settle = () => new Promise((r) => setImmediate(r));
 describe('SuccessBatch', () => {
   it('writes the first success at once and those that arrive meanwhile in one statement', async () => {
     const db = database();
-    const batch = new SuccessBatch(db.dataSource, 10_000);
+    const batch = new SuccessBatch(db.dataSource, 10_000, 1);
     const first = batch.record(record(1));
     await settle();
     expect(db.calls).toHaveLength(1);
@@ -52,9 +52,23 @@ describe('SuccessBatch', () => {
     await expect(Promise.all(rest)).resolves.toEqual([2, 3, 4, 5].map(() => ({ go_on: true })));
   });
 
+  it('writes up to its number of batches at once, and only then gathers the rest', async () => {
+    const db = database();
+    const batch = new SuccessBatch(db.dataSource, 10_000, 2);
+    const all = [1, 2, 3, 4, 5].map((n) => batch.record(record(n)));
+    await settle();
+    expect(db.calls.map((c) => c.params[0])).toEqual(['whd_1', 'whd_2']);
+    db.calls[1].release();
+    await settle();
+    expect(db.calls[2].params[0]).toEqual(['whd_3', 'whd_4', 'whd_5']);
+    db.calls[0].release();
+    db.calls[2].release();
+    await expect(Promise.all(all)).resolves.toHaveLength(5);
+  });
+
   it('records a failed batch again one success at a time', async () => {
     const db = database((sql) => sql.includes('unnest'));
-    const batch = new SuccessBatch(db.dataSource, 10_000);
+    const batch = new SuccessBatch(db.dataSource, 10_000, 1);
     const first = batch.record(record(1));
     const rest = [2, 3].map((n) => batch.record(record(n)));
     await settle();

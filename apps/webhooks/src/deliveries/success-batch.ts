@@ -20,6 +20,8 @@ export interface SuccessOutcome {
 
 /** Most successes one statement records. */
 const MAX_BATCH = 500;
+/** Batches written at once by default. */
+const WRITERS = 4;
 
 /**
  * The successes of a batch, each through webhook_record_success (the same bookkeeping as one at a time), in
@@ -43,30 +45,35 @@ interface Waiting {
 /**
  * Records successful attempts across subscriptions in batches: each subscription's turn asks for its own
  * success and waits for the answer (its events still go out one at a time, in order), while the successes
- * that arrive while a batch is being written go into the next one. Nothing waits to make a batch: the
- * first success is written at once, and the batch grows with the load, so at one delivery a second it is
+ * that arrive while batches are being written go into the next one. Nothing waits to make a batch: a
+ * success is written at once while fewer than `writers` batches are under way, and the batch grows with the load, so at one delivery a second it is
  * one statement per delivery, as before, and at thousands a few statements a second carry them all.
  * A batch that fails (a lock cycle with a claim after a lease ran out, a lost connection) is recorded again
  * one success at a time, so one bad row costs only its own turn.
  */
 export class SuccessBatch {
   private queue: Waiting[] = [];
-  private writing = false;
+  private writing = 0;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly leaseMs: number,
+    /**
+     * Batches written at once, each on a connection of its own: the database works on several in parallel,
+     * and the batches grow only once that many are under way.
+     */
+    private readonly writers = WRITERS,
   ) {}
 
   record(record: SuccessRecord): Promise<SuccessOutcome> {
     return new Promise<SuccessOutcome>((resolve, reject) => {
       this.queue.push({ record, resolve, reject });
-      if (!this.writing) void this.write();
+      if (this.writing < this.writers) void this.write();
     });
   }
 
   private async write(): Promise<void> {
-    this.writing = true;
+    this.writing++;
     try {
       while (this.queue.length) {
         const batch = this.queue.splice(0, MAX_BATCH);
@@ -74,7 +81,7 @@ export class SuccessBatch {
         else await this.many(batch);
       }
     } finally {
-      this.writing = false;
+      this.writing--;
     }
   }
 
