@@ -145,7 +145,7 @@ describe('fault: restore drill', () => {
     expect(
       receiver.requests
         .slice(deliveredBefore)
-        .filter((r) => undoneSet.has(r.json.data?.contact_id))
+        .filter((r) => undoneSet.has(String(r.json.data?.contact_id)))
         .map((r) => r.json.id),
     ).toEqual([]);
   }, 600_000);
