@@ -77,6 +77,7 @@ describe('k8s/monitoring (optional component)', () => {
 });
 
 const NATS_PASSWORDS = Object.fromEntries(PROCESSES.map((p) => [`CRM_NATS_${p.toUpperCase()}_PASSWORD`, 'x']));
+const REQUIRED = { WEBHOOKS_SECRET_KEYS: 'k1:AAAA', CURSOR_SECRET: 'c'.repeat(44), ...NATS_PASSWORDS };
 
 // The real tools, not just our reading of the files: a manifest or compose file they reject fails here.
 // They must be installed (see README); a missing tool fails the test rather than skipping it.
@@ -92,22 +93,24 @@ describe('validated by the real tools', () => {
   });
 
   it('docker-compose (the 1.29 of Debian, so no Compose v2-only keys) accepts docker-compose.yml', () => {
-    const checked = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], { WEBHOOKS_SECRET_KEYS: 'k1:AAAA', ...NATS_PASSWORDS });
+    const checked = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], REQUIRED);
     expect({ error: checked.error?.message, status: checked.status, stderr: checked.stderr.trim() }).toEqual({ error: undefined, status: 0, stderr: '' });
   });
 
+  it('docker-compose refuses to start without the cursor secret, naming it', () => {
+    const checked = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], { ...REQUIRED, CURSOR_SECRET: '' });
+    expect(checked.status).not.toBe(0);
+    expect(checked.stderr).toContain('CURSOR_SECRET');
+  });
+
   it('docker-compose refuses to start without a NATS password, naming it', () => {
-    const checked = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], {
-      WEBHOOKS_SECRET_KEYS: 'k1:AAAA',
-      ...NATS_PASSWORDS,
-      CRM_NATS_DEALS_PASSWORD: '',
-    });
+    const checked = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], { ...REQUIRED, CRM_NATS_DEALS_PASSWORD: '' });
     expect(checked.status).not.toBe(0);
     expect(checked.stderr).toContain('CRM_NATS_DEALS_PASSWORD');
   });
 
   it('docker-compose refuses to start without the webhook secret key, naming it', () => {
-    const checked = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], { WEBHOOKS_SECRET_KEYS: '', ...NATS_PASSWORDS });
+    const checked = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], { ...REQUIRED, WEBHOOKS_SECRET_KEYS: '' });
     expect(checked.status).not.toBe(0);
     expect(checked.stderr).toContain('WEBHOOKS_SECRET_KEYS');
   });

@@ -77,6 +77,8 @@ export class GatewayModule {
           natsUser: natsUser(config),
           schema: database.schema,
           streamReplicas: config.jetstreamReplicas,
+          streamMaxAgeSeconds: config.jetstreamMaxAgeHours * 3600,
+          streamMaxBytes: config.jetstreamMaxBytes,
         }),
         RpcClientsModule.forRoot({
           ...natsUser(config),

@@ -24,6 +24,16 @@ describe('configuration from the environment', () => {
     expect(() => loadBaseConfig({ DATABASE_POOL_SIZE: '1' })).toThrow('DATABASE_POOL_SIZE must be at least 2, got 1');
   });
 
+  it('keeps the event stream 7 days with no size limit unless JETSTREAM_MAX_AGE_HOURS and JETSTREAM_MAX_BYTES say otherwise', () => {
+    expect(loadBaseConfig({})).toMatchObject({ jetstreamMaxAgeHours: 168, jetstreamMaxBytes: 0 });
+    expect(loadBaseConfig({ JETSTREAM_MAX_AGE_HOURS: '24', JETSTREAM_MAX_BYTES: '10737418240' })).toMatchObject({
+      jetstreamMaxAgeHours: 24,
+      jetstreamMaxBytes: 10 * 2 ** 30,
+    });
+    expect(() => loadBaseConfig({ JETSTREAM_MAX_AGE_HOURS: '0' })).toThrow('JETSTREAM_MAX_AGE_HOURS must be at least 1, got 0');
+    expect(() => loadBaseConfig({ JETSTREAM_MAX_BYTES: '10G' })).toThrow("JETSTREAM_MAX_BYTES must be an integer, got '10G'");
+  });
+
   it('applies migrations at start unless DATABASE_MIGRATIONS=verify, and accepts only a plain role name for DATABASE_APP_ROLE', () => {
     expect(loadBaseConfig({})).toMatchObject({ databaseMigrations: 'run', databaseMigrationsWaitSeconds: 240, databaseAppRole: undefined });
     expect(() => loadBaseConfig({ DATABASE_MIGRATIONS_WAIT_SECONDS: '-1' })).toThrow('DATABASE_MIGRATIONS_WAIT_SECONDS must be at least 0, got -1');

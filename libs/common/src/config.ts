@@ -86,6 +86,10 @@ export interface BaseConfig {
   idempotencyTtlHours: number;
   /** Copies of the JetStream event stream (1 on a single NATS server, 3 in a cluster). */
   jetstreamReplicas: number;
+  /** How long the event stream keeps events for consumers that fell behind, in hours. */
+  jetstreamMaxAgeHours: number;
+  /** Most bytes the event stream keeps per replica, the oldest dropped first past it; 0 sets no size limit. */
+  jetstreamMaxBytes: number;
   /** Most pooled PostgreSQL connections this process opens; unset, each process uses its own default. */
   databasePoolSize?: number;
   /**
@@ -121,6 +125,8 @@ export function loadBaseConfig(env: Env): BaseConfig {
     rpcTimeoutMs: intVar(env, 'RPC_TIMEOUT_MS', 5000, { min: 100, max: 60000 }),
     idempotencyTtlHours: intVar(env, 'IDEMPOTENCY_TTL_HOURS', 24, { min: 1, max: 24 * 30 }),
     jetstreamReplicas: intVar(env, 'JETSTREAM_REPLICAS', 1, { min: 1, max: 5 }),
+    jetstreamMaxAgeHours: intVar(env, 'JETSTREAM_MAX_AGE_HOURS', 168, { min: 1, max: 24 * 366 }),
+    jetstreamMaxBytes: intVar(env, 'JETSTREAM_MAX_BYTES', 0, { min: 0, max: Number.MAX_SAFE_INTEGER }),
     databaseMigrations: enumVar(env, 'DATABASE_MIGRATIONS', 'run', ['run', 'verify'] as const),
     databaseMigrationsWaitSeconds: intVar(env, 'DATABASE_MIGRATIONS_WAIT_SECONDS', 240, { min: 0, max: 3600 }),
     databaseAppRole: roleVar(env, 'DATABASE_APP_ROLE'),
@@ -164,13 +170,31 @@ export function loadServiceConfig(env: Env, defaultHealthPort: number): ServiceC
 export const CURSOR_SECRET_MIN_LENGTH = 32;
 
 /**
- * The secrets cursors are signed with: CURSOR_SECRET (comma-separated, the current first), or, unset, one
- * derived from DATABASE_URL, which every process of a deployment shares across replicas and restarts and
- * which carries the database password wherever the database has one.
+ * The secret derived from a DATABASE_URL. Earlier releases derived it from a URL with a password too;
+ * docs/deployment.md ("Cursor secret") shows how to list that one after a new CURSOR_SECRET while clients
+ * page on with the cursors it signed.
+ */
+export function derivedCursorSecret(databaseUrl: string): string {
+  return createHash('sha256').update('crm cursor secret\0').update(databaseUrl).digest('base64url');
+}
+
+/**
+ * The secrets cursors are signed with: CURSOR_SECRET (comma-separated, the current first). Unset, it is
+ * required wherever DATABASE_URL carries a password: a secret derived from that URL would change with every
+ * rotation of the database password and refuse every cursor clients hold. A URL without a password (one
+ * machine, trust or peer authentication) holds nothing secret to lose, and the secret is derived from it, so
+ * `npm start` and the tests need no setting.
  */
 export function loadCursorSecrets(env: Env, databaseUrl: string): string[] {
   const configured = optionalVar(env, 'CURSOR_SECRET');
-  if (configured === undefined) return [createHash('sha256').update('crm cursor secret\0').update(databaseUrl).digest('base64url')];
+  if (configured === undefined) {
+    if (new URL(databaseUrl).password !== '') {
+      throw new ConfigError(
+        'CURSOR_SECRET is required when DATABASE_URL carries a password, so that rotating the password keeps the cursors clients hold (e.g. openssl rand -base64 32)',
+      );
+    }
+    return [derivedCursorSecret(databaseUrl)];
+  }
   const secrets = configured.split(',').map((secret) => secret.trim());
   // Not echoed: it is a secret.
   if (secrets.some((secret) => secret.length < CURSOR_SECRET_MIN_LENGTH)) {

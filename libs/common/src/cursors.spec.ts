@@ -1,4 +1,4 @@
-import { ConfigError, loadBaseConfig, loadCursorSecrets } from './config';
+import { ConfigError, derivedCursorSecret, loadBaseConfig, loadCursorSecrets } from './config';
 import { CursorCodec, cursorValueFits, idKey, positionKey } from './cursors';
 
 const SECRET = 'a cursor secret of forty-odd characters, for tests';
@@ -111,12 +111,26 @@ describe('cursorValueFits', () => {
 describe('CURSOR_SECRET', () => {
   const url = 'postgres://crm_app:pw@db.internal:5432/crm';
 
-  it('defaults to a secret derived from DATABASE_URL, the same for every process that shares it', () => {
-    const [derived] = loadCursorSecrets({}, url);
-    expect(loadCursorSecrets({ CURSOR_SECRET: '' }, url)).toEqual([derived]);
-    expect(loadCursorSecrets({}, 'postgres://crm_app:other@db.internal:5432/crm')).not.toEqual([derived]);
-    expect(derived).not.toContain('pw');
-    expect(loadBaseConfig({ DATABASE_URL: url }).cursorSecrets).toEqual([derived]);
+  it('is required where DATABASE_URL carries a password, so rotating the password keeps the cursors clients hold', () => {
+    for (const env of [{}, { CURSOR_SECRET: '' }]) {
+      const error = refusal(() => loadCursorSecrets(env, url));
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(String(error)).toContain('CURSOR_SECRET is required when DATABASE_URL carries a password');
+      expect(String(error)).not.toContain('pw');
+    }
+    expect(() => loadBaseConfig({ DATABASE_URL: url })).toThrow(ConfigError);
+    const secret = 's'.repeat(44);
+    expect(loadBaseConfig({ DATABASE_URL: url, CURSOR_SECRET: secret }).cursorSecrets).toEqual([secret]);
+    expect(loadBaseConfig({ DATABASE_URL: 'postgres://crm_app:rotated@db.internal:5432/crm', CURSOR_SECRET: secret }).cursorSecrets).toEqual([secret]);
+  });
+
+  it('without a password in DATABASE_URL (one machine), defaults to a secret derived from it, the same for every process', () => {
+    const local = 'postgres://postgres@127.0.0.1:5432/crm';
+    const [derived] = loadCursorSecrets({}, local);
+    expect(derived).toBe(derivedCursorSecret(local));
+    expect(loadCursorSecrets({ CURSOR_SECRET: '' }, local)).toEqual([derived]);
+    expect(loadCursorSecrets({}, 'postgres://postgres@127.0.0.1:5432/other')).not.toEqual([derived]);
+    expect(loadBaseConfig({ DATABASE_URL: local }).cursorSecrets).toEqual([derived]);
   });
 
   it('takes one or more secrets, the current first, and refuses a short one without echoing it', () => {

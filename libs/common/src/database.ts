@@ -1,4 +1,4 @@
-import { Client } from 'pg';
+import { Client, ClientConfig } from 'pg';
 import { DataSource, DataSourceOptions, EntityManager, MigrationExecutor, MixedList } from 'typeorm';
 import { isLockTimeout, MIGRATION_LOCK_RETRIES, MIGRATION_LOCK_TIMEOUT_MS, pause } from './migration-safety';
 import { StartupError } from './startup';
@@ -53,6 +53,35 @@ export async function ensureDatabase(url: string): Promise<void> {
   }
 }
 
+/**
+ * How soon a dead peer is noticed on a connection that holds a lock: the leader's session advisory lock of
+ * the webhooks intake, the transaction locks of the outbox relay, the event log writer and migrations. A
+ * process on a node that dies (power, network) sends no FIN, and PostgreSQL keeps its session, and every
+ * lock it holds, until TCP gives up: about two hours with the kernel's keepalive defaults. With these the
+ * server probes a connection idle for 20 s every 10 s and drops it after 3 unanswered probes, and gives up
+ * on data unacknowledged for 50 s (tcp_user_timeout), so the lock is free in about a minute. The client's
+ * keepalive notices a dead server the same way. They apply to TCP connections (not a Unix socket).
+ */
+export const DEAD_PEER_SETTINGS = { tcp_keepalives_idle: 20, tcp_keepalives_interval: 10, tcp_keepalives_count: 3, tcp_user_timeout: 50_000 } as const;
+
+const deadPeerOptions = Object.entries(DEAD_PEER_SETTINGS)
+  .map(([name, value]) => `-c ${name}=${value}`)
+  .join(' ');
+
+/** The settings of a connection that notices a dead peer in about a minute (DEAD_PEER_SETTINGS); `options` adds startup settings. */
+function deadPeerConfig(options = ''): Pick<ClientConfig, 'keepAlive' | 'keepAliveInitialDelayMillis' | 'options'> {
+  return {
+    keepAlive: true,
+    keepAliveInitialDelayMillis: DEAD_PEER_SETTINGS.tcp_keepalives_idle * 1000,
+    options: `${deadPeerOptions}${options ? ` ${options}` : ''}`,
+  };
+}
+
+/** A dedicated connection (a lock holder, a LISTEN) that notices a dead peer in about a minute. */
+export function sessionConnection(connectionString: string): ClientConfig {
+  return { connectionString, ...deadPeerConfig() };
+}
+
 export function dataSourceOptions(spec: DatabaseSpec): DataSourceOptions {
   return {
     type: 'postgres',
@@ -64,8 +93,9 @@ export function dataSourceOptions(spec: DatabaseSpec): DataSourceOptions {
     synchronize: false,
     migrationsRun: false,
     extra: {
-      // Unqualified names in migrations and raw queries resolve to the service's own schema.
-      options: `-c search_path=${spec.schema},public`,
+      // Unqualified names in migrations and raw queries resolve to the service's own schema; a dead peer
+      // is noticed in about a minute, so a transaction lock held by a process on a dead node is freed.
+      ...deadPeerConfig(`-c search_path=${spec.schema},public`),
       max: spec.poolSize ?? 10,
       connectionTimeoutMillis: 5000,
     },

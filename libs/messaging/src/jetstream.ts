@@ -7,13 +7,23 @@ import { DiscardPolicy, NatsConnection, nanos, RetentionPolicy, StorageType, Str
  * service keeps the log, so the stream only has to hold events until every consumer has them.
  */
 export interface EventStreamSettings {
-  /** How long JetStream keeps events for consumers that fell behind. */
+  /** How long JetStream keeps events for consumers that fell behind (JETSTREAM_MAX_AGE_HOURS; 7 days if absent). */
   maxAgeSeconds?: number;
+  /** Most bytes the stream keeps on each replica, the oldest dropped first past it (JETSTREAM_MAX_BYTES); 0: no size limit. */
+  maxBytes?: number;
   /**
-   * Copies of the stream a NATS cluster keeps (JETSTREAM_REPLICAS). Only the outbox relays pass it: they
-   * create the stream, or bring an existing one to this count.
+   * Copies of the stream a NATS cluster keeps (JETSTREAM_REPLICAS). Only the outbox relays pass these
+   * settings: they create the stream, or bring an existing one to them.
    */
   replicas?: number;
+}
+
+/** How long the stream keeps events when no setting says otherwise. */
+export const DEFAULT_STREAM_MAX_AGE_SECONDS = 7 * 24 * 3600;
+
+/** The limits of the stream's configuration the settings ask for; NATS writes "no size limit" as -1. */
+function streamLimits(settings: EventStreamSettings): Pick<StreamConfig, 'max_age' | 'max_bytes'> {
+  return { max_age: nanos((settings.maxAgeSeconds ?? DEFAULT_STREAM_MAX_AGE_SECONDS) * 1000), max_bytes: settings.maxBytes ? settings.maxBytes : -1 };
 }
 
 /** How long the stream remembers a message id, answering a repeat of it as a duplicate instead of storing it. */
@@ -28,7 +38,7 @@ export async function ensureEventStream(nc: NatsConnection, namespace: string, s
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
     discard: DiscardPolicy.Old,
-    max_age: nanos((settings.maxAgeSeconds ?? 7 * 24 * 3600) * 1000),
+    ...streamLimits(settings),
     duplicate_window: nanos(DUPLICATE_WINDOW_MS),
     num_replicas: settings.replicas ?? 1,
   };
@@ -39,9 +49,14 @@ export async function ensureEventStream(nc: NatsConnection, namespace: string, s
     // not there yet
   }
   if (existing) {
-    if (settings.replicas !== undefined && existing.num_replicas !== settings.replicas) {
-      await jsm.streams.update(name, { ...existing, num_replicas: settings.replicas });
-    }
+    // A setting given and different from the stream's is applied; one not given (a consumer) changes nothing.
+    const limits = streamLimits(settings);
+    const changes: Partial<StreamConfig> = {
+      ...(settings.replicas !== undefined && existing.num_replicas !== settings.replicas && { num_replicas: settings.replicas }),
+      ...(settings.maxAgeSeconds !== undefined && existing.max_age !== limits.max_age && { max_age: limits.max_age }),
+      ...(settings.maxBytes !== undefined && existing.max_bytes !== limits.max_bytes && { max_bytes: limits.max_bytes }),
+    };
+    if (Object.keys(changes).length > 0) await jsm.streams.update(name, { ...existing, ...changes });
     return name;
   }
   try {

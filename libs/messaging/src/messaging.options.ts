@@ -21,6 +21,8 @@ export interface MessagingOptions {
   outboxPollMs?: number;
   /** How long JetStream keeps events for consumers that fell behind (the log itself is kept by the events service). */
   streamMaxAgeSeconds?: number;
+  /** Most bytes the event stream keeps per replica (JETSTREAM_MAX_BYTES; 0: no size limit). */
+  streamMaxBytes?: number;
   /** Copies of the event stream in a NATS cluster (JETSTREAM_REPLICAS); the relay keeps the stream at it. */
   streamReplicas?: number;
   /** How often a consumer tries an event before parking it as dead, and the waits in between. */

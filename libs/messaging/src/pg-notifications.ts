@@ -1,4 +1,4 @@
-import type { Logger } from '@crm/common';
+import { sessionConnection, type Logger } from '@crm/common';
 import { Client } from 'pg';
 
 /** The channel a service's `name` notifications go on: one per schema, since stacks may share a database. */
@@ -52,7 +52,7 @@ export class PgNotifications {
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const client = new Client({ connectionString: this.options.databaseUrl, keepAlive: true });
+    const client = new Client(sessionConnection(this.options.databaseUrl));
     client.on('notification', (n) => this.options.notified(n.payload ?? ''));
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));

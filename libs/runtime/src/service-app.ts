@@ -170,6 +170,8 @@ export async function startService(definition: ServiceDefinition, env: Record<st
         natsUser: natsUser(config),
         schema: definition.service,
         streamReplicas: config.jetstreamReplicas,
+        streamMaxAgeSeconds: config.jetstreamMaxAgeHours * 3600,
+        streamMaxBytes: config.jetstreamMaxBytes,
         eventRetry: { maxAttempts: config.eventMaxAttempts },
       }),
       RpcClientsModule.forRoot({

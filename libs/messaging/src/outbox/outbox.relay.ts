@@ -127,7 +127,11 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private async drain(): Promise<void> {
     try {
       if (!this.streamReady) {
-        await ensureEventStream(this.nc, this.options.namespace, { maxAgeSeconds: this.options.streamMaxAgeSeconds, replicas: this.options.streamReplicas });
+        await ensureEventStream(this.nc, this.options.namespace, {
+          maxAgeSeconds: this.options.streamMaxAgeSeconds,
+          maxBytes: this.options.streamMaxBytes,
+          replicas: this.options.streamReplicas,
+        });
         this.streamReady = true;
       }
       if (!this.identity || Date.now() - this.identity.checkedAt > IDENTITY_RECHECK_MS) await this.readIdentity();
