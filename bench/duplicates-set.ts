@@ -69,7 +69,7 @@ export const COMPANY_VARIANTS = ['company_typo_1', 'company_typo_2', 'company_su
 export const HARD_NEGATIVES = ['same_first_name_company', 'family_shared_phone', 'same_surname_large_company', 'company_same_stem'] as const;
 
 /** A small fast generator (mulberry32): the same seed, the same set, on every machine. */
-function random(seed: number) {
+export function random(seed: number) {
   let a = seed >>> 0;
   const next = () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -82,7 +82,7 @@ function random(seed: number) {
   const pick = <T>(list: readonly T[]): T => list[int(list.length)];
   return { next, int, pick, chance: (p: number) => next() < p };
 }
-type Random = ReturnType<typeof random>;
+export type Random = ReturnType<typeof random>;
 
 const fold = (text: string) =>
   text
@@ -404,7 +404,12 @@ export function generateDuplicatesSet(seed: number, companyCount: number, nickna
           : ` ${rnd.pick(rnd.pick(LEGAL_FORMS)).replace(/^, /, '')}`;
         dup(kind, `${stem} ${descriptor}${other}`.replace(/ ,/, ','), domainMaybe());
       } else
-        dup(kind, rnd.chance(0.5) ? o.name : o.name.toUpperCase(), `${rnd.pick(['https://', 'http://', ''])}www.${o.domain}${rnd.pick(['', '/', '/about'])}`);
+        // The API keeps a domain without scheme or path (a draft may have them): www. and case are what a stored one varies by.
+        dup(
+          kind,
+          rnd.chance(0.5) ? o.name : o.name.toUpperCase(),
+          rnd.pick([`www.${o.domain}`, `WWW.${o.domain!.toUpperCase()}`, `www.${capital(o.domain!)}`]),
+        );
     } else if (rnd.chance(0.1)) {
       let other = rnd.pick(DESCRIPTORS);
       while (other === descriptor) other = rnd.pick(DESCRIPTORS);
