@@ -1,4 +1,5 @@
 import { DEFAULT_DATABASE_URL, Env } from '@crm/common';
+import { migrateService } from '@crm/runtime';
 import { Client } from 'pg';
 import { templateDatabaseName } from './test-run';
 
@@ -9,9 +10,8 @@ export function adminDatabaseUrl(): string {
   return url.toString();
 }
 
-/** Each process's `migrate`, in the order startStack starts them (the gateway last); loaded only here. */
+/** Each process's `migrate`, in the order startStack starts them (the gateway last); the apps loaded only here. */
 async function migrateAll(env: Env): Promise<void> {
-  const { migrateService } = await import('@crm/runtime');
   const definitions = [
     (await import('../../apps/contacts/src/contacts.app')).contactsApp,
     (await import('../../apps/deals/src/deals.app')).dealsApp,
