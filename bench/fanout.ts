@@ -5,7 +5,7 @@ import { Agent, createServer, request, Server } from 'http';
 import { loadavg } from 'os';
 import { Webhook } from 'standardwebhooks';
 import { alphanumeric, BenchStack, buildRef, cpuMs, machine, percentile, ROOT, runBenchmark, startBenchStack, thisBuild } from './bench-stack';
-import { filterOf, holdLock, Slots } from './filters-support';
+import { DeliveryTally, filterOf, holdLock, Slots } from './filters-support';
 import { knobs } from './knobs';
 
 /**
@@ -22,7 +22,8 @@ import { knobs } from './knobs';
  * `BENCH_WRITE_CONNECTIONS` connections. Each phase prints deliveries a second (from the first arrival to
  * the last), write to delivery p50/p99, the webhooks processes' CPU per delivery, what did not arrive, what
  * should not have and what came twice, and the bare client's rate for the same count of bodies
- * (`BENCH_BARE_CONNECTIONS` sockets). `BENCH_WEBHOOKS_REPLICAS` starts more webhooks processes per stack.
+ * (`BENCH_BARE_CONNECTIONS` sockets). `BENCH_WEBHOOKS_REPLICAS` starts more webhooks processes per stack, and
+ * `<ref>@<n>` n for that build's stack alone, so one build can run beside itself with one and two replicas.
  */
 const K = knobs('BENCH_', { WRITE_CONNECTIONS: 64, BARE_CONNECTIONS: 32, DRAIN_S: 300, WEBHOOKS_REPLICAS: 1, FILTER_GROUPS: 100 });
 const PHASES = (process.env.BENCH_FANOUT_PHASES ?? '100:50:8,1000:5:8,1000f:200:20').split(',').map((spec) => {
@@ -31,16 +32,9 @@ const PHASES = (process.env.BENCH_FANOUT_PHASES ?? '100:50:8,1000:5:8,1000f:200:
 });
 type PhaseSpec = (typeof PHASES)[number];
 
-interface Result {
+interface Result extends DeliveryTally {
   build: string;
   phase: string;
-  writes: number;
-  failedWrites: number;
-  expected: number;
-  delivered: number;
-  missing: number;
-  unexpected: number;
-  duplicates: number;
   perSecond: number;
   p50: number;
   p99: number;
@@ -187,12 +181,12 @@ class FanoutStack {
     this.headers = { 'X-Api-Key': stack.key, 'Content-Type': 'application/json' };
   }
 
-  static async start(build: string, root: string): Promise<FanoutStack> {
+  static async start(build: string, root: string, replicas: number): Promise<FanoutStack> {
     const maxSubscriptions = String(Math.max(100, ...PHASES.map((p) => p.subscriptions)));
     const stack = await startBenchStack(root, { env: { WEBHOOKS_MAX_SUBSCRIPTIONS: maxSubscriptions } });
     const fanout = new FanoutStack(build, stack);
     await fanout.receiver.start();
-    for (let r = 1; r < K.WEBHOOKS_REPLICAS; r++) fanout.replicas.push(startReplica(stack));
+    for (let r = 1; r < replicas; r++) fanout.replicas.push(startReplica(stack));
     return fanout;
   }
 
@@ -323,17 +317,19 @@ const row = (r: Result) =>
 
 async function main(): Promise<void> {
   const refs = process.argv.slice(2);
-  // `<label>=<dir>` names a checkout built already; a plain ref is built here.
-  const built = refs.map((ref) => {
+  // `<label>=<dir>` names a checkout built already; a plain ref is built here; `@<n>` after either runs n webhooks processes.
+  const built = refs.map((arg) => {
+    const [ref, replicas] = arg.split('@');
     const [label, dir] = ref.split('=');
-    return dir ? { commit: label, dir, remove: () => undefined } : buildRef(ref);
+    const replicasOf = Number(replicas ?? K.WEBHOOKS_REPLICAS);
+    return { replicas: replicasOf, ...(dir ? { commit: label, dir, remove: () => undefined } : buildRef(ref)) };
   });
   const stacks: FanoutStack[] = [];
   const results: Result[] = [];
   const loads: string[] = [];
   try {
-    for (const b of built) stacks.push(await FanoutStack.start(b.commit, b.dir));
-    if (process.env.BENCH_FANOUT_THIS !== '0') stacks.push(await FanoutStack.start(thisBuild(), ROOT));
+    for (const b of built) stacks.push(await FanoutStack.start(b.replicas > 1 ? `${b.commit} ×${b.replicas}` : b.commit, b.dir, b.replicas));
+    if (process.env.BENCH_FANOUT_THIS !== '0') stacks.push(await FanoutStack.start(thisBuild(), ROOT, K.WEBHOOKS_REPLICAS));
     for (const spec of PHASES) {
       const name = `${spec.subscriptions} subs${spec.filtered ? ', filtered' : ''}, ${spec.rate} writes/s for ${spec.seconds} s`;
       for (const stack of stacks) {
@@ -352,7 +348,7 @@ async function main(): Promise<void> {
     for (const b of built) b.remove();
   }
   const lines = [
-    `Run ${new Date().toISOString()} on ${machine()}, ${K.WEBHOOKS_REPLICAS} webhooks process(es) per stack; load average (1/5/15 min) before each phase: ${loads.join('; ')}.`,
+    `Run ${new Date().toISOString()} on ${machine()}; load average (1/5/15 min) before each phase: ${loads.join('; ')}.`,
     '',
     header,
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',

@@ -5,6 +5,17 @@ import { Client } from 'pg';
 /** The benchmark's filter of a group: three conditions, one write in ten carries a random group's email prefix. */
 export const filterOf = (group: number) => ({ 'actor.type': 'api_key', via: { $in: ['api', 'batch'] }, 'data.email': { $starts_with: `g${group}-` } });
 
+/** What a delivery phase counts: writes sent and failed, deliveries owed, arrived, missing, not owed, and arriving twice. */
+export interface DeliveryTally {
+  writes: number;
+  failedWrites: number;
+  expected: number;
+  delivered: number;
+  missing: number;
+  unexpected: number;
+  duplicates: number;
+}
+
 /** At most `size` tasks at a time, the rest in arrival order. */
 export class Slots {
   private active = 0;

@@ -1,7 +1,7 @@
 import { loadavg } from 'os';
 import { join } from 'path';
 import { alphanumeric, BenchStack, cpuMs, machine, percentile, runBenchmark, withBenchStack } from './bench-stack';
-import { BenchReceiver, diagnoseMissing, filterOf, holdLock, seedLog, Slots, sqlWindows } from './filters-support';
+import { BenchReceiver, DeliveryTally, diagnoseMissing, filterOf, holdLock, seedLog, Slots, sqlWindows } from './filters-support';
 
 /**
  * Webhook filters against the same subscriptions without them, on one stack. `BENCH_SUBSCRIPTIONS`
@@ -51,15 +51,8 @@ function holds(group: number, e: LoggedEvent): boolean {
   return e.actor?.type === 'api_key' && (e.via === 'api' || e.via === 'batch') && (e.data.email ?? '').startsWith(`g${group}-`);
 }
 
-interface Phase {
+interface Phase extends DeliveryTally {
   name: string;
-  writes: number;
-  failedWrites: number;
-  expected: number;
-  delivered: number;
-  missing: number;
-  unexpected: number;
-  duplicates: number;
   drainS: number;
   cpuMsPerEvent: number;
   stackCpuMsPerEvent: number;
