@@ -54,7 +54,8 @@ async function makeTemplate(env: Env): Promise<string> {
     const url = new URL(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL);
     url.pathname = `/${name}`;
     await migrateAll({ ...env, DATABASE_URL: url.toString() });
-    await admin.query(`ALTER DATABASE "${name}" WITH IS_TEMPLATE true`);
+    // No session may be connected to a template while it is copied: none can connect from now on.
+    await admin.query(`ALTER DATABASE "${name}" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`);
     return name;
   } finally {
     await admin.end(); // ends the session, and with it the advisory lock
