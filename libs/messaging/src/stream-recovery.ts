@@ -4,6 +4,7 @@ import { randomUUID } from 'crypto';
 import { NatsConnection } from 'nats';
 import type { StreamState } from './jetstream';
 import { sleepUnlessStopped } from './message-batches';
+import type { MessagingMetrics } from './messaging.metrics';
 import { decodeJson, encodeJson } from './nats';
 import type { OutboxPage, OutboxPageRequest } from './outbox/outbox-ledger';
 
@@ -145,4 +146,29 @@ async function requestPage(nc: NatsConnection, namespace: string, service: Servi
     return page;
   }
   throw new Error(`${service} did not answer for its outbox`);
+}
+
+export interface ReaderRecoveryOptions extends Omit<OutboxRecoveryOptions, 'previousStream' | 'signal'> {
+  metrics: MessagingMetrics;
+  /**
+   * In one transaction with the reader's lock: when the checkpoint is still `reset.previous`, records what the
+   * reader records for the gap or the restore and moves the checkpoint to `anchor` on the new stream; answers
+   * whether it did (another replica may have recovered first).
+   */
+  move: (reset: StreamReset, anchor: number, gap: StreamGap | undefined) => Promise<boolean>;
+}
+
+/**
+ * A reader's whole recovery from a stream reset: what the outboxes hold, the gap nothing held, and the
+ * checkpoint moved to the new stream; a gap is counted and logged once, by the replica that moved it.
+ */
+export async function recoverReader(reset: StreamReset, signal: AbortSignal, options: ReaderRecoveryOptions): Promise<void> {
+  const { metrics, move, ...outboxes } = options;
+  const covered = await recoverFromOutboxes({ ...outboxes, previousStream: reset.previous.stream, signal });
+  const gap = gapOf(reset, covered);
+  const moved = await move(reset, anchorAfter(reset), gap);
+  if (moved && gap) {
+    metrics.streamGapEvents.inc({ consumer: options.name }, gap.missing);
+    options.logger.error({ ...gap, reason: reset.reason, reader: options.name }, 'events were lost for good in a stream reset');
+  }
 }

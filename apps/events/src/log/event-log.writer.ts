@@ -2,16 +2,14 @@ import { Logger } from '@crm/common';
 import { DomainEvent, event, EventDraft, EventType } from '@crm/contracts';
 import {
   AnchoredCheckpoint,
-  anchorAfter,
   DeadEvents,
   EventStreamReader,
-  gapOf,
   MESSAGING_OPTIONS,
   MessagingMetrics,
   MessagingOptions,
   NATS_CONNECTION,
   OutboxService,
-  recoverFromOutboxes,
+  recoverReader,
   SequencedEvent,
   StreamReset,
   systemOrigin,
@@ -104,35 +102,29 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
    * webhook subscribers get them with the same ids. A replica that finds the checkpoint already moved by
    * another leaves it.
    */
-  private async recover(reset: StreamReset, signal: AbortSignal): Promise<void> {
-    const covered = await recoverFromOutboxes({
+  private recover(reset: StreamReset, signal: AbortSignal): Promise<void> {
+    return recoverReader(reset, signal, {
       nc: this.nc,
       namespace: this.messaging.namespace,
       logger: this.logger,
       name: CONSUMER,
-      previousStream: reset.previous.stream,
+      metrics: this.metrics,
       apply: (events) => this.appendRecovered(events),
-      signal,
+      move: (_, anchor, gap) =>
+        this.dataSource.transaction(async (m) => {
+          await m.query(WRITER_LOCK);
+          const now = await this.anchoredCheckpoint(m);
+          if (now.seq !== reset.previous.seq || now.stream !== reset.previous.stream) return false;
+          const markers: EventDraft[] = [];
+          if (gap) markers.push(event(EventType.StreamGap, { reason: reset.reason, stream: reset.previous.stream ?? '', ...gap }));
+          if (reset.reason === 'restored') {
+            markers.push(event(EventType.SystemRestored, { stream: reset.state.created, skipped_from_seq: reset.previous.seq + 1, skipped_to_seq: anchor }));
+          }
+          if (markers.length) await this.insert(m, await withOrigin(systemOrigin(CONSUMER), () => this.outbox.appendMany(m, markers)));
+          await m.query(`UPDATE log_checkpoint SET stream_seq = $1, stream = $2`, [anchor, reset.state.created]);
+          return true;
+        }),
     });
-    const gap = gapOf(reset, covered);
-    const anchor = anchorAfter(reset);
-    const moved = await this.dataSource.transaction(async (m) => {
-      await m.query(WRITER_LOCK);
-      const now = await this.anchoredCheckpoint(m);
-      if (now.seq !== reset.previous.seq || now.stream !== reset.previous.stream) return false;
-      const markers: EventDraft[] = [];
-      if (gap) markers.push(event(EventType.StreamGap, { reason: reset.reason, stream: reset.previous.stream ?? '', ...gap }));
-      if (reset.reason === 'restored') {
-        markers.push(event(EventType.SystemRestored, { stream: reset.state.created, skipped_from_seq: reset.previous.seq + 1, skipped_to_seq: anchor }));
-      }
-      if (markers.length) await this.insert(m, await withOrigin(systemOrigin(CONSUMER), () => this.outbox.appendMany(m, markers)));
-      await m.query(`UPDATE log_checkpoint SET stream_seq = $1, stream = $2`, [anchor, reset.state.created]);
-      return true;
-    });
-    if (moved && gap) {
-      this.metrics.streamGapEvents.inc({ consumer: CONSUMER }, gap.missing);
-      this.logger.error({ ...gap, reason: reset.reason }, 'events were lost for good in a stream reset; the log records a stream.gap');
-    }
   }
 
   /** Events a recovery found in the outboxes: appended in the order given, those the log lacks, under the writer lock. */

@@ -1,16 +1,14 @@
-import { Logger, sessionConnection } from '@crm/common';
+import { Logger } from '@crm/common';
 import { DomainEvent } from '@crm/contracts';
 import {
   AnchoredCheckpoint,
-  anchorAfter,
   DeadEvents,
   EventStreamReader,
-  gapOf,
   MESSAGING_OPTIONS,
   MessagingMetrics,
   MessagingOptions,
   NATS_CONNECTION,
-  recoverFromOutboxes,
+  recoverReader,
   SequencedEvent,
   streamLag,
   StreamReset,
@@ -88,8 +86,7 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
   /** Takes the lock (waiting for it when `wait`, else only if free) and starts reading. */
   private async lead(wait: boolean): Promise<Attempt> {
     if (this.stopped || this.consumer) return 'led';
-    // A leader on a dead node holds the lock until the server notices, in about a minute (sessionConnection).
-    const client = new Client(sessionConnection(this.messaging.databaseUrl));
+    const client = new Client({ connectionString: this.messaging.databaseUrl, keepAlive: true });
     // An error while waiting fails the pending query (handled below); while leading, the lock is gone.
     client.on('error', (err) => {
       if (this.lockClient !== client) return;
@@ -155,28 +152,23 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
    * to the new stream. Events lost for good are counted and logged; the event log's `stream.gap` marker
    * reaches subscribers through the stream like any event.
    */
-  private async recover(reset: StreamReset, signal: AbortSignal): Promise<void> {
-    const covered = await recoverFromOutboxes({
+  private recover(reset: StreamReset, signal: AbortSignal): Promise<void> {
+    return recoverReader(reset, signal, {
       nc: this.nc,
       namespace: this.messaging.namespace,
       logger: this.logger,
       name: CONSUMER,
-      previousStream: reset.previous.stream,
+      metrics: this.metrics,
       apply: (events) => this.storeRecovered(events),
-      signal,
+      move: (_, anchor) =>
+        this.dataSource.transaction(async (m) => {
+          await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [INSERT_LOCK]);
+          const now = await this.anchoredCheckpoint(m);
+          if (now.seq !== reset.previous.seq || now.stream !== reset.previous.stream) return false;
+          await m.query(`UPDATE intake_checkpoint SET stream_seq = $1, stream = $2`, [anchor, reset.state.created]);
+          return true;
+        }),
     });
-    const gap = gapOf(reset, covered);
-    const moved = await this.dataSource.transaction(async (m) => {
-      await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [INSERT_LOCK]);
-      const now = await this.anchoredCheckpoint(m);
-      if (now.seq !== reset.previous.seq || now.stream !== reset.previous.stream) return false;
-      await m.query(`UPDATE intake_checkpoint SET stream_seq = $1, stream = $2`, [anchorAfter(reset), reset.state.created]);
-      return true;
-    });
-    if (moved && gap) {
-      this.metrics.streamGapEvents.inc({ consumer: CONSUMER }, gap.missing);
-      this.logger.error({ ...gap, reason: reset.reason }, 'events were lost for good in a stream reset before webhook intake copied them');
-    }
   }
 
   /** Events a recovery found in the outboxes: copied in the order given unless already there, and announced to the dispatchers. */
