@@ -39,7 +39,8 @@ describe('duplicates of contacts and companies', () => {
     const tagged = await create('/contacts', { email: `${local.toUpperCase()}+news@${domain}` });
     await create('/contacts', { email: `${local}x@${domain}` });
     expect(await list('GET', `/contacts/${original.id}/duplicates`)).toEqual([
-      { id: tagged.id, score: 0.9, reasons: [{ field: 'email', rule: 'same_normalized_email' }] },
+      // Prior -3, the same email +6, the same company email domain +1.5: 1 / (1 + e^-4.5).
+      { id: tagged.id, score: 0.989, reasons: [{ field: 'email', rule: 'same_normalized_email' }] },
     ]);
     expect((await list('POST', '/contacts/duplicates', { email: `${local}+x@${domain}` })).map((d) => d.id).sort()).toEqual([original.id, tagged.id].sort());
   });
@@ -49,7 +50,8 @@ describe('duplicates of contacts and companies', () => {
     const a = await create('/contacts', { email: `${token()}@example.com`, phone: `+1 ${number}` });
     const b = await create('/contacts', { email: `${token()}@example.com`, phone: `(${number.slice(0, 3)}) ${number.slice(3, 6)}-${number.slice(6)}` });
     await create('/contacts', { email: `${token()}@example.com`, phone: `+1 ${number.slice(0, 9)}${(Number(number[9]) + 1) % 10}` });
-    expect(await list('GET', `/contacts/${a.id}/duplicates`)).toEqual([{ id: b.id, score: 0.8, reasons: [{ field: 'phone', rule: 'same_phone' }] }]);
+    // Prior -3, a phone two records share +4, the same email domain (example.com is no mailbox provider) +1.5.
+    expect(await list('GET', `/contacts/${a.id}/duplicates`)).toEqual([{ id: b.id, score: 0.9241, reasons: [{ field: 'phone', rule: 'same_phone' }] }]);
   });
 
   it('finds a similar name only together with the same company or the same email domain; more rules score higher', async () => {
@@ -63,8 +65,9 @@ describe('duplicates of contacts and companies', () => {
     expect(found.map((d) => d.id).sort()).toEqual([sameCompany.id, sameDomain.id].sort());
     for (const d of found) {
       expect(d.reasons).toEqual([{ field: 'name', rule: 'similar_name', similarity: expect.any(Number) }]);
-      expect(d.reasons[0].similarity).toBeGreaterThanOrEqual(0.6);
-      expect(d.score).toBeCloseTo(0.7 * d.reasons[0].similarity!, 3);
+      expect(d.reasons[0].similarity).toBeGreaterThanOrEqual(0.9);
+      // Prior -3, the same first name +1.5, a surname one typo away +1.5, the same company or domain +1.5.
+      expect(d.score).toBe(0.8176);
     }
     // A shared mailbox provider's domain says nothing about the company.
     await create('/contacts', { email: `${token()}@gmail.com`, first_name: 'Ada', last_name: last });
@@ -85,9 +88,11 @@ describe('duplicates of contacts and companies', () => {
     const c = await create('/companies', { name: `${word} Corporation.` });
     const found = await list('GET', `/companies/${a.id}/duplicates`);
     expect(found.map((d) => d.id)).toEqual([b.id, c.id]);
-    expect(found[0]).toEqual({ id: b.id, score: 0.9, reasons: [{ field: 'domain', rule: 'same_domain' }] });
+    // Prior -1.5, the same domain +6, another name -2.
+    expect(found[0]).toEqual({ id: b.id, score: 0.9241, reasons: [{ field: 'domain', rule: 'same_domain' }] });
     expect(found[1].reasons).toEqual([{ field: 'name', rule: 'similar_name', similarity: 1 }]);
-    expect(found[1].score).toBe(0.8);
+    // Prior -1.5, the same name without its legal form +3.
+    expect(found[1].score).toBe(0.8176);
     expect((await list('GET', `/companies/${a.id}/duplicates?min_score=0.85`)).map((d) => d.id)).toEqual([b.id]);
     expect((await list('POST', '/companies/duplicates', { domain: `WWW.${word.toUpperCase()}.com` })).map((d) => d.id).sort()).toEqual([a.id, b.id].sort());
     expect(await list('POST', '/companies/duplicates', { name: `Unrelated ${token()}` })).toEqual([]);
@@ -99,7 +104,39 @@ describe('duplicates of contacts and companies', () => {
     const same = await create('/companies', { name: `Second ${token()}`, domain: `WWW.${word.toUpperCase()}.com` });
     await create('/companies', { name: `Third ${token()}`, domain: `mail.${word}.com` });
     await create('/companies', { name: `Fourth ${token()}`, domain: `${word}.co.uk` });
-    expect(await list('GET', `/companies/${a.id}/duplicates`)).toEqual([{ id: same.id, score: 0.9, reasons: [{ field: 'domain', rule: 'same_domain' }] }]);
+    expect(await list('GET', `/companies/${a.id}/duplicates`)).toEqual([{ id: same.id, score: 0.9241, reasons: [{ field: 'domain', rule: 'same_domain' }] }]);
+  });
+
+  it('finds the typos people make, nicknames, swapped names and Gmail dots, and not a family sharing a phone', async () => {
+    const company = await create('/companies', { name: `Co ${token()}` });
+    const at = (first: string, last: string, extra: object = {}) =>
+      create('/contacts', { email: `${token()}@example.org`, first_name: first, last_name: last, company_id: company.id, ...extra });
+    const ids = async (id: string) => (await list('GET', `/contacts/${id}/duplicates`)).map((d) => d.id).sort();
+    // Two letters swapped in a surname, at the same company: trigram similarity 0.6, on the old threshold.
+    const fazoduma = await at('Fegamum', 'Fazoduma');
+    const swapped = await at('Fegamum', 'Faozduma');
+    expect(await ids(fazoduma.id)).toEqual([swapped.id]);
+    // A nickname, and first and last name the other way round.
+    const robert = await at('Robert', 'Okonkwo');
+    const bob = await at('Bob', 'Okonkwo');
+    const crossed = await at('Okonkwo', 'Robert');
+    expect(await ids(robert.id)).toEqual([bob.id, crossed.id].sort());
+    // Gmail ignores dots: one mailbox, whatever the company.
+    const local = token();
+    const gmail = await create('/contacts', { email: `${local.slice(0, 3)}.${local.slice(3)}@gmail.com` });
+    const plain = await create('/contacts', { email: `${local}@googlemail.com` });
+    expect(await ids(gmail.id)).toEqual([plain.id]);
+    // A family: one surname and home phone, other first names.
+    const phone = `+44 20 7946 ${digits().slice(-4)}`;
+    const parent = await create('/contacts', { email: `${token()}@gmail.com`, first_name: 'Margaret', last_name: 'Adeyemi', phone });
+    await create('/contacts', { email: `${token()}@outlook.com`, first_name: 'Kwame', last_name: 'Adeyemi', phone: `020 7946 ${phone.slice(-4)}` });
+    expect(await ids(parent.id)).toEqual([]);
+    // Companies: a transposition in a short stem (trigram similarity 0.56), and a legal form.
+    const stem = `Sati${token().slice(1, 5)}`;
+    const labs = await create('/companies', { name: `${stem} Labs` });
+    const typo = await create('/companies', { name: `${stem.slice(0, 3)}${stem[4]}${stem[3]}${stem.slice(5)} Labs GmbH` });
+    await create('/companies', { name: `${stem} Foods` });
+    expect((await list('GET', `/companies/${labs.id}/duplicates`)).map((d) => d.id)).toEqual([typo.id]);
   });
 
   it('pages through every duplicate with no repeats and no gaps; the last page has no next_cursor', async () => {

@@ -28,6 +28,7 @@ import { IndexSearch1765200000200 } from './migrations/1765200000200-index-searc
 import { IndexContactGroupings1765300000300 } from './migrations/1765300000300-index-contact-groupings';
 import { UserExternalId1765400000000 } from './migrations/1765400000000-user-external-id';
 import { IndexSearchWords1765400000100 } from './migrations/1765400000100-index-search-words';
+import { IndexDuplicateKeys1767100000000 } from './migrations/1767100000000-index-duplicate-keys';
 import { Import, ImportRow } from '../imports/import.entity';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
@@ -54,4 +55,5 @@ export const contactsMigrations = [
   CreateCustomValueFunctions1765700000000,
   IndexSearchWordsTrigrams1765800000000,
   CustomValueFunctionsByPosition1765900000000,
+  IndexDuplicateKeys1767100000000,
 ];
