@@ -1,0 +1,54 @@
+import { readFileSync } from 'fs';
+import { join } from 'path';
+// The guard measures exactly as `npm run bench:duplicates` does: the labelled set and its measurement are the benchmark's.
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { askEveryRecord, loadLabelledSet, measure, precisionOf, Quality, qualityTable, recallOf } from '../../bench/duplicates-labels';
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import type { LabelledSet } from '../../bench/duplicates-set';
+import { startStack, TestStack } from '../support/stack';
+
+/**
+ * The duplicate rules' quality on the committed labelled set (bench/data/duplicates-small.json, made by
+ * bench/duplicates-set.ts with seed 65 and 100 companies): the figures docs/search.md promises, checked on
+ * every run. Every record is looked up once, at the default min_score.
+ */
+const SET: LabelledSet = JSON.parse(readFileSync(join(__dirname, '..', '..', 'bench', 'data', 'duplicates-small.json'), 'utf8'));
+
+/** Kinds whose recall must reach 0.95: one- and two-typo names sharing a company or its domain, every email and phone variant. */
+const RECALL_KINDS = ['name_typo_1', 'name_typo_2', 'email_plus_tag', 'email_dots', 'email_case_tag', 'phone_format'];
+const TARGET = 0.95;
+
+describe('duplicate rules on the labelled set', () => {
+  let stack: TestStack;
+  let quality: Quality;
+  beforeAll(async () => {
+    stack = await startStack({ services: ['contacts'] });
+    const call = (method: 'GET' | 'POST', path: string, body?: unknown) => stack.api.request(method, path, body);
+    const ids = await loadLabelledSet(call, SET);
+    quality = measure(SET, ids, await askEveryRecord(call, SET, ids));
+  });
+  afterAll(() => stack?.stop());
+
+  it(`finds at least ${TARGET} of the typo, email and phone duplicates`, () => {
+    const recalls = Object.fromEntries(
+      quality.kinds.filter((k) => k.object === 'contacts' && RECALL_KINDS.includes(k.kind)).map((k) => [k.kind, Math.round(recallOf(k) * 1000) / 1000]),
+    );
+    expect(Object.keys(recalls).sort()).toEqual([...RECALL_KINDS].sort());
+    for (const kind of RECALL_KINDS) expect({ kind, recall: recalls[kind] >= TARGET ? 'met' : recalls[kind] }).toEqual({ kind, recall: 'met' });
+  });
+
+  it(`is right at least ${TARGET} of the time, hard negatives included`, () => {
+    const wrong = quality.kinds.filter((k) => k.answered > k.correct).map((k) => `${k.object} ${k.kind}: ${k.answered - k.correct} wrong (${precisionOf(k)})`);
+    expect({
+      precision: quality.precision >= TARGET ? 'met' : quality.precision,
+      wrong,
+      table: quality.precision >= TARGET ? '' : qualityTable(quality),
+    }).toEqual({
+      precision: 'met',
+      wrong: expect.any(Array),
+      table: '',
+    });
+    for (const object of ['contacts', 'companies'] as const)
+      expect({ object, met: quality.objects[object].precision >= TARGET }).toEqual({ object, met: true });
+  });
+});
