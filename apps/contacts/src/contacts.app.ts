@@ -14,6 +14,7 @@ import { TasksModule } from './tasks/tasks.module';
 import { QueryModule } from './query/query.module';
 import { ChangesModule } from './changes/changes.module';
 import { SearchModule } from './search/search.module';
+import { PrivacyModule } from './privacy/privacy.module';
 import { CONTACTS_SETTINGS, loadContactsSettings } from './contacts.settings';
 
 export const contactsApp: ServiceDefinition = {
@@ -35,6 +36,7 @@ export const contactsApp: ServiceDefinition = {
     QueryModule,
     ChangesModule,
     SearchModule,
+    PrivacyModule,
   ],
 };
 

@@ -5,12 +5,13 @@ import { RunningService, ServiceDefinition, startService } from '@crm/runtime';
 import { dealsEntities, dealsMigrations } from './database';
 import { DealsModule } from './deals.module';
 import { DEALS_SETTINGS, loadDealsSettings } from './deals.settings';
+import { DealsErasureModule } from './privacy/deals-erasure';
 
 export const dealsApp: ServiceDefinition = {
   service: ServiceName.Deals,
   defaultHealthPort: 3002,
   database: { entities: dealsEntities, migrations: dealsMigrations },
-  imports: [DealsModule, ChangesModule, SearchModule],
+  imports: [DealsModule, ChangesModule, SearchModule, DealsErasureModule],
   settings: { token: DEALS_SETTINGS, load: loadDealsSettings },
 };
 

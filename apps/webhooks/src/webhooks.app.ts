@@ -3,6 +3,7 @@ import { RunningService, ServiceDefinition, startService } from '@crm/runtime';
 import { loadWebhooksSettings, WEBHOOKS_SETTINGS } from './config/webhooks.settings';
 import { webhooksEntities, webhooksMigrations } from './database';
 import { WebhooksModule } from './webhooks.module';
+import { WebhooksErasureModule } from './privacy/webhooks-erasure';
 
 /**
  * The webhooks service as started with `env`. Settings are read first: one migration encrypts stored
@@ -14,7 +15,7 @@ export function webhooksApp(env: Record<string, string | undefined>): ServiceDef
     service: ServiceName.Webhooks,
     defaultHealthPort: 3004,
     database: { entities: webhooksEntities, migrations: webhooksMigrations(settings.secretKeys) },
-    imports: [WebhooksModule],
+    imports: [WebhooksModule, WebhooksErasureModule],
     settings: { token: WEBHOOKS_SETTINGS, load: () => settings },
   };
 }

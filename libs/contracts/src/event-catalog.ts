@@ -1,3 +1,4 @@
+import { PrivacyErasedData } from './privacy/privacy';
 import { ContactCompanyEventData, ContactCompanyUpdatedData, DealContactEventData, DealContactUpdatedData } from './associations/associations';
 import { ActivityEventData, CompanyDeletedData, ContactDeletedData } from './contacts';
 import { CompanyCreatedData, CompanyUpdatedData, ContactUpdatedData, TaskEventData } from './contacts/views';
@@ -84,6 +85,10 @@ export const EVENT_CATALOG = {
   [EventType.ObjectRecordDeleted]: { summary: 'A custom object record was deleted.', data: ObjectRecordEventData },
   [EventType.StreamGap]: { summary: 'Events were lost for good between two stream sequences (a stream reset nothing could repair).', data: StreamGapData },
   [EventType.SystemRestored]: { summary: 'The databases were restored to an earlier point; events after it were skipped.', data: SystemRestoredData },
+  [EventType.PrivacyErased]: {
+    summary: 'A person was erased (docs/privacy.md): receivers erase their copies of the contact. Only the contact id and the erasure id.',
+    data: PrivacyErasedData,
+  },
 } satisfies Record<EventType, EventDescription>;
 
 /** The payload of one event type: an instance of the class its catalog entry names (never, for a reserved type). */
@@ -138,4 +143,5 @@ export const EVENT_READS: Record<EventType, readonly string[]> = {
   // Markers about the log itself: every key that reads events sees them.
   [EventType.StreamGap]: [],
   [EventType.SystemRestored]: [],
+  [EventType.PrivacyErased]: ['contacts'],
 };

@@ -47,6 +47,7 @@ export const EventType = {
   ObjectRecordDeleted: 'object_record.deleted',
   StreamGap: 'stream.gap',
   SystemRestored: 'system.restored',
+  PrivacyErased: 'privacy.erased',
 } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
 

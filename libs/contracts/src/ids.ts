@@ -17,5 +17,6 @@ export const IdPrefix = {
   ObjectRecord: 'rec',
   Import: 'imp',
   Change: 'chg',
+  Erasure: 'era',
 } as const;
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix];

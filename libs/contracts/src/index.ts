@@ -24,3 +24,4 @@ export * from './batch/batch';
 export * from './changes/changes';
 export * from './associations/associations';
 export * from './search/search';
+export * from './privacy/privacy';

@@ -10,3 +10,6 @@ export * from './handles';
 export * from './change-origin.step';
 export * from './periodic-task';
 export * from './periodic-job';
+export * from './privacy/erasure-stores';
+export * from './privacy/redaction';
+export * from './privacy/erasure-step.controller';

@@ -30,6 +30,7 @@ import { UserExternalId1765400000000 } from './migrations/1765400000000-user-ext
 import { IndexSearchWords1765400000100 } from './migrations/1765400000100-index-search-words';
 import { IndexDuplicateKeys1767100000000 } from './migrations/1767100000000-index-duplicate-keys';
 import { Import, ImportRow } from '../imports/import.entity';
+import { CreateErasures1767300000000 } from './migrations/1767300000000-create-erasures';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
 export const contactsMigrations = [
@@ -56,4 +57,5 @@ export const contactsMigrations = [
   IndexSearchWordsTrigrams1765800000000,
   CustomValueFunctionsByPosition1765900000000,
   IndexDuplicateKeys1767100000000,
+  CreateErasures1767300000000,
 ];

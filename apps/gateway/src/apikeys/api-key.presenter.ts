@@ -1,4 +1,4 @@
-import { API_SCOPES, SCOPE_PERMISSIONS } from '@crm/contracts';
+import { API_SCOPES, NAMED_ONLY_RESOURCES, permissionProblem, SCOPE_PERMISSIONS } from '@crm/contracts';
 import { ApiProperty } from '@nestjs/swagger';
 import { ApiKey } from './api-key.entity';
 
@@ -43,7 +43,22 @@ export function presentApiKey(key: ApiKey): ApiKeyView {
   };
 }
 
-/** A key's permissions: its own, or its named scope's set. */
+/**
+ * What the operator adds to the `read-write` scope (docs/privacy.md, "Who may erase"): permissions `*`
+ * does not stand for, such as `privacy:delete`, listed in CRM_READ_WRITE_ALSO_GRANTS (comma-separated).
+ * Only named-only resources may be listed; anything else is ignored.
+ */
+export function readWriteAlsoGrants(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => NAMED_ONLY_RESOURCES.includes(p.split(':')[0]) && permissionProblem(p) === undefined);
+}
+
+/** A key's permissions: its own, or its named scope's set (`read-write` with what the operator adds). */
 export function permissionsOf(key: Pick<ApiKey, 'scope' | 'scopes'>): string[] {
-  return key.scope === 'custom' ? (key.scopes ?? []) : [...SCOPE_PERMISSIONS[key.scope]];
+  if (key.scope === 'custom') return key.scopes ?? [];
+  return key.scope === 'read-write'
+    ? [...SCOPE_PERMISSIONS[key.scope], ...readWriteAlsoGrants(process.env.CRM_READ_WRITE_ALSO_GRANTS)]
+    : [...SCOPE_PERMISSIONS[key.scope]];
 }

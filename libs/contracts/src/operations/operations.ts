@@ -5,6 +5,7 @@ import { deals, dealsInternal, pipelines } from './deals.ops';
 import { internal } from './operation';
 import { capture, changes, events, webhooks } from './platform.ops';
 import { dealsSchema, objects, schema } from './schema.ops';
+import { privacy, privacyInternal } from './privacy.ops';
 import { duplicates, search } from './search.ops';
 
 /*
@@ -45,4 +46,6 @@ export const Ops = {
   dealsInternal,
   search,
   duplicates,
+  privacy,
+  privacyInternal,
 };

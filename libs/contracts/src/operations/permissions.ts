@@ -10,6 +10,11 @@ const OBJECT_RESOURCES: readonly string[] = [...new Set(BUILT_IN_ENTRIES.map((o)
  */
 export const PERMISSION_RESOURCES: readonly string[] = [...OBJECT_RESOURCES, 'schema', 'events', 'webhooks', 'imports', 'apikeys', 'capture'];
 export const PERMISSION_ACTIONS = ['read', 'write', 'delete'] as const;
+/**
+ * Resources `*` does not stand for: a key holds them only by name (`privacy:delete`), so no named scope
+ * (`read-write` is `*:*`) and no key made before them gains them (docs/privacy.md, "Who may erase").
+ */
+export const NAMED_ONLY_RESOURCES: readonly string[] = ['privacy'];
 export type PermissionAction = (typeof PERMISSION_ACTIONS)[number];
 
 /** What an operation needs: `resource` may be `objects.:slug`, named by the request's `slug` parameter. */
@@ -48,7 +53,11 @@ export function permissionProblem(permission: unknown): string | undefined {
   if (typeof permission !== 'string') return 'must be a string';
   const [resource, action, ...rest] = permission.split(':');
   if (rest.length || action === undefined) return `'${permission}' is not <resource>:<action>`;
-  const known = resource === '*' || PERMISSION_RESOURCES.includes(resource) || (resource.startsWith('objects.') && SLUG.test(resource.slice(8)));
+  const known =
+    resource === '*' ||
+    PERMISSION_RESOURCES.includes(resource) ||
+    NAMED_ONLY_RESOURCES.includes(resource) ||
+    (resource.startsWith('objects.') && SLUG.test(resource.slice(8)));
   if (!known) return `'${resource}' is not a resource (${PERMISSION_RESOURCES.join(', ')}, objects.<slug> or *)`;
   if (action !== '*' && !(PERMISSION_ACTIONS as readonly string[]).includes(action)) return `'${action}' is not an action (read, write, delete or *)`;
   return undefined;
@@ -56,7 +65,7 @@ export function permissionProblem(permission: unknown): string | undefined {
 
 function resourceCovers(held: string, wanted: string): boolean {
   // `objects` covers every custom object's records, `objects.<slug>` one of them.
-  return held === '*' || held === wanted || (held === 'objects' && wanted.startsWith('objects.'));
+  return (held === '*' && !NAMED_ONLY_RESOURCES.includes(wanted)) || held === wanted || (held === 'objects' && wanted.startsWith('objects.'));
 }
 
 /** Whether `permissions` allow what `required` asks: a narrowed read lets in a caller who may read some object. */

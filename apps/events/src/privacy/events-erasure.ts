@@ -1,0 +1,57 @@
+import { ErasureStepReply, ErasureTarget, Ops } from '@crm/contracts';
+import { MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION } from '@crm/messaging';
+import { COMMON_ERASURE_STORES, ErasureDeclaration, Handles, redactingStore, runErasureStores, toRanges } from '@crm/runtime';
+import { Controller, Inject, Module } from '@nestjs/common';
+import { Payload } from '@nestjs/microservices';
+import { NatsConnection } from 'nats';
+import { DataSource } from 'typeorm';
+import { eraseFromStream } from './stream-erasure';
+
+/**
+ * The event log's part of an erasure: the contact's own events are blanked in place (position, id, type
+ * and time stay; `data.redacted` is true), other events naming the person lose those values.
+ */
+export const eventsErasureDeclaration: ErasureDeclaration = {
+  service: 'events',
+  stores: [
+    redactingStore('log', {
+      table: 'events',
+      key: 'position',
+      keyType: 'bigint',
+      columns: { data: 'jsonb' },
+      owned: `r.type LIKE 'contact.%' AND r.data->>'contact_id' = $2`,
+      done: `coalesce((r.data->>'redacted')::boolean, false)`,
+    }),
+    ...COMMON_ERASURE_STORES,
+  ],
+  noPersonalData: { log_checkpoint: 'a stream sequence' },
+};
+
+@Controller()
+export class EventsErasureController {
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(MESSAGING_OPTIONS) private readonly messaging: MessagingOptions,
+  ) {}
+
+  /** The log and this service's stores, then the stream's messages of the events the log redacted. */
+  @Handles(Ops.privacyInternal.events)
+  async step(@Payload('body') target: ErasureTarget): Promise<ErasureStepReply> {
+    const { stores, positions } = await runErasureStores(this.dataSource, eventsErasureDeclaration, target);
+    const touched = positions.log ?? [];
+    const events: Array<{ id: string; occurred_at: Date }> = touched.length
+      ? await this.dataSource.query(`SELECT id, occurred_at FROM events WHERE position = ANY($1::bigint[])`, [touched])
+      : [];
+    const since = events.length ? new Date(Math.min(...events.map((e) => new Date(e.occurred_at).getTime()))) : undefined;
+    const removed = await eraseFromStream(this.nc, this.messaging.namespace, new Set(events.map((e) => e.id)), since, target.needles);
+    return {
+      stores: [...stores, { store: 'events.stream', deleted: removed.length, redacted: 0 }],
+      event_log_ranges: toRanges(touched),
+      stream_ranges: toRanges(removed),
+    };
+  }
+}
+
+@Module({ controllers: [EventsErasureController] })
+export class EventsErasureModule {}
