@@ -189,3 +189,10 @@ export async function runErasureStores(
   }
   return { stores, positions };
 }
+
+/** The tables of a schema snapshot (`column <table>.<name> …` lines) that a declaration accounts for none of. */
+export function undeclaredTables(declaration: ErasureDeclaration, snapshot: string): string[] {
+  const tables = new Set([...snapshot.matchAll(/^column ([a-z0-9_]+)\./gm)].map((m) => m[1]));
+  const declared = declaredTables(declaration);
+  return [...tables].filter((t) => !declared.has(t)).sort();
+}

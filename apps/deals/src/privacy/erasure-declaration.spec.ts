@@ -1,0 +1,12 @@
+import { undeclaredTables } from '@crm/runtime';
+import { readFileSync } from 'fs';
+import { join } from 'path';
+import { dealsErasureDeclaration } from './deals-erasure';
+
+/** Every table of the deals schema says how the person leaves it, or why it holds nothing of them (docs/privacy.md). */
+describe('the deals service erasure declaration', () => {
+  it('accounts for every table of its schema', () => {
+    const snapshot = readFileSync(join(__dirname, '../database/schema.snapshot.txt'), 'utf8');
+    expect(undeclaredTables(dealsErasureDeclaration, snapshot)).toEqual([]);
+  });
+});
