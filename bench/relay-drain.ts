@@ -49,7 +49,7 @@ async function drain(stack: BenchStack, scenario: string): Promise<number> {
     await db.query('COMMIT');
     const started = performance.now();
     for (;;) {
-      const { rows } = await db.query<{ left: number }>('SELECT count(*)::int AS left FROM contacts.outbox');
+      const { rows } = await db.query<{ left: number }>('SELECT count(*)::int AS left FROM contacts.outbox WHERE published_seq IS NULL');
       if (rows[0].left === 0) break;
       if (performance.now() - started > DRAIN_DEADLINE_MS) throw new Error(`the outbox still held ${rows[0].left} rows`);
       await new Promise((r) => setTimeout(r, 10));

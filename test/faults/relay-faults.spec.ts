@@ -125,9 +125,9 @@ describe('fault: the outbox relay interrupted mid-window under a sync', () => {
     return eventually(
       async () => {
         const { rows } = await db.query<{ pid: number; xact: string; pending: number }>(
-          `SELECT a.pid, a.xact_start::text AS xact, (SELECT count(*)::int FROM contacts.outbox) AS pending FROM pg_stat_activity a
+          `SELECT a.pid, a.xact_start::text AS xact, (SELECT count(*)::int FROM contacts.outbox WHERE published_seq IS NULL) AS pending FROM pg_stat_activity a
             WHERE a.datname = current_database() AND a.state = 'idle in transaction'
-              AND a.query LIKE '%crm:outbox:contacts%' AND a.query LIKE '%FROM outbox ORDER BY seq%'`,
+              AND a.query LIKE '%crm:outbox:contacts%' AND a.query LIKE '%FROM outbox WHERE published_seq IS NULL ORDER BY seq%'`,
         );
         return rows.length === 1 && rows[0].pending > 0 ? rows[0] : undefined;
       },
