@@ -42,6 +42,8 @@ export function expectedPermission(method: string, path: string): ExpectedPermis
   const segments = path.split('/').filter(Boolean);
   const [first] = segments;
   if ((first === 'search' || first === 'changes') && method === 'GET') return { needs: '*:read', reads: [], narrowed: true };
+  // docs/privacy.md, "Who may erase": erasing is privacy:delete, reading an erasure privacy:read.
+  if (first === 'privacy') return { needs: method === 'GET' ? 'privacy:read' : 'privacy:delete', reads: [], narrowed: false };
   let resource: string;
   if (first === 'objects') resource = segments[2] === 'records' ? 'objects.:slug' : 'schema';
   else if (first === 'schema') resource = 'schema';

@@ -1486,6 +1486,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/privacy/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Erase a person everywhere (by contact id or email); the same subject is the same erasure */
+        post: operations["privacy_erase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/privacy/erasures/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An erasure, its status and, once completed, its receipt */
+        get: operations["privacy_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -2050,7 +2084,7 @@ export interface components {
         EventView: {
             id: string;
             /** @enum {string} */
-            type: "contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted" | "stream.gap" | "system.restored";
+            type: "contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted" | "stream.gap" | "system.restored" | "privacy.erased";
             /** Format: date-time */
             occurred_at: string;
             /** @description Who made the change: the API key, its team member, or the system. Null on events logged before events carried it. */
@@ -2278,6 +2312,49 @@ export interface components {
             /** @example 0.93 */
             score: number;
             reasons: components["schemas"]["DuplicateReasonView"][];
+        };
+        ErasureStoreCount: {
+            /** @description `<service>.<store>`, e.g. `events.log` or `contacts.changes`. */
+            store: string;
+            deleted: number;
+            redacted: number;
+        };
+        SequenceRange: {
+            from: string;
+            to: string;
+        };
+        ErasureReceipt: {
+            /** @description The contact id erased (null when the email named no contact). */
+            subject_id: string | null;
+            /** @description HMAC-SHA-256 of the lower-cased email under the deployment key, hex. */
+            email_hmac: string | null;
+            stores: components["schemas"]["ErasureStoreCount"][];
+            /** @description Event-log positions redacted in place. */
+            event_log_ranges: components["schemas"]["SequenceRange"][];
+            /** @description JetStream stream sequences removed. */
+            stream_ranges: components["schemas"]["SequenceRange"][];
+            /** Format: date-time */
+            completed_at: string;
+        };
+        ErasureView: {
+            id: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "completed" | "failed";
+            /** @description The contact id, or null for an email that names none. */
+            subject_id: string | null;
+            email_hmac: string | null;
+            reason: string | null;
+            suppress: boolean;
+            /** @description The step being run or last run. */
+            step: string | null;
+            /** @description Why it failed, when `failed`. */
+            error: string | null;
+            /** @description When `completed`. */
+            receipt: components["schemas"]["ErasureReceipt"] | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
         };
         FieldIssueView: {
             /** @description The input field, dotted for nested fields. */
@@ -2590,7 +2667,7 @@ export interface components {
             name: string;
             url: string;
             secret?: string;
-            event_types?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted" | "stream.gap" | "system.restored")[] | null;
+            event_types?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted" | "stream.gap" | "system.restored" | "privacy.erased")[] | null;
             filter?: components["schemas"]["QueryExpression"] | null;
             metadata?: {
                 [key: string]: unknown;
@@ -2600,7 +2677,7 @@ export interface components {
             name?: string;
             url?: string;
             secret?: string;
-            event_types?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted" | "stream.gap" | "system.restored")[];
+            event_types?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.enriched" | "contact.company_added" | "contact.company_updated" | "contact.company_removed" | "company.created" | "company.updated" | "company.deleted" | "company.enriched" | "deal.created" | "deal.updated" | "deal.deleted" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.contact_added" | "deal.contact_updated" | "deal.contact_removed" | "activity.created" | "activity.updated" | "activity.deleted" | "task.created" | "task.updated" | "task.deleted" | "pipeline.created" | "pipeline.updated" | "pipeline.deleted" | "trigger.deal.stale" | "import.completed" | "api_key.created" | "api_key.revoked" | "webhook.disabled" | "object_type.created" | "object_type.updated" | "object_record.created" | "object_record.updated" | "object_record.deleted" | "stream.gap" | "system.restored" | "privacy.erased")[];
             filter?: components["schemas"]["QueryExpression"] | null;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
@@ -2713,6 +2790,18 @@ export interface components {
             sort?: components["schemas"]["AggregateSortKey"][];
             limit?: number | null;
             cursor?: string | null;
+        };
+        CreateErasureDto: {
+            subject: components["schemas"]["ErasureSubjectDto"];
+            reason?: string | null;
+            suppress?: boolean | null;
+        };
+        ErasureSubjectDto: {
+            /** @enum {string|null} */
+            object?: "contacts" | null;
+            id?: string | null;
+            /** Format: email */
+            email?: string | null;
         };
         /** @description A filter: `$and`/`$or` take non-empty arrays of expressions, `$not` one expression; any other key is a field path whose value is a literal (shorthand for `$eq`) or an object of operators that must all hold. Several keys are ANDed. Null semantics are MongoDB's: `$ne` and `$nin` match nulls, comparisons never do. */
         QueryExpression: {
@@ -8677,6 +8766,85 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    privacy_erase: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateErasureDto"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ErasureView"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    privacy_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ErasureView"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             501: components["responses"]["Error501"];
