@@ -1,7 +1,7 @@
 import { DomainError, ErrorCode, FieldIssue, Logger } from '@crm/common';
 import { permissionProblem } from '@crm/contracts';
 import { Inject, Injectable } from '@nestjs/common';
-import { createLocalJWKSet, errors, JWTPayload, jwtVerify, JWTVerifyGetKey } from 'jose';
+import type { JWTPayload, JWTVerifyGetKey } from 'jose';
 import { BearerConfig, GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { LOGGER } from '../tokens';
 
@@ -35,6 +35,13 @@ class JwksUnavailable extends Error {
   constructor(readonly reason: string) {
     super(reason);
   }
+}
+
+type Jose = typeof import('jose');
+let loadedJose: Jose | undefined;
+/** jose loads with the first token to verify: a gateway without bearer tokens (and most test stacks) never needs it. */
+async function jose(): Promise<Jose> {
+  return (loadedJose ??= await import('jose'));
 }
 
 const refused = (code: string, message: string): TokenResult => {
@@ -75,6 +82,7 @@ export class BearerTokens {
     if (!JWT_SHAPE.test(token)) return refused('malformed_token', 'The bearer token is not a JWT.');
     const wait = this.retryAt - Date.now();
     if (wait > 0) throw this.unavailable(wait);
+    const { jwtVerify } = await jose();
     try {
       const { payload } = await jwtVerify(token, this.keyFor, {
         issuer: settings.issuer,
@@ -114,7 +122,7 @@ export class BearerTokens {
       return await this.keys!(header, token);
     } catch (err) {
       const cooling = Date.now() < this.fetchedAt + this.settings!.jwksCooldownSeconds * 1000;
-      if (!(err instanceof errors.JWKSNoMatchingKey) || cooling) throw err;
+      if (!(err instanceof loadedJose!.errors.JWKSNoMatchingKey) || cooling) throw err;
       await this.fetchKeys();
       return this.keys!(header, token);
     }
@@ -141,7 +149,8 @@ export class BearerTokens {
       throw err instanceof JwksUnavailable ? err : new JwksUnavailable(`the JWKS could not be fetched: ${(err as Error).message}`);
     }
     try {
-      this.keys = createLocalJWKSet(document as Parameters<typeof createLocalJWKSet>[0]);
+      const { createLocalJWKSet } = await jose();
+      this.keys = createLocalJWKSet(document as Parameters<Jose['createLocalJWKSet']>[0]);
     } catch (err) {
       throw new JwksUnavailable(`the JWKS document is not a key set: ${(err as Error).message}`);
     }
@@ -150,6 +159,7 @@ export class BearerTokens {
 
   /** What is wrong with the token: the JWKS was had, so any failure is the token's (or its key's), never all tokens'. */
   private judge(err: unknown): TokenResult {
+    const { errors } = loadedJose!;
     if (err instanceof errors.JWTExpired) return refused('token_expired', 'The bearer token has expired.');
     if (err instanceof errors.JWTClaimValidationFailed) {
       if (err.claim === 'nbf') return refused('token_not_yet_valid', 'The bearer token is not valid yet (nbf).');
