@@ -1,7 +1,7 @@
 /**
  * The rules every new migration keeps (docs/deployment.md, "Upgrading"), checked on its `up()` as written:
  * - an index is built or dropped CONCURRENTLY, which PostgreSQL allows only outside a transaction, so the
- *   class says `transaction = false`;
+ *   class says `transaction = false` (an index on a table the migration itself creates is exempt);
  * - it sets `lock_timeout` (`withLockTimeout` from @crm/common, or `SET [LOCAL] lock_timeout`), so a lock it
  *   cannot have soon fails the migration instead of queueing every reader and writer of the table behind it;
  * - an `UPDATE … SET` outside a function body is batched: the statement has a LIMIT (an `id IN (SELECT …
@@ -42,7 +42,12 @@ export function migrationProblems(cls: MigrationClass): string[] {
   const instance = new cls();
   const source = withoutFunctionBodies(withoutComments(String(cls.prototype.up)));
   const problems: string[] = [];
-  const indexStatements = source.match(/\b(CREATE\s+(UNIQUE\s+)?INDEX|DROP\s+INDEX|REINDEX)\b(\s+CONCURRENTLY)?/gi) ?? [];
+  // A table the migration creates itself is empty and unseen by anyone until it commits: its indexes may
+  // be built in the same transaction.
+  const created = new Set([...source.matchAll(/CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?"?(\w+)/gi)].map((m) => m[1].toLowerCase()));
+  const indexStatements = (source.match(/\b(?:CREATE\s+(?:UNIQUE\s+)?INDEX|DROP\s+INDEX|REINDEX)\b(?:\s+CONCURRENTLY)?[^`;]*/gi) ?? [])
+    .filter((statement) => !created.has(/\bON\s+(?:ONLY\s+)?"?(\w+)/i.exec(statement)?.[1]?.toLowerCase() ?? ''))
+    .map((statement) => /^\S+\s+(?:UNIQUE\s+)?\S+(?:\s+CONCURRENTLY)?/i.exec(statement)![0]);
   if (indexStatements.some((s) => !/CONCURRENTLY$/i.test(s))) problems.push('builds or drops an index without CONCURRENTLY');
   if (indexStatements.some((s) => /CONCURRENTLY$/i.test(s)) && instance.transaction !== false) {
     problems.push('builds an index CONCURRENTLY but does not set transaction = false');

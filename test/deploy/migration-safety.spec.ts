@@ -38,6 +38,19 @@ describe('migration safety', () => {
     ]);
   });
 
+  it('lets a migration index a table it creates, in its transaction', () => {
+    class NewTable1799000000050 implements MigrationInterface {
+      name = 'NewTable1799000000050';
+      async up(q: QueryRunner): Promise<void> {
+        await q.query(`SET LOCAL lock_timeout = '5s'`);
+        await q.query(`CREATE TABLE notes (id text PRIMARY KEY, created_at timestamptz NOT NULL)`);
+        await q.query(`CREATE INDEX notes_created_at ON notes (created_at)`);
+      }
+      async down(): Promise<void> {}
+    }
+    expect(migrationProblems(NewTable1799000000050)).toEqual([]);
+  });
+
   it('refuses a CONCURRENTLY build inside a transaction', () => {
     class InTransaction1799000000100 implements MigrationInterface {
       name = 'InTransaction1799000000100';

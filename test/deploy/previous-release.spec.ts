@@ -1,3 +1,4 @@
+import { migrateService } from '@crm/runtime';
 import { execFileSync, spawn } from 'child_process';
 import { existsSync, symlinkSync } from 'fs';
 import { tmpdir } from 'os';
@@ -46,7 +47,6 @@ function previousRelease(): string {
 
 /** Every schema as this build's migrations leave it, in template1 of `server`. */
 async function migrateTemplate(server: PostgresServer): Promise<void> {
-  const { migrateService } = await import('@crm/runtime');
   const env = { ...testEnv(), DATABASE_URL: server.url('template1'), DATABASE_POOL_SIZE: '2' };
   for (const definition of [contactsApp, dealsApp, eventsApp, webhooksApp(env)]) await migrateService(definition, env);
   await migrateGateway(env);

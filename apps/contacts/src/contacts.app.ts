@@ -1,4 +1,5 @@
 import { ServiceName } from '@crm/contracts';
+import { contactsRetention, contactsTables } from './database/tables';
 import { RunningService, ServiceDefinition, startService } from '@crm/runtime';
 import { ActivitiesModule } from './activities/activities.module';
 import { CaptureModule } from './capture/capture.module';
@@ -21,6 +22,7 @@ export const contactsApp: ServiceDefinition = {
   service: ServiceName.Contacts,
   defaultHealthPort: 3001,
   database: { entities: contactsEntities, migrations: contactsMigrations },
+  retention: { tables: contactsTables, settings: contactsRetention },
   settings: { token: CONTACTS_SETTINGS, load: loadContactsSettings },
   imports: [
     WorkLinksModule,

@@ -1,4 +1,5 @@
 import { ServiceName } from '@crm/contracts';
+import { eventsTables } from './database/tables';
 import { RunningService, ServiceDefinition, startService } from '@crm/runtime';
 import { eventsEntities, eventsMigrations } from './database';
 import { EventLogModule } from './log/event-log.module';
@@ -9,6 +10,8 @@ export const eventsApp: ServiceDefinition = {
   service: ServiceName.Events,
   defaultHealthPort: 3003,
   database: { entities: eventsEntities, migrations: eventsMigrations },
+  // Its tables are swept by the log's own prune (EventRetention) or kept: the service's sweep has nothing to do.
+  retention: { tables: eventsTables, settings: () => ({ intervalMs: 3_600_000, batchSize: 1000, days: {} }) },
   imports: [EventLogModule, EventsErasureModule],
   settings: { token: EVENTS_SETTINGS, load: loadEventsSettings },
 };

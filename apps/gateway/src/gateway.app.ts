@@ -1,4 +1,5 @@
 import { createLogger, DatabaseSpec, Env, loadBaseConfig, Logger, migrateDatabase, openDatabase, StartupError } from '@crm/common';
+export { gatewayTables } from './database/tables';
 import { BatchLimits, ImportLimits } from '@crm/contracts';
 import { connectNats, CRM_RPC, CrmNatsClient, natsUser } from '@crm/messaging';
 import { NestFactory } from '@nestjs/core';

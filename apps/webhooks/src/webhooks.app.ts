@@ -1,4 +1,5 @@
 import { ServiceName } from '@crm/contracts';
+import { webhooksRetention, webhooksTables } from './database/tables';
 import { RunningService, ServiceDefinition, startService } from '@crm/runtime';
 import { loadWebhooksSettings, WEBHOOKS_SETTINGS } from './config/webhooks.settings';
 import { webhooksEntities, webhooksMigrations } from './database';
@@ -15,6 +16,7 @@ export function webhooksApp(env: Record<string, string | undefined>): ServiceDef
     service: ServiceName.Webhooks,
     defaultHealthPort: 3004,
     database: { entities: webhooksEntities, migrations: webhooksMigrations(settings.secretKeys) },
+    retention: { tables: webhooksTables, settings: (e) => webhooksRetention(settings, e) },
     imports: [WebhooksModule, WebhooksErasureModule],
     settings: { token: WEBHOOKS_SETTINGS, load: () => settings },
   };

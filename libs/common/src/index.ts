@@ -29,3 +29,4 @@ export type { ErrorBody, FieldIssue } from '@crm/contracts';
 export * from './event-filter';
 export * from './event-filter-paths';
 export * from './migration-safety';
+export * from './retention';

@@ -28,3 +28,4 @@ export * from './changes/change-drafts';
 export * from './changes/changes.migration';
 export * from './changes/changes-via.migration';
 export * from './shared-migrations';
+export * from './shared-tables';

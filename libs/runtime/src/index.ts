@@ -13,3 +13,4 @@ export * from './periodic-job';
 export * from './privacy/erasure-stores';
 export * from './privacy/redaction';
 export * from './privacy/erasure-step.controller';
+export * from './retention.job';

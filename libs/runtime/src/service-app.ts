@@ -10,6 +10,8 @@ import {
   migrateDatabase,
   openDatabase,
   ServiceConfig,
+  RetentionSettings,
+  TableRetention,
 } from '@crm/common';
 import { RpcServiceName } from '@crm/contracts';
 import {
@@ -40,6 +42,7 @@ import { RpcMetrics } from './rpc-metrics.step';
 import { RpcTracing } from './rpc-tracing.step';
 import { ServiceRequestInterceptor } from './service-request.interceptor';
 import { rpcHealthController } from './rpc-health.controller';
+import { RetentionJob } from './retention.job';
 
 export const SERVICE_CONFIG = Symbol('SERVICE_CONFIG');
 export const LOGGER = Symbol('LOGGER');
@@ -51,6 +54,11 @@ export interface ServiceDefinition {
   database: Omit<DatabaseSpec, 'url' | 'schema'>;
   /** The feature modules of the service; their controllers' @MessagePattern methods answer requests. */
   imports: ModuleMetadata['imports'];
+  /**
+   * What becomes of each table of its schema over time, and how its RetentionJob, which deletes from the
+   * tables declared `sweptBy: 'retention-job'`, runs.
+   */
+  retention?: { tables: TableRetention[]; settings: (env: Record<string, string | undefined>) => RetentionSettings };
   /** Extra settings read from the environment, provided under the returned token. */
   settings?: { token: symbol | string; load: (env: Record<string, string | undefined>) => unknown };
 }
@@ -201,6 +209,16 @@ export async function startService(definition: ServiceDefinition, env: Record<st
           ]),
         inject: [MessagingMetrics, RequestOutcomes],
       },
+      ...(definition.retention
+        ? [
+            {
+              provide: RetentionJob,
+              useFactory: (ds: DataSource) =>
+                new RetentionJob(ds, definition.service, definition.retention!.tables, definition.retention!.settings(env), logger),
+              inject: [DataSource],
+            },
+          ]
+        : []),
       { provide: SERVICE_CONFIG, useValue: config },
       { provide: LOGGER, useValue: logger },
       { provide: CursorCodec, useValue: new CursorCodec(config.cursorSecrets) },
