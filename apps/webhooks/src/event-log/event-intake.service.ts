@@ -1,4 +1,4 @@
-import { Logger } from '@crm/common';
+import { Logger, sessionConnection } from '@crm/common';
 import { DomainEvent } from '@crm/contracts';
 import {
   AnchoredCheckpoint,
@@ -86,7 +86,8 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
   /** Takes the lock (waiting for it when `wait`, else only if free) and starts reading. */
   private async lead(wait: boolean): Promise<Attempt> {
     if (this.stopped || this.consumer) return 'led';
-    const client = new Client({ connectionString: this.messaging.databaseUrl, keepAlive: true });
+    // A leader on a dead node holds the lock until the server notices, in about a minute (sessionConnection).
+    const client = new Client(sessionConnection(this.messaging.databaseUrl));
     // An error while waiting fails the pending query (handled below); while leading, the lock is gone.
     client.on('error', (err) => {
       if (this.lockClient !== client) return;
