@@ -183,7 +183,18 @@ export function generateDuplicatesSet(seed: number, companyCount: number, nickna
     emails.add(email.toLowerCase());
     return email;
   };
-  const stemOf = () => capital(Array.from({ length: 2 + rnd.int(2) }, () => rnd.pick(STEM_SYLLABLES)).join(''));
+  // Company stems more than two letters apart from each other: two companies one or two typos apart would
+  // be called duplicates by anyone, so the labels could not say they are not.
+  const usedStems: string[] = [];
+  const stemOf = () => {
+    let stem = '';
+    for (let tries = 0; tries < 200; tries++) {
+      stem = capital(Array.from({ length: 2 + rnd.int(2) }, () => rnd.pick(STEM_SYLLABLES)).join(''));
+      if (!usedStems.some((used) => lettersApart(used, stem.toLowerCase()) <= 2)) break;
+    }
+    usedStems.push(stem.toLowerCase());
+    return stem;
+  };
   const domainOf = (stem: string) => {
     let domain = `${stem.toLowerCase()}.${rnd.pick(['com', 'com', 'io', 'de', 'co.uk'])}`;
     for (let n = 2; domains.has(domain); n++) domain = `${stem.toLowerCase()}${n}.com`;

@@ -6,6 +6,7 @@ import { BenchStack, machine, runBenchmark, startBenchStack, thisBuild } from '.
 import { askEveryRecord, ApiCall, loadLabelledSet, measure, qualityTable } from './duplicates-labels';
 import { generateDuplicatesSet, LabelledSet } from './duplicates-set';
 import { askSearch, labelledQueries, searchTable } from './search-labels';
+import { FIRST, idOf, stem } from './seed-words';
 
 /**
  * `npm run bench:duplicates`: how good the duplicate routes' answers are (docs/search.md, "Duplicates").
@@ -26,11 +27,6 @@ const COMPANIES = Number(process.env.BENCH_DUPLICATES_COMPANIES ?? 600);
 const FILE = process.env.BENCH_DUPLICATES_FILE || undefined;
 const BACKGROUND = Number(process.env.BENCH_DUPLICATES_BACKGROUND ?? 0);
 const BASE_DIR = process.env.BENCH_DUPLICATES_BASE_DIR || undefined;
-
-const idOf = (prefix: string, n: string) => `'${prefix}_' || lpad(to_hex(${n}), 26, '0')`;
-const SYLLABLES = `(ARRAY['ka','lo','mi','ra','ven','dor','tel','sa','bri','no','gal','fen','ru','mar','ost','lin','pe','zar','ha','qui'])`;
-const stem = (h: string) => `initcap(${SYLLABLES}[1 + ${h} % 20] || ${SYLLABLES}[1 + (${h} / 20) % 20] || ${SYLLABLES}[1 + (${h} / 400) % 20])`;
-const FIRST = `ARRAY['Ada','Grace','Alan','Edsger','Barbara','Donald','Margaret','Ken','Dennis','Frances','Zoë','José','Chloé','Søren','Amélie','Noah','Liam','Mia','Emma','Oliver']`;
 
 /** Background rows: made-up surnames and stems (8,000 of them), half with a phone, two in three at a company. */
 async function seedBackground(databaseUrl: string): Promise<void> {

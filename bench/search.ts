@@ -9,6 +9,7 @@ import { Client } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
 import { execFileSync } from 'child_process';
 import { BenchApp, BenchStack, machine, percentile, runBenchmark, startBenchStack, thisBuild, withBenchStack } from './bench-stack';
+import { FIRST, idOf, stem } from './seed-words';
 
 /**
  * `npm run bench:search`: GET /search and the duplicate routes (docs/search.md) on BENCH_SEARCH_CONTACTS
@@ -75,12 +76,6 @@ function codeOf(root: string): Code {
 const localTargets = (code: Code): SearchTarget[] =>
   code.LOCAL_TARGETS ? Object.values(code.LOCAL_TARGETS) : SEARCH_BUILT_IN_OBJECTS.flatMap((object) => code.localTarget?.(object) ?? []);
 
-const idOf = (prefix: string, n: string) => `'${prefix}_' || lpad(to_hex(${n}), 26, '0')`;
-// Names made of three of twenty syllables: 8,000 surnames and company stems, so a word matches about one
-// row in 8,000 and a word start one in 400, as real names spread, rather than one vocabulary word in ten.
-const SYLLABLES = `(ARRAY['ka','lo','mi','ra','ven','dor','tel','sa','bri','no','gal','fen','ru','mar','ost','lin','pe','zar','ha','qui'])`;
-const stem = (h: string) => `initcap(${SYLLABLES}[1 + ${h} % 20] || ${SYLLABLES}[1 + (${h} / 20) % 20] || ${SYLLABLES}[1 + (${h} / 400) % 20])`;
-const FIRST = `ARRAY['Ada','Grace','Alan','Edsger','Barbara','Donald','Margaret','Ken','Dennis','Frances','Zoë','José','Chloé','Søren','Amélie','Noah','Liam','Mia','Emma','Oliver']`;
 const ASCII_FIRST = `ARRAY['ada','grace','alan','edsger','barbara','donald','margaret','ken','dennis','frances','zoe','jose','chloe','soren','amelie','noah','liam','mia','emma','oliver']`;
 /** A phone's seven-digit subscriber part for row g: distinct for every g under ten million. */
 const subscriber = (g: string) => `lpad(((${g}::bigint * 7919) % 10000000)::text, 7, '0')`;

@@ -1,0 +1,10 @@
+/** SQL pieces the benches that write rows straight into the database share (bench:search, bench:duplicates). */
+
+/** An id of the services' shape (`cont_…`, 26 characters after the prefix) for the integer SQL expression `n`. */
+export const idOf = (prefix: string, n: string) => `'${prefix}_' || lpad(to_hex(${n}), 26, '0')`;
+// Names made of three of twenty syllables: 8,000 surnames and company stems, so a word matches about one
+// row in 8,000 and a word start one in 400, as real names spread, rather than one vocabulary word in ten.
+export const SYLLABLES = `(ARRAY['ka','lo','mi','ra','ven','dor','tel','sa','bri','no','gal','fen','ru','mar','ost','lin','pe','zar','ha','qui'])`;
+/** A made-up surname or company stem for the non-negative integer SQL expression `h`. */
+export const stem = (h: string) => `initcap(${SYLLABLES}[1 + ${h} % 20] || ${SYLLABLES}[1 + (${h} / 20) % 20] || ${SYLLABLES}[1 + (${h} / 400) % 20])`;
+export const FIRST = `ARRAY['Ada','Grace','Alan','Edsger','Barbara','Donald','Margaret','Ken','Dennis','Frances','Zoë','José','Chloé','Søren','Amélie','Noah','Liam','Mia','Emma','Oliver']`;
