@@ -6,7 +6,7 @@ import { BenchStack, machine, runBenchmark, startBenchStack, thisBuild } from '.
 import { askEveryRecord, ApiCall, loadLabelledSet, measure, qualityTable } from './duplicates-labels';
 import { generateDuplicatesSet, LabelledSet } from './duplicates-set';
 import { askSearch, labelledQueries, searchTable } from './search-labels';
-import { FIRST, idOf, stem } from './seed-words';
+import { FIRST, idOf, insertCompanies, stem } from './seed-words';
 
 /**
  * `npm run bench:duplicates`: how good the duplicate routes' answers are (docs/search.md, "Duplicates").
@@ -36,13 +36,7 @@ async function seedBackground(databaseUrl: string): Promise<void> {
   try {
     const companies = Math.max(1, Math.round(BACKGROUND / 5));
     const h = `(hashint4(g)::bigint & 2147483647)`;
-    await pg.query(
-      `INSERT INTO contacts.companies (id, name, domain, industry)
-       SELECT ${idOf('comp', 'g')}, ${stem(h)} || ' ' || (ARRAY['Labs','Systems','Industries','Group','Partners','Works'])[1 + g % 6],
-              lower(${stem(h)}) || g || '.example', 'software'
-       FROM generate_series(1, $1) g`,
-      [companies],
-    );
+    await insertCompanies(pg, companies, 'example');
     await pg.query(
       `INSERT INTO contacts.contacts (id, email, first_name, last_name, phone, stage, source, company_id, created_at, updated_at)
        SELECT ${idOf('cont', 'g')}, 'bg' || g || '@' || CASE WHEN g % 3 <> 0 THEN 'co' || (1 + g % $2) || '.example' ELSE 'mail' || (g % 50) || '.example' END,

@@ -9,7 +9,7 @@ import { Client } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
 import { execFileSync } from 'child_process';
 import { BenchApp, BenchStack, machine, percentile, runBenchmark, startBenchStack, thisBuild, withBenchStack } from './bench-stack';
-import { FIRST, idOf, stem } from './seed-words';
+import { FIRST, idOf, insertCompanies, stem } from './seed-words';
 
 /**
  * `npm run bench:search`: GET /search and the duplicate routes (docs/search.md) on BENCH_SEARCH_CONTACTS
@@ -91,13 +91,7 @@ async function seed(pg: Client, pipeline: { id: string; stages: Array<{ id: stri
   ).rows as Array<{ schemaname: string; indexname: string; indexdef: string }>;
   for (const index of indexes) await pg.query(`DROP INDEX ${index.schemaname}.${index.indexname}`);
   const h = `(hashint4(g)::bigint & 2147483647)`;
-  await pg.query(
-    `INSERT INTO contacts.companies (id, name, domain, industry)
-     SELECT ${idOf('comp', 'g')}, ${stem(h)} || ' ' || (ARRAY['Labs','Systems','Industries','Group','Partners','Works'])[1 + g % 6],
-            lower(${stem(h)}) || g || '.com', 'software'
-     FROM generate_series(1, $1) g`,
-    [COMPANIES],
-  );
+  await insertCompanies(pg, COMPANIES, 'com');
   // Half have a phone, written in one of three formats; two in three work at a company.
   await pg.query(
     `INSERT INTO contacts.contacts (id, email, first_name, last_name, phone, title, stage, source, company_id, created_at, updated_at)
