@@ -1,5 +1,6 @@
 import { ServiceName } from '@crm/contracts';
-import { contactsRetention, contactsTables } from './database/tables';
+import { recordsRetention } from '@crm/records';
+import { contactsTables } from './database/tables';
 import { RunningService, ServiceDefinition, startService } from '@crm/runtime';
 import { ActivitiesModule } from './activities/activities.module';
 import { CaptureModule } from './capture/capture.module';
@@ -22,7 +23,7 @@ export const contactsApp: ServiceDefinition = {
   service: ServiceName.Contacts,
   defaultHealthPort: 3001,
   database: { entities: contactsEntities, migrations: contactsMigrations },
-  retention: { tables: contactsTables, settings: contactsRetention },
+  retention: { tables: contactsTables, settings: recordsRetention },
   settings: { token: CONTACTS_SETTINGS, load: loadContactsSettings },
   imports: [
     WorkLinksModule,

@@ -1,5 +1,6 @@
 import { ChangesModule } from './changes/changes.module';
-import { dealsRetention, dealsTables } from './database/tables';
+import { recordsRetention } from '@crm/records';
+import { dealsTables } from './database/tables';
 import { SearchModule } from './search/search.module';
 import { ServiceName } from '@crm/contracts';
 import { RunningService, ServiceDefinition, startService } from '@crm/runtime';
@@ -12,7 +13,7 @@ export const dealsApp: ServiceDefinition = {
   service: ServiceName.Deals,
   defaultHealthPort: 3002,
   database: { entities: dealsEntities, migrations: dealsMigrations },
-  retention: { tables: dealsTables, settings: dealsRetention },
+  retention: { tables: dealsTables, settings: recordsRetention },
   imports: [DealsModule, ChangesModule, SearchModule, DealsErasureModule],
   settings: { token: DEALS_SETTINGS, load: loadDealsSettings },
 };

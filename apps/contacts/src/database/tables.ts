@@ -1,6 +1,6 @@
-import { Env, intVar, RetentionSettings, TableRetention } from '@crm/common';
+import { TableRetention } from '@crm/common';
 import { CHANGE_HISTORY_TABLES, OUTBOX_TABLES } from '@crm/messaging';
-import { loadChangeSettings } from '@crm/records';
+import { RECORD_ENGINE_TABLES } from '@crm/records';
 
 /** What becomes of every table of the contacts schema over time (docs/deployment.md, "Retention"). */
 export const contactsTables: TableRetention[] = [
@@ -10,9 +10,7 @@ export const contactsTables: TableRetention[] = [
     table,
     kept: 'a record a client keeps until it deletes it',
   })),
-  { table: 'association_types', kept: 'one row per association type' },
-  { table: 'built_in_custom_fields', kept: 'one row per custom field definition' },
-  { table: 'search_words', kept: 'one row per distinct word of the records: grows with the vocabulary, not with writes' },
+  ...RECORD_ENGINE_TABLES,
   {
     table: 'imports',
     column: 'completed_at',
@@ -30,14 +28,3 @@ export const contactsTables: TableRetention[] = [
   { table: 'privacy_keys', kept: 'one row: the key email hashes are made with' },
   { table: 'import_rows', kept: 'deleted as the import runs; what is left goes with its import' },
 ];
-
-/** The contacts service's RetentionJob: at the change history's pace (CHANGES_RETENTION_INTERVAL_MS, _BATCH_SIZE). */
-export function contactsRetention(env: Env): RetentionSettings {
-  const changes = loadChangeSettings(env);
-  return {
-    intervalMs: changes.changesRetentionIntervalMs,
-    batchSize: changes.changesRetentionBatchSize,
-    // A finished import (its counts and first errors) is kept this many days after it completed; 0 keeps it.
-    days: { IMPORTS_RETENTION_DAYS: intVar(env, 'IMPORTS_RETENTION_DAYS', 30, { min: 0, max: 36_500 }) },
-  };
-}

@@ -1,4 +1,4 @@
-import { Env, intVar, Logger } from '@crm/common';
+import { Env, intVar, Logger, RetentionSettings, TableRetention } from '@crm/common';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { deleteInBatches, LOGGER, PeriodicJob } from '@crm/runtime';
@@ -15,8 +15,27 @@ export function loadChangeSettings(env: Env) {
     /** Most entries one DELETE removes, each in its own short transaction. */
     changesRetentionBatchSize: intVar(env, 'CHANGES_RETENTION_BATCH_SIZE', 1000, { min: 1, max: 100_000 }),
     changesRetentionIntervalMs: intVar(env, 'CHANGES_RETENTION_INTERVAL_MS', 3_600_000, { min: 100, max: 86_400_000 }),
+    /** A finished import (its counts and first errors) is kept this many days after it completed; 0 keeps it. */
+    importsRetentionDays: intVar(env, 'IMPORTS_RETENTION_DAYS', 30, { min: 0, max: 36_500 }),
   };
 }
+
+/** The RetentionJob of a service that keeps records: at the change history's pace (CHANGES_RETENTION_INTERVAL_MS, _BATCH_SIZE). */
+export function recordsRetention(env: Env): RetentionSettings {
+  const settings = loadChangeSettings(env);
+  return {
+    intervalMs: settings.changesRetentionIntervalMs,
+    batchSize: settings.changesRetentionBatchSize,
+    days: { IMPORTS_RETENTION_DAYS: settings.importsRetentionDays },
+  };
+}
+
+/** The record engine's own tables, in every service that keeps records. */
+export const RECORD_ENGINE_TABLES: TableRetention[] = [
+  { table: 'association_types', kept: 'one row per association type' },
+  { table: 'built_in_custom_fields', kept: 'one row per custom field definition' },
+  { table: 'search_words', kept: 'one row per distinct word of the records: grows with the vocabulary, not with writes' },
+];
 
 /**
  * Deletes change entries older than CHANGES_RETENTION_DAYS, oldest first, at most
