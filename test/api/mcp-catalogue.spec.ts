@@ -3,10 +3,16 @@ import { startStack, TestStack } from '../support/stack';
 /** Every agent loads the whole tool list before its first call: its size must not grow with the schema. */
 describe('MCP tool catalogue', () => {
   let stack: TestStack;
+  const alsoGrants = process.env.CRM_READ_WRITE_ALSO_GRANTS;
   beforeAll(async () => {
+    // The widest key: read-write with the privacy permissions `*` does not stand for (erase_person listed too).
+    process.env.CRM_READ_WRITE_ALSO_GRANTS = 'privacy:*';
     stack = await startStack({ services: ['contacts'] });
   });
-  afterAll(() => stack.stop());
+  afterAll(async () => {
+    process.env.CRM_READ_WRITE_ALSO_GRANTS = alsoGrants;
+    await stack.stop();
+  });
 
   async function catalogue(): Promise<string> {
     const res = await fetch(`${stack.gateway.url}/mcp`, {
@@ -22,6 +28,7 @@ describe('MCP tool catalogue', () => {
 
   it('stays under 20,000 characters with no custom object and with thirty of several fields each', async () => {
     const bare = await catalogue();
+    expect(bare).toContain('"erase_person"');
     expect(bare.length).toBeLessThan(20_000);
     for (let i = 0; i < 30; i++) {
       const created = await stack.api.post('/objects', {
