@@ -14,9 +14,10 @@ import {
 } from '@crm/contracts';
 import { currentOrigin, OutboxService, RpcCaller, withOrigin } from '@crm/messaging';
 import { runErasureStores } from '@crm/runtime';
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { createHmac, randomBytes } from 'crypto';
 import { DataSource } from 'typeorm';
+import { CONTACTS_SETTINGS, ContactsSettings } from '../contacts.settings';
 import { contactsErasureDeclaration } from './contacts-erasure.stores';
 
 /** The steps of an erasure, in order; each is idempotent, and its result is kept as it completes. */
@@ -76,6 +77,7 @@ export class ErasuresService implements OnApplicationBootstrap, OnApplicationShu
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
     private readonly rpc: RpcCaller,
+    @Inject(CONTACTS_SETTINGS) private readonly settings: ContactsSettings,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -135,7 +137,7 @@ export class ErasuresService implements OnApplicationBootstrap, OnApplicationShu
   /** The keyed hash of an email: the deployment's PRIVACY_HMAC_KEY, or a key made once and kept. */
   async emailHmac(email: string): Promise<string> {
     if (!this.hmacKey) {
-      const configured = process.env.PRIVACY_HMAC_KEY;
+      const configured = this.settings.privacyHmacKey;
       if (configured) this.hmacKey = configured;
       else {
         await this.dataSource.query(`INSERT INTO privacy_keys (hmac_key) VALUES ($1) ON CONFLICT DO NOTHING`, [randomBytes(32).toString('base64')]);
