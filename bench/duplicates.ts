@@ -34,6 +34,8 @@ async function seedBackground(databaseUrl: string): Promise<void> {
   const pg = new Client({ connectionString: databaseUrl });
   await pg.connect();
   try {
+    // The search triggers and expression indexes call the schema's functions by name.
+    await pg.query(`SET search_path TO contacts, public`);
     const companies = Math.max(1, Math.round(BACKGROUND / 5));
     const h = `(hashint4(g)::bigint & 2147483647)`;
     await insertCompanies(pg, companies, 'example');
