@@ -31,6 +31,7 @@ import { IndexSearchWords1765400000100 } from './migrations/1765400000100-index-
 import { IndexDuplicateKeys1767100000000 } from './migrations/1767100000000-index-duplicate-keys';
 import { Import, ImportRow } from '../imports/import.entity';
 import { CreateErasures1767300000000 } from './migrations/1767300000000-create-erasures';
+import { QualifyDuplicateFunctions1767400000000 } from './migrations/1767400000000-qualify-duplicate-functions';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
 export const contactsMigrations = [
@@ -58,4 +59,5 @@ export const contactsMigrations = [
   CustomValueFunctionsByPosition1765900000000,
   IndexDuplicateKeys1767100000000,
   CreateErasures1767300000000,
+  QualifyDuplicateFunctions1767400000000,
 ];
