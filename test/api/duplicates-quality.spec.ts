@@ -22,7 +22,8 @@ describe('duplicate rules on the labelled set', () => {
   let stack: TestStack;
   let quality: Quality;
   beforeAll(async () => {
-    stack = await startStack({ services: ['contacts'] });
+    // About 1,600 requests as fast as the machine answers: the key's rate limit is not what this file measures.
+    stack = await startStack({ services: ['contacts'], env: { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_BURST: '100000' } });
     const call = (method: 'GET' | 'POST', path: string, body?: unknown) => stack.api.request(method, path, body);
     const ids = await loadLabelledSet(call, SET);
     // Four look-ups in flight: only the answers are measured here, not their time.

@@ -92,9 +92,9 @@ describe('MCP search and find_duplicates', () => {
     const stored = await http('GET', `/contacts/${original.id}/duplicates`);
     expect(stored.data.length).toBe(2);
     expect(await ok('find_duplicates', { object: 'contacts', id: original.id })).toEqual(stored);
-    const strict = await http('GET', `/contacts/${original.id}/duplicates?min_score=0.85`);
+    const strict = await http('GET', `/contacts/${original.id}/duplicates?min_score=0.95`);
     expect(strict.data.length).toBe(1);
-    expect(await ok('find_duplicates', { object: 'contacts', id: original.id, min_score: 0.85 })).toEqual(strict);
+    expect(await ok('find_duplicates', { object: 'contacts', id: original.id, min_score: 0.95 })).toEqual(strict);
 
     const draft = { email: `${local}+draft@${domain}`, first_name: 'Ada', last_name: last };
     const drafted = await http('POST', '/contacts/duplicates', draft);
