@@ -3,7 +3,7 @@ import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { offlineGatewayDeps } from '../gateway.app';
 import { GatewayModule } from '../gateway.module';
 import { PUBLIC_PATHS } from './access.hook';
-import { PERMISSION_RESOURCES, RequiredPermission } from '@crm/contracts';
+import { NAMED_ONLY_RESOURCES, PERMISSION_RESOURCES, RequiredPermission } from '@crm/contracts';
 import { accessForMethod, PERMISSION_METADATA, RouteAccess, SCOPES_METADATA, scopeGrants } from './scopes';
 
 interface Route {
@@ -58,11 +58,12 @@ describe('route scopes', () => {
   });
 
   it('declares a permission on every keyed route, of a known resource', () => {
-    const resources = new Set<string>([...PERMISSION_RESOURCES, '*', 'objects.:slug']);
+    const resources = new Set<string>([...PERMISSION_RESOURCES, ...NAMED_ONLY_RESOURCES, '*', 'objects.:slug']);
     const keyed = routes.filter((r) => r.access !== 'public' && r.access !== 'any-key');
     expect(keyed.filter((r) => !r.permission || !resources.has(r.permission.resource)).map((r) => r.route)).toEqual([]);
     expect(routes.find((r) => r.route === 'DELETE /deals/:id')?.permission).toEqual({ resource: 'deals', action: 'delete' });
     expect(routes.find((r) => r.route === 'POST /contacts/merge')?.permission).toEqual({ resource: 'contacts', action: 'delete' });
+    expect(routes.find((r) => r.route === 'POST /privacy/erasures')?.permission).toEqual({ resource: 'privacy', action: 'delete' });
   });
 
   it('opens exactly the paths the access hook lets through without a key', () => {
