@@ -14,8 +14,8 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY nx.json tsconfig.base.json ./
-COPY tools/build ./tools/build
+COPY nx.json tsconfig.base.json tsconfig.json .swcrc ./
+COPY tools ./tools
 COPY libs ./libs
 COPY apps ./apps
 RUN npm run build

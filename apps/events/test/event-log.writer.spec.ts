@@ -1,6 +1,6 @@
 import { createLogger, openDatabase } from '@crm/common';
 import { DomainEvent, EventType } from '@crm/contracts';
-import { DeadEvents, MessagingMetrics, MessagingOptions, SequencedEvent } from '@crm/messaging';
+import { DeadEvents, MessagingMetrics, MessagingOptions, OutboxService, SequencedEvent } from '@crm/messaging';
 import { dropNamespace, testEnv } from '@crm/test-support';
 import { connect, NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
@@ -50,7 +50,7 @@ describe('event log writer', () => {
     dataSource = await openDatabase({ url: options.databaseUrl, schema: options.schema, entities: eventsEntities, migrations: eventsMigrations, poolSize: 4 });
     nc = await connect({ servers: env.NATS_URL });
     metrics = new MessagingMetrics(dataSource);
-    writer = new EventLogWriter(dataSource, nc, options, new DeadEvents(dataSource, options, metrics), metrics);
+    writer = new EventLogWriter(dataSource, nc, options, new DeadEvents(dataSource, options, metrics), metrics, new OutboxService(options));
   });
 
   beforeEach(async () => {

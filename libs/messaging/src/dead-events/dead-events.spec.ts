@@ -54,7 +54,11 @@ describe('dead events', () => {
     dataSource = await openDatabase({ url: databaseUrl, schema, entities: [], migrations: [CreateDeadEvents1763900000000], poolSize: 4 });
     await dataSource.query(`CREATE TABLE reader_checkpoint (stream_seq bigint NOT NULL); INSERT INTO reader_checkpoint VALUES (0)`);
     metrics = new MessagingMetrics(dataSource);
-    deadEvents = new DeadEvents(dataSource, { service: 'deals' as never, namespace, logger, databaseUrl, schema, eventRetry: policy }, metrics);
+    deadEvents = new DeadEvents(
+      dataSource,
+      { service: 'deals' as never, namespace, logger, databaseUrl, natsUrl: process.env.NATS_URL ?? DEFAULT_NATS_URL, schema, eventRetry: policy },
+      metrics,
+    );
   });
 
   afterAll(async () => {
