@@ -1,7 +1,8 @@
 import Redis from 'ioredis';
 import { connect } from 'nats';
 import { Client } from 'pg';
-import { templateDatabaseName, testRunPrefix } from './test-run';
+import { rmSync } from 'fs';
+import { runOpenApiDocumentPath, templateDatabaseName, testRunPrefix } from './test-run';
 
 // Jest loads this file outside the module map, so the defaults of libs/common/src/config.ts are repeated.
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/crm';
@@ -16,6 +17,7 @@ const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export default async function globalTeardown(): Promise<void> {
   const prefix = testRunPrefix();
   if (prefix === 't') return; // no run id: nothing can be attributed to this run
+  rmSync(runOpenApiDocumentPath()!, { force: true });
   const leftovers: string[] = [];
 
   const admin = new Client({ connectionString: new URL('/postgres', process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL).toString() });

@@ -1,5 +1,7 @@
 import Ajv2020, { ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { readFile, rename, writeFile } from 'fs/promises';
+import { runOpenApiDocumentPath } from './test-run';
 
 /**
  * Checks every response a black-box test receives against the OpenAPI document the gateway serves:
@@ -85,14 +87,29 @@ export class OpenApiContract {
 
 const contracts = new Map<string, Promise<OpenApiContract>>();
 
-/** The contract of the gateway at baseUrl, read once from its GET /openapi.json. */
+async function servedDocument(baseUrl: string): Promise<Document> {
+  const cached = runOpenApiDocumentPath();
+  if (cached) {
+    const text = await readFile(cached, 'utf8').catch(() => undefined);
+    if (text) return JSON.parse(text) as Document;
+  }
+  const res = await fetch(`${baseUrl}/openapi.json`);
+  if (res.status !== 200) throw new Error(`GET /openapi.json answered ${res.status}`);
+  const text = await res.text();
+  if (cached) {
+    // Written whole under another name first, so a file read side by side is never half a document.
+    const partial = `${cached}.${process.pid}`;
+    await writeFile(partial, text);
+    await rename(partial, cached);
+  }
+  return JSON.parse(text) as Document;
+}
+
+/** The contract of the gateway at baseUrl: the document it serves at GET /openapi.json, read once a run. */
 export function contractOf(baseUrl: string): Promise<OpenApiContract> {
   let contract = contracts.get(baseUrl);
   if (!contract) {
-    contract = fetch(`${baseUrl}/openapi.json`).then(async (res) => {
-      if (res.status !== 200) throw new Error(`GET /openapi.json answered ${res.status}`);
-      return new OpenApiContract((await res.json()) as Document);
-    });
+    contract = servedDocument(baseUrl).then((document) => new OpenApiContract(document));
     contracts.set(baseUrl, contract);
     contract.catch(() => contracts.delete(baseUrl));
   }
