@@ -98,6 +98,25 @@ describe('duplicates of contacts and companies', () => {
     expect(await list('POST', '/companies/duplicates', { name: `Unrelated ${token()}` })).toEqual([]);
   });
 
+  it('finds a company two typos away among sixty names closer to it by trigrams but three letters off', async () => {
+    const stem = token();
+    const original = await create('/companies', { name: `${stem} Labs` });
+    // Two typos in the stem: its third and fourth letters swapped, its seventh changed.
+    const letters = [...stem];
+    [letters[2], letters[3]] = [letters[3], letters[2]];
+    letters[6] = letters[6] === 'q' ? 'w' : 'q';
+    const typo = await create('/companies', { name: `${letters.join('')} Labs, Inc.` });
+    // Three letters more: every trigram of the stem and more of them shared, but not within its typos.
+    const alphabet = 'abcdefghijklmnopqrstuvwxyz';
+    for (let i = 0; i < 60; i++) await create('/companies', { name: `${stem}${alphabet[i % 26]}${alphabet[Math.floor(i / 26)]}x Labs` });
+    const found = await list('GET', `/companies/${original.id}/duplicates`);
+    expect(found.map((d) => d.id)).toEqual([typo.id]);
+    expect(found[0].reasons).toEqual([{ field: 'name', rule: 'similar_name', similarity: expect.any(Number) }]);
+    expect((await list('POST', '/companies/duplicates', { name: `${stem.toUpperCase()} LABS GmbH` })).map((d) => d.id).sort()).toEqual(
+      [original.id, typo.id].sort(),
+    );
+  });
+
   it('takes www. and case off a domain but not a subdomain: mail.acme.com is not acme.com', async () => {
     const word = token();
     const a = await create('/companies', { name: `First ${token()}`, domain: `${word}.com` });

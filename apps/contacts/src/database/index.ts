@@ -32,6 +32,7 @@ import { IndexDuplicateKeys1767100000000 } from './migrations/1767100000000-inde
 import { Import, ImportRow } from '../imports/import.entity';
 import { CreateErasures1767300000000 } from './migrations/1767300000000-create-erasures';
 import { QualifyDuplicateFunctions1767400000000 } from './migrations/1767400000000-qualify-duplicate-functions';
+import { IndexCompanyNameKeys1767800000000 } from './migrations/1767800000000-index-company-name-keys';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
 export const contactsMigrations = [
@@ -60,4 +61,5 @@ export const contactsMigrations = [
   IndexDuplicateKeys1767100000000,
   CreateErasures1767300000000,
   QualifyDuplicateFunctions1767400000000,
+  IndexCompanyNameKeys1767800000000,
 ];

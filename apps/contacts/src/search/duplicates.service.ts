@@ -26,8 +26,8 @@ const RULE_CANDIDATES = 500;
 const BLOCK_CANDIDATES = 100;
 /** Contacts whose full name reaches this trigram similarity are compared whatever the size of the company. */
 const NAME_TRIGRAMS = 0.6;
-/** Companies whose name without its legal form reaches this trigram similarity are compared. */
-const COMPANY_TRIGRAMS = 0.35;
+/** Of the companies sharing a name key, the closest names compared. */
+const COMPANY_CANDIDATES = 50;
 /** Surnames are counted up to this many holders; more weigh as "very common". */
 const SURNAME_COUNT_CAP = 51;
 
@@ -208,7 +208,10 @@ export class DuplicatesService {
     return Number(row?.n ?? 0);
   }
 
-  /** The same domain key, and names trigram-similar without their legal forms; then weighed (duplicate-evidence.ts). */
+  /**
+   * The same domain key, and the names sharing a name key (the same name without legal form and blanks, or a
+   * first word within its typos: IndexCompanyNameKeys1767800000000), closest first; then weighed (duplicate-evidence.ts).
+   */
   private async companyDuplicates(run: RunStatement, subject: CompanySubject, self: string | null): Promise<Scored> {
     const rules = new CandidateStatement(self, 'id, name, search_domain_key(domain) AS domain_key');
     const domain = subject.domain ? rules.param(subject.domain) : null;
@@ -217,10 +220,9 @@ export class DuplicatesService {
       const name = rules.param(subject.name);
       rules.add(
         'companies',
-        `duplicate_company_name(name) % duplicate_company_name(${name})
-          AND (SELECT set_config('pg_trgm.similarity_threshold', '${COMPANY_TRIGRAMS}', true)) IS NOT NULL`,
-        `similarity(duplicate_company_name(name), duplicate_company_name(${name})) DESC, id`,
-        50,
+        `duplicate_company_keys(name) && duplicate_company_keys(${name})`,
+        `levenshtein_less_equal(left(duplicate_company_name(name), 255), left(duplicate_company_name(${name}), 255), 8), id`,
+        COMPANY_CANDIDATES,
       );
     }
     const candidates = await rules.run<CompanyRow>(run);
