@@ -129,6 +129,23 @@ describe('search across objects', () => {
     expect(await search(`9${number.slice(1)}`)).toEqual([]);
   });
 
+  it('finds a phone written nationally with its trunk 0 and the same number with its country code, either way round', async () => {
+    const local = digits().slice(-8); // a London number: 20, then eight digits
+    const [a, b] = [`${local.slice(0, 4)} ${local.slice(4)}`, `${String((Number(local.slice(0, 4)) + 1) % 10000).padStart(4, '0')} ${local.slice(4)}`];
+    const international = await create('/contacts', { email: `${token()}@example.com`, phone: `+44 20 ${a}` });
+    const national = await create('/contacts', { email: `${token()}@example.com`, phone: `020 ${b}` });
+    for (const [q, expected] of [
+      [`020 ${a}`, international],
+      [`(020) ${a.replace(' ', '-')}`, international],
+      [`+44 20 ${b}`, national],
+      [`0044 20 ${b}`, national],
+    ] as const) {
+      const hits = await search(q);
+      expect(hits.map((h) => h.id)).toEqual([expected.id]);
+      expect(hits[0]).toMatchObject({ score: 0.95, matched: [{ field: 'phone' }] });
+    }
+  });
+
   it('returns a record first by its exact id, with score 1', async () => {
     const user = await create('/users', { name: `Id ${token()}`, email: `${token()}@example.com` });
     const hits = await search(user.id);

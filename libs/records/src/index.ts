@@ -16,6 +16,7 @@ export * from './changes/change-history.module';
 export * from './associations/association-store';
 export * from './associations/associations.migration';
 export * from './search/search-functions.migration';
+export * from './search/search-phone-trunk.migration';
 export * from './search/search-sql';
 export * from './search/search-target';
 export * from './search/search-words.migration';

@@ -10,6 +10,7 @@ import {
   CreateSearchWords1765400000000,
   CustomValueFunctionsByPosition1765900000000,
   IndexSearchWordsTrigrams1765800000000,
+  SearchPhoneWithoutTrunkZero1767800000100,
 } from '@crm/records';
 import { ObjectRecord, ObjectType } from '../objects/object-type.entity';
 import { Task } from '../tasks/task.entity';
@@ -62,4 +63,5 @@ export const contactsMigrations = [
   CreateErasures1767300000000,
   QualifyDuplicateFunctions1767400000000,
   IndexCompanyNameKeys1767800000000,
+  SearchPhoneWithoutTrunkZero1767800000100,
 ];

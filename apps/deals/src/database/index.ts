@@ -10,6 +10,7 @@ import {
   CreateSearchWords1765400000000,
   CustomValueFunctionsByPosition1765900000000,
   IndexSearchWordsTrigrams1765800000000,
+  SearchPhoneWithoutTrunkZero1767800000100,
 } from '@crm/records';
 import { CreatePipelinesAndDeals1763800000400 } from './migrations/1763800000400-create-pipelines-and-deals';
 import { CustomFields1764300000100 } from './migrations/1764300000100-custom-fields';
@@ -49,4 +50,5 @@ export const dealsMigrations = [
   CreateCustomValueFunctions1765700000000,
   IndexSearchWordsTrigrams1765800000000,
   CustomValueFunctionsByPosition1765900000000,
+  SearchPhoneWithoutTrunkZero1767800000100,
 ];
