@@ -58,6 +58,8 @@ export interface Answer {
   object: 'contacts' | 'companies';
   key: string;
   found: string[];
+  /** Each reason the answer gave, as `field rule`. */
+  reasons: string[];
   ms: number;
 }
 
@@ -79,7 +81,9 @@ export async function askEveryRecord(call: ApiCall, set: LabelledSet, ids: Loade
       const res = await call('GET', `/${object}/${ids.get(key)}/duplicates?limit=100`);
       const ms = performance.now() - started;
       if (res.status !== 200) throw new Error(`GET /${object}/${ids.get(key)}/duplicates: ${res.status} ${JSON.stringify(res.body)}`);
-      answers.push({ object, key, found: (res.body.data as Array<{ id: string }>).map((d) => d.id), ms });
+      const data = res.body.data as Array<{ id: string; reasons: Array<{ field: string; rule: string }> }>;
+      const reasons = [...new Set(data.flatMap((d) => d.reasons.map((r) => `${r.field} ${r.rule}`)))];
+      answers.push({ object, key, found: data.map((d) => d.id), reasons, ms });
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));

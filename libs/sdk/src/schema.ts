@@ -2293,15 +2293,19 @@ export interface components {
             typo_words?: string[];
         };
         DuplicateReasonView: {
-            /** @example email */
-            field: string;
             /**
+             * @example email
+             * @enum {string}
+             */
+            field: "email" | "phone" | "name" | "domain";
+            /**
+             * @description same_normalized_email: the same email without case, +tag and (Gmail) dots; same_phone: the same number with or without country code or trunk 0; similar_name: the same or a similar name (typos, nickname, first and last swapped, legal form); same_domain: the same company domain without scheme, path and www.
              * @example same_normalized_email
              * @enum {string}
              */
             rule: "same_normalized_email" | "same_phone" | "similar_name" | "same_domain";
             /**
-             * @description For similar_name: the trigram similarity of the two names
+             * @description For similar_name: the Jaro-Winkler similarity of the two names as compared (folded, without legal form), 0 to 1
              * @example 0.88
              */
             similarity?: number;

@@ -116,15 +116,29 @@ export class DuplicatesQuery extends RankedPageQuery {
   min_score?: number;
 }
 
+/** The rules a duplicate's `reasons` name (docs/search.md, "Duplicates"). */
 export const DUPLICATE_RULES = ['same_normalized_email', 'same_phone', 'similar_name', 'same_domain'] as const;
 export type DuplicateRule = (typeof DUPLICATE_RULES)[number];
+/** The fields they compare: a contact's email, phone and name, a company's domain and name. */
+export const DUPLICATE_FIELDS = ['email', 'phone', 'name', 'domain'] as const;
+export type DuplicateField = (typeof DUPLICATE_FIELDS)[number];
 
 export class DuplicateReasonView {
-  @ApiProperty({ type: String, example: 'email' })
-  field!: string;
-  @ApiProperty({ enum: DUPLICATE_RULES, example: 'same_normalized_email' })
+  @ApiProperty({ enum: DUPLICATE_FIELDS, example: 'email' })
+  field!: DuplicateField;
+  @ApiProperty({
+    enum: DUPLICATE_RULES,
+    example: 'same_normalized_email',
+    description:
+      'same_normalized_email: the same email without case, +tag and (Gmail) dots; same_phone: the same number with or without country code or trunk 0; similar_name: the same or a similar name (typos, nickname, first and last swapped, legal form); same_domain: the same company domain without scheme, path and www.',
+  })
   rule!: DuplicateRule;
-  @ApiProperty({ type: Number, required: false, example: 0.88, description: 'For similar_name: the trigram similarity of the two names' })
+  @ApiProperty({
+    type: Number,
+    required: false,
+    example: 0.88,
+    description: 'For similar_name: the Jaro-Winkler similarity of the two names as compared (folded, without legal form), 0 to 1',
+  })
   similarity?: number;
 }
 
