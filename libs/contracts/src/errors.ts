@@ -18,6 +18,8 @@ export const ErrorCode = {
   ServiceUnavailable: 'service_unavailable',
   /** A query ran past its time budget: it cannot use an index, or asks for too much at once. */
   QueryTooExpensive: 'query_too_expensive',
+  /** A cursor (or a replay's starting point) before what retention has kept: what follows it is gone. */
+  CursorExpired: 'cursor_expired',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -34,6 +36,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.NotFound]: 404,
   [ErrorCode.MethodNotAllowed]: 405,
   [ErrorCode.Conflict]: 409,
+  [ErrorCode.CursorExpired]: 410,
   [ErrorCode.IdempotencyKeyReused]: 422,
   [ErrorCode.PayloadTooLarge]: 413,
   [ErrorCode.UnsupportedMediaType]: 415,

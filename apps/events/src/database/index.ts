@@ -5,6 +5,7 @@ import { AddLogCheckpoint1763800001100 } from './migrations/1763800001100-add-lo
 import { AddEventOrigin1764600000100 } from './migrations/1764600000100-add-event-origin';
 import { AddLogAppendFunction1764900000100 } from './migrations/1764900000100-add-log-append-function';
 import { AddLogCheckpointStream1766000000200 } from './migrations/1766000000200-add-log-checkpoint-stream';
+import { AddLogPrunedThrough1767900000100 } from './migrations/1767900000100-add-log-pruned-through';
 
 export const eventsEntities = [EventRecord];
 export const eventsMigrations = [
@@ -14,4 +15,5 @@ export const eventsMigrations = [
   AddEventOrigin1764600000100,
   AddLogAppendFunction1764900000100,
   AddLogCheckpointStream1766000000200,
+  AddLogPrunedThrough1767900000100,
 ];

@@ -89,6 +89,21 @@ function assertReadableTypes(ctx: RequestContext, types: EventTypeFilter | undef
   }
 }
 
+/**
+ * A cursor before the highest position the retention sweep deleted would resume past events it never saw:
+ * refused with `410 cursor_expired` instead (docs/events.md, "Retention"). Read in the page's own snapshot.
+ */
+async function assertKept(m: RunStatement, after: number): Promise<void> {
+  const [kept] = await m<{ pruned_through: string }>(`SELECT pruned_through::text FROM log_checkpoint`, []);
+  const prunedThrough = Number(kept?.pruned_through ?? 0);
+  if (after >= prunedThrough) return;
+  throw new DomainError(
+    ErrorCode.CursorExpired,
+    'The cursor points before events the log no longer keeps (EVENTS_RETENTION_DAYS); start again without a cursor, from the oldest event kept.',
+    [{ field: 'cursor', code: 'cursor_expired', message: 'events after this cursor were deleted by the retention period' }],
+  );
+}
+
 /** Reads the log for GET /events and POST /events/query. */
 @Injectable()
 export class EventsService {
@@ -129,6 +144,7 @@ export class EventsService {
     return budget.run(
       this.dataSource,
       async (m) => {
+        if (query.cursor) await assertKept(m, after);
         const { rows, examinedTo, exhausted } = holds
           ? await this.scan(m, after, types, holds, size, this.scanLimit(query.filter), readable, query.filter)
           : await this.chunk(m, after, types, size + 1);

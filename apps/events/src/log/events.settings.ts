@@ -13,6 +13,8 @@ export function loadEventsSettings(env: Env) {
     retentionDays: intVar(env, 'EVENTS_RETENTION_DAYS', 0, { min: 0, max: 36_500 }),
     /** How often the retention sweep runs. */
     pruneIntervalMs: intVar(env, 'EVENTS_PRUNE_INTERVAL_MS', 3_600_000, { min: 1000 }),
+    /** The most events one DELETE of the retention sweep removes, each batch in its own short transaction. */
+    pruneBatchSize: intVar(env, 'EVENTS_PRUNE_BATCH_SIZE', 5000, { min: 1, max: 100_000 }),
     /** The most events one page of a filtered read tests (docs/events.md). */
     filterScanLimit: intVar(env, 'EVENTS_FILTER_SCAN_LIMIT', EVENT_FILTER_SCAN_LIMIT, { min: 10, max: 100_000 }),
     /**

@@ -15,6 +15,8 @@ import { ChangeView, ListChangesQuery } from '../changes/changes';
 import { noContent, page, resource, route } from './operation';
 import { changeSlice } from './shared';
 
+const CURSOR_EXPIRED = 'The cursor points before events the log no longer keeps (EVENTS_RETENTION_DAYS); read again without a cursor (`cursor_expired`).';
+
 export const events = {
   list: route({
     service: 'events',
@@ -25,6 +27,7 @@ export const events = {
     access: 'read',
     query: ListEventsQuery,
     reply: page(EventView),
+    errors: { 410: CURSOR_EXPIRED },
   }),
   query: route({
     service: 'events',
@@ -36,6 +39,7 @@ export const events = {
     access: 'read',
     body: EventQueryDto,
     reply: page(EventView),
+    errors: { 410: CURSOR_EXPIRED },
     idempotent: true,
     mcp: {
       tool: 'list_events',
@@ -153,6 +157,9 @@ export const webhooks = {
     access: 'write',
     body: ReplayWebhookDto,
     reply: resource(WebhookView),
+    errors: {
+      410: 'The event is older than the copies the webhooks service keeps (WEBHOOKS_EVENT_RETENTION_DAYS): it can no longer be sent (`cursor_expired`).',
+    },
   }),
 };
 
