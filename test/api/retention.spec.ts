@@ -1,4 +1,5 @@
 import { RetentionJob } from '@crm/runtime';
+import { ulid } from 'ulid';
 import { eventually } from '../support/api-client';
 import { startStack, TestStack } from '../support/stack';
 
@@ -70,5 +71,21 @@ describe('retention', () => {
     expect(webhooksJob.removed.get('webhook_events')).toBe(45);
     expect(stack.services.contacts!.app.get(RetentionJob).removed.get('imports')).toBe(1);
     expect(webhooksJob.removed.size).toBe(1);
+  });
+
+  it('answers a replay from an event the webhooks copies no longer keep with 410 cursor_expired, an unknown recent one with 404', async () => {
+    const db = stack.services.contacts!.dataSource;
+    // An event made, and received, 3 days ago: past the 2 days' window.
+    const old = `evt_${ulid(Date.now() - 3 * 86_400_000).toLowerCase()}`;
+    await db.query(`INSERT INTO webhooks.webhook_events (id, type, body, received_at) VALUES ($1, 'contact.created', '{}', now() - interval '3 days')`, [old]);
+    await eventually(async () => ((await count(`SELECT count(*) AS n FROM webhooks.webhook_events WHERE id = '${old}'`)) === 0 ? true : undefined), 60_000);
+
+    const hook = await stack.api.post('/webhooks', { name: 'replay-expired', url: 'https://example.com/hook', event_types: ['contact.created'] });
+    expect(hook.status).toBe(201);
+    const expired = await stack.api.post(`/webhooks/${hook.body.data.id}/replay`, { event_id: old });
+    expect(expired.status).toBe(410);
+    expect(expired.body.error).toMatchObject({ code: 'cursor_expired', details: [{ field: 'event_id', code: 'cursor_expired' }] });
+    const unknown = await stack.api.post(`/webhooks/${hook.body.data.id}/replay`, { event_id: `evt_${ulid().toLowerCase()}` });
+    expect(unknown.status).toBe(404);
   });
 });

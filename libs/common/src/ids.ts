@@ -1,5 +1,5 @@
 import { randomFillSync } from 'crypto';
-import { monotonicFactory } from 'ulid';
+import { decodeTime, monotonicFactory } from 'ulid';
 import { IdPrefix } from '@crm/contracts';
 
 // The prefixes are a wire contract (the object registry names each object's), kept in @crm/contracts.
@@ -32,6 +32,11 @@ export function newId(prefix: IdPrefix): string {
 }
 
 const ID_SHAPE = /^[a-z]+_[0-9a-hjkmnp-tv-z]{26}$/;
+
+/** When an identifier was made (milliseconds since the epoch): a ULID starts with its creation time. */
+export function idTime(id: string): number {
+  return decodeTime(id.slice(id.indexOf('_') + 1).toUpperCase());
+}
 
 /** True when `value` is an identifier of the given type; used to answer 404 early for ids that cannot exist. */
 export function isId(value: unknown, prefix: IdPrefix): value is string {

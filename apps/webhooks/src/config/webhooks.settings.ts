@@ -33,6 +33,8 @@ export interface WebhooksSettings {
   secretOverlapSeconds: number;
   /** Delivery attempts older than this many days are deleted; 0 keeps them for ever. */
   deliveryRetentionDays: number;
+  /** The copies of events older than this many days are deleted (WEBHOOKS_EVENT_RETENTION_DAYS); 0 keeps them. */
+  eventRetentionDays: number;
   /** How often the retention sweep runs. */
   retentionIntervalMs: number;
   /** Most delivery attempts one DELETE of the sweep removes. */
@@ -74,6 +76,7 @@ export function loadWebhooksSettings(env: Env): WebhooksSettings {
     allowPrivate: boolVar(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
     secretOverlapSeconds: intVar(env, 'WEBHOOKS_SECRET_OVERLAP_SECONDS', 86_400, { min: 0, max: 30 * 86_400 }),
     deliveryRetentionDays: intVar(env, 'WEBHOOKS_DELIVERY_RETENTION_DAYS', 30, { min: 0, max: 36_500 }),
+    eventRetentionDays: intVar(env, 'WEBHOOKS_EVENT_RETENTION_DAYS', 30, { min: 0, max: 36_500 }),
     retentionIntervalMs: intVar(env, 'WEBHOOKS_RETENTION_INTERVAL_MS', 3_600_000, { min: 100, max: 86_400_000 }),
     retentionBatchSize: intVar(env, 'WEBHOOKS_RETENTION_BATCH_SIZE', 1000, { min: 1, max: 100_000 }),
     secretKeys: loadSecretKeyring(env),

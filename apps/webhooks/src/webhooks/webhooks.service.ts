@@ -10,6 +10,7 @@ import {
   validationFailed,
   IdPrefix,
   idKey,
+  idTime,
   isId,
   newId,
   Page,
@@ -199,7 +200,7 @@ export class WebhooksService {
     const saved = await this.dataSource.transaction(async (m) => {
       const sub = await this.find(m, id, true);
       const event = isId(eventId, IdPrefix.Event) ? await m.findOneBy(WebhookEvent, { id: eventId }) : null;
-      if (!event) throw DomainError.notFound('event', eventId);
+      if (!event) throw this.missingEvent(eventId);
       await m.update(Subscription, { id: sub.id }, {
         bookmark: Number(event.position) - 1,
         cursorRevision: sub.cursorRevision + 1,
@@ -212,6 +213,22 @@ export class WebhooksService {
     });
     this.signal.announce();
     return { data: presentSubscription(saved) };
+  }
+
+  /**
+   * Why a replay's event is not held: an event made before the copies' retention window (an event id says
+   * when it was made) was deleted by it, `410 cursor_expired`; any other is unknown, `404`.
+   */
+  private missingEvent(eventId: string): DomainError {
+    const days = this.settings.eventRetentionDays;
+    if (days > 0 && isId(eventId, IdPrefix.Event) && idTime(eventId) < Date.now() - days * 86_400_000) {
+      return new DomainError(
+        ErrorCode.CursorExpired,
+        `Event ${eventId} is older than the ${days} days the webhooks service keeps events for (WEBHOOKS_EVENT_RETENTION_DAYS); it can no longer be sent.`,
+        [{ field: 'event_id', code: 'cursor_expired', message: 'the event was deleted by the retention period' }],
+      );
+    }
+    return DomainError.notFound('event', eventId);
   }
 
   /** Sends a signed `webhook.ping` now, whatever the subscription's status; it is not recorded as a delivery. */
