@@ -110,7 +110,7 @@ describe('fault: the event stream deleted and made again under load', () => {
   }, 120_000);
 
   /** A counter or gauge of a process's /metrics, summed over the series whose labels include `labels`. */
-  async function metric(process: 'events' | 'webhooks', name: string, labels: string): Promise<number> {
+  async function metric(process: 'events' | 'webhooks' | 'contacts' | 'deals', name: string, labels: string): Promise<number> {
     const text = await (await fetch(stack.processes[process].healthUrl.replace(/\/health$/, '/metrics'))).text();
     return text
       .split('\n')
@@ -229,6 +229,72 @@ describe('fault: the event stream deleted and made again under load', () => {
     await checkLog();
     expect(await metric('events', 'crm_stream_resets_total', 'consumer="event-log",reason="truncated"')).toBe(1);
     expect(await metric('events', 'crm_stream_gap_events_total', 'consumer="event-log"')).toBe(0);
+  }, 600_000);
+
+  it("the services' own durable consumers resume on the stream made again: deal activity, contact and deal clean-ups", async () => {
+    const stages = [
+      { name: 'Open', type: 'open' },
+      { name: 'Won', type: 'won' },
+    ];
+    const pipeline = (await stack.api.post('/pipelines', { name: `reset-${randomUUID().slice(0, 8)}`, stages })).body.data;
+    const deal = async (body: Record<string, unknown> = {}) => {
+      const res = await stack.api.post('/deals', { name: 'reset', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, ...body });
+      expect(res.status).toBe(201);
+      return res.body.data.id as string;
+    };
+    const contact = async () => (await stack.api.post('/contacts', { email: `reset-link-${randomUUID().slice(0, 8)}@example.com` })).body.data.id as string;
+    const [owner, holder] = [await contact(), await contact()];
+    const [followed, linked, doomed] = [await deal(), await deal({ contact_id: owner }), await deal()];
+    const activity = (await stack.api.post('/activities', { type: 'call', deal_id: doomed, contact_id: holder })).body.data.id as string;
+    // Both consumers are on the stream and caught up before it goes.
+    const before = new Date(Date.now() - 5 * 86_400_000).toISOString();
+    expect((await stack.api.post('/activities', { type: 'note', deal_id: followed, occurred_at: before })).status).toBe(201);
+    await eventually(async () => ((await stack.api.get(`/deals/${followed}`)).body.data.last_activity_at === before ? true : undefined), OP_DEADLINE_MS);
+    const resetsBefore = {
+      deals: await metric('deals', 'crm_stream_resets_total', 'consumer="deals-activity"'),
+      contacts: await metric('contacts', 'crm_stream_resets_total', 'consumer="contacts-deal-links"'),
+    };
+
+    const old = await deleteStream();
+    // A write makes the relays find the stream gone and make it again.
+    const after = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    expect((await stack.api.post('/activities', { type: 'note', deal_id: followed, occurred_at: after })).status).toBe(201);
+    await madeAgain(old);
+    expect((await stack.api.delete(`/contacts/${owner}`)).status).toBe(204);
+    expect((await stack.api.delete(`/deals/${doomed}`)).status).toBe(204);
+
+    // deals-activity: the activity feeds the deal's inactivity clock, the deleted contact is unlinked.
+    await eventually(async () => ((await stack.api.get(`/deals/${followed}`)).body.data.last_activity_at === after ? true : undefined), OP_DEADLINE_MS);
+    await eventually(async () => ((await stack.api.get(`/deals/${linked}`)).body.data.contact_id === null ? true : undefined), OP_DEADLINE_MS);
+    // contacts-deal-links: the deleted deal's activity loses it (its contact still holds it).
+    await eventually(async () => ((await stack.api.get(`/activities/${activity}`)).body.data.deal_id === null ? true : undefined), OP_DEADLINE_MS);
+    // Each noticed the reset, counted it, and is done recovering.
+    expect(await metric('deals', 'crm_stream_resets_total', 'consumer="deals-activity"')).toBeGreaterThan(resetsBefore.deals);
+    expect(await metric('contacts', 'crm_stream_resets_total', 'consumer="contacts-deal-links"')).toBeGreaterThan(resetsBefore.contacts);
+    expect(await metric('deals', 'crm_stream_recovering', 'consumer="deals-activity"')).toBe(0);
+  }, 600_000);
+
+  it('a durable consumer stopped through the reset handles, at its start, what the outboxes held of the lost stream', async () => {
+    const pipeline = (await stack.api.post('/pipelines', { name: `reset-${randomUUID().slice(0, 8)}`, stages: [{ name: 'Open', type: 'open' }] })).body.data;
+    const deal = (await stack.api.post('/deals', { name: 'reset', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id })).body.data.id as string;
+    const first = new Date(Date.now() - 6 * 86_400_000).toISOString();
+    const activity = (await stack.api.post('/activities', { type: 'note', deal_id: deal, occurred_at: first })).body.data.id as string;
+    await eventually(async () => ((await stack.api.get(`/deals/${deal}`)).body.data.last_activity_at === first ? true : undefined), OP_DEADLINE_MS);
+    // The log stopped too, so the contacts outbox keeps the activity's event: it is in no stream once the old one goes.
+    await stack.processes.deals.stop();
+    await stack.processes.events.stop();
+    try {
+      const when = new Date(Date.now() - 4 * 86_400_000).toISOString();
+      expect((await stack.api.patch(`/activities/${activity}`, { occurred_at: when })).status).toBe(200);
+      const old = await deleteStream();
+      // Another write makes a relay find the stream gone and make it again.
+      await stack.api.post('/contacts', { email: `reset-late-${randomUUID().slice(0, 8)}@example.com` });
+      await madeAgain(old);
+      await stack.start('deals');
+      await eventually(async () => ((await stack.api.get(`/deals/${deal}`)).body.data.last_activity_at === when ? true : undefined), OP_DEADLINE_MS);
+    } finally {
+      await stack.start('events');
+    }
   }, 600_000);
 
   it('records a stream.gap, seen by pollers and webhooks, for events gone from the stream and from every outbox', async () => {

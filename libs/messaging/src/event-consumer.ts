@@ -1,10 +1,12 @@
 import { Logger } from '@crm/common';
-import { DomainEvent, eventStreamName, eventSubject } from '@crm/contracts';
-import { AckPolicy, ConsumerConfig, ConsumerMessages, DeliverPolicy, JsMsg, NatsConnection, nanos } from 'nats';
+import { DomainEvent, eventStreamName, eventSubject, ServiceName } from '@crm/contracts';
+import { AckPolicy, ConsumerConfig, ConsumerMessages, DeliverPolicy, JsMsg, NatsConnection, NatsError, nanos } from 'nats';
 import { handleOrPark, retryUntilDone, RetryPolicy, StoppedWhileRetrying } from './dead-events/bounded-handling';
-import { ensureEventStream, PULL_EXPIRES_MS } from './jetstream';
+import { ensureEventStream, eventStreamState, PULL_EXPIRES_MS } from './jetstream';
 import { messageBatches, sleepUnlessStopped } from './message-batches';
+import type { MessagingMetrics } from './messaging.metrics';
 import { decodeJson } from './nats';
+import { recoverFromOutboxes, recoverReader } from './stream-recovery';
 
 export interface DurableConsumerOptions {
   nc: NatsConnection;
@@ -28,7 +30,18 @@ export interface DurableConsumerOptions {
   batchSize?: number;
   /** A partial batch is handled once no message has arrived for this long. */
   lingerMs?: number;
+  /**
+   * Repair after a stream reset (docs/operations.md, "Stream reset"): the services that produce the events
+   * this consumer handles, asked for their outboxes when the consumer is not on the stream (the stream was
+   * deleted or made again, which deletes its consumers), before it is made again there.
+   */
+  recovery?: { services: readonly ServiceName[]; metrics: MessagingMetrics };
 }
+
+/** How often a running consumer checks that the stream is still the one its consumer is on. */
+const WATCH_EVERY_MS = 2000;
+/** JetStream's answer to the info of a consumer the stream does not have. */
+const CONSUMER_NOT_FOUND = 10014;
 
 /**
  * Reads a durable JetStream consumer in batches (the server pushes messages as they are published;
@@ -43,6 +56,12 @@ export class DurableEventConsumer {
   private active?: ConsumerMessages;
   /** Aborted by stop(): every wait of the loop ends at once (see message-batches on why a signal). */
   private stopping = new AbortController();
+  /** The identity of the stream the consumer is on, the last sequence it acknowledged there, and the last it saw. */
+  private stream?: string;
+  private acked = 0;
+  private lastSeen?: number;
+  /** Set by the watch when the stream is no longer the consumer's: the loop makes the consumer again. */
+  private streamChanged = false;
 
   constructor(private readonly options: DurableConsumerOptions) {}
 
@@ -104,6 +123,7 @@ export class DurableEventConsumer {
 
   private async ensureConsumer(): Promise<void> {
     const { nc, namespace, durable, types } = this.options;
+    this.streamChanged = false;
     const stream = await ensureEventStream(nc, namespace);
     const jsm = await nc.jetstreamManager();
     const config: Partial<ConsumerConfig> = {
@@ -114,12 +134,86 @@ export class DurableEventConsumer {
       max_ack_pending: 10_000,
       ...(types?.length === 1 ? { filter_subject: eventSubject(namespace, types[0]) } : {}),
     };
-    try {
-      await jsm.consumers.info(stream, durable);
+    const found = await jsm.consumers.info(stream, durable).then(
+      () => true,
+      (err: NatsError) => {
+        if (err.api_error?.err_code === CONSUMER_NOT_FOUND) return false;
+        throw err;
+      },
+    );
+    const state = await eventStreamState(nc, namespace);
+    if (found) {
       await jsm.consumers.update(stream, durable, config);
-    } catch {
-      await jsm.consumers.add(stream, config);
+    } else {
+      // Not on the stream: its first start, or a stream deleted or made again (which deleted the consumer).
+      // What the producing services still hold is handled first; the consumer made again then reads the
+      // whole new stream. Handlers are idempotent, so what both bring is handled twice, harmlessly.
+      if (this.options.recovery) await this.recover(state);
+      try {
+        await jsm.consumers.add(stream, config);
+      } catch (err) {
+        // Another replica may have made it meanwhile; that is fine as long as it now exists.
+        await jsm.consumers.info(stream, durable).catch(() => {
+          throw err;
+        });
+      }
     }
+    if (this.stream !== state.created) {
+      this.stream = state.created;
+      this.acked = 0;
+      this.lastSeen = state.last_seq;
+    }
+  }
+
+  /**
+   * Handles what the producing services' outboxes hold. When this process was reading another stream, that
+   * is a reset: counted and logged, with the old stream's sequences after the last one acknowledged that no
+   * outbox held counted as lost (recoverReader); at a start there is nothing known to compare with.
+   */
+  private async recover(state: Awaited<ReturnType<typeof eventStreamState>>): Promise<void> {
+    const { nc, namespace, durable, logger, types, handle } = this.options;
+    const { services, metrics } = this.options.recovery!;
+    const wanted = types?.length ? new Set(types) : undefined;
+    const apply = async (events: DomainEvent[]) => {
+      const mine = events.filter((e) => !wanted || wanted.has(e.type));
+      if (mine.length) await handle(mine);
+    };
+    const outboxes = { nc, namespace, logger, name: durable, apply, services };
+    const reset = this.stream !== undefined && this.stream !== state.created;
+    if (reset) {
+      metrics.streamResets.inc({ consumer: durable, reason: 'replaced' });
+      logger.error(
+        { consumer: durable, acked: this.acked, previous_stream: this.stream, stream: state.created },
+        'the event stream is not the one this consumer was reading; recovering from the outboxes',
+      );
+    }
+    metrics.streamRecovering.set({ consumer: durable }, 1);
+    try {
+      if (reset) {
+        const previous = { seq: this.acked, stream: this.stream! };
+        await recoverReader({ reason: 'replaced', previous, state, lastSeen: this.lastSeen }, this.stopping.signal, {
+          ...outboxes,
+          metrics,
+          move: async () => true,
+        });
+        logger.warn({ consumer: durable }, 'recovered from the stream reset; reading the new stream');
+      } else {
+        await recoverFromOutboxes({ ...outboxes, previousStream: null, signal: this.stopping.signal });
+      }
+    } finally {
+      metrics.streamRecovering.set({ consumer: durable }, 0);
+    }
+  }
+
+  /** Stops the consumption when the stream is gone or is not the one the consumer was made on. */
+  private async watch(messages: ConsumerMessages): Promise<void> {
+    const state = await eventStreamState(this.options.nc, this.options.namespace).catch(() => undefined);
+    if (state && state.created === this.stream) {
+      this.lastSeen = Math.max(this.lastSeen ?? 0, state.last_seq);
+      return;
+    }
+    this.streamChanged = true;
+    if (this.active === messages) messages.stop();
   }
 
   private async run(): Promise<void> {
@@ -138,13 +232,25 @@ export class DurableEventConsumer {
         const consumer = await nc.jetstream().consumers.get(eventStreamName(namespace), durable);
         // Messages buffered here while a batch is retried for longer than ack_wait are delivered again
         // later: a duplicate after newer events, which idempotent handlers take.
-        this.active = await consumer.consume({ max_messages: batchSize, expires: PULL_EXPIRES_MS });
-        for await (const messages of messageBatches(this.active, batchSize, linger, this.stopping.signal)) {
-          const events = messages.map((m) => decodeJson<DomainEvent>(m.data)).filter((e) => !wanted || wanted.has(e.type));
-          // A batch of only other types (filtered here, see `types`) has nothing to handle: no transaction.
-          if (events.length) await this.handleBatch(events, messages);
-          backoff = 100;
-          await acknowledge(messages);
+        const active = await consumer.consume({ max_messages: batchSize, expires: PULL_EXPIRES_MS });
+        this.active = active;
+        // A deleted stream takes its consumers with it; a stream made again has none: the watch notices.
+        const watch = this.options.recovery ? setInterval(() => void this.watch(active), WATCH_EVERY_MS) : undefined;
+        try {
+          for await (const messages of messageBatches(active, batchSize, linger, this.stopping.signal)) {
+            const events = messages.map((m) => decodeJson<DomainEvent>(m.data)).filter((e) => !wanted || wanted.has(e.type));
+            // A batch of only other types (filtered here, see `types`) has nothing to handle: no transaction.
+            if (events.length) await this.handleBatch(events, messages);
+            backoff = 100;
+            await acknowledge(messages);
+            this.acked = Math.max(this.acked, messages[messages.length - 1].info.streamSequence);
+          }
+        } finally {
+          clearInterval(watch);
+        }
+        if (this.streamChanged) {
+          this.streamChanged = false;
+          ready = false;
         }
       } catch (err) {
         if (!this.running) return;

@@ -1,4 +1,4 @@
-import { DomainEvent } from '@crm/contracts';
+import { DomainEvent, ServiceName } from '@crm/contracts';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { NatsConnection } from 'nats';
 import { systemOrigin, withOrigin } from './changes/change-origin';
@@ -15,6 +15,11 @@ export interface DurableSubscription {
   types?: string[];
   /** Idempotent handling of one batch, in one transaction; acknowledged only after it resolves. */
   handle: (events: DomainEvent[]) => Promise<void>;
+  /**
+   * The services that produce those events: after a stream reset (or at the consumer's first start) their
+   * outboxes are handled before the consumer is made again on the stream (docs/operations.md, "Stream reset").
+   */
+  sources: readonly ServiceName[];
 }
 
 /**
@@ -45,7 +50,7 @@ export class EventSubscriptions implements OnApplicationBootstrap, OnApplication
   }
 
   onApplicationBootstrap(): void {
-    for (const { durable, types, handle } of this.declared) {
+    for (const { durable, types, handle, sources } of this.declared) {
       const consumer = new DurableEventConsumer({
         nc: this.nc,
         namespace: this.options.namespace,
@@ -55,6 +60,7 @@ export class EventSubscriptions implements OnApplicationBootstrap, OnApplication
         park: (event, error, attempts) => this.deadEvents.park({ consumer: durable, event, error, attempts }),
         retry: this.deadEvents.policy,
         logger: this.options.logger,
+        recovery: { services: sources, metrics: this.metrics },
       });
       consumer.start();
       this.metrics.trackLag(durable, () => consumer.lag());

@@ -1,5 +1,5 @@
 import { IdPrefix, isId } from '@crm/common';
-import { DomainEvent, EventConsumer, EventType } from '@crm/contracts';
+import { DomainEvent, EventConsumer, EventType, ServiceName } from '@crm/contracts';
 import { EventSubscriptions, systemOrigin, withOrigin } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
@@ -16,7 +16,12 @@ export class DealEventsConsumer {
     private readonly links: WorkLinks,
     subscriptions: EventSubscriptions,
   ) {
-    subscriptions.durable({ durable: EventConsumer.Contacts, types: [EventType.DealDeleted], handle: (events) => this.handle(events) });
+    subscriptions.durable({
+      durable: EventConsumer.Contacts,
+      types: [EventType.DealDeleted],
+      sources: [ServiceName.Deals],
+      handle: (events) => this.handle(events),
+    });
   }
 
   async handle(events: DomainEvent[]): Promise<void> {

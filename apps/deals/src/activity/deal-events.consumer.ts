@@ -1,5 +1,5 @@
 import { isId, IdPrefix } from '@crm/common';
-import { DomainEvent, EventConsumer, EventType } from '@crm/contracts';
+import { DomainEvent, EventConsumer, EventType, ServiceName } from '@crm/contracts';
 import { EventSubscriptions, systemOrigin, withOrigin } from '@crm/messaging';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
@@ -24,7 +24,7 @@ export class DealEventsConsumer {
     private readonly links: ContactLinksService,
     subscriptions: EventSubscriptions,
   ) {
-    subscriptions.durable({ durable: EventConsumer.Deals, types: CONSUMED, handle: (events) => this.handle(events) });
+    subscriptions.durable({ durable: EventConsumer.Deals, types: CONSUMED, sources: [ServiceName.Contacts], handle: (events) => this.handle(events) });
   }
 
   async handle(events: DomainEvent[]): Promise<void> {
