@@ -295,6 +295,16 @@ describe('fault: the event stream deleted and made again under load', () => {
     } finally {
       await stack.start('events');
     }
+    // The log's own recovery from the reset (counted by the process started after it) is over before the next
+    // test stops it again.
+    await eventually(
+      async () =>
+        (await metric('events', 'crm_stream_resets_total', 'consumer="event-log"')) > 0 &&
+        (await metric('events', 'crm_stream_recovering', 'consumer="event-log"')) === 0
+          ? true
+          : undefined,
+      OP_DEADLINE_MS,
+    );
   }, 600_000);
 
   it('records a stream.gap, seen by pollers and webhooks, for events gone from the stream and from every outbox', async () => {
