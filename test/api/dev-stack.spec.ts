@@ -1,7 +1,8 @@
-import { ChildProcess, spawn } from 'child_process';
+import { ChildProcess, execFile, spawn } from 'child_process';
 import { randomInt } from 'crypto';
 import { readFileSync } from 'fs';
 import { join } from 'path';
+import { promisify } from 'util';
 import { eventually } from '../support/api-client';
 import { dropNamespace, randomKey, testEnv } from '../support/stack';
 
@@ -45,7 +46,7 @@ async function freeRange(taken: number[]): Promise<number> {
   }
 }
 
-async function startDevStack(taken: number[] = []): Promise<DevStack> {
+async function startDevStack(taken: number[] = [], node = process.execPath): Promise<DevStack> {
   const port = await freeRange(taken);
   const {
     PORT: _port,
@@ -54,7 +55,7 @@ async function startDevStack(taken: number[] = []): Promise<DevStack> {
     HEALTH_HOST: _hh,
     ...env
   } = testEnv(undefined, { CRM_BOOTSTRAP_API_KEY: randomKey(), LOG_LEVEL: 'info' });
-  const child = spawn(process.execPath, [SCRIPT], { env: { PATH: process.env.PATH, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(node, [SCRIPT], { env: { PATH: process.env.PATH, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
@@ -68,6 +69,38 @@ async function stopDevStack(stack: DevStack): Promise<void> {
     await exited;
   }
   await dropNamespace(stack.env);
+}
+
+/**
+ * The Node.js release the image runs (the Dockerfile's NODE_IMAGE), from the npm registry's package of
+ * that release's binary for this platform: our machines run Node 20, the image Node 22.
+ */
+async function imageNode(): Promise<{ version: string; path: string }> {
+  const image = /^ARG NODE_IMAGE=node:(\d+\.\d+\.\d+)-/m.exec(readFileSync(join(__dirname, '..', '..', 'Dockerfile'), 'utf8'));
+  if (!image) throw new Error('the Dockerfile names no NODE_IMAGE release');
+  const version = image[1];
+  const pkg = `node-${process.platform}-${process.arch}@${version}`;
+  const { stdout } = await promisify(execFile)('npm', ['exec', '--yes', `--package=${pkg}`, '--', 'node', '-p', 'process.version + " " + process.execPath'], {
+    timeout: 150_000,
+  });
+  const [reported, path] = stdout.trim().split(' ');
+  expect(reported).toBe(`v${version}`);
+  return { version, path };
+}
+
+/** A contact written through the stack's API, then read back, and its event read from the log. */
+async function writeAndRead(stack: DevStack): Promise<void> {
+  const base = `http://127.0.0.1:${stack.port}`;
+  const headers = { 'X-Api-Key': stack.env.CRM_BOOTSTRAP_API_KEY!, 'Content-Type': 'application/json' };
+  const created = await fetch(`${base}/contacts`, { method: 'POST', headers, body: JSON.stringify({ email: `node.${stack.port}@example.com` }) });
+  expect(created.status).toBe(201);
+  const { data } = (await created.json()) as { data: { id: string } };
+  expect((await fetch(`${base}/contacts/${data.id}`, { headers })).status).toBe(200);
+  await eventually(async () => {
+    const res = await fetch(`${base}/events?type=contact.created`, { headers });
+    const body = (await res.json()) as { data: Array<{ data: { contact_id?: string } }> };
+    return body.data.some((e) => e.data.contact_id === data.id) ? true : undefined;
+  }, 60_000);
 }
 
 describe('npm start', () => {
@@ -95,4 +128,22 @@ describe('npm start', () => {
       expect(stack.output()).not.toMatch(/^\w+ +\| \{"level"/m);
     }
   }, 180_000);
+
+  it('runs on the Node.js release of the image: every process, writes, reads and the event log', async () => {
+    const node = await imageNode();
+    const stack = await startDevStack(
+      stacks.map((s) => s.port),
+      node.path,
+    );
+    stacks.push(stack);
+    await eventually(async () => (stack.output().includes('CRM API ready') ? true : undefined), 90_000, 200).catch(() => {
+      throw new Error(`stack on ${stack.port} did not start on Node ${node.version}:\n${stack.output()}`);
+    });
+    // Each service's runtime metrics name the Node.js release it runs on.
+    for (const port of [stack.port + 1, stack.port + 2, stack.port + 3, stack.port + 4]) {
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect({ port, version: /^nodejs_version_info\{version="(v[^"]+)"/m.exec(metrics)?.[1] }).toEqual({ port, version: `v${node.version}` });
+    }
+    await writeAndRead(stack);
+  }, 300_000);
 });
