@@ -13,6 +13,11 @@ import { DealsController } from './deals/deals.controller';
 import { DealsCatalogs } from './deals/deals-catalogs';
 import { DealsService } from './deals/deals.service';
 import { DEALS_SETTINGS } from './deals.settings';
+import { LineItemsController } from './line-items/line-items.controller';
+import { LineItemsService } from './line-items/line-items.service';
+import { ProductsBatchWriter } from './products/products.batch';
+import { ProductsController } from './products/products.controller';
+import { ProductsService } from './products/products.service';
 import { DealImportsService } from './imports/deal-imports.service';
 import { ContactLinksService } from './internal/contact-links.service';
 import { DealsInternalController } from './internal/internal.controller';
@@ -24,6 +29,8 @@ import { StaleDealsJob } from './stale/stale-deals.job';
 @Module({
   controllers: [
     DealsController,
+    ProductsController,
+    LineItemsController,
     recordQueriesController('deals', DealsCatalogs),
     DealContactsController,
     PipelinesController,
@@ -39,6 +46,9 @@ import { StaleDealsJob } from './stale/stale-deals.job';
     DealsCatalogs,
     catalogQueriesProvider(DEALS_SETTINGS),
     DealsBatchWriter,
+    ProductsService,
+    ProductsBatchWriter,
+    LineItemsService,
     DealViews,
     BatchRunner,
     PipelinesService,

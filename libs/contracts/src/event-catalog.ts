@@ -14,6 +14,7 @@ import {
 } from './deals/events';
 import { ApiKeyCreatedData, ApiKeyRevokedData, ContactCreatedData, DealStageChangedData, EventType } from './events';
 import { ObjectRecordEventData, ObjectTypeEventData } from './schema/field-types';
+import { LineItemEventData, LineItemUpdatedData, ProductCreatedData, ProductDeletedData, ProductUpdatedData } from './products';
 import { ImportCompletedData } from './imports/imports';
 import { WebhookDisabledData } from './webhooks/webhook.views';
 import { StreamGapData, SystemRestoredData } from './event-log/stream-markers';
@@ -64,6 +65,12 @@ export const EVENT_CATALOG = {
     summary: 'A contact association of a deal was removed (DELETE, a replaced contact_id, or a deletion or merge).',
     data: DealContactEventData,
   },
+  [EventType.ProductCreated]: { summary: 'A product was created.', data: ProductCreatedData },
+  [EventType.ProductUpdated]: { summary: 'A product changed.', data: ProductUpdatedData },
+  [EventType.ProductDeleted]: { summary: 'A product was deleted; line items that sold it keep their name and prices.', data: ProductDeletedData },
+  [EventType.LineItemCreated]: { summary: 'A line item was added to a deal.', data: LineItemEventData },
+  [EventType.LineItemUpdated]: { summary: "A deal's line item changed.", data: LineItemUpdatedData },
+  [EventType.LineItemDeleted]: { summary: 'A line item was removed from a deal.', data: LineItemEventData },
   [EventType.ActivityCreated]: { summary: 'An activity was logged.', data: ActivityEventData },
   [EventType.ActivityUpdated]: { summary: 'An activity changed.', data: ActivityEventData },
   [EventType.ActivityDeleted]: { summary: 'An activity was deleted.', data: ActivityEventData },
@@ -121,6 +128,12 @@ export const EVENT_READS: Record<EventType, readonly string[]> = {
   [EventType.DealContactAdded]: ['deals', 'contacts'],
   [EventType.DealContactUpdated]: ['deals', 'contacts'],
   [EventType.DealContactRemoved]: ['deals', 'contacts'],
+  [EventType.ProductCreated]: ['products'],
+  [EventType.ProductUpdated]: ['products'],
+  [EventType.ProductDeleted]: ['products'],
+  [EventType.LineItemCreated]: ['deals'],
+  [EventType.LineItemUpdated]: ['deals'],
+  [EventType.LineItemDeleted]: ['deals'],
   [EventType.ActivityCreated]: ['activities'],
   [EventType.ActivityUpdated]: ['activities'],
   [EventType.ActivityDeleted]: ['activities'],

@@ -18,5 +18,7 @@ export const IdPrefix = {
   Import: 'imp',
   Change: 'chg',
   Erasure: 'era',
+  Product: 'prod',
+  LineItem: 'li',
 } as const;
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix];

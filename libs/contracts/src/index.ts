@@ -1,5 +1,6 @@
 export * from './contacts';
 export * from './deals';
+export * from './products';
 export * from './errors';
 export * from './ids';
 export * from './objects/registry';

@@ -11,6 +11,7 @@ const CHANGEABLE = [
   'company_id',
   'value',
   'currency',
+  'value_from_line_items',
   'owner_id',
   'source',
   'loss_reason',

@@ -11,6 +11,7 @@ export const DEAL_FIELDS = fieldSpecs<Deal>({
   company_id: 'value',
   value: 'value',
   currency: 'value',
+  value_from_line_items: 'value',
   owner_id: 'value',
   source: 'value',
   loss_reason: 'value',
@@ -30,6 +31,7 @@ export function newDeal(id: string, dto: CreateDealDto, stage: Stage, customFiel
     companyId: dto.company_id ?? null,
     value: dto.value ?? 0,
     currency: dto.currency ?? 'USD',
+    valueFromLineItems: dto.value_from_line_items ?? false,
     // A deal created straight into a closed stage is closed; an explicit status has the last word.
     status: dto.status ?? (stage.type === 'won' ? 'won' : stage.type === 'lost' ? 'lost' : 'open'),
     expectedClose: dto.expected_close ? new Date(dto.expected_close) : null,
@@ -61,6 +63,7 @@ export const DEAL_UPDATE_COLUMNS: Array<keyof Deal & string> = [
   'companyId',
   'value',
   'currency',
+  'valueFromLineItems',
   'ownerId',
   'source',
   'lossReason',

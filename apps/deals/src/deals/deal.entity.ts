@@ -2,7 +2,7 @@ import type { DealSource, DealStatus } from '@crm/contracts';
 import { Column, Entity, PrimaryColumn, ValueTransformer } from 'typeorm';
 
 /** bigint arrives from pg as a string; values are capped at 2^53 - 1, so a number is exact. */
-const bigintAsNumber: ValueTransformer = {
+export const bigintAsNumber: ValueTransformer = {
   to: (value: number | undefined) => value,
   from: (value: string | null) => (value === null ? null : Number(value)),
 };
@@ -32,6 +32,10 @@ export class Deal {
 
   @Column({ type: 'char', length: 3 })
   currency!: string;
+
+  /** Whether value is the sum of the deal's line items' amounts, kept with each line write (docs/products.md). */
+  @Column({ name: 'value_from_line_items', type: 'boolean', default: false })
+  valueFromLineItems!: boolean;
 
   @Column({ type: 'text' })
   status!: DealStatus;

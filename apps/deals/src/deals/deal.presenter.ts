@@ -19,6 +19,7 @@ export function presentDeal(deal: Deal, now = new Date()): DealView {
     company_id: deal.companyId,
     value: deal.value,
     currency: deal.currency,
+    value_from_line_items: deal.valueFromLineItems ?? false,
     status: deal.status,
     expected_close: deal.expectedClose?.toISOString() ?? null,
     owner_id: deal.ownerId,

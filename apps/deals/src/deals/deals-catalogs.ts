@@ -6,6 +6,8 @@ import { Pipeline } from '../pipelines/pipeline.entity';
 import { Stage } from '../pipelines/stage.entity';
 import { Deal } from './deal.entity';
 import { presentDeal } from './deal.presenter';
+import { Product } from '../products/product.entity';
+import { presentProduct } from '../products/products.batch';
 
 /**
  * What a query over each queryable object of this service may name (docs/query.md). A deal: any field, its
@@ -31,6 +33,7 @@ const OBJECTS: Record<QueryableBy<'deals'>, Omit<CatalogSpec, 'object' | 'custom
       { name: 'owner', column: 'owner_id', object: 'users', via: 'contacts' },
     ],
   },
+  products: { entity: Product, alias: 'pr', present: presentProduct },
 };
 
 function queryable(object: string): object is QueryableBy<'deals'> {

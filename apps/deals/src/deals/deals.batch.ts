@@ -21,9 +21,10 @@ import { StageHistory } from './stage-history.entity';
  * a stage of its pipeline (read once for the batch, with the clock, which dates deals by the statement),
  * a stage move sets the status and records stage history, closing a deal adds deal.won or deal.lost, and
  * the primary contact follows contact_id. Its contact, company and owner are asked of the contacts
- * service in one request. Deals have no unique field to upsert on.
+ * service in one request. A deal whose value follows its line items (docs/products.md) is sent no value,
+ * and turning that on sets its value to their sum. Deals have no unique field to upsert on.
  */
-export function dealsTable(dealContacts: DealContacts, views: DealViews): RecordTable<Deal, CreateDealDto, UpdateDealDto, FullDealView, DealView, Stage> {
+export function dealsTable(dealContacts: DealContacts, views: DealViews): RecordTable<Deal, CreateDealDto, UpdateDealDto, FullDealView, DealView, Placement> {
   return {
     entity: Deal,
     table: 'deals',
@@ -41,24 +42,27 @@ export function dealsTable(dealContacts: DealContacts, views: DealViews): Record
     // A link that names nothing is answered before an unknown deal, as it is checked before the deal is read.
     referencesBeforeRows: true,
     clock: 'clock_timestamp()',
-    resolve: (m, items) =>
-      stagesOf(
+    resolve: async (m, items) => {
+      const typed = items.map(({ index, body, row }) => ({ index, body: body as CreateDealDto | UpdateDealDto, row }));
+      const placed = await stagesOf(
         m,
-        items
-          .map(({ index, body, row }) => ({ index, body: body as CreateDealDto | UpdateDealDto, row }))
+        typed
           // A create is always placed; an update only when it names a stage or moves to another pipeline.
           .filter(({ body, row }) => !row || body.stage_id !== undefined || (body.pipeline_id !== undefined && body.pipeline_id !== row.pipelineId))
           .map(({ index, body, row }) => ({ index, pipelineId: body.pipeline_id ?? row!.pipelineId, stageId: body.stage_id })),
-      ),
-    newRow: (dto, now, stage) => newDeal('', dto, stage!, {}, now),
-    derived: (before, set, now, body, stage) => {
+      );
+      return { byItem: await withLineTotals(m, typed, placed.byItem), now: placed.now };
+    },
+    newRow: (dto, now, placement) => newDeal('', dto, placement!.stage!, {}, now),
+    derived: (before, set, now, body, placement) => {
       const deal = { ...before, ...set };
-      const moved = stage && stage.id !== before.stageId ? stage : undefined;
+      const moved = placement?.stage && placement.stage.id !== before.stageId ? placement.stage : undefined;
+      const total = placement?.lineTotal === undefined ? {} : { value: placement.lineTotal };
       if (moved) {
         const status = body.status ?? statusAfterEntering(moved, before.status);
-        return { pipelineId: moved.pipelineId, stageId: moved.id, stageEnteredAt: now, status, lossReason: status === 'lost' ? deal.lossReason : null };
+        return { pipelineId: moved.pipelineId, stageId: moved.id, stageEnteredAt: now, status, lossReason: status === 'lost' ? deal.lossReason : null, ...total };
       }
-      return body.status !== undefined && body.status !== before.status ? { status: body.status } : {};
+      return { ...(body.status !== undefined && body.status !== before.status ? { status: body.status } : {}), ...total };
     },
     changesOf: dealChanges,
     created: (deal) => event(EventType.DealCreated, dealCreatedData(deal)),
@@ -137,6 +141,41 @@ async function afterDealWrites(
   return recordings;
 }
 
+/** What a deal write reads besides its row: its stage when it is placed, its lines' sum when its value starts following them. */
+export interface Placement {
+  stage?: Stage;
+  lineTotal?: number;
+}
+
+/**
+ * Each item's stage as placed, with the 400 of a value sent to a deal whose value follows its line items,
+ * and the lines' sum (one query) of each deal that turns value_from_line_items on.
+ */
+async function withLineTotals(
+  m: EntityManager,
+  items: Array<{ index: number; body: CreateDealDto | UpdateDealDto; row: Deal | null }>,
+  stages: Map<number, Stage | DomainError>,
+): Promise<Map<number, Placement | DomainError>> {
+  const result = new Map<number, Placement | DomainError>();
+  for (const [index, stage] of stages) result.set(index, stage instanceof DomainError ? stage : { stage });
+  const turningOn: Array<{ index: number; dealId: string }> = [];
+  for (const { index, body, row } of items) {
+    if (result.get(index) instanceof DomainError) continue;
+    const follows = body.value_from_line_items ?? row?.valueFromLineItems ?? false;
+    if (follows && body.value !== undefined) {
+      result.set(index, DomainError.invalid('value', 'value is the sum of the line items while value_from_line_items is true; leave it out.', 'computed'));
+    } else if (row && body.value_from_line_items === true && !row.valueFromLineItems) turningOn.push({ index, dealId: row.id });
+  }
+  if (!turningOn.length) return result;
+  const totals: Array<{ deal_id: string; total: string }> = await m.query(
+    `SELECT deal_id, sum(amount)::text AS total FROM line_items WHERE deal_id = ANY($1::text[]) GROUP BY deal_id`,
+    [turningOn.map((t) => t.dealId)],
+  );
+  const totalOf = new Map(totals.map((t) => [t.deal_id, Number(t.total)]));
+  for (const { index, dealId } of turningOn) result.set(index, { ...(result.get(index) as Placement | undefined), lineTotal: totalOf.get(dealId) ?? 0 });
+  return result;
+}
+
 /**
  * Each item's stage (the one stage check of every deal write), or the 400 naming what is wrong; and the
  * clock read with the stages, in the same round trip, when there was one to read.
@@ -164,7 +203,7 @@ async function stagesOf(m: EntityManager, items: Array<{ index: number; pipeline
 
 /** Every write of deals, through the record engine with the deals' hooks above. */
 @Injectable()
-export class DealsBatchWriter extends RecordBatchWriter<Deal, CreateDealDto, UpdateDealDto, FullDealView, DealView, Stage> {
+export class DealsBatchWriter extends RecordBatchWriter<Deal, CreateDealDto, UpdateDealDto, FullDealView, DealView, Placement> {
   constructor(directory: ContactsDirectory, customFields: BuiltInCustomFieldsService, dealContacts: DealContacts, views: DealViews) {
     super(dealsTable(dealContacts, views), customFields, directory);
   }

@@ -1,20 +1,23 @@
-import { Ops, SearchMetaView, SearchSliceReply, SearchSliceRequest, SlugKeptBy, SlugWith } from '@crm/contracts';
+import { Ops, SearchMetaView, SearchSliceReply, SearchSliceRequest, slugsWith } from '@crm/contracts';
 import { Handles } from '@crm/runtime';
-import { builtInTarget, QueryBudget, SEARCH_HINT, SEARCH_SETTINGS, searchColumn, searchSlice, SearchTarget } from '@crm/records';
+import { QueryBudget, registryTarget, SEARCH_HINT, SEARCH_SETTINGS, searchSlice, SearchTarget } from '@crm/records';
 import { Controller, Inject } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DataSource } from 'typeorm';
 import { DEALS_SETTINGS, DealsSettings } from '../deals.settings';
 
 /** Deals as GET /search reads them (docs/search.md); bench:search runs the same target straight on PostgreSQL. */
-export const DEALS_SEARCH_TARGET: SearchTarget = builtInTarget('deals', 't.name', 't.status', 't.name', [searchColumn('name', 'text')]);
+export const DEALS_SEARCH_TARGET: SearchTarget = registryTarget('deals');
 
-/** The searchable objects this service keeps, by slug: one the registry marks searchable without a target here does not compile. */
-const TARGETS: Record<SlugWith<'searchable'> & SlugKeptBy<'deals'>, SearchTarget> = { deals: DEALS_SEARCH_TARGET };
+/**
+ * The searchable objects this service keeps, by slug, as their registry entries describe them (`search`):
+ * an entry marked searchable without one fails when the service starts, and the search spec with it.
+ */
+const TARGETS: Record<string, SearchTarget> = Object.fromEntries(slugsWith('searchable', 'deals').map((slug) => [slug, registryTarget(slug)]));
 
 /** The targets of the objects a search names that this service keeps, in the order named. */
 export function searchTargetsOf(objects: readonly string[]): SearchTarget[] {
-  return objects.filter((object): object is keyof typeof TARGETS => Object.hasOwn(TARGETS, object)).map((object) => TARGETS[object]);
+  return objects.filter((object) => Object.hasOwn(TARGETS, object)).map((object) => TARGETS[object]);
 }
 
 /** This service's part of GET /search, which the contacts service merges with its own. */

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsDefined, IsOptional, IsRFC3339 } from 'class-validator';
+import { IsBoolean, IsDefined, IsOptional, IsRFC3339 } from 'class-validator';
 import {
   CompanyLink,
   ContactLink,
@@ -65,6 +65,14 @@ class DealDetailsDto {
   /** Values of the custom fields defined on deals (POST /objects/deals/fields); PATCH merges by key. */
   @CustomFieldsInput()
   custom_fields?: Record<string, unknown> | null;
+
+  /**
+   * When true, value is the sum of the deal's line items' amounts (docs/products.md), kept with each line
+   * write; value cannot be sent then. Turning it on sets value to the lines' sum; off keeps the last sum.
+   */
+  @IfPresent()
+  @IsBoolean({ message: 'value_from_line_items must be true or false' })
+  value_from_line_items?: boolean;
 }
 
 export class CreateDealDto extends DealDetailsDto {
@@ -215,6 +223,9 @@ export class DealView {
   value!: number;
   @ApiProperty({ type: String })
   currency!: string;
+  /** Whether value is the sum of the deal's line items' amounts. */
+  @ApiProperty({ type: Boolean })
+  value_from_line_items!: boolean;
   @ApiProperty({ enum: DEAL_STATUSES })
   status!: DealStatus;
   @ApiProperty({ type: String, nullable: true })

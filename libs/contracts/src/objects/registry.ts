@@ -6,6 +6,7 @@ import { CreateUserDto, UpdateUserDto } from '../contacts/user.dto';
 import { CreateDealDto, UpdateDealDto } from '../deals/deal.dto';
 import { CreatePipelineDto, StageInputDto, UpdatePipelineDto } from '../deals/pipeline.dto';
 import { IdPrefix } from '../ids';
+import { CreateProductDto, UpdateProductDto } from '../products/product.dto';
 
 /** The services that keep records of an object. */
 export const OBJECT_SERVICES = ['contacts', 'deals'] as const;
@@ -44,6 +45,14 @@ export interface ObjectEntry {
   permission?: string;
   /** How `Ops.contactsInternal.resolve` is asked whether its records exist, for another service's checks. */
   resolvedAs?: { request: 'contact_ids' | 'company_ids' | 'user_ids'; reply: 'contacts' | 'companies' | 'users' };
+  /**
+   * How GET /search finds and shows its records, for an object whose service derives its search target
+   * from here (the deals service): the column its title shows, the one its subtitle shows, and the text
+   * columns its word index is built on (`searchWords` in libs/records, which its migration indexes).
+   */
+  search?: { title: string; subtitle: string; columns: readonly string[] };
+  /** The field an upsert matches on, unique among its records whatever its case (its table's index is on lower(field)). */
+  uniqueKey?: string;
 }
 
 const RECORDS = ['schema', 'customFields', 'referenceable', 'queryable', 'batchable', 'history'] as const;
@@ -90,6 +99,21 @@ const REGISTRY = {
     create: CreateDealDto,
     update: UpdateDealDto,
     capabilities: [...RECORDS, 'importable', 'searchable'],
+    search: { title: 'name', subtitle: 'status', columns: ['name'] },
+  },
+  products: {
+    slug: 'products',
+    name: 'Product',
+    one: 'product',
+    many: 'products',
+    prefix: IdPrefix.Product,
+    service: 'deals',
+    kind: 'built_in',
+    create: CreateProductDto,
+    update: UpdateProductDto,
+    capabilities: ['schema', 'customFields', 'queryable', 'batchable', 'history', 'searchable'],
+    search: { title: 'name', subtitle: 'sku', columns: ['name', 'sku'] },
+    uniqueKey: 'sku',
   },
   pipelines: {
     slug: 'pipelines',

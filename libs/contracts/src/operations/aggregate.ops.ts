@@ -23,5 +23,6 @@ export const aggregates = {
   activities: aggregateRoute('contacts', 'contacts.activities.aggregate', '/activities/aggregate', 'activities'),
   tasks: aggregateRoute('contacts', 'contacts.tasks.aggregate', '/tasks/aggregate', 'tasks'),
   deals: aggregateRoute('deals', 'deals.deals.aggregate', '/deals/aggregate', 'deals'),
+  products: aggregateRoute('deals', 'deals.products.aggregate', '/products/aggregate', 'products'),
   records: aggregateRoute('contacts', 'contacts.records.aggregate', '/objects/:slug/records/aggregate', 'records of a custom object'),
 };

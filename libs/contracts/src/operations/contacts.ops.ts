@@ -34,7 +34,7 @@ import { AppendImportRowsRequest, CreateImportQuery, FailImportRequest, ImportFo
 import { QueryFieldsReply, QueryFieldsRequest, RemoteMatchReply, RemoteMatchRequest, RemoteValuesReply, RemoteValuesRequest } from '../query/record-query.dto';
 import { AddContactCompanyDto, CompanyContactItem, ContactCompanyItem, ContactCompanyView } from '../associations/associations';
 import { internal, noContent, Operation, page, resource, ResourceOf, route } from './operation';
-import { associationRoutes, batchRoute, changesRoute, queryRoute } from './shared';
+import { associationRoutes, batchRoute, changesRoute, queryRoute, recordRoutes } from './shared';
 
 const contactCompanies = associationRoutes({
   service: 'contacts',
@@ -323,74 +323,16 @@ export const importSteps = {
   fail: internal<FailImportRequest, { data: ImportView }>({ service: 'contacts', name: 'contacts.imports.fail' }),
 };
 
-const workItemRoutes = <V, C, U, L>(
-  resourceName: 'activities' | 'tasks',
-  [one, many]: [string, string],
-  view: abstract new (...args: never[]) => V,
-  classes: { create: abstract new (...args: never[]) => C; update: abstract new (...args: never[]) => U; list: abstract new (...args: never[]) => L },
-  createSummary: string,
-) => ({
-  create: route({
-    service: 'contacts',
-    name: `contacts.${resourceName}.create`,
-    method: 'POST',
-    path: `/${resourceName}`,
-    summary: createSummary,
-    access: 'write',
-    body: classes.create,
-    reply: resource(view, { warnings: true }),
-  }),
-  list: route({
-    service: 'contacts',
-    name: `contacts.${resourceName}.list`,
-    method: 'GET',
-    path: `/${resourceName}`,
-    summary: `List ${many}`,
-    access: 'read',
-    query: classes.list,
-    reply: page(view),
-  }),
-  query: queryRoute('contacts', `contacts.${resourceName}.query`, `/${resourceName}/query`, view, many),
-  batch: batchRoute('contacts', `contacts.${resourceName}.batch`, `/${resourceName}/batch`, many, view),
-  get: route({
-    service: 'contacts',
-    name: `contacts.${resourceName}.get`,
-    method: 'GET',
-    path: `/${resourceName}/:id` as const,
-    summary: `Get ${one}`,
-    access: 'read',
-    reply: resource(view),
-  }),
-  update: route({
-    service: 'contacts',
-    name: `contacts.${resourceName}.update`,
-    method: 'PATCH',
-    path: `/${resourceName}/:id` as const,
-    summary: `Update ${one}`,
-    access: 'write',
-    body: classes.update,
-    reply: resource(view, { warnings: true }),
-  }),
-  remove: route({
-    service: 'contacts',
-    name: `contacts.${resourceName}.delete`,
-    method: 'DELETE',
-    path: `/${resourceName}/:id` as const,
-    summary: `Delete ${one}`,
-    access: 'write',
-    reply: noContent,
-  }),
-  changes: changesRoute('contacts', `contacts.${resourceName}.changes`, `/${resourceName}/:id/changes` as const, one),
-});
-
-export const activities = workItemRoutes(
+export const activities = recordRoutes(
+  'contacts',
   'activities',
   ['an activity', 'activities'],
   ActivityView,
   { create: CreateActivityDto, update: UpdateActivityDto, list: ListActivitiesQuery },
   'Log an activity',
 );
-export const tasks = workItemRoutes(
+export const tasks = recordRoutes(
+  'contacts',
   'tasks',
   ['a task', 'tasks'],
   TaskView,

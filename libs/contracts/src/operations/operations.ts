@@ -6,6 +6,7 @@ import { internal } from './operation';
 import { capture, changes, events, webhooks } from './platform.ops';
 import { dealsSchema, objects, schema } from './schema.ops';
 import { privacy, privacyInternal } from './privacy.ops';
+import { lineItems, products } from './products.ops';
 import { duplicates, search } from './search.ops';
 
 /*
@@ -33,6 +34,8 @@ export const Ops = {
   activities,
   tasks,
   deals,
+  lineItems,
+  products,
   pipelines,
   events,
   changes,

@@ -140,3 +140,68 @@ export const associationRoutes = <V, I, B, OwnerPath extends string, Param exten
     }),
   };
 };
+
+/**
+ * The routes every record object has (create, list, query, batch, get, update, delete, changes) at
+ * `/<slug>`, answered by the service that keeps it; its aggregate is in aggregate.ops.ts.
+ */
+export const recordRoutes = <V, C, U, L, Svc extends RpcServiceName, Slug extends string>(
+  service: Svc,
+  slug: Slug,
+  [one, many]: [string, string],
+  view: abstract new (...args: never[]) => V,
+  classes: { create: abstract new (...args: never[]) => C; update: abstract new (...args: never[]) => U; list: abstract new (...args: never[]) => L },
+  createSummary: string,
+) => ({
+  create: route({
+    service,
+    name: `${service}.${slug}.create`,
+    method: 'POST',
+    path: `/${slug}`,
+    summary: createSummary,
+    access: 'write',
+    body: classes.create,
+    reply: resource(view, { warnings: true }),
+  }),
+  list: route({
+    service,
+    name: `${service}.${slug}.list`,
+    method: 'GET',
+    path: `/${slug}`,
+    summary: `List ${many}`,
+    access: 'read',
+    query: classes.list,
+    reply: page(view),
+  }),
+  query: queryRoute(service, `${service}.${slug}.query`, `/${slug}/query`, view, many),
+  batch: batchRoute(service, `${service}.${slug}.batch`, `/${slug}/batch`, many, view),
+  get: route({
+    service,
+    name: `${service}.${slug}.get`,
+    method: 'GET',
+    path: `/${slug}/:id` as const,
+    summary: `Get ${one}`,
+    access: 'read',
+    reply: resource(view),
+  }),
+  update: route({
+    service,
+    name: `${service}.${slug}.update`,
+    method: 'PATCH',
+    path: `/${slug}/:id` as const,
+    summary: `Update ${one}`,
+    access: 'write',
+    body: classes.update,
+    reply: resource(view, { warnings: true }),
+  }),
+  remove: route({
+    service,
+    name: `${service}.${slug}.delete`,
+    method: 'DELETE',
+    path: `/${slug}/:id` as const,
+    summary: `Delete ${one}`,
+    access: 'write',
+    reply: noContent,
+  }),
+  changes: changesRoute(service, `${service}.${slug}.changes`, `/${slug}/:id/changes` as const, one),
+});

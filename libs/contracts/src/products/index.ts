@@ -1,0 +1,2 @@
+export * from './product.dto';
+export * from './line-item.dto';
