@@ -207,6 +207,14 @@ describe('MCP server at POST /mcp', () => {
     expect(paths.value.sortable).toBe(true);
     expect(paths['contact.email'].sortable).toBe(false);
     expect(await described('projects')).toHaveProperty(['values.title']);
+    // Products, kept by the deals service, described and written through the same generic tools.
+    const products = await described('products');
+    expect(products.price.description).toBe('number; operators: $eq $ne $gt $gte $lt $lte $in $nin $exists');
+    expect(products.sku.operators).toContain('$starts_with');
+    expect(products).not.toHaveProperty(['stage.name']);
+    const product = (await call('read-write', 'create_record', { object: 'products', data: { name: 'Seat', sku: `MCP-${Date.now()}`, price: 900 } }))
+      .structuredContent.data;
+    expect(product).toMatchObject({ id: expect.stringMatching(/^prod_/), price: 900, active: true });
     expect(tools.query_records.annotations).toMatchObject({ readOnlyHint: true });
 
     const contact = (await stack.api.post('/contacts', { email: `mcp-query-${Date.now()}@example.com`, icp_score: 91 })).body.data;

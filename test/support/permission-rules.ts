@@ -13,7 +13,7 @@ export interface ExpectedPermission {
 }
 
 /** docs/api.md's resources, each the first segment of its routes' paths. */
-const RESOURCES = ['contacts', 'companies', 'users', 'activities', 'tasks', 'deals', 'pipelines', 'events', 'webhooks', 'imports', 'apikeys', 'capture'];
+const RESOURCES = ['contacts', 'companies', 'users', 'activities', 'tasks', 'deals', 'products', 'pipelines', 'events', 'webhooks', 'imports', 'apikeys', 'capture'];
 
 /** "Related reads": what each read under a record shows besides the record's own object, by hand. */
 const SUB_RESOURCE_READS: Record<string, string[]> = {
@@ -29,6 +29,8 @@ const SUB_RESOURCE_READS: Record<string, string[]> = {
   'GET /pipelines/:pipeline_id/report': ['deals'],
   // The record's own history, stage moves, duplicates of the same object, and delivery attempts by event id.
   'GET /deals/:id/history': [],
+  // A deal's own lines, which name their product by id only.
+  'GET /deals/:id/line_items': [],
   'GET /contacts/:id/duplicates': [],
   'GET /companies/:id/duplicates': [],
   'GET /webhooks/:id/deliveries': [],
