@@ -63,7 +63,7 @@ describe('GET /schema', () => {
   const field = (slug: string, name: string) => object(slug).fields.find((f) => f.name === name);
 
   it('lists the built-in objects with the fields the spec names', () => {
-    expect(objects.map((o) => o.slug)).toEqual(['contacts', 'companies', 'deals', 'pipelines', 'stages', 'activities', 'tasks']);
+    expect(objects.map((o) => o.slug)).toEqual(['contacts', 'companies', 'deals', 'products', 'pipelines', 'stages', 'activities', 'tasks']);
     expect(objects.every((o) => o.kind === 'built_in' && o.enforcement_level === 'hard')).toBe(true);
     expect(field('contacts', 'email')).toMatchObject({ type: 'email', required: true, unique: true });
     expect(field('contacts', 'first_name')).toMatchObject({ type: 'string' });
@@ -73,6 +73,9 @@ describe('GET /schema', () => {
     expect(field('deals', 'stage_id')).toMatchObject({ type: 'reference', reference_target: 'stages', required: true });
     expect(field('deals', 'value')).toMatchObject({ type: 'currency' });
     expect(field('deals', 'loss_reason')).toMatchObject({ type: 'string', update_only: true });
+    expect(field('deals', 'value_from_line_items')).toMatchObject({ type: 'boolean' });
+    expect(field('products', 'sku')).toMatchObject({ type: 'string', unique: true });
+    expect(field('products', 'price')).toMatchObject({ type: 'currency' });
     expect(field('pipelines', 'stages')?.items?.type).toBe('object');
     expect(field('pipelines', 'stages')?.items?.fields?.find((f) => f.name === 'type')).toMatchObject({ enum_values: ['open', 'won', 'lost'], required: true });
   });
