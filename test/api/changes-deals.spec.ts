@@ -91,6 +91,7 @@ describe('change history of deals and pipelines', () => {
       stage_id: open.id,
       value: 100,
       currency: 'USD',
+      value_from_line_items: false,
       status: 'open',
       'custom_fields.tier': 2,
     });
@@ -138,6 +139,7 @@ describe('change history of deals and pipelines', () => {
       stage_id: propose.id,
       value: 100,
       currency: 'USD',
+      value_from_line_items: false,
       status: 'open',
       'custom_fields.tier': 3,
     });
@@ -310,7 +312,7 @@ describe('change history of deals and pipelines', () => {
         via: 'batch',
         actor: byKey,
         request_id: 'batch-create',
-        current: { name: 'B1', pipeline_id: sales.id, stage_id: open.id, value: 10, currency: 'USD', status: 'open' },
+        current: { name: 'B1', pipeline_id: sales.id, stage_id: open.id, value: 10, currency: 'USD', value_from_line_items: false, status: 'open' },
       }),
       expect.objectContaining({
         action: 'updated',
