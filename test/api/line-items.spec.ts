@@ -27,7 +27,8 @@ describe('Line items', () => {
     if (res.status !== 200 && res.status !== 201) throw new Error(`${method} ${path} answered ${res.status}: ${res.text}`);
     return res.body.data;
   }
-  const deal = (extra: Record<string, unknown> = {}) => ok('post', '/deals', { name: `Deal ${tag()}`, pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, ...extra });
+  const deal = (extra: Record<string, unknown> = {}) =>
+    ok('post', '/deals', { name: `Deal ${tag()}`, pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, ...extra });
   const add = (dealId: string, body: Record<string, unknown>) => ok('post', `/deals/${dealId}/line_items`, body);
 
   it('computes each amount in cents, rounding half a cent up, and defaults a line to its product at the time', async () => {
@@ -119,9 +120,12 @@ describe('Line items', () => {
       (e) => e.data.deal_id === d.id,
     );
     expect(events.filter((e) => e.type === 'deal.updated')).toHaveLength(27);
-    expect(events.filter((e) => e.type.startsWith('line_item.')).map((e) => e.type).sort()).toEqual(
-      [...Array(16).fill('line_item.created'), ...Array(5).fill('line_item.deleted'), ...Array(6).fill('line_item.updated')].sort(),
-    );
+    expect(
+      events
+        .filter((e) => e.type.startsWith('line_item.'))
+        .map((e) => e.type)
+        .sort(),
+    ).toEqual([...Array(16).fill('line_item.created'), ...Array(5).fill('line_item.deleted'), ...Array(6).fill('line_item.updated')].sort());
   });
 
   it('turns value_from_line_items on and off: on sets the sum, a value sent while on is refused', async () => {
@@ -133,9 +137,9 @@ describe('Line items', () => {
     const refused = await stack.api.patch(`/deals/${d.id}`, { value: 1 });
     expect(refused.status).toBe(400);
     expect(refused.body.error.details).toEqual([expect.objectContaining({ field: 'value', code: 'computed' })]);
-    expect((await stack.api.post('/deals', { name: 'x', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, value: 1, value_from_line_items: true })).status).toBe(
-      400,
-    );
+    expect(
+      (await stack.api.post('/deals', { name: 'x', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id, value: 1, value_from_line_items: true })).status,
+    ).toBe(400);
     const off = await ok('patch', `/deals/${d.id}`, { value_from_line_items: false, value: 7 });
     expect(off).toMatchObject({ value: 7, value_from_line_items: false });
   });

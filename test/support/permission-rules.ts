@@ -13,7 +13,21 @@ export interface ExpectedPermission {
 }
 
 /** docs/api.md's resources, each the first segment of its routes' paths. */
-const RESOURCES = ['contacts', 'companies', 'users', 'activities', 'tasks', 'deals', 'products', 'pipelines', 'events', 'webhooks', 'imports', 'apikeys', 'capture'];
+const RESOURCES = [
+  'contacts',
+  'companies',
+  'users',
+  'activities',
+  'tasks',
+  'deals',
+  'products',
+  'pipelines',
+  'events',
+  'webhooks',
+  'imports',
+  'apikeys',
+  'capture',
+];
 
 /** "Related reads": what each read under a record shows besides the record's own object, by hand. */
 const SUB_RESOURCE_READS: Record<string, string[]> = {

@@ -6,7 +6,10 @@ import { RECORD_ENGINE_TABLES } from '@crm/records';
 export const dealsTables: TableRetention[] = [
   ...OUTBOX_TABLES,
   ...CHANGE_HISTORY_TABLES,
-  ...['deals', 'deal_contacts', 'pipelines', 'stages', 'products', 'line_items'].map((table) => ({ table, kept: 'a record a client keeps until it deletes it' })),
+  ...['deals', 'deal_contacts', 'pipelines', 'stages', 'products', 'line_items'].map((table) => ({
+    table,
+    kept: 'a record a client keeps until it deletes it',
+  })),
   ...RECORD_ENGINE_TABLES,
   { table: 'stage_history', kept: "a deal's stage moves, read by the pipeline report; deleted with the deal" },
   {

@@ -60,7 +60,14 @@ export function dealsTable(dealContacts: DealContacts, views: DealViews): Record
       const total = placement?.lineTotal === undefined ? {} : { value: placement.lineTotal };
       if (moved) {
         const status = body.status ?? statusAfterEntering(moved, before.status);
-        return { pipelineId: moved.pipelineId, stageId: moved.id, stageEnteredAt: now, status, lossReason: status === 'lost' ? deal.lossReason : null, ...total };
+        return {
+          pipelineId: moved.pipelineId,
+          stageId: moved.id,
+          stageEnteredAt: now,
+          status,
+          lossReason: status === 'lost' ? deal.lossReason : null,
+          ...total,
+        };
       }
       return { ...(body.status !== undefined && body.status !== before.status ? { status: body.status } : {}), ...total };
     },

@@ -1,4 +1,18 @@
-import { ChangeSet, CursorCodec, DomainError, findById, IdPrefix, insertReturning, isId, keysetPage, newId, Page, PageQuery, sameValue, updateReturning } from '@crm/common';
+import {
+  ChangeSet,
+  CursorCodec,
+  DomainError,
+  findById,
+  IdPrefix,
+  insertReturning,
+  isId,
+  keysetPage,
+  newId,
+  Page,
+  PageQuery,
+  sameValue,
+  updateReturning,
+} from '@crm/common';
 import { CreateLineItemDto, event, EventDraft, EventType, LineItemLimits, LineItemView, RequestContext, UpdateLineItemDto } from '@crm/contracts';
 import { ChangeDraft, OutboxService } from '@crm/messaging';
 import { NOW_MS } from '@crm/records';
@@ -100,7 +114,9 @@ export class LineItemsService {
     const events: EventDraft[] = [lineEvent];
     const changes: Array<ChangeDraft | null> = [];
     if (deal.valueFromLineItems) {
-      const [{ total }]: Array<{ total: string }> = await m.query(`SELECT coalesce(sum(amount), 0)::text AS total FROM line_items WHERE deal_id = $1`, [deal.id]);
+      const [{ total }]: Array<{ total: string }> = await m.query(`SELECT coalesce(sum(amount), 0)::text AS total FROM line_items WHERE deal_id = $1`, [
+        deal.id,
+      ]);
       if (BigInt(total) > BigInt(Number.MAX_SAFE_INTEGER)) {
         throw DomainError.invalid('amount', `The deal's value would exceed ${Number.MAX_SAFE_INTEGER} cents.`);
       }

@@ -48,7 +48,12 @@ const Quantity = () =>
     words: `a number greater than 0 and at most ${LineItemLimits.quantity}, with at most ${LineItemLimits.quantityDecimals} decimals`,
   });
 const Discount = () =>
-  IsDecimal({ min: 0, max: 100, decimals: LineItemLimits.discountDecimals, words: `a percentage from 0 to 100 with at most ${LineItemLimits.discountDecimals} decimals` });
+  IsDecimal({
+    min: 0,
+    max: 100,
+    decimals: LineItemLimits.discountDecimals,
+    words: `a percentage from 0 to 100 with at most ${LineItemLimits.discountDecimals} decimals`,
+  });
 const UnitPrice = () => WholeNumber(PRICE_MAX, 'an integer number of cents');
 const Currency = () => Rules(Transform(upperCase), IsCurrencyCode({ message: 'currency must be an ISO 4217 code such as USD' }));
 const Name = () => Rules(Trim(), NonEmptyText(ProductLimits.name));
