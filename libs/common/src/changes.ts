@@ -124,3 +124,15 @@ export function diffFields<E>(entity: E, input: object, specs: readonly FieldSpe
   }
   return { set, changes };
 }
+
+/** What changed between two views of a record among `fields`, in their order, with the views' values. */
+export function viewChanges<V extends object>(was: V, now: V, fields: ReadonlyArray<keyof V & string>): ChangeSet {
+  const changes: ChangeSet = { changed: [], previous: {}, current: {} };
+  for (const field of fields) {
+    if (sameValue(was[field], now[field])) continue;
+    changes.changed.push(field);
+    changes.previous[field] = was[field];
+    changes.current[field] = now[field];
+  }
+  return changes;
+}

@@ -1,4 +1,4 @@
-import { ChangeSet, sameValue } from '@crm/common';
+import { ChangeSet, viewChanges } from '@crm/common';
 import { DealView } from '@crm/contracts';
 import { ChangeDraft, updatedChange } from '@crm/messaging';
 import { Deal } from './deal.entity';
@@ -32,16 +32,7 @@ const NOT_RECORDED = new Set<string>(['stage_entered_at', 'last_activity_at', 'd
 
 /** What changed between two states of a deal, with values as the API shows them: the body of deal.updated. */
 export function dealChanges(before: Deal, after: Deal): ChangeSet {
-  const was = presentDeal(before);
-  const now = presentDeal(after);
-  const changes: ChangeSet = { changed: [], previous: {}, current: {} };
-  for (const field of CHANGEABLE) {
-    if (sameValue(was[field], now[field])) continue;
-    changes.changed.push(field);
-    changes.previous[field] = was[field];
-    changes.current[field] = now[field];
-  }
-  return changes;
+  return viewChanges(presentDeal(before), presentDeal(after), CHANGEABLE);
 }
 
 /** The fields a creation's or deletion's history entry keeps. */

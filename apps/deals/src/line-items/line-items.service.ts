@@ -1,5 +1,4 @@
 import {
-  ChangeSet,
   CursorCodec,
   DomainError,
   findById,
@@ -10,8 +9,8 @@ import {
   newId,
   Page,
   PageQuery,
-  sameValue,
   updateReturning,
+  viewChanges,
 } from '@crm/common';
 import { CreateLineItemDto, event, EventDraft, EventType, LineItemLimits, LineItemView, RequestContext, UpdateLineItemDto } from '@crm/contracts';
 import { ChangeDraft, OutboxService } from '@crm/messaging';
@@ -88,7 +87,7 @@ export class LineItemsService {
       const next = { ...line, ...definedOf(dto) };
       sameCurrency(next.currency, deal);
       next.amount = lineAmount(next.quantity, next.unitPrice, next.discountPercent);
-      const changes = lineChanges(presentLineItem(line), presentLineItem(next));
+      const changes = viewChanges(presentLineItem(line), presentLineItem(next), CHANGEABLE);
       if (!changes.changed.length) return presentLineItem(line);
       const { name, quantity, unitPrice, discountPercent, currency, amount } = next;
       const updated = await updateReturning(m, LineItem, line.id, { name, quantity, unitPrice, discountPercent, currency, amount, updatedAt: () => NOW_MS });
@@ -169,15 +168,4 @@ function definedOf(dto: UpdateLineItemDto): Partial<LineItem> {
   if (dto.discount_percent !== undefined) set.discountPercent = dto.discount_percent;
   if (dto.currency !== undefined) set.currency = dto.currency;
   return set;
-}
-
-function lineChanges(was: LineItemView, now: LineItemView): ChangeSet {
-  const changes: ChangeSet = { changed: [], previous: {}, current: {} };
-  for (const field of CHANGEABLE) {
-    if (sameValue(was[field], now[field])) continue;
-    changes.changed.push(field);
-    changes.previous[field] = was[field];
-    changes.current[field] = now[field];
-  }
-  return changes;
 }
