@@ -1,4 +1,5 @@
 import { TableRetention } from '@crm/common';
+import { BUILT_IN_ENTRIES } from '@crm/contracts';
 import { CHANGE_HISTORY_TABLES, OUTBOX_TABLES } from '@crm/messaging';
 import { RECORD_ENGINE_TABLES } from '@crm/records';
 
@@ -6,7 +7,8 @@ import { RECORD_ENGINE_TABLES } from '@crm/records';
 export const dealsTables: TableRetention[] = [
   ...OUTBOX_TABLES,
   ...CHANGE_HISTORY_TABLES,
-  ...['deals', 'deal_contacts', 'pipelines', 'stages', 'products', 'line_items'].map((table) => ({
+  // Each object this service keeps, in the table its slug names (the registry's), and the tables of what hangs off them.
+  ...[...BUILT_IN_ENTRIES.filter((o) => o.service === 'deals').map((o) => o.slug), 'deal_contacts', 'line_items'].map((table) => ({
     table,
     kept: 'a record a client keeps until it deletes it',
   })),
