@@ -51,8 +51,6 @@ export interface ObjectEntry {
    * columns its word index is built on (`searchWords` in libs/records, which its migration indexes).
    */
   search?: { title: string; subtitle: string; columns: readonly string[] };
-  /** The field an upsert matches on, unique among its records whatever its case (its table's index is on lower(field)). */
-  uniqueKey?: string;
 }
 
 const RECORDS = ['schema', 'customFields', 'referenceable', 'queryable', 'batchable', 'history'] as const;
@@ -113,7 +111,6 @@ const REGISTRY = {
     update: UpdateProductDto,
     capabilities: ['schema', 'customFields', 'queryable', 'batchable', 'history', 'searchable'],
     search: { title: 'name', subtitle: 'sku', columns: ['name', 'sku'] },
-    uniqueKey: 'sku',
   },
   pipelines: {
     slug: 'pipelines',
