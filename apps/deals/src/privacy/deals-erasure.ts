@@ -35,6 +35,8 @@ export const dealsErasureDeclaration: ErasureDeclaration = {
   stores: [
     dealLinks,
     redactingStore('changes', { table: 'changes', key: 'id', columns: { previous: 'jsonb', current: 'jsonb' } }),
+    // A free-text line's name may name the person, as a deal's name may.
+    redactingStore('line_items', { table: 'line_items', key: 'id', columns: { name: 'text' } }),
     redactingStore('import_batches', { table: 'import_batches', key: 'ctid', keyType: 'tid', columns: { result: 'jsonb' } }),
     ...COMMON_ERASURE_STORES,
     searchWordsStore,
@@ -43,6 +45,7 @@ export const dealsErasureDeclaration: ErasureDeclaration = {
     association_types: 'definitions of association kinds',
     built_in_custom_fields: 'field definitions',
     pipelines: 'pipeline definitions',
+    products: 'the product catalogue',
     stages: 'stage definitions',
     stage_history: 'deal ids, stages and times',
   },
