@@ -28,7 +28,7 @@ import { StageHistoryFlow1765300000100 } from './migrations/1765300000100-stage-
 import { PipelineReportDealIndexes1765300000200 } from './migrations/1765300000200-pipeline-report-deal-indexes';
 import { StageHistoryStayDays1765500000100 } from './migrations/1765500000100-stage-history-stay-days';
 import { StageHistoryFlowAppends1765600000100 } from './migrations/1765600000100-stage-history-flow-appends';
-import { CreateProductsAndLineItems1767900000000 } from './migrations/1767900000000-create-products-and-line-items';
+import { CreateProductsAndLineItems1768000000000 } from './migrations/1768000000000-create-products-and-line-items';
 
 export const dealsEntities = [Pipeline, Stage, Deal, StageHistory, Product, LineItem, BuiltInCustomFields];
 export const dealsMigrations = [
@@ -54,5 +54,5 @@ export const dealsMigrations = [
   IndexSearchWordsTrigrams1765800000000,
   CustomValueFunctionsByPosition1765900000000,
   SearchPhoneWithoutTrunkZero1767800000100,
-  CreateProductsAndLineItems1767900000000,
+  CreateProductsAndLineItems1768000000000,
 ];

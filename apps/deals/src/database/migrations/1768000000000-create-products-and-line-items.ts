@@ -6,8 +6,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * are empty, and a deal's value_from_line_items, a column with a constant default (no rewrite, no backfill).
  * A line keeps its product's id without a foreign key: deleting a product leaves its lines' name and prices.
  */
-export class CreateProductsAndLineItems1767900000000 implements MigrationInterface {
-  name = 'CreateProductsAndLineItems1767900000000';
+export class CreateProductsAndLineItems1768000000000 implements MigrationInterface {
+  name = 'CreateProductsAndLineItems1768000000000';
 
   async up(q: QueryRunner): Promise<void> {
     // Migrations run in a transaction each, so this ends with it.
