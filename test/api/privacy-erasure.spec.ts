@@ -83,7 +83,8 @@ describe('Erasing a person everywhere', () => {
     const hook = await ok('post', '/webhooks', { name: 'erasure receiver', url: receiver.url });
 
     // The person, made by an idempotent request, changed, named by activities, on a deal, imported again.
-    const contact = await ok('post', '/contacts', { email: EMAIL, first_name: 'Ada', last_name: SURNAME, phone: PHONE }, { 'Idempotency-Key': `erase-${tag}` });
+    const createBody = { email: EMAIL, first_name: 'Ada', last_name: SURNAME, phone: PHONE };
+    const contact = await ok('post', '/contacts', createBody, { 'Idempotency-Key': `erase-${tag}` });
     await ok('patch', `/contacts/${contact.id}`, { title: `Head of ${SURNAME} family office` });
     const other = await ok('post', '/contacts', { email: `grace.${tag}@keep.example`, first_name: 'Grace', last_name: `Hopper${tag}` });
     const onlyHers = await ok('post', '/activities', {
@@ -186,9 +187,16 @@ describe('Erasing a person everywhere', () => {
     await receiver.waitFor(sent + 1);
     for (const r of receiver.requests.slice(sent)) expect(NEEDLES.some((n) => r.body.toLowerCase().includes(n.toLowerCase()))).toBe(false);
 
-    // The gateway's stored Idempotency-Key answers are not reached yet; they expire with the store's TTL
-    // (docs/privacy.md, "Not yet reached").
-    expect((await rowsNaming()).filter((r) => !r.startsWith('gateway.idempotency_keys:'))).toEqual([]);
+    // The stored answer of the idempotent create is replaced: a retry is told it was erased, and is not applied again.
+    expect(count('gateway.idempotency_keys')).toEqual({ store: 'gateway.idempotency_keys', deleted: 0, redacted: 1 });
+    const retried = await stack.api.post('/contacts', createBody, { headers: { 'Idempotency-Key': `erase-${tag}` } });
+    expect(retried.status).toBe(409);
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    expect(retried.body.error.code).toBe('conflict');
+    expect(NEEDLES.some((n) => retried.text.toLowerCase().includes(n.toLowerCase()))).toBe(false);
+    expect((await stack.api.get(`/contacts/${contact.id}`)).status).toBe(404);
+
+    expect(await rowsNaming()).toEqual([]);
     expect(await streamMessagesNaming()).toEqual([]);
   });
 });

@@ -19,6 +19,7 @@ import { RouteIndex } from './http/route-index';
 import { ScopesGuard } from './http/scopes';
 import { TracingHook } from './http/tracing.hook';
 import { IdempotencyHook } from './idempotency/idempotency.hook';
+import { IdempotencyErasure } from './idempotency/idempotency-erasure';
 import { ImportsModule } from './imports/imports.module';
 import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -105,6 +106,7 @@ export class GatewayModule {
         AccessHook,
         BatchCostHook,
         IdempotencyHook,
+        IdempotencyErasure,
         RequestMetricsHook,
       ],
     };

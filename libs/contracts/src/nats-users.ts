@@ -4,6 +4,7 @@ import {
   eventStreamName,
   eventSubject,
   eventSubjectWildcard,
+  gatewayErasureSubject,
   keyRevocationSubject,
   outboxReplySubject,
   outboxRowsSubject,
@@ -73,10 +74,12 @@ export function natsUserPermissions(namespace: string, process: ServiceName): Na
   const subscribe = ['_INBOX.>', streamCheckpointSubject(namespace), outboxRowsSubject(namespace, process)];
   if (process === ServiceName.Gateway) {
     publish.push(keyRevocationSubject(namespace));
-    subscribe.push(keyRevocationSubject(namespace), eventSubject(namespace, EventType.ApiKeyRevoked));
+    // The contacts service asks it to erase a person from its stored Idempotency-Key answers.
+    subscribe.push(keyRevocationSubject(namespace), eventSubject(namespace, EventType.ApiKeyRevoked), gatewayErasureSubject(namespace));
   } else {
     subscribe.push(rpcServiceWildcard(namespace, process));
   }
+  if (process === ServiceName.Contacts) publish.push(gatewayErasureSubject(namespace));
   const reads = STREAM_READS[process];
   if (reads === 'ordered') {
     // An ordered consumer is ephemeral, named by the client, and replaced after a gap.
@@ -102,8 +105,8 @@ export function natsUserPermissions(namespace: string, process: ServiceName): Na
 
 /**
  * The nats-server authorization block for one deployment. Passwords are not in it: the server reads each
- * from its environment (`$CRM_NATS_GATEWAY_PASSWORD`). A service may answer the requests it receives
- * (allow_responses) without being allowed to publish to inboxes at large.
+ * from its environment (`$CRM_NATS_GATEWAY_PASSWORD`). A process may answer the requests it receives
+ * (allow_responses; the gateway answers only an erasure's request) without being allowed to publish to inboxes at large.
  */
 export function natsAuthorizationConfig(namespace: string): string {
   const quoted = (subjects: string[]) => subjects.map((s) => `"${s}"`).join(', ');
@@ -116,7 +119,7 @@ export function natsAuthorizationConfig(namespace: string): string {
       `      permissions: {`,
       `        publish: { allow: [${quoted(publish)}] }`,
       `        subscribe: { allow: [${quoted(subscribe)}] }`,
-      ...(process === ServiceName.Gateway ? [] : [`        allow_responses: true`]),
+      `        allow_responses: true`,
       `      }`,
       `    }`,
     ].join('\n');

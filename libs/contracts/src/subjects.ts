@@ -43,6 +43,19 @@ export function keyRevocationSubject(namespace: string): string {
   return `${namespace}.gateway.apikeys.revoked`;
 }
 
+/**
+ * The gateway's part of an erasure (docs/privacy.md): the contacts service asks, one gateway replica (a
+ * queue group) redacts the stored Idempotency-Key answers that name the person and answers with its count.
+ */
+export function gatewayErasureSubject(namespace: string): string {
+  return `${namespace}.gateway.privacy.erase`;
+}
+
+/** The queue group gateway replicas answer gatewayErasureSubject in: one of them answers each request. */
+export function gatewayQueueGroup(namespace: string): string {
+  return `${namespace}.gateway`;
+}
+
 /** The JetStream stream holding every domain event, e.g. `CRM_EVENTS`. */
 export function eventStreamName(namespace: string): string {
   return `${namespace.toUpperCase()}_EVENTS`;

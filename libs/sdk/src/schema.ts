@@ -1661,6 +1661,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/privacy/suppressions/{email_hmac}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Lift the suppression of an erased person's email (by the erasure's `email_hmac`): it may be stored again */
+        delete: operations["privacy_liftSuppression"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -1922,6 +1939,8 @@ export interface components {
             updated?: number;
             /** @description Rows rejected; the first errors are listed in `errors`. Shown only to a caller with read on the import's object (docs/imports.md). */
             failed?: number;
+            /** @description Rows left out on purpose (an erased person's suppressed email, docs/privacy.md); the first are listed in `warnings`. Shown only to a caller with read on the import's object (docs/imports.md). */
+            skipped?: number;
         };
         ImportRowError: {
             /** @description Line of the upload (1-based; the CSV header is line 1). */
@@ -1942,6 +1961,8 @@ export interface components {
             counts: components["schemas"]["ImportCounts"];
             /** @description The first 1000 row errors, by line. Shown only to a caller with read on the import's object (docs/imports.md). */
             errors?: components["schemas"]["ImportRowError"][];
+            /** @description The first 1000 skipped rows and why, by line. Shown only to a caller with read on the import's object (docs/imports.md). */
+            warnings?: components["schemas"]["ImportRowError"][];
             /** @description Why the whole import failed (a broken upload), else null. */
             failure_reason: string | null;
             /** Format: date-time */
@@ -9776,6 +9797,44 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    privacy_liftSuppression: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                email_hmac: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             501: components["responses"]["Error501"];

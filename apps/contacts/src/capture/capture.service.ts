@@ -8,6 +8,7 @@ import { Contact } from '../contacts/contact.entity';
 import { presentContact } from '../contacts/contact.presenter';
 import { CONTACT_FIELDS } from '../contacts/contact-rows';
 import { NOW_MS } from '@crm/records';
+import { Suppressions } from '../privacy/suppressions';
 
 /** The captured fields a capture may fill in; it never overwrites a value already there. */
 const FILLABLE = ['first_name', 'last_name', 'source', 'source_detail'] as const;
@@ -25,6 +26,7 @@ export class CaptureService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
+    private readonly suppressions: Suppressions,
   ) {}
 
   /**
@@ -39,6 +41,8 @@ export class CaptureService {
   }
 
   private async captureOnce(m: EntityManager, dto: CaptureContactDto): Promise<CaptureView | undefined> {
+    // An erased person's suppressed email is neither created nor filled in (docs/privacy.md, "Suppression").
+    await this.suppressions.refuse(m, dto.email);
     const id = newId(IdPrefix.Contact);
     const inserted: Record<string, unknown>[] = await m.query(
       `INSERT INTO contacts (id, email, first_name, last_name, source, source_detail, metadata)

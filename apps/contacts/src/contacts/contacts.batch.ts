@@ -1,4 +1,4 @@
-import { ChangeSet, findByIds, IdPrefix } from '@crm/common';
+import { ChangeSet, DomainError, findByIds, IdPrefix } from '@crm/common';
 import { ContactSummaryView, ContactView, CreateContactDto, event, EventType, UpdateContactDto } from '@crm/contracts';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
@@ -7,6 +7,7 @@ import { ContactCompanies } from '../contact-companies/contact-companies';
 import { BuiltInCustomFieldsService, DealDirectory, RecordBatchWriter, RecordTable } from '@crm/records';
 import { User } from '../users/user.entity';
 import { WorkLinks } from '../work-links/work-links.service';
+import { Suppressions, suppressedEmail } from '../privacy/suppressions';
 import { Contact } from './contact.entity';
 import { presentContact, presentContactSummary } from './contact.presenter';
 import { CONTACT_FIELDS, contactEmailTaken, contactPatchInput, newContactColumns } from './contact-rows';
@@ -23,6 +24,7 @@ export async function rowsById<T extends { id: string }>(m: EntityManager, entit
 export function contactsTable(
   links: WorkLinks,
   companies: ContactCompanies,
+  suppressions: Suppressions,
 ): RecordTable<Contact, CreateContactDto, UpdateContactDto, ContactView, ContactSummaryView> {
   return {
     entity: Contact,
@@ -38,6 +40,20 @@ export function contactsTable(
       { field: 'owner_id', table: 'users', noun: 'user' },
     ],
     unique: { field: 'email', prop: 'email', expression: 'lower(email)', taken: contactEmailTaken },
+    // An erased person's suppressed email is not stored again: not by a create, an upsert, nor a change of email.
+    resolve: async (m, items) => {
+      const newEmail = (item: (typeof items)[number]) => {
+        const email = (item.body as { email?: unknown }).email;
+        return typeof email === 'string' && email.toLowerCase() !== item.row?.email.toLowerCase() ? email : undefined;
+      };
+      const suppressed = await suppressions.suppressed(
+        m,
+        items.map(newEmail).filter((e): e is string => e !== undefined),
+      );
+      const byItem = new Map<number, DomainError>();
+      for (const item of items) if (suppressed.has(newEmail(item)?.trim().toLowerCase() ?? '')) byItem.set(item.index, suppressedEmail());
+      return { byItem };
+    },
     newRow: newContactColumns,
     patchInput: contactPatchInput,
     created: (row) => event(EventType.ContactCreated, { contact_id: row.id, email: row.email }),
@@ -90,7 +106,7 @@ export function contactsTable(
 
 @Injectable()
 export class ContactsBatchWriter extends RecordBatchWriter<Contact, CreateContactDto, UpdateContactDto, ContactView, ContactSummaryView> {
-  constructor(links: WorkLinks, customFields: BuiltInCustomFieldsService, deals: DealDirectory, companies: ContactCompanies) {
-    super(contactsTable(links, companies), customFields, deals);
+  constructor(links: WorkLinks, customFields: BuiltInCustomFieldsService, deals: DealDirectory, companies: ContactCompanies, suppressions: Suppressions) {
+    super(contactsTable(links, companies, suppressions), customFields, deals);
   }
 }

@@ -26,5 +26,6 @@ export const contactsTables: TableRetention[] = [
     kept: 'one row per erased person, the receipt (and the suppression) that must outlive the data; grows with erasure requests only',
   },
   { table: 'privacy_keys', kept: 'one row: the key email hashes are made with' },
+  { table: 'suppressions', kept: 'one row per suppressed email (its keyed hash) until the suppression is lifted' },
   { table: 'import_rows', kept: 'deleted as the import runs; what is left goes with its import' },
 ];

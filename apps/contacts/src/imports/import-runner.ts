@@ -1,4 +1,4 @@
-import { Logger, validateInput } from '@crm/common';
+import { DomainError, Logger, validateInput } from '@crm/common';
 import {
   CreateCompanyDto,
   CreateContactDto,
@@ -201,8 +201,9 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
   private async applyBatch(m: EntityManager, job: Import): Promise<true> {
     const take = keptBy(job.object, 'deals') ? ImportLimits.dealBatchRows : ImportLimits.batchRows;
     const rows = await m.find(ImportRow, { where: { importId: job.id }, order: { seq: 'ASC' }, take });
-    const counts = { created: 0, updated: 0, failed: 0 };
+    const counts = { created: 0, updated: 0, failed: 0, skipped: 0 };
     const errors: ImportRowError[] = [];
+    const warnings: ImportRowError[] = [];
     const unreadable = rows.filter((row) => row.error);
     for (const row of unreadable) errors.push({ line: row.line, field: null, ...row.error! });
     counts.failed += unreadable.length;
@@ -218,7 +219,10 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
       const custom = (await this.customFields.state(m, job.object)).fields;
       for (const row of readable) {
         const failed = await this.applyRow(m, job, row, custom, counts);
-        if (failed) {
+        if (failed && 'skipped' in failed) {
+          counts.skipped++;
+          warnings.push(failed.skipped);
+        } else if (failed) {
           counts.failed++;
           errors.push(...failed);
         }
@@ -233,6 +237,8 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
       updated: job.updated + counts.updated,
       failed: job.failed + counts.failed,
       errors: [...job.errors, ...errors].slice(0, ImportLimits.errors),
+      skipped: job.skipped + counts.skipped,
+      warnings: [...job.warnings, ...warnings].slice(0, ImportLimits.errors),
     };
     const done = next.nextSeq >= job.total;
     next.status = done ? 'completed' : 'running';
@@ -243,6 +249,8 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
       updated: next.updated,
       failed: next.failed,
       errors: next.errors,
+      skipped: next.skipped,
+      warnings: next.warnings,
       updatedAt: () => NOW_MS,
       ...(done ? { completedAt: () => NOW_MS } : {}),
     } as QueryDeepPartialEntity<Import>);
@@ -268,12 +276,23 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
     return this.rpc.call(Ops.dealsInternal.importBatch, importContext(job), { body: batch });
   }
 
-  /** Applies one row in a savepoint; answers its errors when the data was refused, undefined when applied. */
-  private async applyRow(m: EntityManager, job: Import, row: ImportRow, custom: readonly CustomFieldDefinition[], counts: Record<Outcome, number>) {
+  /**
+   * Applies one row in a savepoint; answers its errors when the data was refused, its warning when it was
+   * skipped (an erased person's suppressed email, docs/privacy.md), undefined when applied.
+   */
+  private async applyRow(
+    m: EntityManager,
+    job: Import,
+    row: ImportRow,
+    custom: readonly CustomFieldDefinition[],
+    counts: Record<Outcome, number>,
+  ): Promise<ImportRowError[] | { skipped: ImportRowError } | undefined> {
     try {
       counts[await this.upsert(m, job, importRowBody(job.object, job.format, row.values ?? {}, custom))]++;
       return undefined;
     } catch (err) {
+      const suppressed = err instanceof DomainError ? err.details?.find((d) => d.code === 'suppressed') : undefined;
+      if (suppressed) return { skipped: { line: row.line, field: suppressed.field, code: suppressed.code, message: 'Skipped: the email was erased and is suppressed.' } };
       const refused = importRowErrors(row.line, err);
       if (!refused) throw err;
       return refused;

@@ -39,6 +39,13 @@ export class Import extends Timestamped {
   @Column({ type: 'jsonb', default: () => `'[]'::jsonb` })
   errors!: ImportRowError[];
 
+  /** Rows left out on purpose (an erased person's suppressed email), each with a warning. */
+  @Column({ type: 'integer', default: 0 })
+  skipped!: number;
+
+  @Column({ type: 'jsonb', default: () => `'[]'::jsonb` })
+  warnings!: ImportRowError[];
+
   @Column({ name: 'failure_reason', type: 'text', nullable: true })
   failureReason!: string | null;
 

@@ -74,6 +74,7 @@ export function contactsErasureDeclaration(outbox: OutboxService): ErasureDeclar
       imports: 'counts and the job, the rows are in import_rows',
       erasures: 'the erasure itself: the values being erased are cleared on completion',
       privacy_keys: 'the key email hashes are made with',
+      suppressions: 'keyed hashes of suppressed emails, never an email',
     },
   };
 }

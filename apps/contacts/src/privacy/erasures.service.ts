@@ -11,18 +11,20 @@ import {
   Ops,
   RequestContext,
   ChangeOrigin,
+  gatewayErasureSubject,
 } from '@crm/contracts';
-import { currentOrigin, OutboxService, RpcCaller, withOrigin } from '@crm/messaging';
+import { currentOrigin, MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION, OutboxService, RpcCaller, withOrigin } from '@crm/messaging';
+import { JSONCodec, NatsConnection } from 'nats';
 import { runErasureStores } from '@crm/runtime';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { createHmac, randomBytes } from 'crypto';
-import { DataSource } from 'typeorm';
-import { CONTACTS_SETTINGS, ContactsSettings } from '../contacts.settings';
+import { DataSource, EntityManager } from 'typeorm';
 import { contactsErasureDeclaration } from './contacts-erasure.stores';
+import { Suppressions } from './suppressions';
 
 /** The steps of an erasure, in order; each is idempotent, and its result is kept as it completes. */
-export const ERASURE_STEPS = ['deals', 'contacts', 'webhooks', 'events', 'announce'] as const;
+export const ERASURE_STEPS = ['deals', 'contacts', 'gateway', 'webhooks', 'events', 'announce'] as const;
 type Step = (typeof ERASURE_STEPS)[number];
+const codec = JSONCodec<unknown>();
 const REMOTE = { deals: Ops.privacyInternal.deals, webhooks: Ops.privacyInternal.webhooks, events: Ops.privacyInternal.events } as const;
 
 /** A replica holds an erasure this long without renewing; a killed one's erasure resumes after it. */
@@ -71,13 +73,14 @@ export class ErasuresService implements OnApplicationBootstrap, OnApplicationShu
   private readonly logger = new Logger('Erasures');
   private readonly running = new Set<string>();
   private stopped = false;
-  private hmacKey?: string;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
     private readonly rpc: RpcCaller,
-    @Inject(CONTACTS_SETTINGS) private readonly settings: ContactsSettings,
+    private readonly suppressions: Suppressions,
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(MESSAGING_OPTIONS) private readonly messaging: MessagingOptions,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -103,7 +106,7 @@ export class ErasuresService implements OnApplicationBootstrap, OnApplicationShu
       );
       const subjectKey = contact ? contact.id! : id ? id : `email:${emailHmac}`;
       const [existing]: ErasureRow[] = await m.query(`SELECT * FROM erasures WHERE subject_key = $1`, [subjectKey]);
-      if (existing) return existing;
+      if (existing) return dto.suppress ? this.suppressing(m, existing) : existing;
       if (!contact && id) throw DomainError.notFound('contact', id);
       const needles = contact ? personalValues(contact) : [email!];
       const origin = currentOrigin('privacy');
@@ -122,10 +125,26 @@ export class ErasuresService implements OnApplicationBootstrap, OnApplicationShu
           JSON.stringify(origin),
         ],
       );
-      return inserted ?? ((await m.query(`SELECT * FROM erasures WHERE subject_key = $1`, [subjectKey])) as ErasureRow[])[0];
+      const row = inserted ?? ((await m.query(`SELECT * FROM erasures WHERE subject_key = $1`, [subjectKey])) as ErasureRow[])[0];
+      return dto.suppress ? this.suppressing(m, row) : row;
     });
     if (row.status === 'pending' || row.status === 'running') void this.run(row.id);
     return present(row);
+  }
+
+  /**
+   * Suppresses the erasure's email from the request on (docs/privacy.md, "Suppression"), in the
+   * transaction that makes or finds the erasure, so no write of the email slips in while it runs. Asked
+   * again with `suppress`, an erasure made without it suppresses too.
+   */
+  private async suppressing(m: EntityManager, row: ErasureRow): Promise<ErasureRow> {
+    if (!row.email_hmac) return row;
+    await this.suppressions.suppress(m, row.email_hmac, row.id);
+    if (row.suppress) return row;
+    const [updated]: ErasureRow[] = await m.query(`WITH updated AS (UPDATE erasures SET suppress = true, updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM updated`, [
+      row.id,
+    ]);
+    return updated;
   }
 
   async get(id: string): Promise<ErasureView> {
@@ -134,18 +153,9 @@ export class ErasuresService implements OnApplicationBootstrap, OnApplicationShu
     return present(row);
   }
 
-  /** The keyed hash of an email: the deployment's PRIVACY_HMAC_KEY, or a key made once and kept. */
-  async emailHmac(email: string): Promise<string> {
-    if (!this.hmacKey) {
-      const configured = this.settings.privacyHmacKey;
-      if (configured) this.hmacKey = configured;
-      else {
-        await this.dataSource.query(`INSERT INTO privacy_keys (hmac_key) VALUES ($1) ON CONFLICT DO NOTHING`, [randomBytes(32).toString('base64')]);
-        const [{ hmac_key }]: Array<{ hmac_key: string }> = await this.dataSource.query(`SELECT hmac_key FROM privacy_keys`);
-        this.hmacKey = hmac_key;
-      }
-    }
-    return createHmac('sha256', this.hmacKey).update(email.trim().toLowerCase()).digest('hex');
+  /** The keyed hash of an email (Suppressions keeps the key). */
+  emailHmac(email: string): Promise<string> {
+    return this.suppressions.emailHmac(email);
   }
 
   private async resumeAll(): Promise<void> {
@@ -219,8 +229,17 @@ export class ErasuresService implements OnApplicationBootstrap, OnApplicationShu
       const { stores } = await runErasureStores(this.dataSource, contactsErasureDeclaration(this.outbox), target);
       return { stores };
     }
+    if (step === 'gateway') return this.askGateway(target);
     const ctx: RequestContext = { request_id: currentOrigin('privacy').request_id ?? `erasure-${target.erasure_id}` };
     return this.rpc.call(REMOTE[step], ctx, { body: target }, { timeoutMs: 120_000 });
+  }
+
+  /** The gateway's stored Idempotency-Key answers: one gateway replica redacts them (IdempotencyErasure). */
+  private async askGateway(target: ErasureTarget): Promise<ErasureStepReply> {
+    const msg = await this.nc.request(gatewayErasureSubject(this.messaging.namespace), codec.encode(target), { timeout: 60_000 });
+    const reply = codec.decode(msg.data) as ErasureStepReply | { error: string };
+    if ('error' in reply) throw new Error(`the gateway could not erase its stored answers: ${reply.error}`);
+    return reply;
   }
 
   /** The receipt, `privacy.erased` and the end of the values kept for the run, in one transaction. */

@@ -85,6 +85,12 @@ export class ImportCounts {
   updated?: number;
   @ApiProperty({ type: Number, required: false, description: `Rows rejected; the first errors are listed in \`errors\`. ${SHOWN_WITH_READ}` })
   failed?: number;
+  @ApiProperty({
+    type: Number,
+    required: false,
+    description: `Rows left out on purpose (an erased person's suppressed email, docs/privacy.md); the first are listed in \`warnings\`. ${SHOWN_WITH_READ}`,
+  })
+  skipped?: number;
 }
 
 export class ImportView {
@@ -100,6 +106,8 @@ export class ImportView {
   counts!: ImportCounts;
   @ApiProperty({ type: () => [ImportRowError], required: false, description: `The first ${ImportLimits.errors} row errors, by line. ${SHOWN_WITH_READ}` })
   errors?: ImportRowError[];
+  @ApiProperty({ type: () => [ImportRowError], required: false, description: `The first ${ImportLimits.errors} skipped rows and why, by line. ${SHOWN_WITH_READ}` })
+  warnings?: ImportRowError[];
   @ApiProperty({ type: String, nullable: true, description: 'Why the whole import failed (a broken upload), else null.' })
   failure_reason!: string | null;
   @ApiProperty({ type: String, format: 'date-time' })

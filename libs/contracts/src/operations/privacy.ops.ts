@@ -1,6 +1,6 @@
 import { CreateErasureDto, ErasureStepReply, ErasureTarget, ErasureView } from '../privacy/privacy';
 import { RpcServiceName } from '../subjects';
-import { internal, resource, route } from './operation';
+import { internal, noContent, resource, route } from './operation';
 
 /**
  * Erasure of a person (docs/privacy.md). The contacts service keeps the person, so it answers and runs
@@ -37,6 +37,16 @@ export const privacy = {
     access: 'read',
     permission: { resource: 'privacy', action: 'read' },
     reply: resource(ErasureView),
+  }),
+  liftSuppression: route({
+    service: 'contacts',
+    name: 'contacts.privacy.lift-suppression',
+    method: 'DELETE',
+    path: '/privacy/suppressions/:email_hmac',
+    summary: "Lift the suppression of an erased person's email (by the erasure's `email_hmac`): it may be stored again",
+    access: 'write',
+    permission: { resource: 'privacy', action: 'delete' },
+    reply: noContent,
   }),
 };
 
