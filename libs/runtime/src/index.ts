@@ -11,6 +11,7 @@ export * from './change-origin.step';
 export * from './periodic-task';
 export * from './periodic-job';
 export * from './privacy/erasure-stores';
+export * from './privacy/erasure-ledger';
 export * from './privacy/redaction';
 export * from './privacy/erasure-step.controller';
 export * from './retention.job';

@@ -1,3 +1,4 @@
+import { ERASURE_LEDGER_MIGRATIONS } from '@crm/runtime';
 import { CreateContactCompanies1764700000100 } from './migrations/1764700000100-create-contact-companies';
 import { OUTBOX_MIGRATIONS, CHANGE_HISTORY_MIGRATIONS } from '@crm/messaging';
 import { Activity } from '../activities/activity.entity';
@@ -66,4 +67,5 @@ export const contactsMigrations = [
   IndexCompanyNameKeys1767800000000,
   SearchPhoneWithoutTrunkZero1767800000100,
   CreateSuppressions1767500000000,
+  ...ERASURE_LEDGER_MIGRATIONS,
 ];

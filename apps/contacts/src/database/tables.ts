@@ -1,3 +1,4 @@
+import { ERASURE_LEDGER_TABLES } from '@crm/runtime';
 import { TableRetention } from '@crm/common';
 import { CHANGE_HISTORY_TABLES, OUTBOX_TABLES } from '@crm/messaging';
 import { RECORD_ENGINE_TABLES } from '@crm/records';
@@ -28,4 +29,5 @@ export const contactsTables: TableRetention[] = [
   { table: 'privacy_keys', kept: 'one row: the key email hashes are made with' },
   { table: 'suppressions', kept: 'one row per suppressed email (its keyed hash) until the suppression is lifted' },
   { table: 'import_rows', kept: 'deleted as the import runs; what is left goes with its import' },
+  ...ERASURE_LEDGER_TABLES,
 ];

@@ -207,7 +207,7 @@ export class ErasuresService implements OnApplicationBootstrap, OnApplicationShu
 
   private async steps(row: ErasureRow): Promise<void> {
     const results = { ...row.results };
-    const target = row.target!;
+    const target: ErasureTarget = { ...row.target!, erasure_id: row.id };
     for (const step of ERASURE_STEPS) {
       if (results[step] || this.stopped) continue;
       await this.dataSource.query(`UPDATE erasures SET step = $2, lease_until = now() + make_interval(secs => $3), updated_at = now() WHERE id = $1`, [

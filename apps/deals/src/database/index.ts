@@ -1,3 +1,4 @@
+import { ERASURE_LEDGER_MIGRATIONS } from '@crm/runtime';
 import { OUTBOX_MIGRATIONS, CHANGE_HISTORY_MIGRATIONS } from '@crm/messaging';
 import { Deal } from '../deals/deal.entity';
 import { StageHistory } from '../deals/stage-history.entity';
@@ -55,4 +56,5 @@ export const dealsMigrations = [
   CustomValueFunctionsByPosition1765900000000,
   SearchPhoneWithoutTrunkZero1767800000100,
   CreateProductsAndLineItems1768000000000,
+  ...ERASURE_LEDGER_MIGRATIONS,
 ];

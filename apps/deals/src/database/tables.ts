@@ -1,3 +1,4 @@
+import { ERASURE_LEDGER_TABLES } from '@crm/runtime';
 import { TableRetention } from '@crm/common';
 import { BUILT_IN_ENTRIES } from '@crm/contracts';
 import { CHANGE_HISTORY_TABLES, OUTBOX_TABLES } from '@crm/messaging';
@@ -22,4 +23,5 @@ export const dealsTables: TableRetention[] = [
     defaultDays: 30,
     sweptBy: 'retention-job',
   },
+  ...ERASURE_LEDGER_TABLES,
 ];

@@ -1,3 +1,4 @@
+import { ERASURE_LEDGER_MIGRATIONS } from '@crm/runtime';
 import { OUTBOX_MIGRATIONS } from '@crm/messaging';
 import { EventRecord } from '../log/event-record.entity';
 import { CreateEventLog1763800001000 } from './migrations/1763800001000-create-event-log';
@@ -16,4 +17,5 @@ export const eventsMigrations = [
   AddLogAppendFunction1764900000100,
   AddLogCheckpointStream1766000000200,
   AddLogPrunedThrough1767900000100,
+  ...ERASURE_LEDGER_MIGRATIONS,
 ];

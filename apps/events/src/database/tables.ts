@@ -1,3 +1,4 @@
+import { ERASURE_LEDGER_TABLES } from '@crm/runtime';
 import { TableRetention } from '@crm/common';
 import { OUTBOX_TABLES } from '@crm/messaging';
 
@@ -13,4 +14,5 @@ export const eventsTables: TableRetention[] = [
     sweptBy: 'EventRetention (apps/events/src/log/event-retention.ts)',
   },
   { table: 'log_checkpoint', kept: 'one row: where the log has read the stream to' },
+  ...ERASURE_LEDGER_TABLES,
 ];

@@ -1,6 +1,6 @@
 import { ErasureStepReply, ErasureTarget, Ops } from '@crm/contracts';
 import { MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION } from '@crm/messaging';
-import { COMMON_ERASURE_STORES, ErasureDeclaration, Handles, redactingStore, runErasureStores, toRanges } from '@crm/runtime';
+import { COMMON_ERASURE_STORES, ErasureDeclaration, Handles, ledgered, redactingStore, runErasureStores, toRanges } from '@crm/runtime';
 import { Controller, Inject, Module } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { NatsConnection } from 'nats';
@@ -44,11 +44,15 @@ export class EventsErasureController {
       ? await this.dataSource.query(`SELECT id, occurred_at FROM events WHERE position = ANY($1::bigint[])`, [touched])
       : [];
     const since = events.length ? new Date(Math.min(...events.map((e) => new Date(e.occurred_at).getTime()))) : undefined;
-    const removed = await eraseFromStream(this.nc, this.messaging.namespace, new Set(events.map((e) => e.id)), since, target.needles);
+    // Once per erasure (the ledger): asked again, it answers the sequences it removed the first time.
+    const stream = await ledgered(this.dataSource, target.erasure_id, 'stream', async () => {
+      const removed = await eraseFromStream(this.nc, this.messaging.namespace, new Set(events.map((e) => e.id)), since, target.needles);
+      return { deleted: removed.length, redacted: 0, positions: removed.map(String) };
+    });
     return {
-      stores: [...stores, { store: 'events.stream', deleted: removed.length, redacted: 0 }],
+      stores: [...stores, { store: 'events.stream', deleted: stream.deleted, redacted: 0 }],
       event_log_ranges: toRanges(touched),
-      stream_ranges: toRanges(removed),
+      stream_ranges: toRanges(stream.positions ?? []),
     };
   }
 }

@@ -1,3 +1,4 @@
+import { ERASURE_LEDGER_MIGRATIONS } from '@crm/runtime';
 import { OUTBOX_MIGRATIONS } from '@crm/messaging';
 import { Delivery } from '../deliveries/delivery.entity';
 import { WebhookEvent } from '../event-log/webhook-event.entity';
@@ -32,5 +33,6 @@ export function webhooksMigrations(keyring: SecretKeyring): Function[] {
     AddSubscriptionFilters1765000000000,
     ClaimScreenedSubscriptions1765100000000,
     AddIntakeCheckpointStream1766000000300,
+    ...ERASURE_LEDGER_MIGRATIONS,
   ];
 }

@@ -1,3 +1,4 @@
+import { ERASURE_LEDGER_TABLES } from '@crm/runtime';
 import { Env, intVar, RetentionSettings, TableRetention } from '@crm/common';
 import { OUTBOX_TABLES } from '@crm/messaging';
 
@@ -25,6 +26,7 @@ export const webhooksTables: TableRetention[] = [
       OR EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = webhook_events.id AND d.status = 'pending')`,
     sweptBy: 'retention-job',
   },
+  ...ERASURE_LEDGER_TABLES,
 ];
 
 /** The webhooks service's RetentionJob: at the delivery log's pace (WEBHOOKS_RETENTION_INTERVAL_MS, _BATCH_SIZE). */

@@ -1,5 +1,6 @@
 import type { ErasureStepReply, ErasureStoreCount, ErasureTarget, SequenceRange } from '@crm/contracts';
 import type { DataSource, EntityManager } from 'typeorm';
+import { ERASURE_LEDGER_DECLARED, ledgered } from './erasure-ledger';
 import { blankJson, likePatterns, needlePattern, scrubJson, scrubText } from './redaction';
 
 /** What one store did. `positions`: the keys it touched, where they are an order (the event log's). */
@@ -28,9 +29,9 @@ export interface ErasureDeclaration {
   noPersonalData: Readonly<Record<string, string>>;
 }
 
-/** Every table a declaration accounts for. */
+/** Every table a declaration accounts for, and the erasure ledger every service keeps (ERASURE_LEDGER_DECLARED). */
 export function declaredTables(declaration: ErasureDeclaration): Set<string> {
-  return new Set([...declaration.stores.flatMap((s) => s.tables), ...Object.keys(declaration.noPersonalData)]);
+  return new Set([...declaration.stores.flatMap((s) => s.tables), ...Object.keys(declaration.noPersonalData), ...Object.keys(ERASURE_LEDGER_DECLARED)]);
 }
 
 type Column = 'text' | 'jsonb' | 'json-text';
@@ -183,7 +184,7 @@ export async function runErasureStores(
   const stores: ErasureStoreCount[] = [];
   const positions: Record<string, string[]> = {};
   for (const store of declaration.stores) {
-    const result = await dataSource.transaction((m) => store.erase(m, target));
+    const result = await ledgered(dataSource, target.erasure_id, store.name, (m) => store.erase(m, target));
     stores.push({ store: `${declaration.service}.${store.name}`, deleted: result.deleted, redacted: result.redacted });
     if (result.positions) positions[store.name] = result.positions;
   }
