@@ -1,8 +1,8 @@
-import { eventStreamName } from '@crm/contracts';
 import { randomBytes } from 'crypto';
-import { connect, JetStreamManager, NatsConnection } from 'nats';
+import { connect, NatsConnection } from 'nats';
 import { Client } from 'pg';
 import { eventually } from '../support/api-client';
+import { rowsNaming, streamMessagesNaming } from '../support/erasure-scan';
 import { startStack, TestStack } from '../support/stack';
 import { Receiver } from '../support/webhooks-receiver';
 
@@ -47,36 +47,6 @@ describe('Erasing a person everywhere', () => {
     const res = method === 'get' ? await stack.api.get(path) : await stack.api[method](path, body, headers ? { headers } : {});
     if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${res.text}`);
     return res.body.data as T;
-  }
-
-  /** Every row of every table of every schema whose text holds one of the person's values. */
-  async function rowsNaming(): Promise<string[]> {
-    const { rows: tables } = await db.query<{ s: string; t: string }>(
-      `SELECT table_schema AS s, table_name AS t FROM information_schema.tables
-       WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`,
-    );
-    const hits: string[] = [];
-    for (const { s, t } of tables) {
-      // Index expressions name functions without their schema: the planner looks them up on the path.
-      await db.query(`SET search_path TO "${s}", public`);
-      const { rows } = await db.query(`SELECT r::text AS row FROM "${s}"."${t}" r WHERE r::text ILIKE ANY($1)`, [NEEDLES.map((n) => `%${n}%`)]);
-      hits.push(...rows.map((r) => `${s}.${t}: ${r.row.slice(0, 200)}`));
-    }
-    return hits;
-  }
-
-  /** Every message of the stream whose body holds one of the person's values. */
-  async function streamMessagesNaming(): Promise<number[]> {
-    const jsm: JetStreamManager = await nc.jetstreamManager();
-    const stream = eventStreamName(stack.namespace);
-    const info = await jsm.streams.info(stream);
-    const hits: number[] = [];
-    for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
-      const msg = await jsm.streams.getMessage(stream, { seq }).catch(() => undefined);
-      const text = msg ? new TextDecoder().decode(msg.data).toLowerCase() : '';
-      if (NEEDLES.some((n) => text.includes(n.toLowerCase()))) hits.push(seq);
-    }
-    return hits;
   }
 
   it('erases the contact, its history, log events, stream messages, webhook copies, search words, import rows and stored answers', async () => {
@@ -126,7 +96,7 @@ describe('Erasing a person everywhere', () => {
     await eventually(async () => ((await ok('get', `/imports/${imported}`)).status === 'completed' ? true : undefined));
     expect((await stack.api.get(`/search?q=${SURNAME}`)).body.data.length).toBeGreaterThan(0);
     await receiver.waitFor(1, 'contact.created');
-    const before = await rowsNaming();
+    const before = await rowsNaming(db, NEEDLES);
     expect(before).not.toEqual([]);
     const importRows = before.filter((r) => r.startsWith('contacts.import_rows:')).length;
 
@@ -196,7 +166,7 @@ describe('Erasing a person everywhere', () => {
     expect(NEEDLES.some((n) => retried.text.toLowerCase().includes(n.toLowerCase()))).toBe(false);
     expect((await stack.api.get(`/contacts/${contact.id}`)).status).toBe(404);
 
-    expect(await rowsNaming()).toEqual([]);
-    expect(await streamMessagesNaming()).toEqual([]);
+    expect(await rowsNaming(db, NEEDLES)).toEqual([]);
+    expect(await streamMessagesNaming(nc, stack.namespace, NEEDLES)).toEqual([]);
   });
 });
