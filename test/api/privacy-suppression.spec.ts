@@ -44,11 +44,16 @@ describe('Suppressing an erased email', () => {
   }
 
   const completed = (id: string) =>
-    eventually(async () => {
-      const e = (await stack.api.get(`/privacy/erasures/${id}`)).body.data;
-      if (e.status === 'failed') throw new Error(e.error);
-      return e.status === 'completed' ? e : undefined;
-    }, 60_000, 50, () => true);
+    eventually(
+      async () => {
+        const e = (await stack.api.get(`/privacy/erasures/${id}`)).body.data;
+        if (e.status === 'failed') throw new Error(e.error);
+        return e.status === 'completed' ? e : undefined;
+      },
+      60_000,
+      50,
+      () => true,
+    );
 
   it('refuses creates, upserts, batches, captures, email changes and import rows of the email until it is lifted', async () => {
     const contact = (await stack.api.post('/contacts', { email: EMAIL, first_name: 'Erin', last_name: `Erased${tag}` })).body.data;

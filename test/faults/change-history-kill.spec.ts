@@ -1,6 +1,7 @@
 import { randomUUID } from 'crypto';
 import { Client } from 'pg';
 import { ApiClient, eventually } from '../support/api-client';
+import { backendWaitingAt } from '../support/table-locks';
 import { FaultStack, startFaultStack, STACK_PROCESSES } from '../support/fault-stack';
 
 /**
@@ -68,17 +69,7 @@ describe('fault: SIGKILL while writes record their change history', () => {
     await holder.query('LOCK TABLE contacts.changes IN SHARE MODE');
     const patch = api.patch(`/contacts/${contact.id}`, { title: 'Lost' }, { headers: { 'X-Request-Id': 'kill-before-commit' } }).catch((err: Error) => err);
     try {
-      const pid = await eventually(
-        async () => {
-          const { rows } = await db.query<{ pid: number }>(
-            `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'
-               AND wait_event_type = 'Lock' AND wait_event = 'relation' AND query LIKE '%INSERT INTO changes%'`,
-          );
-          return rows.length === 1 ? rows[0].pid : undefined;
-        },
-        SIGNAL_TIMEOUT_MS,
-        5,
-      );
+      const pid = await backendWaitingAt(db, '%INSERT INTO changes%', SIGNAL_TIMEOUT_MS);
       // The PATCH's row update is done but uncommitted: its transaction has an id.
       const { rows } = await db.query<{ xid: string | null }>(`SELECT backend_xid::text AS xid FROM pg_stat_activity WHERE pid = $1`, [pid]);
       expect(rows[0]?.xid).toBeTruthy();

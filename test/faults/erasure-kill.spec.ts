@@ -3,6 +3,7 @@ import { connect, NatsConnection } from 'nats';
 import { Client } from 'pg';
 import { ApiClient, eventually } from '../support/api-client';
 import { rowsNaming, streamMessagesNaming } from '../support/erasure-scan';
+import { backendWaitingAt } from '../support/table-locks';
 import { FaultStack, startFaultStack } from '../support/fault-stack';
 
 /**
@@ -69,7 +70,10 @@ describe('fault: SIGKILL of the contacts service during an erasure', () => {
     // The log has every event of the contact (the signal the erasure's events step will see them all).
     const ownEvents = UPDATES + 1;
     await eventually(
-      async () => ((await count(`SELECT count(*) AS n FROM events.events WHERE type LIKE 'contact.%' AND data->>'contact_id' = $1`, [contact.id])) === ownEvents ? true : undefined),
+      async () =>
+        (await count(`SELECT count(*) AS n FROM events.events WHERE type LIKE 'contact.%' AND data->>'contact_id' = $1`, [contact.id])) === ownEvents
+          ? true
+          : undefined,
       60_000,
       100,
     );
@@ -82,19 +86,12 @@ describe('fault: SIGKILL of the contacts service during an erasure', () => {
     try {
       erasureId = (await ok(api.post('/privacy/erasures', { subject: { object: 'contacts', id: contact.id }, reason: 'fault test' }))).id;
       // The contacts step is stopped at the deletion's change entry; the activities store before it has committed.
-      const pid = await eventually(
-        async () => {
-          const { rows } = await db.query<{ pid: number }>(
-            `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'
-               AND wait_event_type = 'Lock' AND wait_event = 'relation' AND query LIKE '%INSERT INTO changes%'`,
-          );
-          return rows.length === 1 ? rows[0].pid : undefined;
-        },
-        SIGNAL_TIMEOUT_MS,
-        5,
-      );
+      const pid = await backendWaitingAt(db, '%INSERT INTO changes%', SIGNAL_TIMEOUT_MS);
       expect(await count(`SELECT count(*) AS n FROM contacts.erasure_ledger WHERE erasure_id = $1 AND store = 'activities'`, [erasureId])).toBe(1);
-      expect((await db.query(`SELECT status, step FROM contacts.erasures WHERE id = $1`, [erasureId])).rows[0]).toEqual({ status: 'running', step: 'contacts' });
+      expect((await db.query(`SELECT status, step FROM contacts.erasures WHERE id = $1`, [erasureId])).rows[0]).toEqual({
+        status: 'running',
+        step: 'contacts',
+      });
       await stack.processes.contacts.kill9();
       await db.query('SELECT pg_terminate_backend($1)', [pid]);
     } finally {
@@ -120,9 +117,10 @@ describe('fault: SIGKILL of the contacts service during an erasure', () => {
     expect(store('contacts.contacts')).toEqual({ store: 'contacts.contacts', deleted: 1, redacted: 0 });
     // Every entry of the contact, its deletion's included, and the other contact's activity entry naming them.
     expect(store('contacts.changes')).toEqual({ store: 'contacts.changes', deleted: 0, redacted: entries + 1 + 1 });
-    const redactedEvents = await count(`SELECT count(*) AS n FROM events.events WHERE type LIKE 'contact.%' AND data->>'contact_id' = $1 AND (data->>'redacted')::boolean`, [
-      contact.id,
-    ]);
+    const redactedEvents = await count(
+      `SELECT count(*) AS n FROM events.events WHERE type LIKE 'contact.%' AND data->>'contact_id' = $1 AND (data->>'redacted')::boolean`,
+      [contact.id],
+    );
     expect(redactedEvents).toBeGreaterThanOrEqual(ownEvents);
     // The contact's own events (an activity's events carry ids only).
     expect(store('events.log')).toEqual({ store: 'events.log', deleted: 0, redacted: redactedEvents });

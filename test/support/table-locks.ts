@@ -56,3 +56,23 @@ export function tableLocks(databaseUrl: string) {
   }
   return { whileLocked, waiting, noneWaiting, answeredWhileLocked };
 }
+
+/**
+ * The one backend of the database waiting for a relation lock while running a statement like `statement`
+ * (a LIKE pattern), once there is exactly one: the signal that a request reached that statement and is
+ * held there by a lock the test holds.
+ */
+export function backendWaitingAt(db: Client, statement: string, timeoutMs: number): Promise<number> {
+  return eventually(
+    async () => {
+      const { rows } = await db.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'
+           AND wait_event_type = 'Lock' AND wait_event = 'relation' AND query LIKE $1`,
+        [statement],
+      );
+      return rows.length === 1 ? rows[0].pid : undefined;
+    },
+    timeoutMs,
+    5,
+  );
+}

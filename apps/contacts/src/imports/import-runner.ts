@@ -292,7 +292,8 @@ export class ImportRunner implements OnApplicationBootstrap, OnApplicationShutdo
       return undefined;
     } catch (err) {
       const suppressed = err instanceof DomainError ? err.details?.find((d) => d.code === 'suppressed') : undefined;
-      if (suppressed) return { skipped: { line: row.line, field: suppressed.field, code: suppressed.code, message: 'Skipped: the email was erased and is suppressed.' } };
+      if (suppressed)
+        return { skipped: { line: row.line, field: suppressed.field, code: suppressed.code, message: 'Skipped: the email was erased and is suppressed.' } };
       const refused = importRowErrors(row.line, err);
       if (!refused) throw err;
       return refused;

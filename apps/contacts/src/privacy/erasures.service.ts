@@ -6,6 +6,7 @@ import {
   ErasureTarget,
   ErasureView,
   event,
+  ErrorCode,
   EventType,
   IdPrefix,
   Ops,
@@ -29,6 +30,8 @@ const REMOTE = { deals: Ops.privacyInternal.deals, webhooks: Ops.privacyInternal
 
 /** A replica holds an erasure this long without renewing; a killed one's erasure resumes after it. */
 const LEASE_SECONDS = 15;
+/** How long a step whose service does not answer in time is asked again before the erasure fails. */
+const STEP_PATIENCE_MS = 10 * 60_000;
 
 interface ErasureRow {
   id: string;
@@ -141,9 +144,10 @@ export class ErasuresService implements OnApplicationBootstrap, OnApplicationShu
     if (!row.email_hmac) return row;
     await this.suppressions.suppress(m, row.email_hmac, row.id);
     if (row.suppress) return row;
-    const [updated]: ErasureRow[] = await m.query(`WITH updated AS (UPDATE erasures SET suppress = true, updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM updated`, [
-      row.id,
-    ]);
+    const [updated]: ErasureRow[] = await m.query(
+      `WITH updated AS (UPDATE erasures SET suppress = true, updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM updated`,
+      [row.id],
+    );
     return updated;
   }
 
@@ -231,7 +235,23 @@ export class ErasuresService implements OnApplicationBootstrap, OnApplicationShu
     }
     if (step === 'gateway') return this.askGateway(target);
     const ctx: RequestContext = { request_id: currentOrigin('privacy').request_id ?? `erasure-${target.erasure_id}` };
-    return this.rpc.call(REMOTE[step], ctx, { body: target }, { timeoutMs: 120_000 });
+    // A large step outlasts one call's wait (RPC_TIMEOUT_MS) and goes on in its service: ask again, under a
+    // renewed lease, until it answers. The stores it finished are in its ledger, so asking again redoes nothing.
+    const giveUpAt = Date.now() + STEP_PATIENCE_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.rpc.call(REMOTE[step], ctx, { body: target });
+      } catch (error) {
+        const transient = error instanceof DomainError && error.code === ErrorCode.ServiceUnavailable;
+        if (!transient || this.stopped || Date.now() > giveUpAt) throw error;
+        this.logger.warn(`erasure ${target.erasure_id}: the ${step} step did not answer in time (attempt ${attempt}); asking again`);
+        await this.dataSource.query(`UPDATE erasures SET lease_until = now() + make_interval(secs => $2), updated_at = now() WHERE id = $1`, [
+          target.erasure_id,
+          LEASE_SECONDS,
+        ]);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(attempt * 500, 5_000)));
+      }
+    }
   }
 
   /** The gateway's stored Idempotency-Key answers: one gateway replica redacts them (IdempotencyErasure). */

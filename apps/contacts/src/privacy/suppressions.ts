@@ -6,7 +6,8 @@ import { CONTACTS_SETTINGS, ContactsSettings } from '../contacts.settings';
 
 /** A suppressed email's refusal: `409 conflict`, `details[0].code` `suppressed`; the email is not repeated. */
 export function suppressedEmail(field = 'email'): DomainError {
-  const message = 'This email address belongs to a person erased at their request and may not be stored again until the suppression is lifted (docs/privacy.md).';
+  const message =
+    'This email address belongs to a person erased at their request and may not be stored again until the suppression is lifted (docs/privacy.md).';
   return DomainError.conflict(message, [{ field, code: 'suppressed', message }]);
 }
 

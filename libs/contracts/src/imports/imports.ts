@@ -106,7 +106,11 @@ export class ImportView {
   counts!: ImportCounts;
   @ApiProperty({ type: () => [ImportRowError], required: false, description: `The first ${ImportLimits.errors} row errors, by line. ${SHOWN_WITH_READ}` })
   errors?: ImportRowError[];
-  @ApiProperty({ type: () => [ImportRowError], required: false, description: `The first ${ImportLimits.errors} skipped rows and why, by line. ${SHOWN_WITH_READ}` })
+  @ApiProperty({
+    type: () => [ImportRowError],
+    required: false,
+    description: `The first ${ImportLimits.errors} skipped rows and why, by line. ${SHOWN_WITH_READ}`,
+  })
   warnings?: ImportRowError[];
   @ApiProperty({ type: String, nullable: true, description: 'Why the whole import failed (a broken upload), else null.' })
   failure_reason!: string | null;

@@ -50,7 +50,12 @@ export interface LedgerEntry {
  * Runs `work` once per erasure and store: in one transaction with the ledger row that records it, or not
  * at all when the ledger has the row already (its recorded result is answered instead).
  */
-export async function ledgered(dataSource: DataSource, erasureId: string, store: string, work: (m: EntityManager) => Promise<LedgerEntry>): Promise<LedgerEntry> {
+export async function ledgered(
+  dataSource: DataSource,
+  erasureId: string,
+  store: string,
+  work: (m: EntityManager) => Promise<LedgerEntry>,
+): Promise<LedgerEntry> {
   return dataSource.transaction(async (m) => {
     // Two runs of one erasure never overlap (the erasure's lease), but a lock makes it true regardless.
     await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`crm.erasure.${erasureId}.${store}`]);
