@@ -65,7 +65,7 @@ describe('Imports within the key', () => {
     const id = accepted.body.data.id;
 
     const full = await finished(id);
-    expect(full.counts).toEqual({ total: 3, processed: 3, created: 1, updated: 1, failed: 1 });
+    expect(full.counts).toEqual({ total: 3, processed: 3, created: 1, updated: 1, failed: 1, skipped: 0 });
     expect(full.errors.map((e: { line: number; field: string }) => [e.line, e.field])).toEqual([[3, 'name']]);
 
     const asWriter = stack.api.withKey(writer);
@@ -73,6 +73,7 @@ describe('Imports within the key', () => {
     expect(hidden).toMatchObject({ id, object: 'companies', status: 'completed', counts: { total: 3, processed: 3 }, failure_reason: null });
     expect(hidden.counts).toEqual({ total: 3, processed: 3 });
     expect(hidden).not.toHaveProperty('errors');
+    expect(hidden).not.toHaveProperty('warnings');
     const listed = (await asWriter.listAll('/imports')).find((job: { id: string }) => job.id === id);
     expect(listed.counts).toEqual({ total: 3, processed: 3 });
     expect(listed).not.toHaveProperty('errors');

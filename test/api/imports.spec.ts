@@ -103,7 +103,7 @@ describe('Imports', () => {
     const res = await upload('companies', 'application/x-ndjson', ndjson);
     expect(res.status).toBe(202);
     const job = await finished((await json(res)).data.id);
-    expect(job.counts).toEqual({ total: 6, processed: 6, created: 1, updated: 1, failed: 4 });
+    expect(job.counts).toEqual({ total: 6, processed: 6, created: 1, updated: 1, failed: 4, skipped: 0 });
     expect(job.errors.map((e: { line: number; code: string }) => `${e.line}:${e.code}`)).toEqual([
       '2:invalid_request',
       '5:invalid_request',
@@ -137,7 +137,7 @@ describe('Imports', () => {
     const res = await upload('deals', 'text/csv', csv);
     expect(res.status).toBe(202);
     const job = await finished((await json(res)).data.id);
-    expect(job.counts).toEqual({ total: 5, processed: 5, created: 2, updated: 0, failed: 3 });
+    expect(job.counts).toEqual({ total: 5, processed: 5, created: 2, updated: 0, failed: 3, skipped: 0 });
     expect(job.errors.map((e: { line: number; field: string | null }) => `${e.line}:${e.field}`)).toEqual(['4:stage_id', '5:contact_id', '6:value']);
     const deals = (await stack.api.listAll(`/deals?pipeline_id=${pipeline.id}`)) as Array<{
       name: string;
@@ -262,7 +262,7 @@ describe('Imports', () => {
     await stack.startService('contacts');
 
     const job = await finished(id, 120_000);
-    expect(job.counts).toEqual({ total: rows, processed: rows, created: rows, updated: 0, failed: 0 });
+    expect(job.counts).toEqual({ total: rows, processed: rows, created: rows, updated: 0, failed: 0, skipped: 0 });
     const stored = (await stack.api.listAll('/contacts?search=resume.test')) as Array<{ id: string }>;
     expect(stored).toHaveLength(rows);
     const created = await eventually(
