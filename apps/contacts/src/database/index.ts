@@ -35,7 +35,7 @@ import { Import, ImportRow } from '../imports/import.entity';
 import { CreateErasures1767300000000 } from './migrations/1767300000000-create-erasures';
 import { QualifyDuplicateFunctions1767400000000 } from './migrations/1767400000000-qualify-duplicate-functions';
 import { IndexCompanyNameKeys1767800000000 } from './migrations/1767800000000-index-company-name-keys';
-import { CreateSuppressions1767500000000 } from './migrations/1767500000000-create-suppressions';
+import { CreateSuppressions1768100000000 } from './migrations/1768100000000-create-suppressions';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
 export const contactsMigrations = [
@@ -66,6 +66,6 @@ export const contactsMigrations = [
   QualifyDuplicateFunctions1767400000000,
   IndexCompanyNameKeys1767800000000,
   SearchPhoneWithoutTrunkZero1767800000100,
-  CreateSuppressions1767500000000,
+  CreateSuppressions1768100000000,
   ...ERASURE_LEDGER_MIGRATIONS,
 ];

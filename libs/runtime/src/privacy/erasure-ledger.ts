@@ -7,8 +7,8 @@ import type { DataSource, EntityManager, MigrationInterface, QueryRunner } from 
  * service was killed halfway) skips the stores already done and answers what they did then, so the
  * receipt counts every row once, whoever crashed when.
  */
-export class CreateErasureLedger1767600000000 implements MigrationInterface {
-  name = 'CreateErasureLedger1767600000000';
+export class CreateErasureLedger1768100000100 implements MigrationInterface {
+  name = 'CreateErasureLedger1768100000100';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`SET LOCAL lock_timeout = '5s'`);
@@ -30,7 +30,7 @@ export class CreateErasureLedger1767600000000 implements MigrationInterface {
 }
 
 /** The migrations every service that takes part in erasures runs. */
-export const ERASURE_LEDGER_MIGRATIONS = [CreateErasureLedger1767600000000];
+export const ERASURE_LEDGER_MIGRATIONS = [CreateErasureLedger1768100000100];
 
 /** What becomes of the ledger over time (docs/deployment.md, "Retention"). */
 export const ERASURE_LEDGER_TABLES: TableRetention[] = [

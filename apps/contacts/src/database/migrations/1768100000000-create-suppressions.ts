@@ -6,8 +6,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * warning that says why. A new table and two columns with constant defaults (no rewrite): the previous
  * release ignores them.
  */
-export class CreateSuppressions1767500000000 implements MigrationInterface {
-  name = 'CreateSuppressions1767500000000';
+export class CreateSuppressions1768100000000 implements MigrationInterface {
+  name = 'CreateSuppressions1768100000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`SET LOCAL lock_timeout = '5s'`);
