@@ -62,6 +62,7 @@ export async function cursorRoutes(api: ApiClient): Promise<CursorRoute[]> {
   const activity = await created(api, '/activities', { type: 'note', subject: 'Cursor', contact_id: contact.id });
   const task = await created(api, '/tasks', { title: 'Cursor', deal_id: deal.id });
   const webhook = await created(api, '/webhooks', { name: 'Cursor routes', url: 'http://127.0.0.1:9/hook' });
+  const product = await created(api, '/products', { name: 'Cursor product', sku: `CURSOR-${Date.now()}`, price: 1000, currency: 'USD' });
   const object = await created(api, '/objects', { name: 'Cursor thing', slug: 'cursor_things', fields: [{ name: 'title', type: 'string' }] });
   const record = await created(api, `/objects/${object.slug as string}/records`, { values: { title: 'one' } });
   const ids: Record<string, string> = {
@@ -74,6 +75,7 @@ export async function cursorRoutes(api: ApiClient): Promise<CursorRoute[]> {
     tasks: task.id,
     webhooks: webhook.id,
     records: record.id,
+    products: product.id,
   };
 
   const routes: CursorRoute[] = [];
