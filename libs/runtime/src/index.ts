@@ -12,6 +12,7 @@ export * from './periodic-task';
 export * from './periodic-job';
 export * from './privacy/erasure-stores';
 export * from './privacy/erasure-ledger';
+export * from './privacy/erasure-runs';
 export * from './privacy/redaction';
 export * from './privacy/erasure-step.controller';
 export * from './retention.job';

@@ -1,6 +1,6 @@
 import { ErasureStepReply, ErasureTarget, Ops } from '@crm/contracts';
 import { MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION } from '@crm/messaging';
-import { COMMON_ERASURE_STORES, ErasureDeclaration, Handles, ledgered, redactingStore, runErasureStores, toRanges } from '@crm/runtime';
+import { COMMON_ERASURE_STORES, ErasureDeclaration, ErasureRuns, Handles, ledgered, redactingStore, runErasureStores, toRanges } from '@crm/runtime';
 import { Controller, Inject, Module } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { NatsConnection } from 'nats';
@@ -29,6 +29,8 @@ export const eventsErasureDeclaration: ErasureDeclaration = {
 
 @Controller()
 export class EventsErasureController {
+  private readonly runs = new ErasureRuns();
+
   constructor(
     private readonly dataSource: DataSource,
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
@@ -37,7 +39,11 @@ export class EventsErasureController {
 
   /** The log and this service's stores, then the stream's messages of the events the log redacted. */
   @Handles(Ops.privacyInternal.events)
-  async step(@Payload('body') target: ErasureTarget): Promise<ErasureStepReply> {
+  step(@Payload('body') target: ErasureTarget): Promise<ErasureStepReply> {
+    return this.runs.run(target, () => this.erase(target));
+  }
+
+  private async erase(target: ErasureTarget): Promise<ErasureStepReply> {
     const { stores, positions } = await runErasureStores(this.dataSource, eventsErasureDeclaration, target);
     const touched = positions.log ?? [];
     const events: Array<{ id: string; occurred_at: Date }> = touched.length

@@ -14,6 +14,14 @@ export function withDeadline<T>(timeoutMs: number, work: () => T): T {
   return deadlineScope.run(performance.now() + timeoutMs, work);
 }
 
+/**
+ * Runs `work` outside the request in progress: no deadline bounds its queries or its calls. For work that
+ * outlasts one call's wait by design and is asked for again until it is done (an erasure's step).
+ */
+export function withoutDeadline<T>(work: () => T): T {
+  return deadlineScope.exit(work);
+}
+
 /** Milliseconds before the caller of the request in progress stops waiting (zero or less once it has); undefined outside a request. */
 export function timeLeftMs(): number | undefined {
   const deadline = deadlineScope.getStore();

@@ -3,6 +3,7 @@ import { Controller, Inject, Module, Type } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { DataSource } from 'typeorm';
 import { Handles } from '../handles';
+import { ErasureRuns } from './erasure-runs';
 import { ErasureDeclaration, runErasureStores, toRanges } from './erasure-stores';
 
 /**
@@ -16,12 +17,16 @@ export function erasureStepModule(
 ): Type<unknown> {
   @Controller()
   class ErasureStepController {
+    private readonly runs = new ErasureRuns();
+
     constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
 
     @Handles(op)
-    async step(@Payload('body') target: ErasureTarget): Promise<ErasureStepReply> {
-      const { stores, positions } = await runErasureStores(this.dataSource, declaration, target);
-      return { stores, ...(logStore ? { event_log_ranges: toRanges(positions[logStore] ?? []) } : {}) };
+    step(@Payload('body') target: ErasureTarget): Promise<ErasureStepReply> {
+      return this.runs.run(target, async () => {
+        const { stores, positions } = await runErasureStores(this.dataSource, declaration, target);
+        return { stores, ...(logStore ? { event_log_ranges: toRanges(positions[logStore] ?? []) } : {}) };
+      });
     }
   }
   @Module({ controllers: [ErasureStepController] })
