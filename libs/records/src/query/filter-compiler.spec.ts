@@ -245,7 +245,8 @@ describe('query filter compiler', () => {
     );
     const tree = fc.letrec<{ expr: Expr }>((tie) => ({
       expr: fc.oneof(
-        { depthSize: 'small', withCrossShrink: true },
+        // Within the nesting the compiler accepts (QueryLimits.depth): a deeper tree is refused, not compiled.
+        { depthSize: 'small', withCrossShrink: true, maxDepth: 7 },
         leaf,
         fc.array(tie('expr'), { minLength: 1, maxLength: 3 }).map((items) => ({ $and: items })),
         fc.array(tie('expr'), { minLength: 1, maxLength: 3 }).map((items) => ({ $or: items })),
