@@ -54,7 +54,10 @@ describe('Batch writes', () => {
     expect(Object.keys(res.body.data[0].data).sort()).toEqual(Object.keys(single).sort());
     const ids = res.body.data.map((r: { data: { id: string } }) => r.data.id);
     const events = await allEventsOf(['contact.created'], 'contact_id', new Set(ids));
-    expect(events.map((e) => e.data)).toEqual(ids.map((id: string, i: number) => ({ contact_id: id, email: items[i].email })));
+    // Each also carries the record as a query shows it and its version, for copies kept from an export (docs/exports.md).
+    expect(events.map((e) => e.data)).toEqual(
+      ids.map((id: string, i: number) => ({ contact_id: id, email: items[i].email, version: expect.any(Number), record: res.body.data[i].data })),
+    );
   });
 
   const statuses = (res: { status: number; text: string; body: { data: Array<{ index: number; status: number }> } }) => {
@@ -126,6 +129,8 @@ describe('Batch writes', () => {
         changed: ['first_name', 'title', 'company_id'],
         previous: { first_name: 'Old', title: 'CTO', company_id: null },
         current: { first_name: 'New', title: null, company_id: company.id },
+        version: expect.any(Number),
+        record: expect.objectContaining({ id: a, first_name: 'New' }),
       },
     ]);
 

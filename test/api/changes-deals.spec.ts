@@ -121,7 +121,14 @@ describe('change history of deals and pipelines', () => {
     });
     expect(updates).toHaveLength(2);
     expect(updates[0]).toMatchObject({ actor: byKey, via: 'api', request_id: 'deal-patch-1' });
-    expect(updates[0].data).toEqual({ deal_id: id, changed: ['name'], previous: { name: 'Pilot' }, current: { name: 'Renamed' } });
+    expect(updates[0].data).toEqual({
+      deal_id: id,
+      changed: ['name'],
+      previous: { name: 'Pilot' },
+      current: { name: 'Renamed' },
+      version: expect.any(Number),
+      record: expect.objectContaining({ id, name: 'Renamed' }),
+    });
     expect(updates[1].data).toMatchObject({
       changed: ['custom_fields', 'stage_id', 'stage_entered_at', 'status'],
       previous: { custom_fields: { tier: 2 }, stage_id: open.id, status: 'open', stage_entered_at: created.body.data.stage_entered_at },

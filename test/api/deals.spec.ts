@@ -253,10 +253,12 @@ describe('Deals', () => {
       const markerDeal = await createDeal({ contact_id: marker });
       expect((await stack.api.delete(`/contacts/${marker}`)).status).toBe(204);
       await waitForEvent(markerDeal.id, 'deal.updated');
+      // Each also carries the deal and its version, for copies kept from an export (docs/exports.md).
+      const handoff = { version: expect.any(Number), record: expect.objectContaining({ id: deal.id }) };
       expect(eventsFor(deal.id, 'deal.updated').map((e) => e.data)).toEqual([
-        { deal_id: deal.id, changed: ['contact_id'], previous: { contact_id: loser }, current: { contact_id: winner } },
-        { deal_id: deal.id, changed: ['company_id'], previous: { company_id: company }, current: { company_id: null } },
-        { deal_id: deal.id, changed: ['contact_id'], previous: { contact_id: winner }, current: { contact_id: null } },
+        { deal_id: deal.id, changed: ['contact_id'], previous: { contact_id: loser }, current: { contact_id: winner }, ...handoff },
+        { deal_id: deal.id, changed: ['company_id'], previous: { company_id: company }, current: { company_id: null }, ...handoff },
+        { deal_id: deal.id, changed: ['contact_id'], previous: { contact_id: winner }, current: { contact_id: null }, ...handoff },
       ]);
     });
 

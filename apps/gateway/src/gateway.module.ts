@@ -20,6 +20,7 @@ import { ScopesGuard } from './http/scopes';
 import { TracingHook } from './http/tracing.hook';
 import { IdempotencyHook } from './idempotency/idempotency.hook';
 import { IdempotencyErasure } from './idempotency/idempotency-erasure';
+import { ExportFilesController } from './exports/export-files.controller';
 import { ImportsModule } from './imports/imports.module';
 import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -97,6 +98,8 @@ export class GatewayModule {
         McpModule,
         ApiDocsModule,
       ],
+      // GET /exports/:id/files/:name spends from the rate limit as it streams, so it sits beside the limiter.
+      controllers: [ExportFilesController],
       providers: [
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         { provide: APP_GUARD, useClass: ScopesGuard },

@@ -11,6 +11,8 @@ export const ErrorCode = {
   IdempotencyKeyReused: 'idempotency_key_reused',
   PayloadTooLarge: 'payload_too_large',
   UnsupportedMediaType: 'unsupported_media_type',
+  /** A `Range` that does not fit the file asked for (an export's file). */
+  RangeNotSatisfiable: 'range_not_satisfiable',
   RateLimitExceeded: 'rate_limit_exceeded',
   Internal: 'internal_error',
   NotImplemented: 'not_implemented',
@@ -40,6 +42,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.IdempotencyKeyReused]: 422,
   [ErrorCode.PayloadTooLarge]: 413,
   [ErrorCode.UnsupportedMediaType]: 415,
+  [ErrorCode.RangeNotSatisfiable]: 416,
   [ErrorCode.RateLimitExceeded]: 429,
   [ErrorCode.Internal]: 500,
   [ErrorCode.NotImplemented]: 501,

@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { ChangeActor, ChangeVia } from './changes/changes';
 import type { EventPayload } from './event-catalog';
 /**
@@ -83,11 +83,24 @@ export function event<T extends EventType>(type: T, data: EventPayload<T>): Even
   return { type, data } as EventDraft<T>;
 }
 
-export class ContactCreatedData {
+/** What the events about one contact or deal carry for a copy kept from an export (docs/exports.md, "The handoff rule"). */
+export class RecordVersion {
+  @ApiPropertyOptional({
+    type: Number,
+    description: "The record's version after this change (absent on a deletion): apply the event unless the copy you hold has a greater one.",
+  })
+  version?: number;
+}
+
+export const RECORD_DESCRIPTION = 'The record after the change, as POST /<object>/query answers it without fields.';
+
+export class ContactCreatedData extends RecordVersion {
   @ApiProperty({ type: String })
   contact_id!: string;
   @ApiProperty({ type: String })
   email!: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: RECORD_DESCRIPTION })
+  record?: object;
 }
 
 export class DealStageChangedData {

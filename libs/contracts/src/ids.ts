@@ -20,5 +20,6 @@ export const IdPrefix = {
   Erasure: 'era',
   Product: 'prod',
   LineItem: 'li',
+  Export: 'exp',
 } as const;
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix];

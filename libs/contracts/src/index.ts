@@ -26,3 +26,4 @@ export * from './changes/changes';
 export * from './associations/associations';
 export * from './search/search';
 export * from './privacy/privacy';
+export * from './exports/exports';

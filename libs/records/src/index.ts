@@ -29,3 +29,4 @@ export * from './writer/sql';
 export * from './custom-fields';
 export * from './controllers/record-queries.controller';
 export * from './controllers/record-changes.controller';
+export * from './writer/record-versions.migration';

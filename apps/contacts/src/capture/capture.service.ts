@@ -5,7 +5,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Contact } from '../contacts/contact.entity';
-import { presentContact } from '../contacts/contact.presenter';
+import { presentContact, presentContactSummary } from '../contacts/contact.presenter';
 import { CONTACT_FIELDS } from '../contacts/contact-rows';
 import { NOW_MS } from '@crm/records';
 import { Suppressions } from '../privacy/suppressions';
@@ -54,7 +54,7 @@ export class CaptureService {
     if (inserted.length) {
       const contact = hydrate(m, Contact, inserted[0]);
       await this.outbox.record(m, {
-        events: [event(EventType.ContactCreated, { contact_id: id, email: dto.email })],
+        events: [event(EventType.ContactCreated, { contact_id: id, email: dto.email, record: presentContactSummary(contact) })],
         changes: [createdChange('contacts', id, presentContact(contact, null, null))],
       });
       return { contact_id: id, created: true };
@@ -69,8 +69,9 @@ export class CaptureService {
     const { set, changes } = diffFields(existing, this.fill(existing, dto), FILLABLE_FIELDS);
     if (changes.changed.length) {
       await m.update(Contact, { id: existing.id }, { ...set, updatedAt: () => NOW_MS } as QueryDeepPartialEntity<Contact>);
+      const record = presentContactSummary(await m.findOneByOrFail(Contact, { id: existing.id }));
       await this.outbox.record(m, {
-        events: [event(EventType.ContactUpdated, { contact_id: existing.id, ...changes })],
+        events: [event(EventType.ContactUpdated, { contact_id: existing.id, ...changes, record })],
         changes: [updatedChange('contacts', existing.id, changes)],
       });
     }

@@ -45,4 +45,8 @@ export class Contact extends BuiltInRecord {
 
   @Column({ name: 'icp_scored_at', type: 'timestamptz', nullable: true })
   icpScoredAt!: Date | null;
+
+  /** Set by the outbox step of every write that records an event about it (docs/exports.md); bigint as text. */
+  @Column({ type: 'bigint', default: 0 })
+  version!: string;
 }

@@ -56,8 +56,9 @@ export function contactsTable(
     },
     newRow: newContactColumns,
     patchInput: contactPatchInput,
-    created: (row) => event(EventType.ContactCreated, { contact_id: row.id, email: row.email }),
-    updated: (row, changes: ChangeSet) => event(EventType.ContactUpdated, { contact_id: row.id, ...changes }),
+    // `record`: the contact as a query answers it, so a copy kept from an export can take it whole (docs/exports.md).
+    created: (row) => event(EventType.ContactCreated, { contact_id: row.id, email: row.email, record: presentContactSummary(row) }),
+    updated: (row, changes: ChangeSet) => event(EventType.ContactUpdated, { contact_id: row.id, ...changes, record: presentContactSummary(row) }),
     deleted: (row) => event(EventType.ContactDeleted, { contact_id: row.id }),
     changeView: (row) => presentContact(row, null, null),
     presentCreated: async (_m, rows) => rows.map(presentContactSummary),

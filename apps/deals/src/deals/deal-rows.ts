@@ -46,6 +46,8 @@ export function newDeal(id: string, dto: CreateDealDto, stage: Stage, customFiel
     closedAt: null,
     createdAt: now,
     updatedAt: now,
+    // The outbox step that records deal.created gives it its first version (docs/exports.md).
+    version: '0',
   };
 }
 

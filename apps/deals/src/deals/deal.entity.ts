@@ -78,4 +78,8 @@ export class Deal {
 
   @Column({ name: 'updated_at', type: 'timestamptz' })
   updatedAt!: Date;
+
+  /** Set by the outbox step of every write that records an event about it (docs/exports.md); bigint as text. */
+  @Column({ type: 'bigint', default: 0 })
+  version!: string;
 }

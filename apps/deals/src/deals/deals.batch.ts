@@ -72,7 +72,8 @@ export function dealsTable(dealContacts: DealContacts, views: DealViews): Record
       return { ...(body.status !== undefined && body.status !== before.status ? { status: body.status } : {}), ...total };
     },
     changesOf: dealChanges,
-    created: (deal) => event(EventType.DealCreated, dealCreatedData(deal)),
+    // `record`: the deal as a query answers it, so a copy kept from an export can take it whole (docs/exports.md).
+    created: (deal) => event(EventType.DealCreated, { ...dealCreatedData(deal), record: presentDeal(deal) }),
     updated: (deal, changes, before) => {
       const events: EventDraft[] = [];
       if (deal.stageId !== before.stageId) {
@@ -80,7 +81,7 @@ export function dealsTable(dealContacts: DealContacts, views: DealViews): Record
       }
       const closed = statusEvent(deal, before.status);
       if (closed) events.push(closed);
-      return [...events, event(EventType.DealUpdated, { deal_id: deal.id, ...changes })];
+      return [...events, event(EventType.DealUpdated, { deal_id: deal.id, ...changes, record: presentDeal(deal) })];
     },
     deleted: (deal) => event(EventType.DealDeleted, { deal_id: deal.id }),
     changeView: recordedFields,

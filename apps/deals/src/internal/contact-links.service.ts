@@ -1,11 +1,11 @@
-import { ChangeSet, CursorCodec, keysetPage, Page } from '@crm/common';
+import { ChangeSet, CursorCodec, hydrate, keysetPage, Page } from '@crm/common';
 import { AssociationOfItem, ContactDealItem, EventType, ListDealsForContactRequest, ReassignContactReply, ResolveDealsReply, event } from '@crm/contracts';
 import { OutboxService, updatedChange } from '@crm/messaging';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { DealContacts } from '../deal-contacts/deal-contacts';
 import { Deal } from '../deals/deal.entity';
-import { presentDealSummary } from '../deals/deal.presenter';
+import { presentDeal, presentDealSummary } from '../deals/deal.presenter';
 import { DEALS_SETTINGS, DealsSettings } from '../deals.settings';
 
 /** How deals follow what happens to contacts, companies and activities in the contacts service. */
@@ -91,15 +91,16 @@ export class ContactLinksService {
   }
 
   private async relinkIn(m: EntityManager, column: 'contact_id' | 'company_id', from: string, to: string | null): Promise<number> {
-    const [rows] = (await m.query(`UPDATE deals SET ${column} = $2, updated_at = clock_timestamp() WHERE ${column} = $1 RETURNING id`, [from, to])) as [
-      Array<{ id: string }>,
+    const [rows] = (await m.query(`UPDATE deals SET ${column} = $2, updated_at = clock_timestamp() WHERE ${column} = $1 RETURNING *`, [from, to])) as [
+      Array<Record<string, unknown>>,
       number,
     ];
-    const ids = rows.map((r) => r.id).sort((a, b) => a.localeCompare(b));
+    const deals = rows.map((row) => hydrate(m, Deal, row)).sort((a, b) => a.id.localeCompare(b.id));
     const changes: ChangeSet = { changed: [column], previous: { [column]: from }, current: { [column]: to } };
     await this.outbox.record(m, {
-      events: ids.map((id) => event(EventType.DealUpdated, { deal_id: id, ...changes })),
-      changes: ids.map((id) => updatedChange('deals', id, changes)),
+      // `record`: the deal as a query answers it, for copies kept from an export (docs/exports.md).
+      events: deals.map((deal) => event(EventType.DealUpdated, { deal_id: deal.id, ...changes, record: presentDeal(deal) })),
+      changes: deals.map((deal) => updatedChange('deals', deal.id, changes)),
     });
     return rows.length;
   }

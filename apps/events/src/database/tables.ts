@@ -15,4 +15,14 @@ export const eventsTables: TableRetention[] = [
   },
   { table: 'log_checkpoint', kept: 'one row: where the log has read the stream to' },
   ...ERASURE_LEDGER_TABLES,
+  {
+    table: 'exports',
+    column: 'completed_at',
+    key: 'id',
+    setting: 'EXPORTS_RETENTION_HOURS',
+    defaultDays: 24,
+    unit: 'hours',
+    sweptBy: 'ExportRunner (apps/events/src/exports/export-runner.ts)',
+  },
+  { table: 'export_pieces', kept: "the files' pieces of each export: deleted with it (ON DELETE CASCADE)" },
 ];

@@ -23,6 +23,14 @@ export function loadEventsSettings(env: Env) {
      * and a cursor, as at EVENTS_FILTER_SCAN_LIMIT (docs/events.md).
      */
     filterScanCost: intVar(env, 'EVENTS_FILTER_SCAN_COST', EVENT_FILTER_SCAN_LIMIT * 10, { min: 10, max: 10_000_000 }),
+    /** Exports one key may have queued or running at once (docs/exports.md); one more is 409. */
+    exportsMaxRunningPerKey: intVar(env, 'EXPORTS_MAX_RUNNING_PER_KEY', 2, { min: 1, max: 100 }),
+    /** Hours an export and its files are kept after it finishes. */
+    exportsRetentionHours: intVar(env, 'EXPORTS_RETENTION_HOURS', 24, { min: 1, max: 24 * 365 }),
+    /** How often a replica looks for an export to run, and for expired ones to delete. */
+    exportsPollMs: intVar(env, 'EXPORTS_POLL_MS', 1000, { min: 50, max: 600_000 }),
+    /** A running export whose replica has not reported for this long is started again by another. */
+    exportsStaleSeconds: intVar(env, 'EXPORTS_STALE_SECONDS', 60, { min: 5, max: 86_400 }),
     /** Longest one read of the log may take, all its statements together (QUERY_TIMEOUT_MS, docs/events.md). */
     queryTimeoutMs: loadQuerySettings(env).queryTimeoutMs,
   };

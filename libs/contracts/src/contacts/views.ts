@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { WithUpdateChanges } from '../changes/update-changes';
 import { RelatedSummary } from '../related';
 import { CONTACT_SOURCES, CONTACT_STAGES } from './values';
@@ -153,6 +153,10 @@ export class FieldChanges {
   previous!: Record<string, unknown>;
   @ApiProperty({ type: 'object', additionalProperties: true })
   current!: Record<string, unknown>;
+  @ApiPropertyOptional({ type: Number, description: "On contact.updated and deal.updated: the record's version after this change (docs/exports.md)." })
+  version?: number;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'On contact.updated and deal.updated: the record after the change, as a query answers it without fields.' })
+  record?: object;
 }
 
 export class ContactUpdatedData extends FieldChanges {

@@ -1,4 +1,5 @@
-import { ApiProperty, IntersectionType, PickType } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, IntersectionType, PickType } from '@nestjs/swagger';
+import { RECORD_DESCRIPTION, RecordVersion } from '../events';
 import { FieldChanges } from '../contacts/views';
 import { DealView } from './deal.dto';
 
@@ -15,9 +16,12 @@ class DealPlacement {
 }
 
 export class DealCreatedData extends IntersectionType(
-  DealPlacement,
+  IntersectionType(DealPlacement, RecordVersion),
   PickType(DealView, ['name', 'contact_id', 'company_id', 'value', 'currency', 'status'] as const),
-) {}
+) {
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: RECORD_DESCRIPTION })
+  record?: object;
+}
 
 /**
  * The fields whose values changed, with their values before and after as the API shows them. A stage move

@@ -1,3 +1,4 @@
+import type { ExportPageRequest } from '../exports/exports';
 import { PageQuery, SortablePageQuery } from '../paging';
 import {
   ActivitySummaryView,
@@ -33,7 +34,7 @@ import { ContactDealItem } from '../deals';
 import { AppendImportRowsRequest, CreateImportQuery, FailImportRequest, ImportFormat, ImportView } from '../imports';
 import { QueryFieldsReply, QueryFieldsRequest, RemoteMatchReply, RemoteMatchRequest, RemoteValuesReply, RemoteValuesRequest } from '../query/record-query.dto';
 import { AddContactCompanyDto, CompanyContactItem, ContactCompanyItem, ContactCompanyView } from '../associations/associations';
-import { internal, noContent, Operation, page, resource, ResourceOf, route } from './operation';
+import { internal, noContent, Operation, page, PageOf, resource, ResourceOf, route } from './operation';
 import { associationRoutes, batchRoute, changesRoute, queryRoute, recordRoutes } from './shared';
 
 const contactCompanies = associationRoutes({
@@ -355,6 +356,8 @@ export const contactsInternal = {
   queryValues: internal<RemoteValuesRequest, RemoteValuesReply>({ service: 'contacts', name: 'contacts.internal.query_values', idempotent: true }),
   /** The paths a query over contacts, companies, users, activities, tasks or a custom object may name (MCP's describe_object). */
   queryFields: internal<QueryFieldsRequest, QueryFieldsReply>({ service: 'contacts', name: 'contacts.internal.query_fields', idempotent: true }),
+  /** A page of an object's rows for an export (docs/exports.md): in id order, each with its version. */
+  exportPage: internal<ExportPageRequest, PageOf<Record<string, unknown>>>({ service: 'contacts', name: 'contacts.internal.export_page', idempotent: true }),
   /** The team member whose external_id is a bearer token's subject, if any: the gateway's actor for the token. */
   userForSubject: internal<UserForSubjectDto, UserForSubjectReply>({
     service: 'contacts',

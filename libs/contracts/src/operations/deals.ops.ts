@@ -1,3 +1,4 @@
+import type { ExportPageRequest } from '../exports/exports';
 import { SortablePageQuery } from '../paging';
 import { ActivitySummaryView, TaskSummaryView } from '../contacts';
 import {
@@ -286,4 +287,6 @@ export const dealsInternal = {
   queryValues: internal<RemoteValuesRequest, RemoteValuesReply>({ service: 'deals', name: 'deals.internal.query_values', idempotent: true }),
   /** The paths a query over deals may name (MCP's describe_object). */
   queryFields: internal<QueryFieldsRequest, QueryFieldsReply>({ service: 'deals', name: 'deals.internal.query_fields', idempotent: true }),
+  /** A page of an object's rows for an export (docs/exports.md): in id order, each with its version. */
+  exportPage: internal<ExportPageRequest, PageOf<Record<string, unknown>>>({ service: 'deals', name: 'deals.internal.export_page', idempotent: true }),
 };

@@ -3,7 +3,7 @@ import { aggregates } from './aggregate.ops';
 import { activities, companies, contacts, contactsInternal, imports, importSteps, tasks, users } from './contacts.ops';
 import { deals, dealsInternal, pipelines } from './deals.ops';
 import { internal } from './operation';
-import { capture, changes, events, webhooks } from './platform.ops';
+import { capture, changes, dataExports, events, exportSteps, webhooks } from './platform.ops';
 import { dealsSchema, objects, schema } from './schema.ops';
 import { privacy, privacyInternal } from './privacy.ops';
 import { lineItems, products } from './products.ops';
@@ -38,6 +38,8 @@ export const Ops = {
   products,
   pipelines,
   events,
+  exports: dataExports,
+  exportSteps,
   changes,
   webhooks,
   schema,

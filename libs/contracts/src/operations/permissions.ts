@@ -8,7 +8,7 @@ const OBJECT_RESOURCES: readonly string[] = [...new Set(BUILT_IN_ENTRIES.map((o)
  * Permissions (docs/api.md, "Permissions"): `<resource>:<action>`, `*` standing for every resource or
  * every action. A key holds a set of them; each operation needs one.
  */
-export const PERMISSION_RESOURCES: readonly string[] = [...OBJECT_RESOURCES, 'schema', 'events', 'webhooks', 'imports', 'apikeys', 'capture'];
+export const PERMISSION_RESOURCES: readonly string[] = [...OBJECT_RESOURCES, 'schema', 'events', 'exports', 'webhooks', 'imports', 'apikeys', 'capture'];
 export const PERMISSION_ACTIONS = ['read', 'write', 'delete'] as const;
 /**
  * Resources `*` does not stand for: a key holds them only by name (`privacy:delete`), so no named scope
@@ -25,6 +25,8 @@ export interface RequiredPermission {
   batch?: boolean;
   /** A query or aggregation: paths in its body that enter another object need read on that object too. */
   paths?: boolean;
+  /** An export: it copies every object its body's `objects` names, so it needs read on each of them too. */
+  exported?: boolean;
   /**
    * It answers only what the caller may read (GET /search, GET /changes): read on any object lets it in,
    * and the owning service narrows its answer to the objects the caller may read.
@@ -149,7 +151,18 @@ export function resolvePermission(required: RequiredPermission, params: Record<s
  */
 export function permissionsNeeded(declared: RequiredPermission, params: Record<string, string | undefined>, body?: unknown): RequiredPermission[] {
   const reads = (declared.reads ?? []).map((resource): RequiredPermission => ({ resource, action: 'read' }));
-  return [resolvePermission(declared, params, body), ...reads, ...(declared.paths ? relationReads(body) : [])];
+  return [resolvePermission(declared, params, body), ...reads, ...(declared.paths ? relationReads(body) : []), ...(declared.exported ? exportedReads(body) : [])];
+}
+
+/** Read on each object an export's body names, as the registry names its resource; an unknown one is left to the body's validation. */
+export function exportedReads(body: unknown): RequiredPermission[] {
+  const objects = (body as { objects?: unknown } | null)?.objects;
+  if (!Array.isArray(objects)) return [];
+  const resources = objects.slice(0, MAX_PATHS).flatMap((o) => {
+    const resource = typeof o === 'string' ? resourceOfSlug(o) : undefined;
+    return resource === undefined ? [] : [resource];
+  });
+  return [...new Set(resources)].map((resource) => ({ resource, action: 'read' }));
 }
 
 /** The first of `needed` that `permissions` do not allow. */

@@ -12,7 +12,8 @@ import {
   WebhookView,
 } from '../webhooks';
 import { ChangeView, ListChangesQuery } from '../changes/changes';
-import { noContent, page, resource, route } from './operation';
+import { CreateExportDto, ExportView, ReadExportFileReply, ReadExportFileRequest } from '../exports/exports';
+import { internal, noContent, page, resource, route } from './operation';
 import { changeSlice } from './shared';
 
 const CURSOR_EXPIRED = 'The cursor points before events the log no longer keeps (EVENTS_RETENTION_DAYS); read again without a cursor (`cursor_expired`).';
@@ -48,6 +49,59 @@ export const events = {
         'The ordered event log with cursor pagination, as GET /events and POST /events/query: pass next_cursor back to continue from where the last page ended. type filters by one type, a comma-separated list or a prefix (contact.*). filter is a JSON filter in the query language over type, actor.type, actor.id, via, request_id and data.<path>, e.g. {"data.current.status":"won"} or {"data.changed":"owner_id"}; a page tests at most 5,000 events, so a short page with has_more true means: continue with next_cursor.',
     },
   }),
+};
+
+/**
+ * Exports (docs/exports.md): every record of some objects at a position of the event log, kept by the
+ * events service, which alone knows the log's head. A file is streamed by the gateway (`files` is a custom
+ * route) from pieces `exportSteps.read` answers.
+ */
+export const dataExports = {
+  create: route({
+    service: 'events',
+    name: 'events.exports.create',
+    method: 'POST',
+    path: '/exports',
+    status: 202,
+    summary: 'Export every record of some objects at a position of the event log, to files',
+    access: 'read',
+    permission: { resource: 'exports', action: 'read', exported: true },
+    body: CreateExportDto,
+    reply: resource(ExportView),
+    errors: { 409: 'This key already has as many exports queued or running as it may (EXPORTS_MAX_RUNNING_PER_KEY).' },
+    mcp: {
+      tool: 'start_export',
+      title: 'Export records',
+      description:
+        'Start an export of every contact and/or deal (objects, optional per-object query filter and fields) to NDJSON files. The answer is the export: GET /exports/:id shows progress, then the files and as_of, the event cursor to read on from (docs/exports.md).',
+    },
+  }),
+  get: route({
+    service: 'events',
+    name: 'events.exports.get',
+    method: 'GET',
+    path: '/exports/:id',
+    summary: 'Get an export: status, progress, and when completed its files and as_of cursor',
+    access: 'read',
+    reply: resource(ExportView),
+  }),
+  file: route({
+    service: 'events',
+    name: 'events.exports.file',
+    method: 'GET',
+    path: '/exports/:id/files/:name',
+    status: 200,
+    summary: 'Download a file of a completed export (streamed; Range: bytes=a-b resumes a broken download)',
+    access: 'read',
+    reply: noContent,
+    errors: { 206: 'The part of the file a Range asked for.', 416: 'A Range that does not fit the file.' },
+    custom: true,
+  }),
+};
+
+/** What the gateway asks of the events service while it streams an export's file. */
+export const exportSteps = {
+  read: internal<ReadExportFileRequest, ReadExportFileReply>({ service: 'events', name: 'events.exports.read', idempotent: true }),
 };
 
 /**

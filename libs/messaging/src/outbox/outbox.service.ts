@@ -1,5 +1,5 @@
 import { IdPrefix, newId, traceparentOf } from '@crm/common';
-import { ChangeOrigin, DomainEvent, EventDraft, EventPayload, EventType } from '@crm/contracts';
+import { ChangeOrigin, DomainEvent, EventDraft, EventPayload, EventType, VERSIONED_RECORDS } from '@crm/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { MESSAGING_OPTIONS, MessagingOptions } from '../messaging.options';
@@ -69,11 +69,12 @@ export class OutboxService {
     const params: unknown[] = [];
     const param = (value: unknown) => `$${params.push(value)}`;
     if (stamped.length) {
+      const versions = this.versionSteps(stamped, parts, param);
       parts.push(`appended AS (
          INSERT INTO outbox (event_id, type, payload, trace_context)
-         SELECT e.id, e.type, e.payload, ${param(traceparentOf() ?? null)}
+         SELECT e.id, e.type, ${versions.payload('e')}, ${param(traceparentOf() ?? null)}
          FROM unnest(${param(stamped.map((e) => e.id))}::text[], ${param(stamped.map((e) => e.type))}::text[], ${param(stamped.map((e) => JSON.stringify(e)))}::jsonb[])
-              WITH ORDINALITY AS e(id, type, payload, n) ORDER BY e.n
+              WITH ORDINALITY AS e(id, type, payload, n) ${versions.joins('e')} ORDER BY e.n
        )`);
     }
     if (entries.length) {
@@ -91,6 +92,31 @@ export class OutboxService {
     const notify = stamped.length ? `pg_notify(${param(outboxChannel(this.options.schema))}, '')` : 'NULL';
     await manager.query(`WITH ${parts.join(', ')} SELECT ${notify}`, params);
     return { events: stamped, changes: entries };
+  }
+
+  /**
+   * The record versions of the handoff rule (docs/exports.md): each record of this service that the events
+   * name gets a new version from the schema's `record_versions` sequence, drawn in this statement with the
+   * row locked (so versions of one record follow the order its changes commit), and each event about it
+   * carries that version as `data.version`. A record gone by now (deleted) has none: its event carries none.
+   */
+  private versionSteps(events: DomainEvent[], parts: string[], param: (value: unknown) => string) {
+    const joins: string[] = [];
+    const cases: string[] = [];
+    (VERSIONED_RECORDS[this.options.service] ?? []).forEach((record, i) => {
+      const ids = [...new Set(events.filter((e) => record.types.includes(e.type)).map((e) => (e.data as unknown as Record<string, unknown>)[record.id]))];
+      const named = ids.filter((id): id is string => typeof id === 'string');
+      if (!named.length) return;
+      parts.push(`versioned_${i} AS (
+         UPDATE ${record.table} SET version = nextval('record_versions') WHERE id = ANY(${param(named)}::text[]) RETURNING id, version
+       )`);
+      cases.push(`WHEN v${i}.version IS NOT NULL THEN jsonb_set(%.payload, '{data,version}', to_jsonb(v${i}.version))`);
+      joins.push(`LEFT JOIN versioned_${i} v${i} ON %.type = ANY(${param(record.types)}::text[]) AND v${i}.id = %.payload->'data'->>${param(record.id)}`);
+    });
+    return {
+      payload: (alias: string) => (cases.length ? `CASE ${cases.join(' ').replaceAll('%', alias)} ELSE ${alias}.payload END` : `${alias}.payload`),
+      joins: (alias: string) => joins.join(' ').replaceAll('%', alias),
+    };
   }
 }
 

@@ -1,5 +1,7 @@
 import {
   AggregateDto,
+  DomainError,
+  ExportPageRequest,
   ObjectService,
   Ops,
   QueryFieldsRequest,
@@ -43,6 +45,7 @@ const INTERNAL = { contacts: Ops.contactsInternal, deals: Ops.dealsInternal } as
  */
 export function recordQueriesController<S extends ObjectService>(service: S, catalogs: Type<RecordCatalogs<S>>) {
   const internal = INTERNAL[service];
+  const objects = slugsWith('queryable', service) as Array<QueryableBy<S>>;
 
   @Controller()
   class RecordQueriesController {
@@ -67,6 +70,20 @@ export function recordQueriesController<S extends ObjectService>(service: S, cat
       return this.queries.values(await this.catalogs.related(request.object, request.prefix), request);
     }
 
+    /**
+     * A page of an export (docs/exports.md): the query's items in id order, each with the record's version
+     * read in the same statement. Each page is a statement of its own: no snapshot is held across pages.
+     */
+    @Handles(internal.exportPage)
+    async exportPage(@Payload('ctx') ctx: RequestContext, @Payload('body') request: ExportPageRequest) {
+      if (!objects.includes(request.object as QueryableBy<S>)) throw DomainError.invalid('objects', `${service} keeps no object '${request.object}' to export.`);
+      const catalog = await this.catalogs.of(request.object as QueryableBy<S>);
+      const versioned: QueryCatalog = { ...catalog, present: (row) => ({ ...(catalog.present(row) as object), version: Number(row.version) }) };
+      const fields = request.fields ? [...request.fields.filter((f) => f !== 'version'), 'version'] : undefined;
+      const query = { filter: request.filter, fields, sort: [{ field: 'id', direction: 'asc' as const }], cursor: request.cursor, limit: request.limit };
+      return this.queries.run(ctx, versioned, query);
+    }
+
     @Handles(internal.queryFields)
     async fields(@Payload('ctx') ctx: RequestContext, @Payload('body') { object, prefix }: QueryFieldsRequest) {
       const catalog = prefix ? await this.catalogs.related(object, prefix) : await this.catalogs.described(object);
@@ -74,7 +91,6 @@ export function recordQueriesController<S extends ObjectService>(service: S, cat
     }
   }
 
-  const objects = slugsWith('queryable', service) as Array<QueryableBy<S>>;
   handleEach(
     RecordQueriesController,
     objects.map((slug) => [slug, Ops[slug].query] as const),
