@@ -46,6 +46,13 @@ async function download(stack: TestStack, id: string, file: { name: string; byte
   const bytes = Buffer.from(await res.arrayBuffer());
   expect(bytes.length).toBe(file.bytes);
   expect(createHash('sha256').update(bytes).digest('hex')).toBe(file.sha256);
+  // A range across the boundary of two stored pieces (256 KiB each) is the same bytes as the whole file's.
+  if (bytes.length > 262_144 + 100) {
+    const across = await fetch(`${stack.gateway.url}/exports/${id}/files/${file.name}`, {
+      headers: { 'X-Api-Key': stack.apiKey, Range: 'bytes=262100-262199' },
+    });
+    expect(Buffer.from(await across.arrayBuffer()).equals(bytes.subarray(262_100, 262_200))).toBe(true);
+  }
   const lines = bytes.toString('utf8').split('\n').filter(Boolean);
   expect(lines).toHaveLength(file.rows);
   return lines.map((line) => JSON.parse(line) as Row);
@@ -193,4 +200,88 @@ describe('Exports', () => {
     expect(strip(copy.contacts)).toEqual(contacts);
     expect(strip(copy.deals)).toEqual(deals);
   }, 900_000);
+  it('answers every bad request in the error shape, naming the input at fault', async () => {
+    const refused = async (body: unknown, field: string) => {
+      const res = await stack.api.post('/exports', body);
+      expect({ status: res.status, code: res.body.error?.code }).toEqual({ status: 400, code: 'validation_failed' });
+      expect(res.body.error.details.map((d: { field: string }) => d.field)).toContainEqual(expect.stringMatching(new RegExp(`^${field.replace('.', '\\.')}`)));
+    };
+    await refused({}, 'objects');
+    await refused({ objects: [] }, 'objects');
+    await refused({ objects: ['widgets'] }, 'objects');
+    await refused({ objects: ['contacts', 'contacts'] }, 'objects');
+    await refused({ objects: ['contacts'], format: 'xml' }, 'format');
+    await refused({ objects: ['contacts'], filter: { contacts: { no_such_field: 1 } } }, 'filter.contacts');
+    await refused({ objects: ['contacts'], filter: { contacts: { email: { $bogus: 1 } } } }, 'filter.contacts');
+    await refused({ objects: ['contacts'], filter: { deals: {} } }, 'filter.deals');
+    await refused({ objects: ['contacts'], filter: { contacts: [] } }, 'filter.contacts');
+    await refused({ objects: ['deals'], fields: { deals: ['name', 'no_such_field'] } }, 'fields.deals');
+
+    for (const id of ['exp_01aaaaaaaaaaaaaaaaaaaaaaaa', 'not-an-id']) {
+      const res = await stack.api.get(`/exports/${id}`);
+      expect({ status: res.status, code: res.body.error?.code }).toEqual({ status: 404, code: 'not_found' });
+      expect((await stack.api.get(`/exports/${id}/files/contacts.ndjson`)).status).toBe(404);
+    }
+  });
+
+  it('streams a file whole or in ranges that resume it, and refuses a range that does not fit', async () => {
+    const started = await stack.api.post('/exports', {
+      objects: ['contacts'],
+      filter: { contacts: { email: { $starts_with: 'c1' } } },
+      fields: { contacts: ['email'] },
+    });
+    expect(started.status).toBe(202);
+    const done = await finished(started.body.data.id);
+    expect(done.status).toBe('completed');
+    const [file] = done.files;
+    expect(file).toMatchObject({ name: 'contacts.ndjson', object: 'contacts' });
+    const rows = await download(stack, done.id, file);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) expect(Object.keys(row).sort()).toEqual(['email', 'id', 'version']);
+    expect(rows.every((r) => String(r.email).startsWith('c1'))).toBe(true);
+
+    const url = `${stack.gateway.url}/exports/${done.id}/files/${file.name}`;
+    const whole = Buffer.from(await (await fetch(url, { headers: { 'X-Api-Key': stack.apiKey } })).arrayBuffer());
+    const part = async (range: string) => fetch(url, { headers: { 'X-Api-Key': stack.apiKey, Range: range } });
+    const first = await part('bytes=0-99');
+    expect(first.status).toBe(206);
+    expect(first.headers.get('content-range')).toBe(`bytes 0-99/${file.bytes}`);
+    const rest = await part('bytes=100-');
+    expect(rest.status).toBe(206);
+    const resumed = Buffer.concat([Buffer.from(await first.arrayBuffer()), Buffer.from(await rest.arrayBuffer())]);
+    expect(resumed.equals(whole)).toBe(true);
+    const tail = await part('bytes=-10');
+    expect(Buffer.from(await tail.arrayBuffer()).equals(whole.subarray(whole.length - 10))).toBe(true);
+
+    for (const range of [`bytes=${file.bytes}-`, 'bytes=50-10', 'items=0-1', 'bytes=0-1,5-9']) {
+      const res = await stack.api.get(`/exports/${done.id}/files/${file.name}`, { headers: { Range: range } });
+      expect({ range, status: res.status, code: res.body.error?.code }).toEqual({ range, status: 416, code: 'range_not_satisfiable' });
+    }
+    expect((await stack.api.get(`/exports/${done.id}/files/deals.ndjson`)).status).toBe(404);
+  });
+
+  it('needs exports:read and read on every object it copies, and caps the unfinished exports of a key', async () => {
+    const keyWith = async (scopes: string[]) =>
+      stack.api.withKey((await stack.api.post('/apikeys', { name: `exports ${scopes.join(' ')}`, scopes })).body.data.key);
+    const contactsOnly = await keyWith(['exports:read', 'contacts:read']);
+    const lacking = await contactsOnly.post('/exports', { objects: ['contacts', 'deals'] });
+    expect({ status: lacking.status, named: lacking.body.error?.details?.[0]?.message }).toEqual({ status: 403, named: 'deals:read' });
+    const noExports = await (await keyWith(['contacts:read', 'deals:read'])).post('/exports', { objects: ['contacts'] });
+    expect({ status: noExports.status, named: noExports.body.error?.details?.[0]?.message }).toEqual({ status: 403, named: 'exports:read' });
+    const dealsExport = (await stack.api.post('/exports', { objects: ['deals'], filter: { deals: { name: 'none' } } })).body.data;
+    const shown = await contactsOnly.get(`/exports/${dealsExport.id}`);
+    expect({ status: shown.status, named: shown.body.error?.details?.[0]?.message }).toEqual({ status: 403, named: 'deals:read' });
+
+    // EXPORTS_MAX_RUNNING_PER_KEY is 2: a third unfinished one is refused until one finishes. A replica runs one
+    // export at a time, so while it copies every record for another key, these three wait in the queue.
+    const blocker = (await stack.api.post('/exports', { objects: ['contacts', 'deals'] })).body.data;
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await contactsOnly.post('/exports', { objects: ['contacts'] }));
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 409]);
+    expect(answers[2].body.error.code).toBe('conflict');
+    await finished(answers[0].body.data.id);
+    await finished(answers[1].body.data.id);
+    expect((await contactsOnly.post('/exports', { objects: ['contacts'] })).status).toBe(202);
+    expect((await finished(blocker.id)).status).toBe('completed');
+  });
 });

@@ -54,7 +54,11 @@ export class ExportRunner extends PeriodicJob {
       // appended to the log after it too (positions become visible in order), so its event is after as_of.
       const [{ head }] = await this.dataSource.query(`SELECT coalesce(max(position), 0)::text AS head FROM events`);
       await this.report(record, `as_of = $3`, [head]);
-      const ctx: RequestContext = { request_id: newId(IdPrefix.Export), key_id: record.keyId ?? undefined, ...(record.readable ? { readable: record.readable } : {}) };
+      const ctx: RequestContext = {
+        request_id: newId(IdPrefix.Export),
+        key_id: record.keyId ?? undefined,
+        ...(record.readable ? { readable: record.readable } : {}),
+      };
       const progress: Partial<Record<ExportObject, ExportProgressView>> = {};
       const files: ExportFileView[] = [];
       for (const object of record.objects) {

@@ -130,14 +130,23 @@ function checkedRequest(body: CreateExportDto): ExportRecord['request'] {
     for (const [object, value] of Object.entries(body[member] ?? {})) {
       if (!(body.objects as string[]).includes(object)) {
         const known = (EXPORT_OBJECTS as readonly string[]).includes(object);
-        issues.push({ field: `${member}.${object}`, code: 'invalid_value', message: known ? `${member}.${object} names an object the export does not list in objects` : `'${object}' is not an object an export can copy (${EXPORT_OBJECTS.join(', ')})` });
+        issues.push({
+          field: `${member}.${object}`,
+          code: 'invalid_value',
+          message: known
+            ? `${member}.${object} names an object the export does not list in objects`
+            : `'${object}' is not an object an export can copy (${EXPORT_OBJECTS.join(', ')})`,
+        });
       } else if (!check(value)) issues.push({ field: `${member}.${object}`, code: 'invalid_value', message: `${member}.${object} must be ${shape}` });
     }
   };
   perObject('filter', (v) => typeof v === 'object' && v !== null && !Array.isArray(v), "an object (the query's filter)");
   perObject('fields', (v) => Array.isArray(v) && v.length > 0 && v.every((f) => typeof f === 'string'), 'a non-empty array of field paths');
   if (issues.length) throw new DomainError(ErrorCode.ValidationFailed, issues.map((i) => i.message).join(' '), issues);
-  return { ...(body.filter ? { filter: body.filter as Record<string, Record<string, unknown>> } : {}), ...(body.fields ? { fields: body.fields as Record<string, string[]> } : {}) };
+  return {
+    ...(body.filter ? { filter: body.filter as Record<string, Record<string, unknown>> } : {}),
+    ...(body.fields ? { fields: body.fields as Record<string, string[]> } : {}),
+  };
 }
 
 /** An object's query error, its fields named under the export's body: `filter.stage` becomes `filter.contacts.stage`. */

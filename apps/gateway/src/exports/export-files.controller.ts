@@ -2,7 +2,6 @@ import { DomainError, ErrorCode, Logger } from '@crm/common';
 import { ExportLimits, Ops } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { Controller, Inject, Param, Req, Res } from '@nestjs/common';
-import { ApiProduces, ApiResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Readable } from 'node:stream';
 import { callerOf, contextOf, GatewayRequest } from '../http/request-context';
@@ -49,8 +48,6 @@ export class ExportFilesController {
   ) {}
 
   @Route(Ops.exports.file)
-  @ApiProduces('application/x-ndjson')
-  @ApiResponse({ status: 200, description: 'The whole file.' })
   async file(@Req() req: GatewayRequest, @Res() reply: FastifyReply, @Param('id') id: string, @Param('name') name: string): Promise<void> {
     const ctx = { ...contextOf(req), idempotency_ref: undefined };
     const trace = { trace: req.traceContext };
@@ -89,7 +86,12 @@ export class ExportFilesController {
     await reply
       .code(429)
       .header('Retry-After', String(s))
-      .send({ error: { code: ErrorCode.RateLimitExceeded, message: `Rate limit exceeded: ${rows} rows cost ${extra + 1} requests; retry in ${s} second${s === 1 ? '' : 's'}.` } });
+      .send({
+        error: {
+          code: ErrorCode.RateLimitExceeded,
+          message: `Rate limit exceeded: ${rows} rows cost ${extra + 1} requests; retry in ${s} second${s === 1 ? '' : 's'}.`,
+        },
+      });
     return false;
   }
 }

@@ -147,6 +147,16 @@ export function ApiNoContent(describe: Describe) {
   return applyDecorators(...requestOf(describe), ApiNoContentResponse({ description: 'Done; no body.' }));
 }
 
+/** A file streamed as it is read (an export's): 200 with the whole file, 206 with the part a `Range` asked for. */
+export function ApiFile(describe: Describe, contentType: string) {
+  const content = { [contentType]: { schema: { type: 'string', format: 'binary' } } };
+  return applyDecorators(
+    ...requestOf(describe),
+    ApiResponse({ status: 200, description: 'The whole file.', content }),
+    ApiResponse({ status: 206, description: 'The bytes the Range asked for (Content-Range says which).', content }),
+  );
+}
+
 /** The Model Context Protocol endpoint: JSON-RPC 2.0 messages in and out (docs/mcp.md). */
 export function ApiMcp() {
   const jsonRpc = { type: 'object', required: ['jsonrpc'], properties: { jsonrpc: { type: 'string', enum: ['2.0'] } }, additionalProperties: true };

@@ -3,7 +3,7 @@ import { applyDecorators, Delete, Get, HttpCode, Patch, Post, Put } from '@nestj
 import { ApiResponse } from '@nestjs/swagger';
 import { Permission, Scopes } from '../http/scopes';
 import { RepliesWithSecret } from '../idempotency/secret-reply';
-import { ApiAggregate, ApiBatch, ApiNoContent, ApiPage, ApiResource } from '../openapi/api-docs.decorators';
+import { ApiAggregate, ApiBatch, ApiFile, ApiNoContent, ApiPage, ApiResource } from '../openapi/api-docs.decorators';
 
 const METHODS: Record<HttpMethod, (path: string) => MethodDecorator> = { GET: Get, POST: Post, PUT: Put, PATCH: Patch, DELETE: Delete };
 
@@ -28,7 +28,9 @@ function documented(op: AnyOperation) {
           ? ApiBatch(reply.view as never, describe, reply.created as never)
           : reply.kind === 'aggregate'
             ? ApiAggregate(reply.view as never, describe)
-            : ApiNoContent(describe);
+            : http.status === 200
+              ? ApiFile(describe, 'application/x-ndjson')
+              : ApiNoContent(describe);
   const errors = Object.entries(http.errors ?? {}).map(([status, description]) => ApiResponse({ status: Number(status), description }));
   return [answer, ...errors];
 }

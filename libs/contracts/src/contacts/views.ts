@@ -155,7 +155,11 @@ export class FieldChanges {
   current!: Record<string, unknown>;
   @ApiPropertyOptional({ type: Number, description: "On contact.updated and deal.updated: the record's version after this change (docs/exports.md)." })
   version?: number;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'On contact.updated and deal.updated: the record after the change, as a query answers it without fields.' })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: 'On contact.updated and deal.updated: the record after the change, as a query answers it without fields.',
+  })
   record?: object;
 }
 

@@ -151,7 +151,12 @@ export function resolvePermission(required: RequiredPermission, params: Record<s
  */
 export function permissionsNeeded(declared: RequiredPermission, params: Record<string, string | undefined>, body?: unknown): RequiredPermission[] {
   const reads = (declared.reads ?? []).map((resource): RequiredPermission => ({ resource, action: 'read' }));
-  return [resolvePermission(declared, params, body), ...reads, ...(declared.paths ? relationReads(body) : []), ...(declared.exported ? exportedReads(body) : [])];
+  return [
+    resolvePermission(declared, params, body),
+    ...reads,
+    ...(declared.paths ? relationReads(body) : []),
+    ...(declared.exported ? exportedReads(body) : []),
+  ];
 }
 
 /** Read on each object an export's body names, as the registry names its resource; an unknown one is left to the body's validation. */

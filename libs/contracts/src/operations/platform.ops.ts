@@ -94,7 +94,7 @@ export const dataExports = {
     summary: 'Download a file of a completed export (streamed; Range: bytes=a-b resumes a broken download)',
     access: 'read',
     reply: noContent,
-    errors: { 206: 'The part of the file a Range asked for.', 416: 'A Range that does not fit the file.' },
+    errors: { 416: 'A Range that does not fit the file (`range_not_satisfiable`).' },
     custom: true,
   }),
 };

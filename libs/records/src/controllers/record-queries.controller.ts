@@ -76,7 +76,8 @@ export function recordQueriesController<S extends ObjectService>(service: S, cat
      */
     @Handles(internal.exportPage)
     async exportPage(@Payload('ctx') ctx: RequestContext, @Payload('body') request: ExportPageRequest) {
-      if (!objects.includes(request.object as QueryableBy<S>)) throw DomainError.invalid('objects', `${service} keeps no object '${request.object}' to export.`);
+      if (!objects.includes(request.object as QueryableBy<S>))
+        throw DomainError.invalid('objects', `${service} keeps no object '${request.object}' to export.`);
       const catalog = await this.catalogs.of(request.object as QueryableBy<S>);
       const versioned: QueryCatalog = { ...catalog, present: (row) => ({ ...(catalog.present(row) as object), version: Number(row.version) }) };
       const fields = request.fields ? [...request.fields.filter((f) => f !== 'version'), 'version'] : undefined;
