@@ -23,6 +23,7 @@ const RESOURCES = [
   'products',
   'pipelines',
   'events',
+  'exports',
   'webhooks',
   'imports',
   'apikeys',
@@ -66,7 +67,8 @@ export function expectedPermission(method: string, path: string): ExpectedPermis
   else if (RESOURCES.includes(first)) resource = first;
   else throw new Error(`docs/api.md names no resource for ${route}`);
 
-  const read = method === 'GET' || (method === 'POST' && READING_POST.test(path));
+  // docs/exports.md: starting an export reads (exports:read, and read on each object it copies, checked by its own test).
+  const read = method === 'GET' || (method === 'POST' && (READING_POST.test(path) || route === 'POST /exports'));
   const action = read ? 'read' : method === 'DELETE' || route === 'POST /contacts/merge' ? 'delete' : 'write';
   // A record's change history (`/<object>/:id/changes`) shows that record's own fields.
   const ownHistory = read && segments.at(-1) === 'changes';

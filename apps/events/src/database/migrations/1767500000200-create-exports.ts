@@ -8,6 +8,8 @@ export class CreateExports1767500000200 implements MigrationInterface {
   name = 'CreateExports1767500000200';
 
   async up(q: QueryRunner): Promise<void> {
+    // New tables lock nothing else; set anyway, as every migration does.
+    await q.query(`SET LOCAL lock_timeout = '5s'`);
     await q.query(`
       CREATE TABLE exports (
         id text PRIMARY KEY,
@@ -41,6 +43,7 @@ export class CreateExports1767500000200 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(`SET LOCAL lock_timeout = '5s'`);
     await q.query(`DROP TABLE export_pieces`);
     await q.query(`DROP TABLE exports`);
   }
