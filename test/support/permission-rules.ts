@@ -49,6 +49,8 @@ const SUB_RESOURCE_READS: Record<string, string[]> = {
   'GET /contacts/:id/duplicates': [],
   'GET /companies/:id/duplicates': [],
   'GET /webhooks/:id/deliveries': [],
+  // docs/exports.md: a file shows the export's objects, each needing read, checked like GET /exports/:id.
+  'GET /exports/:id/files/:name': [],
 };
 
 /** A read sent as POST because its body does not fit a URL. */

@@ -29,4 +29,9 @@ export interface MessagingOptions {
   eventRetry?: Partial<RetryPolicy>;
   /** How often the service looks for parked events an operator asked to retry in case the request's notification was lost (60 s). */
   deadEventPollMs?: number;
+  /**
+   * The records of this service whose events carry a version (docs/exports.md): the outbox gives each
+   * record a change names a new version and stamps it on those events. None unless the service says.
+   */
+  recordVersions?: ReadonlyArray<{ table: string; types: readonly string[]; id: string }>;
 }

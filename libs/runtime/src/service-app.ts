@@ -13,7 +13,7 @@ import {
   RetentionSettings,
   TableRetention,
 } from '@crm/common';
-import { RpcServiceName } from '@crm/contracts';
+import { RpcServiceName, VERSIONED_RECORDS } from '@crm/contracts';
 import {
   connectNats,
   natsUser,
@@ -181,6 +181,7 @@ export async function startService(definition: ServiceDefinition, env: Record<st
         streamMaxAgeSeconds: config.jetstreamMaxAgeHours * 3600,
         streamMaxBytes: config.jetstreamMaxBytes,
         eventRetry: { maxAttempts: config.eventMaxAttempts },
+        recordVersions: VERSIONED_RECORDS[definition.service] ?? [],
       }),
       RpcClientsModule.forRoot({
         ...natsUser(config),

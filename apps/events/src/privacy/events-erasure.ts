@@ -1,11 +1,35 @@
 import { ErasureStepReply, ErasureTarget, Ops } from '@crm/contracts';
 import { MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION } from '@crm/messaging';
-import { COMMON_ERASURE_STORES, ErasureDeclaration, ErasureRuns, Handles, ledgered, redactingStore, runErasureStores, toRanges } from '@crm/runtime';
+import {
+  COMMON_ERASURE_STORES,
+  ErasureDeclaration,
+  ErasureRuns,
+  ErasureStore,
+  Handles,
+  ledgered,
+  redactingStore,
+  runErasureStores,
+  toRanges,
+} from '@crm/runtime';
 import { Controller, Inject, Module } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 import { eraseFromStream } from './stream-erasure';
+
+/**
+ * Exports that copy contacts (docs/exports.md): a file cannot be redacted in place without breaking its
+ * manifest, so every such export is deleted with its files (a run in progress stops); the client starts a
+ * new one, which no longer holds the person.
+ */
+const exportsStore: ErasureStore = {
+  name: 'exports',
+  tables: ['exports', 'export_pieces'],
+  async erase(m) {
+    const [, deleted] = (await m.query(`DELETE FROM exports WHERE 'contacts' = ANY(objects) RETURNING id`)) as [unknown[], number];
+    return { deleted, redacted: 0 };
+  },
+};
 
 /**
  * The event log's part of an erasure: the contact's own events are blanked in place (position, id, type
@@ -22,6 +46,7 @@ export const eventsErasureDeclaration: ErasureDeclaration = {
       owned: `r.type LIKE 'contact.%' AND r.data->>'contact_id' = $2`,
       done: `coalesce((r.data->>'redacted')::boolean, false)`,
     }),
+    exportsStore,
     ...COMMON_ERASURE_STORES,
   ],
   noPersonalData: { log_checkpoint: 'a stream sequence' },

@@ -74,8 +74,8 @@ describe('route scopes', () => {
   it('asks for read on reads and for more on every change, except capture and MCP', () => {
     for (const { route, access } of routes) {
       if (access === 'public' || route === 'POST /capture' || route === 'POST /mcp') continue;
-      // A query is a read sent as POST because its filter does not fit a URL.
-      if (/^POST \/.+\/(query|aggregate|duplicates)$/.test(route)) {
+      // A query is a read sent as POST because its filter does not fit a URL; starting an export reads too.
+      if (/^POST \/.+\/(query|aggregate|duplicates)$/.test(route) || route === 'POST /exports') {
         expect({ route, access }).toEqual({ route, access: 'read' });
         continue;
       }

@@ -93,6 +93,8 @@ export const dataExports = {
     status: 200,
     summary: 'Download a file of a completed export (streamed; Range: bytes=a-b resumes a broken download)',
     access: 'read',
+    // The file shows the records of the export's objects: the events service checks read on each, as for GET /exports/:id.
+    reads: [],
     reply: noContent,
     errors: { 416: 'A Range that does not fit the file (`range_not_satisfiable`).' },
     custom: true,

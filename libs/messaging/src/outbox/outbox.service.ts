@@ -1,5 +1,5 @@
 import { IdPrefix, newId, traceparentOf } from '@crm/common';
-import { ChangeOrigin, DomainEvent, EventDraft, EventPayload, EventType, VERSIONED_RECORDS } from '@crm/contracts';
+import { ChangeOrigin, DomainEvent, EventDraft, EventPayload, EventType } from '@crm/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { MESSAGING_OPTIONS, MessagingOptions } from '../messaging.options';
@@ -103,7 +103,7 @@ export class OutboxService {
   private versionSteps(events: DomainEvent[], parts: string[], param: (value: unknown) => string) {
     const joins: string[] = [];
     const cases: string[] = [];
-    (VERSIONED_RECORDS[this.options.service] ?? []).forEach((record, i) => {
+    (this.options.recordVersions ?? []).forEach((record, i) => {
       const ids = [...new Set(events.filter((e) => record.types.includes(e.type)).map((e) => (e.data as unknown as Record<string, unknown>)[record.id]))];
       const named = ids.filter((id): id is string => typeof id === 'string');
       if (!named.length) return;
