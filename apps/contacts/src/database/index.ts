@@ -37,6 +37,7 @@ import { QualifyDuplicateFunctions1767400000000 } from './migrations/17674000000
 import { IndexCompanyNameKeys1767800000000 } from './migrations/1767800000000-index-company-name-keys';
 import { CreateSuppressions1768100000000 } from './migrations/1768100000000-create-suppressions';
 import { AddContactVersions1767500000000 } from './migrations/1767500000000-add-contact-versions';
+import { AddContactVersions1767900000000 } from './migrations/1767900000000-add-contact-versions';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
 export const contactsMigrations = [
@@ -70,4 +71,5 @@ export const contactsMigrations = [
   CreateSuppressions1768100000000,
   ...ERASURE_LEDGER_MIGRATIONS,
   AddContactVersions1767500000000,
+  AddContactVersions1767900000000,
 ];
