@@ -28,7 +28,9 @@ describe('Contacts service events', () => {
 
   it('records contact.created, contact.updated with the changes, and contact.deleted', async () => {
     const contact = (await stack.api.post('/contacts', { email: email(), stage: 'lead' })).body.data;
-    expect((await logged('contact.created', (d) => d.contact_id === contact.id)).data).toEqual({ contact_id: contact.id, email: contact.email });
+    // With the record as a query shows it (POST's answer) and its version, for copies kept from an export (docs/exports.md).
+    const created = await logged('contact.created', (d) => d.contact_id === contact.id);
+    expect(created.data).toEqual({ contact_id: contact.id, email: contact.email, record: contact, version: expect.any(Number) });
 
     await stack.api.patch(`/contacts/${contact.id}`, { stage: 'customer', first_name: 'Eve', last_name: null });
     const updated = await logged('contact.updated', (d) => d.contact_id === contact.id);
@@ -37,7 +39,10 @@ describe('Contacts service events', () => {
       changed: ['first_name', 'stage'],
       previous: { first_name: null, stage: 'lead' },
       current: { first_name: 'Eve', stage: 'customer' },
+      record: { ...contact, first_name: 'Eve', stage: 'customer', updated_at: expect.any(String) },
+      version: expect.any(Number),
     });
+    expect(updated.data.version).toBeGreaterThan(created.data.version);
 
     await stack.api.delete(`/contacts/${contact.id}`);
     expect((await logged('contact.deleted', (d) => d.contact_id === contact.id)).data).toEqual({ contact_id: contact.id });
