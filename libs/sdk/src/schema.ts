@@ -4,6 +4,23 @@
  */
 
 export interface paths {
+    "/exports/{id}/files/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download a file of a completed export (streamed; Range: bytes=a-b resumes a broken download) */
+        get: operations["exports_file"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/apikeys": {
         parameters: {
             query?: never;
@@ -1085,6 +1102,40 @@ export interface paths {
         put?: never;
         /** Read the event log in order, with a filter too long for a URL */
         post: operations["events_query"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Export every record of some objects at a position of the event log, to files */
+        post: operations["exports_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/exports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an export: status, progress, and when completed its files and as_of cursor */
+        get: operations["exports_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2298,6 +2349,46 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        ExportFileView: {
+            /** @description The name GET /exports/:id/files/:name takes. */
+            name: string;
+            /** @enum {string} */
+            object: "contacts" | "deals";
+            rows: number;
+            bytes: number;
+            /** @description SHA-256 of the file, hex. */
+            sha256: string;
+        };
+        ExportErrorView: {
+            code: string;
+            message: string;
+        };
+        ExportView: {
+            id: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "completed" | "failed";
+            objects: ("contacts" | "deals")[];
+            /** @enum {string} */
+            format: "ndjson";
+            /** @description An event-log cursor: read GET /events?cursor=<as_of> after applying the files (docs/exports.md). Set once the export starts. */
+            as_of: string | null;
+            /** @description Rows written so far, by object: `{"contacts": {"rows": 1200}}`. */
+            progress: {
+                [key: string]: unknown;
+            };
+            /** @description The files, once completed. */
+            files: components["schemas"]["ExportFileView"][];
+            error: components["schemas"]["ExportErrorView"] | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            completed_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the export and its files are deleted.
+             */
+            expires_at: string | null;
+        };
         WebhookView: {
             id: string;
             name: string;
@@ -2567,7 +2658,7 @@ export interface components {
         };
         ErrorDetailView: {
             /** @enum {string} */
-            code: "invalid_request" | "validation_failed" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable" | "query_too_expensive" | "cursor_expired";
+            code: "invalid_request" | "validation_failed" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limit_exceeded" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable" | "query_too_expensive" | "cursor_expired";
             message: string;
             details?: components["schemas"]["FieldIssueView"][];
         };
@@ -2909,6 +3000,13 @@ export interface components {
             type?: string | null;
             cursor?: string | null;
             limit?: number | null;
+        };
+        CreateExportDto: {
+            objects: ("contacts" | "deals")[];
+            filter?: Record<string, never> | null;
+            fields?: Record<string, never> | null;
+            /** @enum {string|null} */
+            format?: "ndjson" | null;
         };
         CreateWebhookDto: {
             name: string;
@@ -3282,6 +3380,67 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    exports_file: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole file. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description The bytes the Range asked for (Content-Range says which). */
+            206: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            /** @description A Range that does not fit the file (`range_not_satisfiable`). */
+            416: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
     apiKeys_list: {
         parameters: {
             query?: {
@@ -7817,6 +7976,97 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    exports_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateExportDto"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExportView"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description This key already has as many exports queued or running as it may (EXPORTS_MAX_RUNNING_PER_KEY). */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    exports_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExportView"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             501: components["responses"]["Error501"];

@@ -38,6 +38,7 @@ import { IndexCompanyNameKeys1767800000000 } from './migrations/1767800000000-in
 import { CreateSuppressions1768100000000 } from './migrations/1768100000000-create-suppressions';
 import { AddContactVersions1767500000000 } from './migrations/1767500000000-add-contact-versions';
 import { AddContactVersions1767900000000 } from './migrations/1767900000000-add-contact-versions';
+import { AddContactVersions1768000000000 } from './migrations/1768000000000-add-contact-versions';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
 export const contactsMigrations = [
@@ -72,4 +73,5 @@ export const contactsMigrations = [
   ...ERASURE_LEDGER_MIGRATIONS,
   AddContactVersions1767500000000,
   AddContactVersions1767900000000,
+  AddContactVersions1768000000000,
 ];
