@@ -39,6 +39,7 @@ import { CreateSuppressions1768100000000 } from './migrations/1768100000000-crea
 import { AddContactVersions1767500000000 } from './migrations/1767500000000-add-contact-versions';
 import { AddContactVersions1767900000000 } from './migrations/1767900000000-add-contact-versions';
 import { AddContactVersions1768000000000 } from './migrations/1768000000000-add-contact-versions';
+import { AddContactVersions1768100000000 } from './migrations/1768100000000-add-contact-versions';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
 export const contactsMigrations = [
@@ -74,4 +75,5 @@ export const contactsMigrations = [
   AddContactVersions1767500000000,
   AddContactVersions1767900000000,
   AddContactVersions1768000000000,
+  AddContactVersions1768100000000,
 ];

@@ -2,8 +2,8 @@ import { addRecordVersions, dropRecordVersions } from '@crm/records';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** contacts.version: the number the handoff rule of exports compares (docs/exports.md). */
-export class AddContactVersions1768000000000 implements MigrationInterface {
-  name = 'AddContactVersions1768000000000';
+export class AddContactVersions1768100000000 implements MigrationInterface {
+  name = 'AddContactVersions1768100000000';
 
   async up(q: QueryRunner): Promise<void> {
     // Migrations run in a transaction each: the column's instant lock waits at most this long.

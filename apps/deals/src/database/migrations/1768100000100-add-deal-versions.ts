@@ -2,8 +2,8 @@ import { addRecordVersions, dropRecordVersions } from '@crm/records';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** deals.version: the number the handoff rule of exports compares (docs/exports.md). */
-export class AddDealVersions1768000000100 implements MigrationInterface {
-  name = 'AddDealVersions1768000000100';
+export class AddDealVersions1768100000100 implements MigrationInterface {
+  name = 'AddDealVersions1768100000100';
 
   async up(q: QueryRunner): Promise<void> {
     // Migrations run in a transaction each: the column's instant lock waits at most this long.
