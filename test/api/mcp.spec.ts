@@ -23,6 +23,8 @@ const READ_TOOLS = [
   'query_records',
   'search',
   'search_contacts',
+  // docs/exports.md: starting an export is a read (exports:read and read on each object it copies).
+  'start_export',
 ];
 const WRITE_TOOLS = [
   'create_record',
