@@ -36,10 +36,7 @@ import { CreateErasures1767300000000 } from './migrations/1767300000000-create-e
 import { QualifyDuplicateFunctions1767400000000 } from './migrations/1767400000000-qualify-duplicate-functions';
 import { IndexCompanyNameKeys1767800000000 } from './migrations/1767800000000-index-company-name-keys';
 import { CreateSuppressions1768100000000 } from './migrations/1768100000000-create-suppressions';
-import { AddContactVersions1767500000000 } from './migrations/1767500000000-add-contact-versions';
-import { AddContactVersions1767900000000 } from './migrations/1767900000000-add-contact-versions';
-import { AddContactVersions1768000000000 } from './migrations/1768000000000-add-contact-versions';
-import { AddContactVersions1768100000000 } from './migrations/1768100000000-add-contact-versions';
+import { AddContactVersions1768500000000 } from './migrations/1768500000000-add-contact-versions';
 
 export const contactsEntities = [Company, Contact, Activity, Task, ObjectType, ObjectRecord, BuiltInCustomFields, User, Import, ImportRow];
 export const contactsMigrations = [
@@ -72,8 +69,5 @@ export const contactsMigrations = [
   SearchPhoneWithoutTrunkZero1767800000100,
   CreateSuppressions1768100000000,
   ...ERASURE_LEDGER_MIGRATIONS,
-  AddContactVersions1767500000000,
-  AddContactVersions1767900000000,
-  AddContactVersions1768000000000,
-  AddContactVersions1768100000000,
+  AddContactVersions1768500000000,
 ];

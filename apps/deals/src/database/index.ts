@@ -30,7 +30,7 @@ import { PipelineReportDealIndexes1765300000200 } from './migrations/17653000002
 import { StageHistoryStayDays1765500000100 } from './migrations/1765500000100-stage-history-stay-days';
 import { StageHistoryFlowAppends1765600000100 } from './migrations/1765600000100-stage-history-flow-appends';
 import { CreateProductsAndLineItems1768000000000 } from './migrations/1768000000000-create-products-and-line-items';
-import { AddDealVersions1768100000100 } from './migrations/1768100000100-add-deal-versions';
+import { AddDealVersions1768500000100 } from './migrations/1768500000100-add-deal-versions';
 
 export const dealsEntities = [Pipeline, Stage, Deal, StageHistory, Product, LineItem, BuiltInCustomFields];
 export const dealsMigrations = [
@@ -58,8 +58,5 @@ export const dealsMigrations = [
   SearchPhoneWithoutTrunkZero1767800000100,
   CreateProductsAndLineItems1768000000000,
   ...ERASURE_LEDGER_MIGRATIONS,
-  AddDealVersions1767500000100,
-  AddDealVersions1767900000100,
-  AddDealVersions1768000000100,
-  AddDealVersions1768100000100,
+  AddDealVersions1768500000100,
 ];

@@ -8,7 +8,7 @@ import { AddEventOrigin1764600000100 } from './migrations/1764600000100-add-even
 import { AddLogAppendFunction1764900000100 } from './migrations/1764900000100-add-log-append-function';
 import { AddLogCheckpointStream1766000000200 } from './migrations/1766000000200-add-log-checkpoint-stream';
 import { AddLogPrunedThrough1767900000100 } from './migrations/1767900000100-add-log-pruned-through';
-import { CreateExports1768100000200 } from './migrations/1768100000200-create-exports';
+import { CreateExports1768500000200 } from './migrations/1768500000200-create-exports';
 
 export const eventsEntities = [EventRecord, ExportRecord, ExportPiece];
 export const eventsMigrations = [
@@ -20,8 +20,5 @@ export const eventsMigrations = [
   AddLogCheckpointStream1766000000200,
   AddLogPrunedThrough1767900000100,
   ...ERASURE_LEDGER_MIGRATIONS,
-  CreateExports1767500000200,
-  CreateExports1767900000200,
-  CreateExports1768000000200,
-  CreateExports1768100000200,
+  CreateExports1768500000200,
 ];

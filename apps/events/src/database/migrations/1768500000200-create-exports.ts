@@ -4,8 +4,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * Exports (docs/exports.md): one row per export, and its files cut into pieces kept beside it, so any
  * gateway replica can serve any file through this service. New tables: nothing else is locked.
  */
-export class CreateExports1768100000200 implements MigrationInterface {
-  name = 'CreateExports1768100000200';
+export class CreateExports1768500000200 implements MigrationInterface {
+  name = 'CreateExports1768500000200';
 
   async up(q: QueryRunner): Promise<void> {
     // New tables lock nothing else; set anyway, as every migration does.
