@@ -42,7 +42,7 @@ describe('Contacts service events', () => {
       record: { ...contact, first_name: 'Eve', stage: 'customer', updated_at: expect.any(String) },
       version: expect.any(Number),
     });
-    expect(updated.data.version).toBeGreaterThan(created.data.version);
+    expect(updated.data.version).toBeGreaterThan(created.data.version as number);
 
     await stack.api.delete(`/contacts/${contact.id}`);
     expect((await logged('contact.deleted', (d) => d.contact_id === contact.id)).data).toEqual({ contact_id: contact.id });
