@@ -14,7 +14,7 @@ import {
   ChangeOrigin,
   gatewayErasureSubject,
 } from '@crm/contracts';
-import { currentOrigin, MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION, OutboxService, RpcCaller, withOrigin } from '@crm/messaging';
+import { currentOrigin, MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION, OutboxService, RpcCaller, withOrigin, withoutDeadline } from '@crm/messaging';
 import { JSONCodec, NatsConnection } from 'nats';
 import { runErasureStores } from '@crm/runtime';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
@@ -184,7 +184,16 @@ export class ErasuresService implements OnApplicationBootstrap, OnApplicationShu
     return row;
   }
 
-  async run(id: string): Promise<void> {
+  /**
+   * Runs the erasure to its end, outside the wait of the request that asked for it: under that request's
+   * deadline every query and call after its first seconds would be refused, and the erasure would retry a
+   * step for ever (docs/privacy.md).
+   */
+  run(id: string): Promise<void> {
+    return withoutDeadline(() => this.runClaimed(id));
+  }
+
+  private async runClaimed(id: string): Promise<void> {
     if (this.running.has(id) || this.stopped) return;
     this.running.add(id);
     try {
