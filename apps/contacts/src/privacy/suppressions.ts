@@ -1,5 +1,5 @@
 import { DomainError } from '@crm/contracts';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { createHmac, randomBytes } from 'crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { CONTACTS_SETTINGS, ContactsSettings } from '../contacts.settings';
@@ -17,7 +17,7 @@ export function suppressedEmail(field = 'email'): DomainError {
  * store the email again (create, upsert, batch, capture, import, an email change) is refused.
  */
 @Injectable()
-export class Suppressions {
+export class Suppressions implements OnApplicationBootstrap {
   private hmacKey?: string;
 
   constructor(
@@ -25,18 +25,32 @@ export class Suppressions {
     @Inject(CONTACTS_SETTINGS) private readonly settings: ContactsSettings,
   ) {}
 
+  /**
+   * The key is read (or made and kept) at start: asked for first inside a write's transaction, it took a
+   * second pooled session while the first was held, and concurrent batches waited on each other's sessions.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.key(this.dataSource);
+  }
+
   /** The keyed hash of an email: the deployment's PRIVACY_HMAC_KEY, or a key made once and kept. */
-  async emailHmac(email: string): Promise<string> {
+  async emailHmac(email: string, runner: Pick<EntityManager, 'query'> = this.dataSource): Promise<string> {
+    return createHmac('sha256', await this.key(runner))
+      .update(email.trim().toLowerCase())
+      .digest('hex');
+  }
+
+  private async key(runner: Pick<EntityManager, 'query'>): Promise<string> {
     if (!this.hmacKey) {
       const configured = this.settings.privacyHmacKey;
       if (configured) this.hmacKey = configured;
       else {
-        await this.dataSource.query(`INSERT INTO privacy_keys (hmac_key) VALUES ($1) ON CONFLICT DO NOTHING`, [randomBytes(32).toString('base64')]);
-        const [{ hmac_key }]: Array<{ hmac_key: string }> = await this.dataSource.query(`SELECT hmac_key FROM privacy_keys`);
+        await runner.query(`INSERT INTO privacy_keys (hmac_key) VALUES ($1) ON CONFLICT DO NOTHING`, [randomBytes(32).toString('base64')]);
+        const [{ hmac_key }]: Array<{ hmac_key: string }> = await runner.query(`SELECT hmac_key FROM privacy_keys`);
         this.hmacKey = hmac_key;
       }
     }
-    return createHmac('sha256', this.hmacKey).update(email.trim().toLowerCase()).digest('hex');
+    return this.hmacKey;
   }
 
   /** Which of `emails` are suppressed, lower-cased; one look-up whatever their number. */
@@ -44,7 +58,7 @@ export class Suppressions {
     const distinct = [...new Set(emails.map((e) => e.trim().toLowerCase()))];
     if (!distinct.length) return new Set();
     const byHash = new Map<string, string>();
-    for (const email of distinct) byHash.set(await this.emailHmac(email), email);
+    for (const email of distinct) byHash.set(await this.emailHmac(email, m), email);
     const rows: Array<{ email_hmac: string }> = await m.query(`SELECT email_hmac FROM suppressions WHERE email_hmac = ANY($1::text[])`, [[...byHash.keys()]]);
     return new Set(rows.map((r) => byHash.get(r.email_hmac)!));
   }
