@@ -36,11 +36,14 @@ export const RPC_CALLEES: Record<ServiceName, readonly RpcServiceName[]> = {
   [ServiceName.Webhooks]: [],
 };
 
-/** How each service reads the event stream: a durable consumer it owns, or an ordered consumer of its own reader. */
-const STREAM_READS: Record<ServiceName, { durable: string } | 'ordered' | undefined> = {
+/**
+ * How each service reads the event stream: a durable consumer it owns (with the services whose events it
+ * handles, whose outboxes it reads when the consumer has to be made again), or an ordered consumer of its own reader.
+ */
+const STREAM_READS: Record<ServiceName, { durable: string; sources: readonly ServiceName[] } | 'ordered' | undefined> = {
   [ServiceName.Gateway]: undefined,
-  [ServiceName.Contacts]: { durable: EventConsumer.Contacts },
-  [ServiceName.Deals]: { durable: EventConsumer.Deals },
+  [ServiceName.Contacts]: { durable: EventConsumer.Contacts, sources: [ServiceName.Deals] },
+  [ServiceName.Deals]: { durable: EventConsumer.Deals, sources: [ServiceName.Contacts] },
   [ServiceName.Events]: 'ordered',
   [ServiceName.Webhooks]: 'ordered',
 };
@@ -89,7 +92,10 @@ export function natsUserPermissions(namespace: string, process: ServiceName): Na
     publish.push(streamCheckpointSubject(namespace), `${namespace}.outbox.rows.*`);
     subscribe.push(outboxReplySubject(namespace, '>'));
   } else if (reads) {
-    const { durable } = reads;
+    const { durable, sources } = reads;
+    // A consumer not on the stream (its first start, a stream made again) first reads its sources' outboxes.
+    publish.push(...sources.map((source) => outboxRowsSubject(namespace, source)));
+    subscribe.push(outboxReplySubject(namespace, '>'));
     publish.push(
       `${api}.CONSUMER.INFO.${stream}.${durable}`,
       `${api}.CONSUMER.CREATE.${stream}.${durable}`,
