@@ -103,7 +103,7 @@ export async function requestRetry(db: Queryable, target: { ids?: string[]; cons
        UPDATE dead_events SET retry_requested_at = now()
        WHERE ($1::bigint[] IS NULL OR id = ANY($1::bigint[])) AND ($2::text IS NULL OR consumer = $2)
        RETURNING id)
-     SELECT id::text, ${notifySql(RETRY_CHANNEL)} FROM marked ORDER BY id`,
+     SELECT id::text, ${notifySql(RETRY_CHANNEL)} FROM marked ORDER BY marked.id`,
     [target.ids ?? null, target.consumer ?? null],
   );
   return rows.map((r) => r.id);

@@ -155,7 +155,8 @@ export class OutboxLedger implements OnApplicationBootstrap, OnApplicationShutdo
         await this.dataSource.transaction(async (m) => {
           await m.query(`SET LOCAL lock_timeout = '5s'`);
           await m.query(`LOCK TABLE outbox IN SHARE MODE`);
-          return m.query(`SELECT seq::text, payload, published_stream, published_seq::text FROM outbox WHERE seq > $1 ORDER BY seq LIMIT $2`, [
+          // outbox.seq, not the output column seq (its text), which would sort '100' before '99'.
+          return m.query(`SELECT seq::text, payload, published_stream, published_seq::text FROM outbox WHERE seq > $1 ORDER BY outbox.seq LIMIT $2`, [
             after,
             limit + 1,
           ]);
