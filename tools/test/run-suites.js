@@ -1,18 +1,43 @@
 #!/usr/bin/env node
-// `npm test`'s test step: the main suite (two Jest workers on the shared PostgreSQL, NATS and Redis) and the
-// fault suite (one worker; every fault test runs its own private PostgreSQL, NATS and Redis) side by side.
-// The fault tests spend most of their time waiting for a killed process to come back, which leaves a core
-// idle; beside the main suite that time is used, and the shared PostgreSQL serves no more connections than
-// the main suite's two workers open. Each line is prefixed with its suite; the step fails if either does,
-// and both always run to their end, so one run shows every failure.
+// `npm test`'s test step: two Jest runs side by side. The first runs the main suite with two workers on the
+// shared PostgreSQL, NATS and Redis. The second, one worker, runs the fault suite (each fault test starts its
+// own private PostgreSQL, NATS and Redis, and mostly waits for a killed process to come back, which leaves a
+// core idle), then the quickest files of the main suite, as many as even out the two runs' ends by the table
+// of durations (test/support/test-durations.json). Three stacks at most then share the PostgreSQL server, and
+// only while the second run is on those small files. Each line is prefixed with its run; the step fails if
+// either does, and both always run to their end, so one run shows every failure.
 const { spawn } = require('child_process');
+const { existsSync } = require('fs');
 const { join } = require('path');
 
 const ROOT = join(__dirname, '..', '..');
 const extra = process.argv.slice(2);
+const { seconds } = require('../../test/support/test-durations.json');
+
+/**
+ * The main suite's quickest files whose time, added to the faults' on one worker, evens out with the rest of
+ * the main suite on two: faults + moved = (main - moved) / 2.
+ */
+function quickFilesToMove() {
+  const files = Object.entries(seconds).filter(([file]) => existsSync(join(ROOT, file)));
+  const faults = files.filter(([file]) => file.startsWith('test/faults/')).reduce((sum, [, s]) => sum + s, 0);
+  const main = files.filter(([file]) => !file.startsWith('test/faults/')).sort(([, a], [, b]) => a - b);
+  const share = (main.reduce((sum, [, s]) => sum + s, 0) - 2 * faults) / 3;
+  const moved = [];
+  let total = 0;
+  for (const [file, s] of main) {
+    if (total + s > share) break;
+    moved.push(file);
+    total += s;
+  }
+  return moved;
+}
+
+const exact = (file) => `^${join(ROOT, file).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
+const moved = quickFilesToMove().map(exact);
 const suites = [
-  { name: 'main', args: ['--testPathIgnorePatterns', '/test/faults/', ...extra] },
-  { name: 'faults', args: ['test/faults', '--maxWorkers=1', ...extra] },
+  { name: 'main', args: [...extra, '--testPathIgnorePatterns', '/test/faults/', ...moved] },
+  { name: 'faults+quick', args: [...extra, '--maxWorkers=1', '/test/faults/', ...moved] },
 ];
 
 function prefixed(stream, out, prefix) {
