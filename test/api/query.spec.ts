@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { contactsQueryHelpers, Direction, SortKey, startContactsQueryStack } from '../support/contacts-query';
 import { Expr, holds, isOperators, Kind, normalise, Row, Value } from '../support/query-model';
 import { TestStack } from '../support/stack';
-import { propertyRuns } from '../support/property-seeds';
+import { propertyRuns } from '@crm/common';
 
 /**
  * POST /contacts/query: a filter tree with MongoDB's null semantics, a sort on any scalar path, a choice of
@@ -167,7 +167,7 @@ describe('Querying contacts (POST /contacts/query)', () => {
         texts,
       ]);
       for (const [i, { text }] of ordered.entries()) textRanks.set(text, i);
-    }, 120_000);
+    });
 
     function arbitraries() {
       const orNull = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: null, freq: 4 });

@@ -1,4 +1,4 @@
-import { DEFAULT_DATABASE_URL } from '@crm/common';
+import { DEFAULT_DATABASE_URL, propertyRuns } from '@crm/common';
 import { randomBytes } from 'crypto';
 import fc from 'fast-check';
 import { Client } from 'pg';
@@ -14,7 +14,7 @@ import { CreateCustomValueFunctions1765700000000 } from './custom-value-function
  * migration's own SQL, and every value is compared in SQL to the microsecond. An expression index built
  * under the first body is then checked against the table with amcheck: it needs no REINDEX.
  *
- * Seeds: a fixed one with every run, and PROPERTY_SEED (with PROPERTY_RUNS) to replay or search longer.
+ * Seeds: a fixed one with every run and one of the run's own (propertyRuns; PROPERTY_SEED replays one).
  */
 describe('custom_date and custom_instant by position', () => {
   const name = `crm_t${process.env.CRM_TEST_RUN ?? ''}${randomBytes(5).toString('hex')}`;
@@ -116,11 +116,6 @@ describe('custom_date and custom_instant by position', () => {
       { arbitrary: notAString, weight: 1 },
     );
 
-  const runs = (fixed: number, numRuns: number) => [
-    { seed: fixed, numRuns },
-    ...(process.env.PROPERTY_SEED ? [{ seed: Number(process.env.PROPERTY_SEED), numRuns: Number(process.env.PROPERTY_RUNS) || numRuns }] : []),
-  ];
-
   interface Tally {
     values: number;
     answered: number;
@@ -156,14 +151,14 @@ describe('custom_date and custom_instant by position', () => {
   }
 
   it('custom_date answers as the first body on generated values', async () => {
-    const tally = await compare('custom_date', value(calendarDate, dateTime), runs(20261207, 100));
+    const tally = await compare('custom_date', value(calendarDate, dateTime), propertyRuns(20261207, 100));
     // Real dates are a good share of the values, and so are nulls.
     expect(tally.answered).toBeGreaterThan(tally.values * 0.25);
     expect(tally.answered).toBeLessThan(tally.values * 0.75);
   });
 
   it('custom_instant answers as the first body on generated values', async () => {
-    const tally = await compare('custom_instant', value(dateTime, calendarDate), runs(20261208, 100));
+    const tally = await compare('custom_instant', value(dateTime, calendarDate), propertyRuns(20261208, 100));
     expect(tally.answered).toBeGreaterThan(tally.values * 0.2);
     expect(tally.answered).toBeLessThan(tally.values * 0.75);
   });
