@@ -38,6 +38,22 @@ function canListen(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Starts a server on a port freePort picked, and on another when the first was taken between freePort's check
+ * and the server's bind (another process on the machine may bind any port at any moment): the server then
+ * exits saying the address is in use, and only that is tried again.
+ */
+export async function onFreePort<T>(start: (port: number) => Promise<T>, pick: () => Promise<number> = freePort): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await pick();
+    try {
+      return await start(port);
+    } catch (err) {
+      if (attempt >= 5 || !/address already in use/i.test((err as Error).message)) throw err;
+    }
+  }
+}
+
 async function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = new Socket();
@@ -51,15 +67,17 @@ async function portOpen(port: number): Promise<boolean> {
 }
 
 /**
- * Waits until a freshly spawned server listens on `port`. A server that exits first fails the wait at once
- * with what it printed, instead of leaving the caller to time out; the timeout is only a safety net.
+ * Waits until a freshly spawned server says it is ready and its port answers. Its own word is needed: a port
+ * another process took first answers too, while the server exits for want of it. A server that exits first
+ * fails the wait at once with what it printed, instead of leaving the caller to time out; the timeout is
+ * only a safety net.
  */
-async function listening(child: ChildProcess, port: number, name: string, output: () => string): Promise<void> {
+async function listening(child: ChildProcess, port: number, name: string, output: () => string, ready: RegExp): Promise<void> {
   await eventually(
     async () => {
       if (child.exitCode !== null || child.signalCode !== null)
         throw new ExitedEarly(`${name} exited (${child.exitCode ?? child.signalCode}): ${output().trim()}`);
-      return (await portOpen(port)) ? true : undefined;
+      return ready.test(output()) && (await portOpen(port)) ? true : undefined;
     },
     120_000,
     50,
@@ -67,13 +85,26 @@ async function listening(child: ChildProcess, port: number, name: string, output
   );
 }
 
+/** What nats-server and redis-server print once they accept clients. */
+const NATS_READY = /Server is ready/;
+const REDIS_READY = /Ready to accept connections/;
+
 class ExitedEarly extends Error {}
 
-/** Collects what a child writes to stderr, so a failed start says why. */
-function stderrOf(child: ChildProcess): () => string {
+/**
+ * Collects what a child writes (stdout when piped, and stderr), so a failed start says why. Its start-up lines
+ * are kept whole, since the wait for the server looks for its ready line among them.
+ */
+function outputOf(child: ChildProcess): () => string {
+  let start = '';
   let text = '';
-  child.stderr?.on('data', (d: Buffer) => (text = (text + d.toString()).slice(-4000)));
-  return () => text;
+  const add = (d: Buffer) => {
+    if (start.length < 8000) start += d.toString();
+    text = (text + d.toString()).slice(-4000);
+  };
+  child.stdout?.on('data', add);
+  child.stderr?.on('data', add);
+  return () => (start.length < 8000 ? start : `${start}\n…\n${text}`);
 }
 
 /** Runs a built script to completion (`npm run build` first), with only PATH and `env` in its environment. */
@@ -91,7 +122,7 @@ export function runBuilt(script: string, args: string[], env: Env): Promise<Buil
   const path = join(ROOT, 'dist', script);
   if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first (npm test does)`);
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [path, ...args], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [path, ...args], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') return reject(err);
       resolve({ status: err ? (err.code as number) : 0, stdout, stderr });
     });
@@ -192,9 +223,12 @@ export interface NatsServer {
  * without disturbing anything else on the machine. Its store survives restarts, like a real one.
  * `config` is the text of a configuration file (e.g. an authorization block), `env` what it reads.
  */
-export async function startNatsServer(options: { config?: string; env?: Record<string, string> } = {}): Promise<NatsServer> {
+export function startNatsServer(options: { config?: string; env?: Record<string, string> } = {}): Promise<NatsServer> {
+  return onFreePort((port) => natsServerOn(port, options));
+}
+
+export async function natsServerOn(port: number, options: { config?: string; env?: Record<string, string> }): Promise<NatsServer> {
   const binary = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
-  const port = await freePort();
   const store = mkdtempSync(join(tmpdir(), 'crm-nats-'));
   const configFile = join(store, 'server.conf');
   if (options.config !== undefined) writeFileSync(configFile, options.config);
@@ -205,7 +239,7 @@ export async function startNatsServer(options: { config?: string; env?: Record<s
       const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store, ...(options.config === undefined ? [] : ['-c', configFile])];
       // stderr read and dropped: a server with a configuration file left to write to an ignored stderr exited at once here.
       child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH, ...options.env } });
-      await listening(child, port, 'nats-server', stderrOf(child));
+      await listening(child, port, 'nats-server', outputOf(child), NATS_READY);
     },
     async stop() {
       if (!child || child.exitCode !== null) return;
@@ -225,7 +259,10 @@ export async function startNatsServer(options: { config?: string; env?: Record<s
       rmSync(store, { recursive: true, force: true });
     },
   };
-  await server.start();
+  await server.start().catch((err) => {
+    rmSync(store, { recursive: true, force: true });
+    throw err;
+  });
   return server;
 }
 
@@ -258,10 +295,19 @@ export function natsConfigAccepted(config: string, env: Record<string, string>):
  * `url` names one of them, as a Kubernetes Service would; clients learn the others from it.
  */
 export async function startNatsCluster(): Promise<{ url: string; stop(): Promise<void> }> {
+  // Six ports: when one was taken before its node bound it, the whole cluster starts again on six others.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await natsClusterOn(await Promise.all([0, 1, 2].map(async () => ({ port: await freePort(), routePort: await freePort() }))));
+    } catch (err) {
+      if (attempt >= 5 || !/address already in use/i.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function natsClusterOn(ports: Array<{ port: number; routePort: number }>): Promise<{ url: string; stop(): Promise<void> }> {
   const binary = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
-  const nodes = await Promise.all(
-    [0, 1, 2].map(async (i) => ({ name: `n${i}`, port: await freePort(), routePort: await freePort(), store: mkdtempSync(join(tmpdir(), 'crm-natsc-')) })),
-  );
+  const nodes = ports.map(({ port, routePort }, i) => ({ name: `n${i}`, port, routePort, store: mkdtempSync(join(tmpdir(), 'crm-natsc-')) }));
   const routes = nodes.map((n) => `nats://127.0.0.1:${n.routePort}`).join(',');
   const children = nodes.map((n) =>
     spawn(
@@ -286,16 +332,18 @@ export async function startNatsCluster(): Promise<{ url: string; stop(): Promise
       { stdio: ['ignore', 'ignore', 'pipe'] },
     ),
   );
-  await Promise.all(nodes.map((n, i) => listening(children[i], n.port, `nats-server ${n.name}`, stderrOf(children[i]))));
-  return {
-    url: `nats://127.0.0.1:${nodes[0].port}`,
-    async stop() {
-      await Promise.all(
-        children.map((child) => (child.exitCode !== null ? undefined : new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM'))))),
-      );
-      for (const n of nodes) rmSync(n.store, { recursive: true, force: true });
-    },
+  const stop = async () => {
+    await Promise.all(
+      children.map((child) => (child.exitCode !== null ? undefined : new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM'))))),
+    );
+    for (const n of nodes) rmSync(n.store, { recursive: true, force: true });
   };
+  const outputs = children.map((child) => outputOf(child));
+  await Promise.all(nodes.map((n, i) => listening(children[i], n.port, `nats-server ${n.name}`, outputs[i], NATS_READY))).catch(async (err) => {
+    await stop();
+    throw err;
+  });
+  return { url: `nats://127.0.0.1:${nodes[0].port}`, stop };
 }
 
 export interface RedisServer {
@@ -305,16 +353,19 @@ export interface RedisServer {
 }
 
 /** A private Redis on a free port that keeps nothing on disk, to stop and restart under a running stack. */
-export async function startRedisServer(): Promise<RedisServer> {
-  const port = await freePort();
+export function startRedisServer(): Promise<RedisServer> {
+  return onFreePort(redisServerOn);
+}
+
+export async function redisServerOn(port: number): Promise<RedisServer> {
   let child: ChildProcess | undefined;
   const server: RedisServer = {
     url: `redis://127.0.0.1:${port}`,
     async start() {
       child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-        stdio: ['ignore', 'ignore', 'pipe'],
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      await listening(child, port, 'redis-server', stderrOf(child));
+      await listening(child, port, 'redis-server', outputOf(child), REDIS_READY);
     },
     async stop() {
       if (!child || child.exitCode !== null) return;
@@ -356,9 +407,12 @@ function runPg(binary: string, args: string[]): Promise<void> {
  * database without disturbing anything else on the machine. Uses initdb and pg_ctl from PATH, or from
  * PG_BIN_DIR.
  */
-export async function startPostgresServer(): Promise<PostgresServer> {
+export function startPostgresServer(): Promise<PostgresServer> {
+  return onFreePort(postgresServerOn);
+}
+
+export async function postgresServerOn(port: number): Promise<PostgresServer> {
   const bin = (name: string) => (process.env.PG_BIN_DIR ? join(process.env.PG_BIN_DIR, name) : name);
-  const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'crm-pg-'));
   if (process.getuid?.() === 0)
     await new Promise<void>((resolve, reject) =>
@@ -370,7 +424,13 @@ export async function startPostgresServer(): Promise<PostgresServer> {
     port,
     url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
     async start() {
-      await runPg(bin('pg_ctl'), ['start', '-w', '-D', data, '-l', join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`]);
+      const log = join(dir, 'log');
+      // Why a start failed (a port in use among others) is in the server's log, not in what pg_ctl prints.
+      await runPg(bin('pg_ctl'), ['start', '-w', '-D', data, '-l', log, '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`]).catch(
+        (err: Error) => {
+          throw new Error(`${err.message}\n${existsSync(log) ? readFileSync(log, 'utf8').slice(-2000) : ''}`);
+        },
+      );
       // pg_ctl start -w returns once the server accepts connections (or fails, naming why).
       await eventually(async () => ((await portOpen(port)) ? true : undefined), 120_000, 50);
     },
@@ -382,6 +442,9 @@ export async function startPostgresServer(): Promise<PostgresServer> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-  await server.start();
+  await server.start().catch((err) => {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  });
   return server;
 }
