@@ -20,7 +20,7 @@ describe('the memory of an aggregation', () => {
       const res = await stack.api.post('/contacts/batch', { operation: 'create', items });
       expect(res.status).toBe(200);
     }
-  }, 120_000);
+  });
   afterAll(() => stack.stop());
 
   it('refuses a grouping by a high-cardinality path past its temporary files, naming the limit and what to change', async () => {

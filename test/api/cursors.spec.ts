@@ -33,7 +33,7 @@ describe('cursors', () => {
     stack = await startStack({ env: { CURSOR_SECRET: SECRET, WEBHOOKS_ALLOW_INSECURE: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' } });
     routes = await cursorRoutes(stack.api);
     for (let i = 0; i < 5; i++) contacts.push((await stack.api.post('/contacts', { email: `paged.${i}@example.com`, first_name: `P${i}` })).body.data.id);
-  }, 120_000);
+  });
   afterAll(() => stack?.stop());
 
   it('finds the routes that take a cursor in the OpenAPI document', () => {

@@ -20,7 +20,7 @@ describe('what an event filter costs', () => {
       const keys = new Set((await stack.api.listAll('/events?type=api_key.created')).map((e) => e.data.key_id));
       return ids.every((id) => keys.has(id)) ? true : undefined;
     });
-  }, 120_000);
+  });
   afterAll(() => stack.stop());
 
   /** Pages of a filtered read of the api_key.created events until has_more is false. */

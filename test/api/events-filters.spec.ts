@@ -23,7 +23,7 @@ describe('Filtered event log', () => {
       const keys = new Set(events.filter((e) => e.type === 'api_key.created').map((e) => e.data.key_id));
       return ids.every((id) => keys.has(id)) && events.filter((e) => e.type === 'api_key.revoked').length >= 7 ? events : undefined;
     });
-  }, 120_000);
+  });
   afterAll(() => stack.stop());
 
   /** Every page of a filtered read, each checked to move the cursor on. */

@@ -82,7 +82,7 @@ describe('Exports', () => {
     });
     pipelineId = pipeline.body.data.id;
     stages = pipeline.body.data.stages;
-  }, 120_000);
+  });
   afterAll(() => stack?.stop());
 
   async function batch(path: string, operation: string, items: unknown[]): Promise<string[]> {

@@ -250,7 +250,7 @@ describe('Imports', () => {
         const job = (await stack.api.get(`/imports/${id}`)).body.data;
         return job.counts.processed > 0 ? job : undefined;
       },
-      30_000,
+      120_000,
       20,
     );
     await stack.stopService('contacts');
@@ -271,10 +271,10 @@ describe('Imports', () => {
         const mine = events.filter((e) => e.data.email.endsWith('@resume.test'));
         return mine.length >= rows ? mine : undefined;
       },
-      60_000,
+      120_000,
       500,
     );
     expect(new Set(created.map((e) => e.data.email)).size).toBe(rows);
     expect(created).toHaveLength(rows);
-  }, 180_000);
+  }, 420_000);
 });

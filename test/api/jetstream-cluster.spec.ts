@@ -20,7 +20,7 @@ describe('the event stream on a NATS cluster', () => {
     // The cluster needs a moment to elect its JetStream leader; the stack's start-up retries until then.
     stack = await eventually(
       () => startStack({ services: ['events'], env: { NATS_URL: cluster.url, JETSTREAM_REPLICAS: '3' } }).catch(() => undefined),
-      30_000,
+      120_000,
       500,
     );
     const key = await stack.api.post('/apikeys', { name: 'clustered', scope: 'read' });

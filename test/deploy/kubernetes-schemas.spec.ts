@@ -101,13 +101,9 @@ describe('rendered manifests against the Kubernetes API schemas', () => {
     expect({ dir, errors }).toEqual({ dir, errors: [] });
   });
 
-  it.each(RENDERED)(
-    '%s uses only fields the API defines, with their types',
-    (dir) => {
-      expect({ dir, errors: typeErrors(render(dir)) }).toEqual({ dir, errors: [] });
-    },
-    60_000,
-  );
+  it.each(RENDERED)('%s uses only fields the API defines, with their types', (dir) => {
+    expect({ dir, errors: typeErrors(render(dir)) }).toEqual({ dir, errors: [] });
+  });
 
   describe('the checks themselves', () => {
     const deployment = () => render('k8s').find((o) => o.kind === 'Deployment')! as K8sObject & { spec: any };

@@ -1,8 +1,6 @@
 import { startContacts } from '../../apps/contacts/src/contacts.app';
 import { dropNamespace, testEnv } from '../support/stack';
 
-jest.setTimeout(120_000);
-
 /**
  * The dictionary's trigram index is built CONCURRENTLY (libs/records/src/search/search-words-trigrams.migration.ts):
  * a build that fails half-way leaves an invalid index, which the next start must build again rather than keep.

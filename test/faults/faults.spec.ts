@@ -169,7 +169,7 @@ describe('faults under a mixed write load', () => {
         `fault suite, time from restart to the first acknowledged write or delivery:\n${report.map((r) => `  ${r.fault}: ${r.recoveredMs} ms`).join('\n')}\n`,
       );
     }
-  }, 120_000);
+  });
 
   it('loses nothing, applies nothing twice, and delivers every event, through crashes of every process and restarts of NATS, Redis and PostgreSQL', async () => {
     const api = new ApiClient(`http://127.0.0.1:${gatewayPort}`, apiKey);

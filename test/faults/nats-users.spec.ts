@@ -50,7 +50,7 @@ describe('NATS users', () => {
     for (const nc of connections) await nc.close().catch(() => undefined);
     await receiver?.close();
     await stack?.stop();
-  }, 120_000);
+  });
 
   it('runs the stack with each process as its own user: requests, service-to-service calls, events, consumers and deliveries', async () => {
     const { api } = stack;

@@ -104,7 +104,7 @@ describe('fault: the outbox relay interrupted mid-window under a sync', () => {
   afterAll(async () => {
     await db?.end().catch(() => undefined);
     await stack?.stop();
-  }, 120_000);
+  });
 
   beforeEach(async () => {
     cursor = await endOfLog();

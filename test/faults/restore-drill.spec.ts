@@ -41,7 +41,7 @@ describe('fault: restore drill', () => {
     await receiver?.close();
     await stack?.stop();
     rmSync(dir, { recursive: true, force: true });
-  }, 120_000);
+  });
 
   /** Creates contacts one after another until `until` resolves; answers the ids acknowledged. */
   function writer(api: ApiClient, tag: string): { stop: () => Promise<string[]>; created: string[] } {

@@ -107,7 +107,7 @@ describe('fault: the event stream deleted and made again under load', () => {
     await nc?.close();
     await receiver?.close();
     await stack?.stop();
-  }, 120_000);
+  });
 
   /** A counter or gauge of a process's /metrics, summed over the series whose labels include `labels`. */
   async function metric(process: 'events' | 'webhooks' | 'contacts' | 'deals', name: string, labels: string): Promise<number> {

@@ -36,7 +36,7 @@ describe('webhook fan-out through a kill -9 of a replica', () => {
     await second?.stop();
     await Promise.all(receivers.map((r) => r.close()));
     await stack?.stop();
-  }, 120_000);
+  });
 
   it('delivers every event to every subscription in order, a duplicate only as the same message sent again', async () => {
     for (let i = 0; i < SUBSCRIPTIONS; i++) {

@@ -43,7 +43,7 @@ async function expectLogMatches(stack: TestStack): Promise<void> {
       const events = await stack.api.listAll('/events?type=api_key.*').catch(() => undefined);
       return events && events.length >= committed.all.length + committed.revoked.length ? events : undefined;
     },
-    30_000,
+    120_000,
     200,
   ).catch(async (err) => {
     const events = await stack.api.listAll('/events?type=api_key.*').catch((e) => String(e));
@@ -77,7 +77,7 @@ describe('event log under failures', () => {
           const res = await stack.api.get('/events?type=api_key.created&limit=200');
           return res.status === 200 && res.body.data.length >= 100 ? true : undefined;
         },
-        30_000,
+        120_000,
         20,
       );
       await events.kill9();
@@ -99,7 +99,7 @@ describe('event log under failures', () => {
       const done: string[] = [];
       const revoked: string[] = [];
       const writing = writeKeys(stack.api, 300, 4, done, revoked);
-      await eventually(async () => (done.length >= 60 ? true : undefined), 30_000, 10);
+      await eventually(async () => (done.length >= 60 ? true : undefined), 120_000, 10);
       await nats.stop();
       // The gateway's own writes keep succeeding while the broker is away; their events wait in its outbox.
       await writing;

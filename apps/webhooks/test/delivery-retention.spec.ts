@@ -66,7 +66,7 @@ describe('webhook delivery log retention', () => {
     await eventually(async () => {
       const [row] = await db().query(`SELECT previous_secret, previous_secret_expires_at FROM subscriptions WHERE id = $1`, [id]);
       return row.previous_secret === null && row.previous_secret_expires_at === null ? true : undefined;
-    }, 20_000);
+    }, 120_000);
     expect(job().totals.previousSecretsCleared).toBeGreaterThanOrEqual(1);
   });
 });

@@ -93,7 +93,7 @@ describe('outbox relay', () => {
 
     const jsm = await connections[0].jetstreamManager();
     const stream = eventStreamName(namespace);
-    const deadline = Date.now() + 50_000; // a safety net inside the jest timeout, not an expected speed
+    const deadline = Date.now() + 120_000; // a safety net inside the jest timeout, not an expected speed
     // Published, and then marked in the outbox in the relay's own commit, which may come a moment later.
     const outboxRows = async () => (await dataSource.query(`SELECT count(*)::int AS left FROM outbox WHERE published_seq IS NULL`))[0].left as number;
     while ((await jsm.streams.info(stream)).state.messages < expected.length || (await outboxRows()) > 0) {
