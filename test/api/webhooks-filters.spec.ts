@@ -82,15 +82,19 @@ describe('Webhook filters', () => {
         items: [{ email: `one.${randomUUID()}@batch.example` }, { email: `two.${randomUUID()}@other.example` }],
       }),
     );
-    await patchDeal(c.id, { stage_id: stage.won }); // the last event for both deal subscriptions: won only
+    await patchDeal(c.id, { stage_id: stage.won }); // won only
+    // One marker each subscription receives, after everything above: once it arrives, whatever the
+    // subscription was sent for the events before it has arrived too.
     const marker = await createDeal('marker');
     await patchDeal(marker.id, { name: 'marker renamed' });
+    await patchDeal(marker.id, { stage_id: stage.won });
     await ok(stack.api.post('/contacts/batch', { operation: 'create', items: [{ email: `marker.${randomUUID()}@batch.example` }] }));
 
-    const wonGot = await until(won.receiver, (r) => dealOf(r) === c.id);
+    const wonGot = await until(won.receiver, (r) => dealOf(r) === marker.id);
     expect(wonGot.map((r) => [dealOf(r), r.json.data.current])).toEqual([
       [a.id, expect.objectContaining({ status: 'won' })],
       [c.id, expect.objectContaining({ status: 'won' })],
+      [marker.id, expect.objectContaining({ status: 'won' })],
     ]);
     const renamedGot = await until(renamed.receiver, (r) => dealOf(r) === marker.id);
     expect(renamedGot.map(dealOf)).toEqual([c.id, b.id, marker.id]);
@@ -109,7 +113,7 @@ describe('Webhook filters', () => {
     const markerWin = await createDeal('after replay');
     await patchDeal(markerWin.id, { stage_id: stage.won });
     const replayed = await until(won.receiver, (r) => dealOf(r) === markerWin.id);
-    expect(replayed.slice(before).map(dealOf)).toEqual([a.id, c.id, markerWin.id]);
+    expect(replayed.slice(before).map(dealOf)).toEqual([a.id, c.id, marker.id, markerWin.id]);
   }, 300_000);
 
   it('delivers by actor.id exactly the writes one key made', async () => {
@@ -120,10 +124,13 @@ describe('Webhook filters', () => {
     const contact = await ok(asOther.post('/contacts', { email: `importer.${randomUUID()}@actor.example` }), 201);
     await ok(stack.api.patch(`/contacts/${contact.id}`, { first_name: 'Bootstrap' }));
     await ok(asOther.patch(`/contacts/${contact.id}`, { first_name: 'Importer' }));
+    // A last write by the key: once it arrives, anything sent for the writes before it has arrived too.
+    await ok(asOther.patch(`/contacts/${contact.id}`, { first_name: 'Marker' }));
 
-    const got = await until(sub.receiver, (r) => r.json.type === 'contact.updated');
+    const got = await until(sub.receiver, (r) => (r.json.data.current as { first_name?: string } | undefined)?.first_name === 'Marker');
     expect(got.map((r) => [r.json.type, (r.json as any).actor])).toEqual([
       ['contact.created', { type: 'api_key', id: other.id }],
+      ['contact.updated', { type: 'api_key', id: other.id }],
       ['contact.updated', { type: 'api_key', id: other.id }],
     ]);
     expect(got[1].json.data.current).toMatchObject({ first_name: 'Importer' });
