@@ -38,13 +38,8 @@ describe('npm run lint: module boundaries', () => {
   const appFile = join('apps', 'gateway', 'src', name);
   const libFile = join('libs', 'common', 'src', name);
 
-  it('passes the projects as they are, with the rule running', () => {
-    const { status, output } = lint(['gateway', 'common']);
-    expect(output).not.toContain(SKIPPED);
-    expect(output).toMatch(/Successfully ran target lint for 2 projects/);
-    expect(status).toBe(0);
-  }, 300_000);
-
+  // That the projects as they are pass is `npm test`'s own lint step; this run plants the two imports the
+  // rule exists for and needs them reported, on empty caches as on a fresh clone.
   it('fails when an app imports another app or a library imports an app', () => {
     try {
       writeFileSync(join(ROOT, appFile), "import '../../contacts/src/main';\n");
