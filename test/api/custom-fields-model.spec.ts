@@ -1,4 +1,4 @@
-import { propertyRuns } from '@crm/common';
+import { propertyRuns } from '../support/property-seeds';
 import { randomBytes } from 'crypto';
 import { holds, Kind, normalise, Row } from '../support/query-model';
 import { startStack, TestStack } from '../support/stack';

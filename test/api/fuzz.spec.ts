@@ -1,6 +1,7 @@
-import { ErrorCode, propertyRuns } from '@crm/common';
+import { ErrorCode } from '@crm/common';
 import fc from 'fast-check';
 import { ApiResponse } from '../support/api-client';
+import { propertyRuns } from '../support/property-seeds';
 import { CursorRoute, cursorRoutes } from '../support/cursor-routes';
 import { startStack, TestStack } from '../support/stack';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'crypto';
 import { Client } from 'pg';
-import { ApiResponse } from '../support/api-client';
+import { ApiResponse, eventually } from '../support/api-client';
 import { startStack, TestStack } from '../support/stack';
 
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
@@ -27,9 +27,18 @@ describe('secrets are not stored for idempotent replay', () => {
     await stack?.stop();
   });
 
-  /** Everything the gateway keeps for `k`, as text. */
-  const gatewayRow = async (k: string) =>
-    (await db.query(`SELECT row_to_json(i)::text AS row FROM gateway.idempotency_keys i WHERE idempotency_key = $1`, [k])).rows.map((r) => r.row).join('\n');
+  /**
+   * Everything the gateway keeps for `k`, as text, once it has stored the answer: it stores it after the
+   * response has gone out, so a client (and this test) can be answered before the row is written.
+   */
+  const gatewayRow = (k: string) =>
+    eventually(async () => {
+      const { rows } = await db.query(
+        `SELECT row_to_json(i)::text AS row FROM gateway.idempotency_keys i WHERE idempotency_key = $1 AND response_status IS NOT NULL`,
+        [k],
+      );
+      return rows.length ? rows.map((r) => r.row).join('\n') : undefined;
+    });
   /** Everything the webhooks service keeps of its keyed requests, as text. */
   const outcomes = async () =>
     ((await stack.services.webhooks!.dataSource.query(`SELECT row_to_json(o)::text AS row FROM request_outcomes o`)) as Array<{ row: string }>)
@@ -92,6 +101,7 @@ describe('secrets are not stored for idempotent replay', () => {
     const k = key();
     const body = { name: `recovered ${k}`, url: 'http://127.0.0.1:9/hook', secret: newSecret(), event_types: ['deal.won'] };
     expect((await stack.api.post('/webhooks', body, withKey(k))).status).toBe(201);
+    await gatewayRow(k);
     // As a gateway that died after the service committed: no stored answer, the claim lapsed.
     const lost = await db.query(
       `UPDATE gateway.idempotency_keys SET response_status = NULL, response_type = NULL, response_body = NULL, locked_until = now()

@@ -1,7 +1,7 @@
 import { randomBytes } from 'crypto';
 import fc from 'fast-check';
 import { Expr, holds, Kind, Row } from '../support/query-model';
-import { propertyRuns } from '@crm/common';
+import { propertyRuns } from '../support/property-seeds';
 import { startStack, TestStack } from '../support/stack';
 
 /**

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { contactsQueryHelpers, Direction, SortKey, startContactsQueryStack } from '../support/contacts-query';
 import { Expr, holds, isOperators, Kind, normalise, Row, Value } from '../support/query-model';
 import { TestStack } from '../support/stack';
-import { propertyRuns } from '@crm/common';
+import { propertyRuns } from '../support/property-seeds';
 
 /**
  * POST /contacts/query: a filter tree with MongoDB's null semantics, a sort on any scalar path, a choice of

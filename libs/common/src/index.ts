@@ -7,7 +7,6 @@ export * from './list-query';
 export * from './logger';
 export * from './pagination';
 export * from './postgres-errors';
-export * from './property-runs';
 export * from './startup';
 export * from './idle-heap-trim';
 export * from './validation';
