@@ -45,42 +45,38 @@ export async function ensureEventStream(nc: NatsConnection, namespace: string, s
     duplicate_window: nanos(DUPLICATE_WINDOW_MS),
     num_replicas: settings.replicas ?? 1,
   };
-  let existing: StreamConfig | undefined;
-  try {
-    existing = (await jsm.streams.info(name)).config;
-  } catch {
-    // not there yet
+  const current = () =>
+    jsm.streams.info(name).then(
+      (info) => info.config,
+      () => undefined,
+    );
+  let existing = await current();
+  if (!existing) {
+    // Every relay finds a deleted stream missing at once. NATS 2.9 can leave a stream that several clients add
+    // at the same moment unable to deliver to any consumer (seen in 1 of 5 tries with five adding under load,
+    // never with one), so each waits a random moment and looks again: the first to add it is usually alone.
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * CREATE_JITTER_MS));
+    existing = await current();
   }
-  if (existing) {
-    // A setting given and different from the stream's is applied; one not given (a consumer) changes nothing.
-    const limits = streamLimits(settings);
-    const changes: Partial<StreamConfig> = {
-      ...(settings.replicas !== undefined && existing.num_replicas !== settings.replicas && { num_replicas: settings.replicas }),
-      ...(settings.maxAgeSeconds !== undefined && existing.max_age !== limits.max_age && { max_age: limits.max_age }),
-      ...(settings.maxBytes !== undefined && existing.max_bytes !== limits.max_bytes && { max_bytes: limits.max_bytes }),
-    };
-    if (Object.keys(changes).length > 0) await jsm.streams.update(name, { ...existing, ...changes });
-    return name;
+  if (!existing) {
+    try {
+      await jsm.streams.add(config);
+      return name;
+    } catch (err) {
+      // A concurrent starter may have created it; that is fine as long as it now exists (with this one's settings, below).
+      existing = await current();
+      if (!existing) throw err;
+    }
   }
-  // Every relay finds a deleted stream missing at once. NATS 2.9 can leave a stream that several clients add
-  // at the same moment unable to deliver to any consumer (seen in 1 of 5 tries with five adding under load,
-  // never with one), so each waits a random moment and looks again: the first to add it is usually alone.
-  await new Promise((resolve) => setTimeout(resolve, Math.random() * CREATE_JITTER_MS));
-  if (
-    await jsm.streams.info(name).then(
-      () => true,
-      () => false,
-    )
-  )
-    return name;
-  try {
-    await jsm.streams.add(config);
-  } catch (err) {
-    // A concurrent starter may have created it; that is fine as long as it now exists.
-    await jsm.streams.info(name).catch(() => {
-      throw err;
-    });
-  }
+  // Made by another (a reader, which gives no settings, or another relay): a setting given and different from
+  // the stream's is applied; one not given changes nothing.
+  const limits = streamLimits(settings);
+  const changes: Partial<StreamConfig> = {
+    ...(settings.replicas !== undefined && existing.num_replicas !== settings.replicas && { num_replicas: settings.replicas }),
+    ...(settings.maxAgeSeconds !== undefined && existing.max_age !== limits.max_age && { max_age: limits.max_age }),
+    ...(settings.maxBytes !== undefined && existing.max_bytes !== limits.max_bytes && { max_bytes: limits.max_bytes }),
+  };
+  if (Object.keys(changes).length > 0) await jsm.streams.update(name, { ...existing, ...changes });
   return name;
 }
 
