@@ -1,6 +1,7 @@
 import { migrateService } from '@crm/runtime';
 import { execFileSync, spawn } from 'child_process';
-import { existsSync, symlinkSync } from 'fs';
+import { createHash } from 'crypto';
+import { existsSync, readlinkSync, rmSync, symlinkSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { Client } from 'pg';
@@ -32,17 +33,36 @@ function git(...args: string[]): string {
   return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
 }
 
-/** The previous release's tree, kept between runs in a directory named by its commit. */
+/**
+ * The previous release's tree, kept between runs in a directory named by its commit and by this checkout:
+ * another clone's tree (a CI clone since deleted) holds a worktree of that clone and a link to its
+ * dependencies, which may be gone.
+ */
 function previousRelease(): string {
   const commit = git('rev-parse', `${REF}^{commit}`);
-  const dir = join(tmpdir(), `crm-release-${commit}`);
+  const checkout = createHash('sha256').update(ROOT).digest('hex').slice(0, 12);
+  const dir = join(tmpdir(), `crm-release-${commit}-${checkout}`);
   if (!existsSync(join(dir, 'package.json'))) {
     git('worktree', 'prune');
     git('worktree', 'add', '--detach', '--force', dir, commit);
   }
-  // Its tests compile from source as they run (@swc/jest): no build, this tree's dependencies.
-  if (!existsSync(join(dir, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  // Its tests compile from source as they run (@swc/jest): no build, this tree's dependencies. A link
+  // left pointing elsewhere (or nowhere: existsSync follows it) is made again.
+  const link = join(dir, 'node_modules');
+  const dependencies = join(ROOT, 'node_modules');
+  if (linkTarget(link) !== dependencies) {
+    rmSync(link, { force: true });
+    symlinkSync(dependencies, link);
+  }
   return dir;
+}
+
+function linkTarget(path: string): string | undefined {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Every schema as this build's migrations leave it, in template1 of `server`. */
