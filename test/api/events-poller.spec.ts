@@ -28,12 +28,23 @@ describe('a cursor poller during concurrent writes', () => {
     `sees each of ${EVENTS} events exactly once`,
     async () => {
       const written: string[] = [];
+      // As a client following docs/api.md: each batch under an Idempotency-Key, sent again after a 503 (the
+      // service did not answer within the gateway's deadline on a loaded machine; the batch may have been
+      // written) or a 409 (the first attempt is still running), so it is written once and its answer read.
+      const writeOnce = async (body: Record<string, unknown>) => {
+        const key = randomUUID();
+        for (let attempt = 1; ; attempt++) {
+          const res = await stack.api.post('/contacts/batch', body, { headers: { 'Idempotency-Key': key } });
+          if ((res.status !== 503 && res.status !== 409) || attempt === 30) return res;
+          await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get('retry-after') ?? 1)));
+        }
+      };
       let next = 0;
       const writer = async () => {
         while (next < EVENTS / PER_WRITE) {
           next++;
           const items = Array.from({ length: PER_WRITE }, () => ({ email: `poll-${randomUUID()}@poller.example` }));
-          const res = await stack.api.post('/contacts/batch', { operation: 'create', all_or_none: true, items });
+          const res = await writeOnce({ operation: 'create', all_or_none: true, items });
           if (res.status !== 200) throw new Error(`batch answered ${res.status}: ${res.text}`);
           written.push(...res.body.data.map((item: { data: { id: string } }) => item.data.id));
         }

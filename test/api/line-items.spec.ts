@@ -11,7 +11,8 @@ interface Line {
 
 /**
  * A deal's line items (docs/products.md): the amount arithmetic in cents, rounded half up; the deal's
- * currency; the deal's value following its lines under concurrent writes; lines outliving their product.
+ * currency; the deal's value following its lines under concurrent writes; lines outliving their product;
+ * a deal's lines written in batches; every deal's lines queried and aggregated (revenue by product).
  */
 describe('Line items', () => {
   let stack: TestStack;
@@ -184,5 +185,231 @@ describe('Line items', () => {
     expect((await stack.api.patch(`/deals/${d.id}/line_items/${line.id}`, { quantity: null })).status).toBe(400);
     const other = await deal();
     expect((await stack.api.patch(`/deals/${other.id}/line_items/${line.id}`, { quantity: 2 })).status).toBe(404);
+  });
+  describe('in batches', () => {
+    const batch = (dealId: string, body: Record<string, unknown>) => stack.api.post(`/deals/${dealId}/line_items/batch`, body);
+
+    it("writes a deal's lines together: one deal.updated after them, the value their sum", async () => {
+      const d = await deal({ value_from_line_items: true });
+      const created = await batch(d.id, {
+        operation: 'create',
+        items: [
+          { name: 'A', quantity: 2, unit_price: 150 },
+          { name: 'B', quantity: 1, unit_price: 999, discount_percent: 10 },
+          { name: 'C', quantity: 3, unit_price: 100 },
+        ],
+      });
+      expect(created.status).toBe(200);
+      expect(created.body.data.map((r: { index: number; status: number }) => [r.index, r.status])).toEqual([
+        [0, 201],
+        [1, 201],
+        [2, 201],
+      ]);
+      const lines = created.body.data.map((r: { data: Line }) => r.data);
+      // 999 × 90% = 899.1 -> 899.
+      expect(lines.map((l: Line) => l.amount)).toEqual([300, 899, 300]);
+      expect((await stack.api.get(`/deals/${d.id}`)).body.data.value).toBe(1499);
+
+      const changed = await batch(d.id, {
+        operation: 'update',
+        items: [
+          { id: lines[0].id, quantity: 4 },
+          { id: lines[1].id, name: 'B' },
+        ],
+      });
+      expect(changed.body.data.map((r: { status: number; data: Line }) => [r.status, r.data.amount])).toEqual([
+        [200, 600],
+        [200, 899],
+      ]);
+      const removed = await batch(d.id, { operation: 'delete', items: [{ id: lines[2].id }] });
+      expect(removed.body.data).toEqual([{ index: 0, status: 204 }]);
+      expect((await stack.api.get(`/deals/${d.id}`)).body.data.value).toBe(1499);
+
+      const marker = `Marker ${tag()}`;
+      await ok('patch', `/deals/${d.id}`, { name: marker });
+      const events = (await eventsBefore(stack.api, (e) => e.type === 'deal.updated' && e.data.deal_id === d.id && e.data.current?.name === marker)).filter(
+        (e) => e.data.deal_id === d.id && (e.type.startsWith('line_item.') || (e.type === 'deal.updated' && e.data.changed.includes('value'))),
+      );
+      // Per batch: its lines' events in item order, then the deal's one change of value; the unchanged item emits nothing.
+      expect(
+        events.map((e) => (e.type === 'deal.updated' ? `deal.updated ${e.data.current.value}` : `${e.type} ${e.data.name ?? e.data.current?.name ?? ''}`)),
+      ).toEqual([
+        'line_item.created A',
+        'line_item.created B',
+        'line_item.created C',
+        'deal.updated 1499',
+        'line_item.updated ',
+        'deal.updated 1799',
+        'line_item.deleted C',
+        'deal.updated 1499',
+      ]);
+      const history = (await stack.api.get(`/deals/${d.id}/changes?limit=100`)).body.data.filter((c: { action: string }) => c.action === 'updated');
+      expect(history.map((c: { current: { value?: number; name?: string } }) => c.current.value ?? c.current.name)).toEqual([1499, 1799, 1499, marker]);
+    });
+
+    it('fails only the bad items, or with all_or_none every item, naming each', async () => {
+      const d = await deal({ value_from_line_items: true, currency: 'USD' });
+      const partial = await batch(d.id, {
+        operation: 'create',
+        items: [
+          { name: 'Good', quantity: 1, unit_price: 100 },
+          { name: 'Euro', quantity: 1, unit_price: 100, currency: 'EUR' },
+          { product_id: 'prod_01hzzzzzzzzzzzzzzzzzzzzzzz', quantity: 1 },
+          { name: 'Bad', quantity: 0, unit_price: 1 },
+        ],
+      });
+      expect(partial.status).toBe(200);
+      expect(
+        partial.body.data.map((r: { status: number; error?: { details: Array<{ field: string; code: string }> } }) => [r.status, r.error?.details[0]]),
+      ).toEqual([
+        [201, undefined],
+        [400, expect.objectContaining({ field: 'currency', code: 'currency_mismatch' })],
+        [400, expect.objectContaining({ field: 'product_id', code: 'not_found' })],
+        [400, expect.objectContaining({ field: 'quantity' })],
+      ]);
+      expect((await stack.api.get(`/deals/${d.id}`)).body.data.value).toBe(100);
+
+      const whole = await batch(d.id, {
+        operation: 'create',
+        all_or_none: true,
+        items: [
+          { name: 'Fine', quantity: 1, unit_price: 5 },
+          { name: 'Euro', quantity: 1, unit_price: 100, currency: 'EUR' },
+        ],
+      });
+      expect(whole.status).toBe(400);
+      expect(whole.body.error.details.map((x: { field: string; code: string }) => [x.field, x.code])).toEqual([['items.1.currency', 'currency_mismatch']]);
+      expect((await stack.api.get(`/deals/${d.id}/line_items`)).body.data.map((l: { name: string }) => l.name)).toEqual(['Good']);
+      expect((await stack.api.get(`/deals/${d.id}`)).body.data.value).toBe(100);
+
+      const other = await deal();
+      const [good] = (await stack.api.get(`/deals/${d.id}/line_items`)).body.data;
+      const foreign = await batch(other.id, { operation: 'update', items: [{ id: good.id, quantity: 2 }] });
+      expect(foreign.body.data).toEqual([expect.objectContaining({ index: 0, status: 404 })]);
+      expect((await batch(d.id, { operation: 'upsert', items: [{ name: 'x', quantity: 1, unit_price: 1 }] })).body.error.details).toEqual([
+        expect.objectContaining({ field: 'operation', code: 'upsert_unsupported' }),
+      ]);
+      expect((await batch(d.id, { operation: 'delete', items: [{ id: good.id }, { id: good.id }] })).body.error.details).toEqual([
+        expect.objectContaining({ field: 'items.1', code: 'duplicate' }),
+      ]);
+      expect((await batch('deal_01hzzzzzzzzzzzzzzzzzzzzzzz', { operation: 'create', items: [{ name: 'x', quantity: 1, unit_price: 1 }] })).status).toBe(404);
+      expect((await batch(d.id, { operation: 'create', items: [] })).status).toBe(400);
+    });
+
+    it('holds a deal to 500 lines across batches, refusing each line past it', async () => {
+      const d = await deal();
+      const items = (n: number, from: number) => Array.from({ length: n }, (_, i) => ({ name: `L${from + i}`, quantity: 1, unit_price: 1 }));
+      for (const [n, from] of [
+        [200, 0],
+        [200, 200],
+        [99, 400],
+      ]) {
+        const res = await batch(d.id, { operation: 'create', items: items(n, from) });
+        expect(res.body.data.every((r: { status: number }) => r.status === 201)).toBe(true);
+      }
+      const last = await batch(d.id, { operation: 'create', items: items(3, 499) });
+      expect(last.body.data.map((r: { status: number; error?: { details: Array<{ code: string }> } }) => [r.status, r.error?.details[0].code])).toEqual([
+        [201, undefined],
+        [400, 'limit_exceeded'],
+        [400, 'limit_exceeded'],
+      ]);
+    });
+  });
+
+  describe('across deals', () => {
+    it('aggregates revenue by product over won deals, never adding currencies', async () => {
+      const seat = await ok('post', '/products', { name: `Seat ${tag()}`, price: 1000 });
+      const support = await ok('post', '/products', { name: `Support ${tag()}`, price: 250 });
+      const wonStage = (
+        await stack.api.post('/pipelines', {
+          name: `Won ${tag()}`,
+          stages: [
+            { name: 'Open', type: 'open' },
+            { name: 'Won', type: 'won' },
+          ],
+        })
+      ).body.data;
+      const run = tag();
+      // Each deal's lines: [product, quantity]; the expected revenue is computed here from them.
+      const plans: Array<{ won: boolean; lines: Array<[{ id: string; price: number }, number]> }> = [
+        {
+          won: true,
+          lines: [
+            [seat, 3],
+            [support, 2],
+          ],
+        },
+        { won: true, lines: [[seat, 5]] },
+        {
+          won: false,
+          lines: [
+            [seat, 100],
+            [support, 100],
+          ],
+        },
+        { won: true, lines: [[support, 7]] },
+      ];
+      const expected = new Map<string, number>();
+      for (const plan of plans) {
+        const d = await ok('post', '/deals', {
+          name: `Rev ${run}`,
+          pipeline_id: wonStage.id,
+          stage_id: wonStage.stages[plan.won ? 1 : 0].id,
+        });
+        const res = await stack.api.post(`/deals/${d.id}/line_items/batch`, {
+          operation: 'create',
+          items: plan.lines.map(([product, quantity]) => ({ product_id: product.id, quantity })),
+        });
+        expect(res.status).toBe(200);
+        if (plan.won) for (const [product, quantity] of plan.lines) expected.set(product.id, (expected.get(product.id) ?? 0) + product.price * quantity);
+      }
+      const filter = { 'deal.status': 'won', 'deal.name': `Rev ${run}` };
+      const byProduct = await stack.api.post('/deals/line_items/aggregate', {
+        filter,
+        group_by: ['product_id', 'product.name'],
+        metrics: { revenue: { op: 'sum', field: 'amount' }, lines: { op: 'count' } },
+        sort: [{ metric: 'revenue', direction: 'desc' }],
+      });
+      expect(byProduct.status).toBe(200);
+      const answered = byProduct.body.data.map((g: { group: Record<string, string>; metrics: { revenue: number } }) => [g.group.product_id, g.metrics.revenue]);
+      expect(answered).toEqual([...expected].sort((a, b) => b[1] - a[1]));
+      expect(byProduct.body.data[0].group['product.name']).toBe(answered[0][0] === seat.id ? seat.name : support.name);
+      expect(byProduct.body.totals.revenue).toBe([...expected.values()].reduce((a, b) => a + b, 0));
+
+      // The lines themselves, through the query.
+      const queried = await stack.api.post('/deals/line_items/query', { filter: { ...filter, product_id: support.id }, fields: ['quantity', 'deal.name'] });
+      expect(queried.status).toBe(200);
+      expect(queried.body.data.map((l: { quantity: number }) => l.quantity).sort()).toEqual([2, 7]);
+
+      // A sum over lines of two currencies is refused; grouped by currency it is answered.
+      const euros = await ok('post', '/deals', { name: `Rev ${run}`, pipeline_id: wonStage.id, stage_id: wonStage.stages[1].id, currency: 'EUR' });
+      await add(euros.id, { name: 'Euro line', quantity: 1, unit_price: 500 });
+      const mixed = await stack.api.post('/deals/line_items/aggregate', { filter, metrics: { revenue: { op: 'sum', field: 'amount' } } });
+      expect(mixed.status).toBe(400);
+      expect(mixed.body.error.details).toEqual([expect.objectContaining({ field: 'metrics.revenue.field', code: 'mixed_currencies' })]);
+      const perCurrency = await stack.api.post('/deals/line_items/aggregate', {
+        filter,
+        group_by: ['currency'],
+        metrics: { revenue: { op: 'sum', field: 'amount' } },
+      });
+      expect(perCurrency.body.data.map((g: { group: { currency: string }; metrics: { revenue: number } }) => [g.group.currency, g.metrics.revenue])).toEqual([
+        ['EUR', 500],
+        ['USD', [...expected.values()].reduce((a, b) => a + b, 0)],
+      ]);
+    });
+
+    it("needs deals:read, and products:read for a product's own fields", async () => {
+      const key = await stack.api.post('/apikeys', { name: `lines ${tag()}`, scopes: ['deals:read'] });
+      expect(key.status).toBe(201);
+      const reader = stack.api.withKey(key.body.data.key);
+      const byId = await reader.post('/deals/line_items/aggregate', { group_by: ['product_id'], metrics: { n: { op: 'count' } } });
+      expect(byId.status).toBe(200);
+      const byName = await reader.post('/deals/line_items/aggregate', { group_by: ['product.name'], metrics: { n: { op: 'count' } } });
+      expect(byName.status).toBe(403);
+      expect(byName.body.error.details).toEqual([{ field: 'permission', code: 'missing_permission', message: 'products:read' }]);
+      const d = await deal();
+      const write = await reader.post(`/deals/${d.id}/line_items/batch`, { operation: 'create', items: [{ name: 'x', quantity: 1, unit_price: 1 }] });
+      expect(write.status).toBe(403);
+    });
   });
 });

@@ -9,7 +9,7 @@ describe('MCP limits', () => {
   let stack: TestStack;
   // A minute's refill is one token: X-RateLimit-Remaining moves only by what requests spend.
   beforeAll(async () => {
-    stack = await startStack({ services: ['contacts'], env: { RATE_LIMIT_PER_MINUTE: '1', RATE_LIMIT_BURST: '400' } });
+    stack = await startStack({ services: ['contacts', 'deals'], env: { RATE_LIMIT_PER_MINUTE: '1', RATE_LIMIT_BURST: '400' } });
   });
   afterAll(() => stack.stop());
 
@@ -66,6 +66,19 @@ describe('MCP limits', () => {
     expect(http.status).toBe(200);
     expect(viaMcp.remaining - Number(http.headers.get('x-ratelimit-remaining'))).toBeGreaterThanOrEqual(119);
     expect(viaMcp.remaining - Number(http.headers.get('x-ratelimit-remaining'))).toBeLessThanOrEqual(120);
+  });
+
+  it("charges write_line_items one token per line, as the deal's batch route", async () => {
+    const key = await freshKey();
+    const pipeline = (await stack.api.post('/pipelines', { name: `Limits ${Date.now()}`, stages: [{ name: 'Open', type: 'open' }] })).body.data;
+    const deal = (await stack.api.post('/deals', { name: 'Lines', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id })).body.data;
+    const before = await remainingOf(key);
+    const lines = Array.from({ length: 40 }, (_, i) => ({ name: `L${i}`, quantity: 1, unit_price: 100 }));
+    const viaMcp = await mcp(key, toolCall('write_line_items', { id: deal.id, operation: 'create', items: lines }));
+    expect(viaMcp.status).toBe(200);
+    expect(viaMcp.body.result.structuredContent.data).toHaveLength(40);
+    expect(before - viaMcp.remaining).toBeGreaterThanOrEqual(39);
+    expect(before - viaMcp.remaining).toBeLessThanOrEqual(40);
   });
 
   it('refuses a batch tool call the bucket cannot pay for whole with 429, spending nothing and writing nothing', async () => {

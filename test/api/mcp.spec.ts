@@ -36,6 +36,7 @@ const WRITE_TOOLS = [
   'set_association_labels',
   'update_record',
   'upsert_records',
+  'write_line_items',
 ];
 
 async function connect(stack: TestStack, headers: Record<string, string>): Promise<Client> {
@@ -156,6 +157,34 @@ describe('MCP server at POST /mcp', () => {
     ).toEqual([deal.id]);
     const history = await ok('get_deal_history', { id: deal.id });
     expect(history.structuredContent).toEqual((await stack.api.get(`/deals/${deal.id}/history`)).body);
+
+    // A deal's line items: written in one call, listed as the deal's, aggregated across deals.
+    const product = (await stack.api.post('/products', { name: `Agent seat ${Date.now()}`, price: 400 })).body.data;
+    const written = await ok('write_line_items', {
+      id: deal.id,
+      operation: 'create',
+      items: [
+        { product_id: product.id, quantity: 3 },
+        { name: 'Setup', quantity: 1, unit_price: 99 },
+        { name: 'Bad', quantity: 0, unit_price: 1 },
+      ],
+    });
+    expect(written.structuredContent.data.map((r: { status: number }) => r.status)).toEqual([201, 201, 400]);
+    const listed = await ok('list_associations', { object: 'deals', id: deal.id, related: 'line_items' });
+    expect(listed.structuredContent).toEqual((await stack.api.get(`/deals/${deal.id}/line_items`)).body);
+    expect(listed.structuredContent.data.map((l: { amount: number }) => l.amount)).toEqual([1200, 99]);
+    const revenue = await ok('aggregate_records', {
+      object: 'line_items',
+      filter: { deal_id: deal.id },
+      group_by: ['product.name'],
+      metrics: { revenue: { op: 'sum', field: 'amount' } },
+    });
+    expect(
+      revenue.structuredContent.data.map((g: { group: Record<string, unknown>; metrics: { revenue: number } }) => [g.group['product.name'], g.metrics.revenue]),
+    ).toEqual([
+      [product.name, 1200],
+      [null, 99],
+    ]);
   });
 
   it('describes the live schema and works on custom object records', async () => {

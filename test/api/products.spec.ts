@@ -101,8 +101,13 @@ describe('Products', () => {
         { group: { active: false }, metrics: { n: 1, total: 3000 } },
       ]),
     );
+    // Prices are money in their product's currency: never added across two.
+    const c = await created({ name: `${name} Gamma`, price: 500, currency: 'EUR' });
+    const mixed = await stack.api.post('/products/aggregate', { filter: { name: { $starts_with: name } }, metrics: { total: { op: 'sum', field: 'price' } } });
+    expect(mixed.status).toBe(400);
+    expect(mixed.body.error.details).toEqual([expect.objectContaining({ field: 'metrics.total.field', code: 'mixed_currencies' })]);
     const hits = (await stack.api.get(`/search?q=${name}&objects=products`)).body.data;
-    expect(hits.map((h: { id: string }) => h.id).sort()).toEqual([a.id, b.id].sort());
+    expect(hits.map((h: { id: string }) => h.id).sort()).toEqual([a.id, b.id, c.id].sort());
     expect(hits[0]).toMatchObject({ object: 'products' });
     const schema = (await stack.api.get('/schema')).body.data;
     const products = schema.objects.find((o: { slug: string }) => o.slug === 'products');

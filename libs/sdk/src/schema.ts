@@ -863,6 +863,57 @@ export interface paths {
         patch: operations["lineItems_update"];
         trace?: never;
     };
+    "/deals/{id}/line_items/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create, update, upsert or delete up to 200 line items of a deal in one request */
+        post: operations["lineItems_batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/deals/line_items/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Query the line items of every deal: a filter over any field, sort, fields and keyset paging */
+        post: operations["lineItems_query"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/deals/line_items/aggregate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Aggregate the line items of every deal (revenue by product): as POST /deals/aggregate, over lines, their deal and their product */
+        post: operations["lineItems_aggregate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/products": {
         parameters: {
             query?: never;
@@ -2186,6 +2237,27 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        AggregateGroupView: {
+            /**
+             * @example {
+             *       "stage.name": "Proposal",
+             *       "expected_close": "2026-12-01T00:00:00.000+01:00"
+             *     }
+             */
+            group: {
+                [key: string]: unknown;
+            };
+            /**
+             * @example {
+             *       "deals": 12,
+             *       "pipeline": 1200000,
+             *       "p90": 250000
+             *     }
+             */
+            metrics: {
+                [key: string]: unknown;
+            };
+        };
         ProductView: {
             id: string;
             name: string;
@@ -2512,27 +2584,6 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
-        };
-        AggregateGroupView: {
-            /**
-             * @example {
-             *       "stage.name": "Proposal",
-             *       "expected_close": "2026-12-01T00:00:00.000+01:00"
-             *     }
-             */
-            group: {
-                [key: string]: unknown;
-            };
-            /**
-             * @example {
-             *       "deals": 12,
-             *       "pipeline": 1200000,
-             *       "p90": 250000
-             *     }
-             */
-            metrics: {
-                [key: string]: unknown;
-            };
         };
         SearchMatchView: {
             /** @example email */
@@ -2935,6 +2986,52 @@ export interface components {
             discount_percent?: number;
             currency?: string;
         };
+        /**
+         * @example {
+         *       "filter": {
+         *         "stage.type": "open"
+         *       },
+         *       "group_by": [
+         *         "stage.name",
+         *         {
+         *           "field": "expected_close",
+         *           "interval": "month",
+         *           "time_zone": "Europe/Berlin"
+         *         }
+         *       ],
+         *       "metrics": {
+         *         "deals": {
+         *           "op": "count"
+         *         },
+         *         "pipeline": {
+         *           "op": "sum",
+         *           "field": "value"
+         *         },
+         *         "p90": {
+         *           "op": "percentile",
+         *           "field": "value",
+         *           "percentile": 90
+         *         }
+         *       },
+         *       "sort": [
+         *         {
+         *           "metric": "pipeline",
+         *           "direction": "desc"
+         *         }
+         *       ],
+         *       "limit": 100
+         *     }
+         */
+        AggregateDto: {
+            filter?: components["schemas"]["QueryExpression"];
+            group_by?: components["schemas"]["AggregateDimension"][];
+            metrics: {
+                [key: string]: components["schemas"]["AggregateMetric"];
+            };
+            sort?: components["schemas"]["AggregateSortKey"][];
+            limit?: number | null;
+            cursor?: string | null;
+        };
         CreateProductDto: {
             name: string;
             price?: number | null;
@@ -3089,52 +3186,6 @@ export interface components {
         };
         UpdateObjectRecordDto: {
             values?: Record<string, never> | null;
-        };
-        /**
-         * @example {
-         *       "filter": {
-         *         "stage.type": "open"
-         *       },
-         *       "group_by": [
-         *         "stage.name",
-         *         {
-         *           "field": "expected_close",
-         *           "interval": "month",
-         *           "time_zone": "Europe/Berlin"
-         *         }
-         *       ],
-         *       "metrics": {
-         *         "deals": {
-         *           "op": "count"
-         *         },
-         *         "pipeline": {
-         *           "op": "sum",
-         *           "field": "value"
-         *         },
-         *         "p90": {
-         *           "op": "percentile",
-         *           "field": "value",
-         *           "percentile": 90
-         *         }
-         *       },
-         *       "sort": [
-         *         {
-         *           "metric": "pipeline",
-         *           "direction": "desc"
-         *         }
-         *       ],
-         *       "limit": 100
-         *     }
-         */
-        AggregateDto: {
-            filter?: components["schemas"]["QueryExpression"];
-            group_by?: components["schemas"]["AggregateDimension"][];
-            metrics: {
-                [key: string]: components["schemas"]["AggregateMetric"];
-            };
-            sort?: components["schemas"]["AggregateSortKey"][];
-            limit?: number | null;
-            cursor?: string | null;
         };
         CreateErasureDto: {
             subject: components["schemas"]["ErasureSubjectDto"];
@@ -6999,6 +7050,181 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorView"];
                 };
             };
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    lineItems_batch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchWriteDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The position of the item in `items`. */
+                            index: number;
+                            /** @description What the single write would have answered: 201, 200, 204 or the 4xx of its error. */
+                            status: number;
+                            data?: components["schemas"]["LineItemView"];
+                            error?: {
+                                code: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                }[];
+                            };
+                            warnings?: components["schemas"]["ValidationWarning"][];
+                        }[];
+                    };
+                };
+            };
+            /** @description The batch itself is malformed, or with all_or_none an item failed: details name each failing item as items.<index>.<field>. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorView"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    lineItems_query: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordQueryDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: (components["schemas"]["LineItemView"] | ({
+                            id: string;
+                        } & {
+                            [key: string]: unknown;
+                        }))[];
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            501: components["responses"]["Error501"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    lineItems_aggregate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first outcome is replayed for 24 hours (see docs/api.md). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AggregateDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AggregateGroupView"][];
+                        /** @description The metrics over every record the filter matches, whatever the page. */
+                        totals: {
+                            [key: string]: (number | null) | string;
+                        };
+                        has_more: boolean;
+                        /** @description Opaque; send it as `cursor` for the next page of groups. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];

@@ -1,5 +1,5 @@
 import { PageQuery } from '@crm/common';
-import { CreateLineItemDto, Ops, RequestContext, UpdateLineItemDto } from '@crm/contracts';
+import { AggregateDto, BatchWriteDto, CreateLineItemDto, Ops, RecordQueryDto, RequestContext, UpdateLineItemDto } from '@crm/contracts';
 import { Handles } from '@crm/runtime';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
@@ -7,7 +7,7 @@ import { LineItemsService } from './line-items.service';
 
 type LineParams = { id: string; line_item_id: string };
 
-/** POST, GET, PATCH and DELETE /deals/:id/line_items. */
+/** POST, GET, PATCH and DELETE /deals/:id/line_items, a deal's batch of lines, and every deal's lines queried and aggregated. */
 @Controller()
 export class LineItemsController {
   constructor(private readonly lines: LineItemsService) {}
@@ -30,5 +30,20 @@ export class LineItemsController {
   @Handles(Ops.lineItems.remove)
   async remove(@Payload('ctx') ctx: RequestContext, @Payload('params') { id, line_item_id }: LineParams) {
     await this.lines.remove(ctx, id, line_item_id);
+  }
+
+  @Handles(Ops.lineItems.batch)
+  batch(@Payload('ctx') ctx: RequestContext, @Payload('params') { id }: { id: string }, @Payload('body') body: BatchWriteDto) {
+    return this.lines.batch(ctx, id, body);
+  }
+
+  @Handles(Ops.lineItems.query)
+  query(@Payload('ctx') ctx: RequestContext, @Payload('body') body: RecordQueryDto) {
+    return this.lines.query(ctx, body);
+  }
+
+  @Handles(Ops.lineItems.aggregate)
+  aggregate(@Payload('ctx') ctx: RequestContext, @Payload('body') body: AggregateDto) {
+    return this.lines.aggregate(ctx, body);
   }
 }

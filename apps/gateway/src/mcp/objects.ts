@@ -78,6 +78,8 @@ export const ASSOCIATIONS: Readonly<Record<string, AssociationRoutes>> = {
     remove: Ops.deals.removeContact,
   },
   'contacts.deals': { list: Ops.contacts.deals },
+  // A deal's own lines (docs/products.md): written with write_line_items.
+  'deals.line_items': { list: Ops.lineItems.list },
   'companies.contacts': { list: Ops.companies.contacts },
 };
 

@@ -183,6 +183,7 @@ const RELATION_RESOURCES: Record<string, string> = {
   company: 'companies',
   owner: 'users',
   deal: 'deals',
+  product: 'products',
   stage: 'pipelines',
   pipeline: 'pipelines',
 };

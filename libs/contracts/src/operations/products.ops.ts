@@ -1,7 +1,8 @@
 import { PageQuery, SortablePageQuery } from '../paging';
 import { CreateLineItemDto, CreateProductDto, LineItemView, ProductView, UpdateLineItemDto, UpdateProductDto } from '../products';
-import { noContent, page, resource, route } from './operation';
-import { recordRoutes } from './shared';
+import { AggregateDto, AggregateGroupView } from '../query/aggregate.dto';
+import { aggregated, noContent, page, readingPost, resource, route } from './operation';
+import { batchRoute, queryRoute, recordRoutes } from './shared';
 
 /** Products (docs/products.md), kept by the deals service. */
 export const products = recordRoutes(
@@ -63,5 +64,24 @@ export const lineItems = {
     access: 'write',
     reply: noContent,
     errors: notFound,
+  }),
+  batch: {
+    ...batchRoute('deals', 'deals.line_items.batch', '/deals/:id/line_items/batch', 'line items of a deal', LineItemView),
+    mcp: {
+      tool: 'write_line_items',
+      title: "Write a deal's line items",
+      description:
+        "Create, update ({id, ...fields}) or delete ({id}) up to 200 line items of one deal (id) in one write; the deal's value follows when value_from_line_items. Items as POST /deals/:id/line_items bodies: product_id?, name?, quantity, unit_price? (cents), discount_percent?, currency?.",
+    },
+  },
+  /** Every deal's lines, with `deal.*` and `product.*` one hop away (docs/products.md). */
+  query: queryRoute('deals', 'deals.line_items.query', '/deals/line_items/query', LineItemView, 'the line items of every deal'),
+  aggregate: readingPost({
+    service: 'deals',
+    name: 'deals.line_items.aggregate',
+    path: '/deals/line_items/aggregate',
+    summary: 'Aggregate the line items of every deal (revenue by product): as POST /deals/aggregate, over lines, their deal and their product',
+    body: AggregateDto,
+    reply: aggregated(AggregateGroupView),
   }),
 };

@@ -8,8 +8,8 @@ export const BUILT_IN_OBJECTS: readonly BuiltInObject[] = BUILT_IN_ENTRIES.filte
   (o): o is BuiltInObject => o.capabilities.includes('schema') && Boolean(o.create),
 );
 
-/** Top-level paths of the API that are not objects. */
-const OTHER_PATHS = ['events', 'webhooks', 'apikeys', 'schema', 'capture', 'objects', 'records', 'fields', 'health', 'metrics'];
+/** Top-level paths of the API that are not objects, and line items, which agents aggregate by that name. */
+const OTHER_PATHS = ['events', 'webhooks', 'apikeys', 'schema', 'capture', 'objects', 'records', 'fields', 'health', 'metrics', 'line_items'];
 
 /** Slugs no custom object may take: the built-in objects and the other top-level paths of the API. */
 export const RESERVED_SLUGS: ReadonlySet<string> = new Set([...BUILT_IN_ENTRIES.map((o) => o.slug), ...OTHER_PATHS]);

@@ -52,8 +52,16 @@ export interface AggregatePlan {
   limit: number;
 }
 
-/** Which paths hold money, and the path of the currency each is in: a deal's value (also as `deal.value` from activities and tasks). */
-const MONEY: Record<string, Record<string, string>> = { deals: { value: 'currency' } };
+/**
+ * Which paths hold money, and the path of the currency each is in, by object: a deal's value (also as
+ * `deal.value` from activities and tasks), a product's price, a line's amount and unit price and the paths
+ * its deal and product are joined by.
+ */
+const MONEY: Record<string, Record<string, string>> = {
+  deals: { value: 'currency' },
+  products: { price: 'currency' },
+  line_items: { amount: 'currency', unit_price: 'currency', 'deal.value': 'deal.currency', 'product.price': 'product.currency' },
+};
 
 /** The ops each field type takes; `count` and `count_distinct` take every type but JSON. */
 const OPS_FOR: Record<AggregateOp, readonly QueryFieldType[]> = {
