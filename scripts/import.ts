@@ -1,8 +1,9 @@
 import { SingleBar } from 'cli-progress';
-import { createReadStream, existsSync, readFileSync, statSync } from 'fs';
-import { extname, join } from 'path';
+import { createReadStream, existsSync, statSync } from 'fs';
+import { extname } from 'path';
 import { Readable } from 'stream';
 import { parseArgs } from 'util';
+import { cliOf } from './cli-common';
 
 const USAGE = `usage: npm run import -- [--object contacts|companies] [--url http://127.0.0.1:3000] [--key KEY] FILE.csv|FILE.ndjson
   The key is --key, else CRM_API_KEY, else the development key npm start created.`;
@@ -20,18 +21,10 @@ interface ImportJob {
   failure_reason: string | null;
 }
 
-function fail(message: string): never {
-  process.stderr.write(`import: ${message}\n`);
-  process.exit(1);
-}
-
-function apiKey(given: string | undefined): string {
-  if (given) return given;
-  if (process.env.CRM_API_KEY) return process.env.CRM_API_KEY;
-  const dev = join(__dirname, '..', '..', '.data', 'dev-api-key');
-  if (existsSync(dev)) return readFileSync(dev, 'utf8').trim();
-  fail('no API key: pass --key or set CRM_API_KEY');
-}
+const cli = cliOf('import');
+// Typed where it is declared, so that the compiler knows a call does not return.
+const fail: (message: string) => never = cli.fail;
+const apiKey = cli.apiKey;
 
 /**
  * `npm run import -- contacts.csv`: uploads a CSV or NDJSON file to POST /imports, showing the upload and

@@ -1,5 +1,12 @@
+import { applyEvent, createCrmClient, exportRecords, followLog } from '@crm/sdk';
 import { createHash, randomBytes } from 'crypto';
+import { parse } from 'csv-parse/sync';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { gunzipSync } from 'zlib';
 import { ApiClient, eventually } from '../support/api-client';
+import { runBuilt } from '../support/processes';
 import { startStack, TestStack } from '../support/stack';
 
 type Row = Record<string, unknown> & { id: string; version?: number };
@@ -200,6 +207,48 @@ describe('Exports', () => {
     expect(strip(copy.contacts)).toEqual(contacts);
     expect(strip(copy.deals)).toEqual(deals);
   }, 900_000);
+  it("hands off the same way through the SDK: exportRecords, then followLog's pages with applyEvent", async () => {
+    const client = createCrmClient({ baseUrl: stack.gateway.url, apiKey: stack.apiKey });
+    const dealIds = [...(await queryAll(stack.api, '/deals/query')).keys()];
+    let writing = true;
+    let writes = 0;
+    const writer = (async () => {
+      for (let n = 0; writing; n++) {
+        const res =
+          n % 3 === 0
+            ? await stack.api.post('/deals', { name: `S${n}`, pipeline_id: pipelineId, stage_id: stages[0].id, value: n })
+            : n % 3 === 1
+              ? await stack.api.patch(`/deals/${dealIds[n % dealIds.length]}`, { name: `SU${n}`, value: n })
+              : await stack.api.delete(`/deals/${dealIds.splice(n % dealIds.length, 1)[0]}`);
+        if (res.status >= 500) throw new Error(`write answered ${res.status}: ${res.text}`);
+        if (res.status === 201) dealIds.push(res.body.data.id);
+        writes++;
+      }
+    })();
+    await eventually(async () => (writes >= 10 ? true : undefined));
+    const { export: done, copy } = await exportRecords(client, { objects: ['deals'], compression: 'gzip' }, { pollMs: 100 });
+    expect(done).toMatchObject({ status: 'completed', compression: 'gzip', files: [{ name: 'deals.ndjson.gz', object: 'deals' }] });
+    expect(copy.deals.size).toBe(done.files[0].rows);
+    const atDone = writes;
+    await eventually(async () => (writes >= atDone + 20 ? true : undefined));
+    writing = false;
+    await writer;
+
+    const marker = (await stack.api.post('/deals', { name: `SDK marker ${tag}`, pipeline_id: pipelineId, stage_id: stages[0].id })).body.data.id;
+    const gaveUp = new AbortController();
+    const deadline = setTimeout(() => gaveUp.abort(new Error('the marker did not reach the log in 120 s')), 120_000);
+    try {
+      for await (const { events } of followLog(client, done.as_of!, { pollMs: 100, signal: gaveUp.signal })) {
+        for (const event of events) applyEvent(copy, event);
+        if (events.some((e) => (e.data as { deal_id?: string }).deal_id === marker)) break;
+      }
+    } finally {
+      clearTimeout(deadline);
+    }
+    const strip = (rows: Map<string, Row>) => new Map([...rows].map(([id, { version: _version, ...row }]) => [id, row]));
+    expect(strip(copy.deals)).toEqual(await queryAll(stack.api, '/deals/query'));
+  }, 600_000);
+
   it('answers every bad request in the error shape, naming the input at fault', async () => {
     const refused = async (body: unknown, field: string) => {
       const res = await stack.api.post('/exports', body);
@@ -259,6 +308,91 @@ describe('Exports', () => {
     }
     expect((await stack.api.get(`/exports/${done.id}/files/deals.ndjson`)).status).toBe(404);
   });
+
+  it('writes CSV and gzip: the same records as NDJSON, null and empty apart, objects as JSON, the manifest of the bytes served', async () => {
+    // A value CSV must quote: commas, quotes and a line break, inside metadata.
+    const odd = await stack.api.post('/contacts', { email: `odd-${tag}@export.example`, metadata: { note: 'a, "b"\nc' } });
+    expect(odd.status).toBe(201);
+    for (const n of [1, 2]) expect((await stack.api.post('/contacts', { email: `csv${n}-${tag}@export.example`, first_name: `Csv ${n}` })).status).toBe(201);
+    const filter = { contacts: { email: { $in: [`csv1-${tag}@export.example`, `csv2-${tag}@export.example`, `odd-${tag}@export.example`] } } };
+    const exported = async (body: Record<string, unknown>) => {
+      const fields = { contacts: ['email', 'first_name', 'stage', 'metadata', 'custom_fields'] };
+      const started = await stack.api.post('/exports', { objects: ['contacts'], filter, fields, ...body });
+      expect(started.status).toBe(202);
+      const done = await finished(started.body.data.id);
+      expect(done.status).toBe('completed');
+      const [file] = done.files;
+      const res = await fetch(`${stack.gateway.url}/exports/${done.id}/files/${file.name}`, { headers: { 'X-Api-Key': stack.apiKey } });
+      expect(res.status).toBe(200);
+      const bytes = Buffer.from(await res.arrayBuffer());
+      expect(bytes.length).toBe(file.bytes);
+      expect(createHash('sha256').update(bytes).digest('hex')).toBe(file.sha256);
+      return { done, file, bytes, type: res.headers.get('content-type') };
+    };
+    const ndjson = await exported({});
+    const csv = await exported({ format: 'csv' });
+    const gzipped = await exported({ format: 'csv', compression: 'gzip' });
+    expect(csv.done).toMatchObject({ format: 'csv', compression: null });
+    expect(gzipped.done).toMatchObject({ format: 'csv', compression: 'gzip' });
+    expect([csv.file.name, gzipped.file.name]).toEqual(['contacts.csv', 'contacts.csv.gz']);
+    expect(csv.type).toBe('text/csv; charset=utf-8');
+    expect(gzipped.type).toBe('application/gzip');
+    expect(gunzipSync(gzipped.bytes).equals(csv.bytes)).toBe(true);
+    expect(gzipped.file.rows).toBe(3);
+
+    // Each CSV cell is the NDJSON value as text: null unquoted and empty, '' quoted, objects as JSON.
+    const records: Array<Record<string, string | null>> = parse(csv.bytes, {
+      columns: true,
+      cast: (value: string, context: { quoting: boolean }) => (value === '' && !context.quoting ? null : value),
+    });
+    const rows = ndjson.bytes
+      .toString('utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Row);
+    expect(records).toHaveLength(rows.length);
+    const asText = (v: unknown) => (v === null ? null : typeof v === 'object' ? JSON.stringify(v) : String(v));
+    expect(records).toEqual(rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, asText(v)]))));
+    const oddRecord = records.find((r) => r.id === odd.body.data.id)!;
+    expect(JSON.parse(oddRecord.metadata!)).toEqual({ note: 'a, "b"\nc' });
+    expect(oddRecord.first_name).toBeNull();
+
+    await refusedCompression();
+  });
+
+  it('exports from the command line (npm run export) into a directory: the files, checked, and manifest.json with as_of', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crm-export-'));
+    try {
+      const run = await runBuilt(
+        'scripts/export.js',
+        ['--objects', 'deals,contacts', '--format', 'csv', '--gzip', '--out', dir, '--url', stack.gateway.url, '--key', stack.apiKey],
+        {},
+      );
+      expect({ status: run.status, stderr: run.stderr }).toMatchObject({ status: 0 });
+      const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
+      expect(manifest).toMatchObject({ status: 'completed', format: 'csv', compression: 'gzip', as_of: expect.any(String) });
+      expect(readdirSync(dir).sort()).toEqual(['contacts.csv.gz', 'deals.csv.gz', 'manifest.json']);
+      for (const file of manifest.files as Array<{ name: string; rows: number; sha256: string }>) {
+        const bytes = readFileSync(join(dir, file.name));
+        expect(createHash('sha256').update(bytes).digest('hex')).toBe(file.sha256);
+        expect(parse(gunzipSync(bytes), { columns: true })).toHaveLength(file.rows);
+      }
+      expect(run.stdout).toContain(`as_of ${manifest.as_of}\n`);
+      expect(run.stdout + run.stderr).not.toContain(stack.apiKey);
+
+      const refused = await runBuilt('scripts/export.js', ['--objects', 'widgets', '--url', stack.gateway.url, '--key', stack.apiKey], {});
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toMatch(/POST \/exports answered 400: objects must be among contacts, deals/);
+      expect(existsSync(join(dir, 'widgets.ndjson'))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  async function refusedCompression() {
+    const res = await stack.api.post('/exports', { objects: ['contacts'], compression: 'zip' });
+    expect({ status: res.status, fields: res.body.error?.details?.map((d: { field: string }) => d.field) }).toEqual({ status: 400, fields: ['compression'] });
+  }
 
   it('needs exports:read and read on every object it copies, and caps the unfinished exports of a key', async () => {
     const keyWith = async (scopes: string[]) =>

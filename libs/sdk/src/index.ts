@@ -100,3 +100,4 @@ export async function* queryAll<Path extends string = string>(
   } while (cursor);
 }
 export * from './aggregate';
+export * from './exports';

@@ -2441,7 +2441,9 @@ export interface components {
             status: "queued" | "running" | "completed" | "failed";
             objects: ("contacts" | "deals")[];
             /** @enum {string} */
-            format: "ndjson";
+            format: "ndjson" | "csv";
+            /** @enum {string|null} */
+            compression: "gzip" | null;
             /** @description An event-log cursor: read GET /events?cursor=<as_of> after applying the files (docs/exports.md). Set once the export starts. */
             as_of: string | null;
             /** @description Rows written so far, by object: `{"contacts": {"rows": 1200}}`. */
@@ -3103,7 +3105,9 @@ export interface components {
             filter?: Record<string, never> | null;
             fields?: Record<string, never> | null;
             /** @enum {string|null} */
-            format?: "ndjson" | null;
+            format?: "ndjson" | "csv" | null;
+            /** @enum {string|null} */
+            compression?: "gzip" | null;
         };
         CreateWebhookDto: {
             name: string;
@@ -3454,6 +3458,8 @@ export interface operations {
                 };
                 content: {
                     "application/x-ndjson": string;
+                    "text/csv": string;
+                    "application/gzip": string;
                 };
             };
             /** @description The bytes the Range asked for (Content-Range says which). */
@@ -3467,6 +3473,8 @@ export interface operations {
                 };
                 content: {
                     "application/x-ndjson": string;
+                    "text/csv": string;
+                    "application/gzip": string;
                 };
             };
             400: components["responses"]["Error400"];

@@ -1,11 +1,12 @@
 import { DomainError, ErrorCode, Logger, newId, IdPrefix } from '@crm/common';
-import { ExportFileView, ExportLimits, ExportObject, ExportProgressView, RequestContext } from '@crm/contracts';
+import { exportFileName, ExportFileView, ExportLimits, ExportObject, ExportProgressView, RequestContext } from '@crm/contracts';
 import { LOGGER, PeriodicJob } from '@crm/runtime';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { EVENTS_SETTINGS, EventsSettings } from '../log/events.settings';
 import { ExportRecord } from './export.entity';
 import { PieceWriter } from './export-files';
+import { rowEncoder } from './export-encoding';
 import { ExportPages } from './export-pages';
 import { hydrateExport } from './exports.service';
 
@@ -62,7 +63,9 @@ export class ExportRunner extends PeriodicJob {
       const progress: Partial<Record<ExportObject, ExportProgressView>> = {};
       const files: ExportFileView[] = [];
       for (const object of record.objects) {
-        const writer = new PieceWriter(this.dataSource, record.id, `${object}.ndjson`);
+        const compression = record.request.compression ?? null;
+        const writer = new PieceWriter(this.dataSource, record.id, exportFileName(object, record.format, compression), compression);
+        const encoder = rowEncoder(record.format);
         progress[object] = { rows: 0 };
         let cursor: string | undefined;
         do {
@@ -72,7 +75,7 @@ export class ExportRunner extends PeriodicJob {
             cursor,
             limit: ExportLimits.pageRows,
           });
-          await writer.write(page.data.map((row) => JSON.stringify(row)));
+          await writer.write(encoder.encode(page.data), page.data.length);
           progress[object] = { rows: writer.rows };
           await this.report(record, `progress = $3`, [JSON.stringify(progress)]);
           cursor = page.has_more ? page.next_cursor : undefined;

@@ -1,4 +1,4 @@
-import { ExportFileView, ExportFormat, ExportObject, ExportProgressView, ExportStatus } from '@crm/contracts';
+import { ExportCompression, ExportFileView, ExportFormat, ExportObject, ExportProgressView, ExportStatus } from '@crm/contracts';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /** An export (docs/exports.md); defaults, checks and indexes are the migration's. */
@@ -19,9 +19,9 @@ export class ExportRecord {
   @Column({ type: 'text' })
   format!: ExportFormat;
 
-  /** The body's filter and fields by object. */
+  /** The body's filter and fields by object, and its compression (kept here: the table has no column for it). */
   @Column({ type: 'jsonb' })
-  request!: { filter?: Record<string, Record<string, unknown>>; fields?: Record<string, string[]> };
+  request!: { filter?: Record<string, Record<string, unknown>>; fields?: Record<string, string[]>; compression?: ExportCompression };
 
   /** What the key that made it may read (null: everything): the export reads rows as that key would. */
   @Column({ type: 'text', array: true, nullable: true })

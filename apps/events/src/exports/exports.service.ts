@@ -90,6 +90,7 @@ export class ExportsService {
       status: r.status,
       objects: r.objects,
       format: r.format,
+      compression: r.request.compression ?? null,
       as_of: r.asOf === null ? null : this.cursors.encode(EVENTS_LIST, Number(r.asOf)),
       progress: r.progress,
       files: r.status === 'completed' ? r.files : [],
@@ -123,7 +124,7 @@ export function hydrateExport(row: Record<string, unknown>): Partial<ExportRecor
   };
 }
 
-/** The body's filter and fields, each keyed by an object the export names. */
+/** The body's filter and fields, each keyed by an object the export names, and its compression. */
 function checkedRequest(body: CreateExportDto): ExportRecord['request'] {
   const issues: FieldIssue[] = [];
   const perObject = (member: 'filter' | 'fields', check: (value: unknown) => boolean, shape: string) => {
@@ -146,6 +147,7 @@ function checkedRequest(body: CreateExportDto): ExportRecord['request'] {
   return {
     ...(body.filter ? { filter: body.filter as Record<string, Record<string, unknown>> } : {}),
     ...(body.fields ? { fields: body.fields as Record<string, string[]> } : {}),
+    ...(body.compression ? { compression: body.compression } : {}),
   };
 }
 

@@ -1,5 +1,5 @@
 import { DomainError, ErrorCode, Logger } from '@crm/common';
-import { ExportLimits, Ops } from '@crm/contracts';
+import { ExportLimits, exportFileType, Ops } from '@crm/contracts';
 import { RpcCaller } from '@crm/messaging';
 import { Controller, Inject, Param, Req, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
@@ -56,7 +56,7 @@ export class ExportFilesController {
     const start = range?.start ?? 0;
     const end = range?.end ?? head.bytes - 1;
     if (!(await this.charge(req, reply, head.bytes ? Math.ceil((head.rows * (end - start + 1)) / head.bytes) : 0))) return;
-    reply.header('Content-Type', 'application/x-ndjson');
+    reply.header('Content-Type', exportFileType(name));
     reply.header('Accept-Ranges', 'bytes');
     reply.header('ETag', `"${head.sha256}"`);
     reply.header('Content-Length', String(Math.max(0, end - start + 1)));

@@ -148,8 +148,8 @@ export function ApiNoContent(describe: Describe) {
 }
 
 /** A file streamed as it is read (an export's): 200 with the whole file, 206 with the part a `Range` asked for. */
-export function ApiFile(describe: Describe, contentType: string) {
-  const content = { [contentType]: { schema: { type: 'string', format: 'binary' } } };
+export function ApiFile(describe: Describe, contentTypes: readonly string[]) {
+  const content = Object.fromEntries(contentTypes.map((type) => [type, { schema: { type: 'string', format: 'binary' } }]));
   return applyDecorators(
     ...requestOf(describe),
     ApiResponse({ status: 200, description: 'The whole file.', content }),

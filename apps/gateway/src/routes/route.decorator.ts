@@ -1,4 +1,4 @@
-import { AnyOperation, HttpMethod, Ops, repliesWithSecret } from '@crm/contracts';
+import { AnyOperation, EXPORT_FILE_TYPES, HttpMethod, Ops, repliesWithSecret } from '@crm/contracts';
 import { applyDecorators, Delete, Get, HttpCode, Patch, Post, Put } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { Permission, Scopes } from '../http/scopes';
@@ -29,7 +29,7 @@ function documented(op: AnyOperation) {
           : reply.kind === 'aggregate'
             ? ApiAggregate(reply.view as never, describe)
             : http.status === 200
-              ? ApiFile(describe, 'application/x-ndjson')
+              ? ApiFile(describe, Object.values(EXPORT_FILE_TYPES))
               : ApiNoContent(describe);
   const errors = Object.entries(http.errors ?? {}).map(([status, description]) => ApiResponse({ status: Number(status), description }));
   return [answer, ...errors];

@@ -4,8 +4,24 @@ import { ArrayMaxSize, ArrayNotEmpty, ArrayUnique, IsArray, IsDefined, IsIn, IsO
 /** Objects an export copies (docs/exports.md): those whose events carry the record's version. */
 export const EXPORT_OBJECTS = ['contacts', 'deals'] as const;
 export type ExportObject = (typeof EXPORT_OBJECTS)[number];
-export const EXPORT_FORMATS = ['ndjson'] as const;
+export const EXPORT_FORMATS = ['ndjson', 'csv'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+export const EXPORT_COMPRESSIONS = ['gzip'] as const;
+export type ExportCompression = (typeof EXPORT_COMPRESSIONS)[number];
+
+/** A file's name: its object, its format, and `.gz` when compressed (`contacts.csv.gz`). */
+export function exportFileName(object: ExportObject, format: ExportFormat, compression: ExportCompression | null): string {
+  return `${object}.${format}${compression === 'gzip' ? '.gz' : ''}`;
+}
+
+/** The media types files are served with: a compressed file as the gzip file it is, not decoded on the way. */
+export const EXPORT_FILE_TYPES = { ndjson: 'application/x-ndjson', csv: 'text/csv', gzip: 'application/gzip' } as const;
+
+/** The media type a file is served with, from its name. */
+export function exportFileType(name: string): string {
+  if (name.endsWith('.gz')) return EXPORT_FILE_TYPES.gzip;
+  return name.endsWith('.csv') ? `${EXPORT_FILE_TYPES.csv}; charset=utf-8` : EXPORT_FILE_TYPES.ndjson;
+}
 /** queued: waiting for a replica; running: rows are being written; then completed or failed. */
 export const EXPORT_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
 export type ExportStatus = (typeof EXPORT_STATUSES)[number];
@@ -55,6 +71,11 @@ export class CreateExportDto {
   @IsIn(EXPORT_FORMATS, { message: `format must be one of ${EXPORT_FORMATS.join(', ')}` })
   @ApiPropertyOptional({ type: String, enum: EXPORT_FORMATS, default: 'ndjson' })
   format?: ExportFormat;
+
+  @IsOptional()
+  @IsIn(EXPORT_COMPRESSIONS, { message: `compression must be one of ${EXPORT_COMPRESSIONS.join(', ')} or left out` })
+  @ApiPropertyOptional({ type: String, enum: EXPORT_COMPRESSIONS, description: 'gzip: each file is one gzip stream (`contacts.csv.gz`). Default: none.' })
+  compression?: ExportCompression;
 }
 
 export class ExportFileView {
@@ -90,6 +111,8 @@ export class ExportView {
   objects!: ExportObject[];
   @ApiProperty({ type: String, enum: EXPORT_FORMATS })
   format!: ExportFormat;
+  @ApiProperty({ type: String, enum: EXPORT_COMPRESSIONS, nullable: true })
+  compression!: ExportCompression | null;
   @ApiProperty({
     type: String,
     nullable: true,
