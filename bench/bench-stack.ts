@@ -62,12 +62,19 @@ export function git(...args: string[]): string {
   return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
 }
 
-/** Checks `ref` out beside this tree and builds it with this tree's dependencies. */
+/**
+ * Checks `ref` out beside this tree and builds it: with this tree's dependencies when its lockfile is this
+ * tree's, else with its own (`npm ci`: an older commit may build with a tool this tree dropped).
+ */
 export function buildRef(ref: string): { dir: string; commit: string; remove(): void } {
   const commit = git('rev-parse', '--short', ref);
   const dir = mkdtempSync(join(tmpdir(), 'crm-bench-'));
   git('worktree', 'add', '--detach', dir, commit);
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  if (readFileSync(join(dir, 'package-lock.json'), 'utf8') === readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) {
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  } else {
+    execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir, stdio: ['ignore', 2, 2] });
+  }
   // Each commit's own build command, whichever build setup it has.
   // its output on stderr, so stdout is the report alone.
   execFileSync('npm', ['run', 'build'], { cwd: dir, stdio: ['ignore', 2, 2] });
@@ -85,13 +92,15 @@ export function machine(): string {
   return `${cpus().length} × ${cpus()[0].model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 }
 
-async function waitFor(url: string, timeoutMs: number): Promise<void> {
+/** Until one of `urls` answers 2xx. */
+async function waitFor(urls: string | string[], timeoutMs: number): Promise<void> {
+  const all = ([] as string[]).concat(urls);
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if ((await fetch(url).catch(() => undefined))?.ok) return;
+    for (const url of all) if ((await fetch(url).catch(() => undefined))?.ok) return;
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`${url} did not become healthy`);
+  throw new Error(`${all.join(' or ')} did not become healthy`);
 }
 
 export function rssMiB(pid: number): number {
@@ -270,7 +279,8 @@ export async function startBenchStack(root: string, options: BenchStackOptions =
   try {
     // The gateway's /health counts every service, so a partial stack waits on each process's own probe.
     const timeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
-    if (apps.length === APPS.length) await waitFor(`http://127.0.0.1:${healthPorts.gateway}/health`, timeoutMs);
+    // A build from before the health port served the gateway's /health on its API port.
+    if (apps.length === APPS.length) await waitFor([`http://127.0.0.1:${healthPorts.gateway}/health`, `${api}/health`], timeoutMs);
     else for (const app of apps) await waitFor(`http://127.0.0.1:${healthPorts[app]}/health${app === 'gateway' ? '/ready' : ''}`, timeoutMs);
   } catch (err) {
     await stop();

@@ -1,6 +1,6 @@
 import { MultiBar } from 'cli-progress';
 import { createHash } from 'crypto';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'fs';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'fs';
 import { join } from 'path';
 import { parseArgs } from 'util';
 import { cliOf } from './cli-common';
@@ -41,6 +41,13 @@ async function answer<T>(res: Response, what: string): Promise<T> {
   return body.data;
 }
 
+/** A file's SHA-256, read as a stream: an export's file may be larger than memory. */
+async function sha256Of(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
 /**
  * One file into `dir`, through `<name>.part`: a broken download goes on from the bytes written (Range), and
  * the file is named only once its size and SHA-256 are the manifest's.
@@ -65,8 +72,7 @@ async function download(base: string, headers: Record<string, string>, id: strin
         }
         await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
       }
-      const bytes = readFileSync(part);
-      if (bytes.length !== file.bytes || createHash('sha256').update(bytes).digest('hex') !== file.sha256) {
+      if (statSync(part).size !== file.bytes || (await sha256Of(part)) !== file.sha256) {
         writeFileSync(part, '');
         throw new Error(`${file.name}: the bytes are not the manifest's (size or SHA-256); downloading it again`);
       }
