@@ -12,7 +12,9 @@ describe('Idempotency-Key', () => {
   let holderPid: number;
   beforeAll(async () => {
     // Every service runs: a spawned gateway reports healthy only then.
-    stack = await startStack();
+    // The services are waited for as long as a slow machine needs (a request held on a lock waits while a
+    // second gateway starts); the tests of a gateway that gives up start one with their own RPC_TIMEOUT_MS.
+    stack = await startStack({ env: { RPC_TIMEOUT_MS: '60000' } });
     db = new Client({ connectionString: stack.databaseUrl });
     observer = new Client({ connectionString: stack.databaseUrl });
     await Promise.all([db.connect(), observer.connect()]);

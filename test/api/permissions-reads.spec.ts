@@ -40,7 +40,11 @@ describe('permissions: reads across objects', () => {
 
   beforeAll(async () => {
     // A small scan limit: a narrowed page must still make progress through a log it may read little of.
-    stack = await startStack({ env: { EVENTS_FILTER_SCAN_LIMIT: '10', WEBHOOKS_ALLOW_INSECURE: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' } });
+    // A gateway that waits for the services as long as a slow machine needs: the keys and webhooks below are
+    // made five at a time, and a 503 for a service's slowness would fail a test of permissions.
+    stack = await startStack({
+      env: { EVENTS_FILTER_SCAN_LIMIT: '10', WEBHOOKS_ALLOW_INSECURE: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true', RPC_TIMEOUT_MS: '60000' },
+    });
     pipeline = (
       await stack.api.post('/pipelines', {
         name: 'Reads',

@@ -192,8 +192,12 @@ describe('Webhook filters', () => {
     const removed = await ok(stack.api.patch(`/webhooks/${sub.id}`, { filter: null }));
     expect(removed.filter).toBeNull();
     await patchDeal(deal.id, { name: 'third' });
-    const all = await until(sub.receiver, (r) => (r.json.data.current as Record<string, unknown>).name === 'third');
-    expect(all.map((r) => r.json.data.changed)).toEqual([['name'], expect.arrayContaining(['value']), ['name']]);
+    // A marker the subscription receives after everything above: a late or repeated delivery of any of it
+    // (the filtered-out 'second' included) would arrive before it.
+    await patchDeal(deal.id, { name: 'marker' });
+    const all = await until(sub.receiver, (r) => (r.json.data.current as Record<string, unknown>).name === 'marker');
+    expect(all.map((r) => r.json.data.current)).toEqual([{ name: 'first' }, expect.objectContaining({ value: 100 }), { name: 'third' }, { name: 'marker' }]);
+    expect(all.map((r) => r.json.data.changed)).toEqual([['name'], expect.arrayContaining(['value']), ['name'], ['name']]);
   }, 300_000);
 
   it('answers one 400 naming each path a filter gets wrong', async () => {

@@ -39,11 +39,11 @@ function canListen(port: number): Promise<boolean> {
 }
 
 /**
- * Starts a server on a port freePort picked, and on another when the first was taken between freePort's check
- * and the server's bind (another process on the machine may bind any port at any moment): the server then
- * exits saying the address is in use, and only that is tried again.
+ * Starts a server on a port freePort picked (or on the ports `pick` picks: a cluster's), and on others when
+ * one was taken between the check and the server's bind (another process on the machine may bind any port at
+ * any moment): the server then exits saying the address is in use, and only that is tried again.
  */
-export async function onFreePort<T>(start: (port: number) => Promise<T>, pick: () => Promise<number> = freePort): Promise<T> {
+export async function onFreePort<T, P = number>(start: (port: P) => Promise<T>, pick: () => Promise<P> = freePort as () => Promise<P>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const port = await pick();
     try {
@@ -296,13 +296,7 @@ export function natsConfigAccepted(config: string, env: Record<string, string>):
  */
 export async function startNatsCluster(): Promise<{ url: string; stop(): Promise<void> }> {
   // Six ports: when one was taken before its node bound it, the whole cluster starts again on six others.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await natsClusterOn(await Promise.all([0, 1, 2].map(async () => ({ port: await freePort(), routePort: await freePort() }))));
-    } catch (err) {
-      if (attempt >= 5 || !/address already in use/i.test((err as Error).message)) throw err;
-    }
-  }
+  return onFreePort(natsClusterOn, () => Promise.all([0, 1, 2].map(async () => ({ port: await freePort(), routePort: await freePort() }))));
 }
 
 async function natsClusterOn(ports: Array<{ port: number; routePort: number }>): Promise<{ url: string; stop(): Promise<void> }> {
