@@ -1,4 +1,5 @@
 import type { CrmClient, Filter, QueryObject, Schemas } from './index';
+import { answerError } from './answer-error';
 
 /** A date-time dimension's bucket (`week` is ISO, from Monday). */
 export type AggregateInterval = 'hour' | 'day' | 'week' | 'month' | 'quarter' | 'year';
@@ -53,6 +54,6 @@ export async function aggregate<Path extends string, M extends Record<string, Me
     typeof object === 'string'
       ? await client.POST(`/${object}/aggregate`, { body })
       : await client.POST('/objects/{slug}/records/aggregate', { params: { path: { slug: object.custom } }, body });
-  if (!data) throw Object.assign(new Error(`POST aggregate answered ${response.status}: ${error?.error.message ?? ''}`), { status: response.status, error });
+  if (!data) throw answerError('POST aggregate', response, error);
   return data as AggregateAnswer<keyof M & string, DimensionPath<D>>;
 }

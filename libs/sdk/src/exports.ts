@@ -1,4 +1,5 @@
 import type { Client } from 'openapi-fetch';
+import { answerError } from './answer-error';
 import type { components, paths } from './schema';
 
 type CrmClient = Client<paths>;
@@ -10,10 +11,6 @@ export type ExportedRecord = { id: string; version: number } & Record<string, un
 export type RecordCopy = Record<string, Map<string, ExportedRecord>>;
 /** An event of the log as the handoff rule reads it. */
 export type LogEvent = Schemas['EventView'];
-
-function failed(what: string, response: Response, error: { error?: { message?: string } } | undefined): Error {
-  return Object.assign(new Error(`${what} answered ${response.status}: ${error?.error?.message ?? ''}`), { status: response.status, error });
-}
 
 const pause = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
@@ -39,19 +36,19 @@ export async function exportRecords(
   options: ExportOptions = {},
 ): Promise<{ export: Schemas['ExportView']; copy: RecordCopy }> {
   const started = await client.POST('/exports', { body: { ...request, format: 'ndjson' } });
-  if (!started.data) throw failed('POST /exports', started.response, started.error);
+  if (!started.data) throw answerError('POST /exports', started.response, started.error);
   let current = started.data.data;
   while (current.status === 'queued' || current.status === 'running') {
     await pause(options.pollMs ?? 1000, options.signal);
     const polled = await client.GET('/exports/{id}', { params: { path: { id: current.id } } });
-    if (!polled.data) throw failed('GET /exports/:id', polled.response, polled.error);
+    if (!polled.data) throw answerError('GET /exports/:id', polled.response, polled.error);
     current = polled.data.data;
   }
   if (current.status !== 'completed') throw Object.assign(new Error(`export ${current.id} failed: ${current.error?.message ?? ''}`), { export: current });
   const copy: RecordCopy = Object.fromEntries(current.objects.map((object) => [object, new Map<string, ExportedRecord>()]));
   for (const file of current.files) {
     const got = await client.GET('/exports/{id}/files/{name}', { params: { path: { id: current.id, name: file.name } }, parseAs: 'stream' });
-    if (!got.response.ok || !got.response.body) throw failed(`GET /exports/:id/files/${file.name}`, got.response, undefined);
+    if (!got.response.ok || !got.response.body) throw answerError(`GET /exports/:id/files/${file.name}`, got.response, undefined);
     const bytes = file.name.endsWith('.gz') ? got.response.body.pipeThrough(new DecompressionStream('gzip')) : got.response.body;
     const text = await new Response(bytes).text();
     for (const line of text.split('\n')) {
@@ -90,7 +87,7 @@ export async function* followLog(client: CrmClient, cursor: string, options: Exp
   let at = cursor;
   for (;;) {
     const page = await client.GET('/events', { params: { query: { cursor: at, limit: 200 } } });
-    if (!page.data) throw failed('GET /events', page.response, page.error);
+    if (!page.data) throw answerError('GET /events', page.response, page.error);
     // The log always answers a cursor to go on from, even on its last page.
     at = page.data.next_cursor ?? at;
     if (page.data.data.length) yield { events: page.data.data, cursor: at };

@@ -1,5 +1,6 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { components, operations, paths } from './schema';
+import { answerError } from './answer-error';
 
 export type { components, operations, paths };
 
@@ -93,7 +94,7 @@ export async function* queryAll<Path extends string = string>(
       typeof object === 'string'
         ? await client.POST(`/${object}/query`, { body })
         : await client.POST('/objects/{slug}/records/query', { params: { path: { slug: object.custom } }, body });
-    if (!data) throw Object.assign(new Error(`POST query answered ${response.status}: ${error?.error.message ?? ''}`), { status: response.status, error });
+    if (!data) throw answerError('POST query', response, error);
     const page = data as { data: Array<{ id: string } & Record<string, unknown>>; has_more: boolean; next_cursor?: string };
     yield* page.data;
     cursor = page.has_more ? page.next_cursor : undefined;

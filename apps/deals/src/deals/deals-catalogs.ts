@@ -1,5 +1,5 @@
 import { DEAL_SOURCES, DEAL_STATUSES, STAGE_TYPES } from '@crm/contracts';
-import { BuiltInCustomFieldsService, catalogOf, CatalogSpec, QueryableBy, QueryCatalog, RecordCatalogs, relatedCatalogOf } from '@crm/records';
+import { BuiltInCustomFieldsService, catalogOf, CatalogSpec, QueryableBy, QueryCatalog, QueryTable, RecordCatalogs, relatedCatalogOf } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Pipeline } from '../pipelines/pipeline.entity';
@@ -8,6 +8,14 @@ import { Deal } from './deal.entity';
 import { presentDeal } from './deal.presenter';
 import { Product } from '../products/product.entity';
 import { presentProduct } from '../products/products.batch';
+
+/** A deal's row as queries name it, its own or one hop away (a line item's `deal.*`). */
+export const DEAL_TABLE: QueryTable = {
+  entity: Deal,
+  alias: 'd',
+  enums: { status: DEAL_STATUSES, source: DEAL_SOURCES },
+  exclude: ['stale_notified_at'],
+};
 
 /**
  * What a query over each queryable object of this service may name (docs/query.md). A deal: any field, its
@@ -18,10 +26,7 @@ import { presentProduct } from '../products/products.batch';
  */
 const OBJECTS: Record<QueryableBy<'deals'>, Omit<CatalogSpec, 'object' | 'customFields'>> = {
   deals: {
-    entity: Deal,
-    alias: 'd',
-    enums: { status: DEAL_STATUSES, source: DEAL_SOURCES },
-    exclude: ['stale_notified_at'],
+    ...DEAL_TABLE,
     present: presentDeal,
     relations: [
       { name: 'stage', table: { entity: Stage, alias: 's', enums: { type: STAGE_TYPES } }, column: 'stage_id' },

@@ -13,6 +13,7 @@ import { Deal } from './deal.entity';
 import { presentDeal, presentHistory } from './deal.presenter';
 import { DealsBatchWriter } from './deals.batch';
 import { StageHistory } from './stage-history.entity';
+import { findDeal } from './find-deal';
 
 export type { FullDealResponse } from './deal-views';
 
@@ -46,7 +47,7 @@ export class DealsService {
   }
 
   async get(ctx: RequestContext, id: string): Promise<FullDealResponse> {
-    return this.full(ctx, await this.find(this.dataSource.manager, id));
+    return this.full(ctx, await findDeal(this.dataSource.manager, id));
   }
 
   async update(ctx: RequestContext, id: string, dto: UpdateDealDto): Promise<FullDealResponse> {
@@ -60,7 +61,7 @@ export class DealsService {
   /** Moving to the stage the deal is already in changes nothing and records nothing. */
   async moveStage(ctx: RequestContext, id: string, stageId: string): Promise<FullDealResponse> {
     const moved = await this.write(async (m) => {
-      const deal = await this.find(m, id, true);
+      const deal = await findDeal(m, id, true);
       const stage = isId(stageId, IdPrefix.Stage) ? await findById(m, Stage, stageId) : null;
       if (!stage || stage.pipelineId !== deal.pipelineId) {
         throw DomainError.invalid('stage_id', `stage_id must be a stage of the deal's pipeline '${deal.pipelineId}'.`);
@@ -76,7 +77,7 @@ export class DealsService {
 
   async history(id: string, query: SortablePageQuery): Promise<Page<StageHistoryView>> {
     const { qb, read } = keysetPage(this.cursors, this.dataSource.getRepository(StageHistory), 'h', `deals/${id}/history`, query);
-    await this.find(this.dataSource.manager, id);
+    await findDeal(this.dataSource.manager, id);
     qb.andWhere('h.deal_id = :id', { id });
     return read(presentHistory);
   }
@@ -107,12 +108,6 @@ export class DealsService {
       const cutoff = new Date(Date.now() - (q.days_since_activity_gt + 1) * DAY_MS);
       qb.andWhere('COALESCE(d.last_activity_at, d.created_at) <= :cutoff', { cutoff });
     }
-  }
-
-  private async find(m: EntityManager, id: string, lock = false): Promise<Deal> {
-    const deal = isId(id, IdPrefix.Deal) ? await findById(m, Deal, id, lock) : null;
-    if (!deal) throw DomainError.notFound('deal', id);
-    return deal;
   }
 
   /** `stages`: those already read (the deal's own among them, or not), so they are not read again. */

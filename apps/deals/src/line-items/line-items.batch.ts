@@ -1,9 +1,10 @@
-import { DomainError, findById, hydrate, IdPrefix, isId, newId, updateReturning, viewChanges } from '@crm/common';
+import { DomainError, hydrate, IdPrefix, isId, newId, updateReturning, viewChanges } from '@crm/common';
 import { CreateLineItemDto, event, EventType, LineItemLimits, LineItemView, RequestContext, UpdateLineItemDto } from '@crm/contracts';
 import { BatchWriter, CreateItem, DeleteItem, ItemOutcome, NOW_MS, UpdateItem, UpsertKey } from '@crm/records';
 import { EntityManager, In } from 'typeorm';
 import { dealChanges, dealUpdatedChange } from '../deals/deal-changes';
 import { Deal } from '../deals/deal.entity';
+import { findDeal } from '../deals/find-deal';
 import { Product } from '../products/product.entity';
 import { lineAmount, presentLineItem } from './line-amount';
 import { LineItem } from './line-item.entity';
@@ -29,7 +30,7 @@ export class DealLineItemsWriter implements BatchWriter<CreateLineItemDto, Updat
   constructor(private readonly dealId: string) {}
 
   async insert(m: EntityManager, _ctx: RequestContext, items: CreateItem<CreateLineItemDto>[]): Promise<Outcome[]> {
-    const deal = await lockDeal(m, this.dealId);
+    const deal = await findDeal(m, this.dealId, true);
     const ids = [...new Set(items.flatMap((item) => (item.body.product_id ? [item.body.product_id] : [])))];
     const products = new Map((ids.length ? await m.getRepository(Product).findBy({ id: In(ids) }) : []).map((p) => [p.id, p]));
     const [{ count }]: Array<{ count: number }> = await m.query(`SELECT count(*)::int AS count FROM line_items WHERE deal_id = $1`, [deal.id]);
@@ -60,7 +61,7 @@ export class DealLineItemsWriter implements BatchWriter<CreateLineItemDto, Updat
   }
 
   async update(m: EntityManager, _ctx: RequestContext, items: UpdateItem<UpdateLineItemDto>[]): Promise<Outcome[]> {
-    const deal = await lockDeal(m, this.dealId);
+    const deal = await findDeal(m, this.dealId, true);
     const lines = await linesOf(m, deal, items);
     const outcomes: Outcome[] = [];
     for (const { index, id, body } of items) {
@@ -92,7 +93,7 @@ export class DealLineItemsWriter implements BatchWriter<CreateLineItemDto, Updat
   }
 
   async remove(m: EntityManager, _ctx: RequestContext, items: DeleteItem[]): Promise<Outcome[]> {
-    const deal = await lockDeal(m, this.dealId);
+    const deal = await findDeal(m, this.dealId, true);
     const lines = await linesOf(m, deal, items);
     const outcomes: Outcome[] = items.map(({ index, id }) => {
       const line = lines.get(id);
@@ -150,13 +151,6 @@ function newLine(deal: Deal, dto: CreateLineItemDto, product: Product | undefine
     currency,
     amount: lineAmount(dto.quantity, unitPrice, discountPercent),
   };
-}
-
-/** The deal, its row locked for the rest of the transaction, or a 404. */
-async function lockDeal(m: EntityManager, id: string): Promise<Deal> {
-  const deal = isId(id, IdPrefix.Deal) ? await findById(m, Deal, id, true) : null;
-  if (!deal) throw DomainError.notFound('deal', id);
-  return deal;
 }
 
 /** The deal's lines among those the items name, by id; a line of another deal is not found. */

@@ -1,20 +1,10 @@
-import { CursorCodec, DomainError, findById, IdPrefix, isId, keysetPage, Page, PageQuery } from '@crm/common';
-import {
-  AggregateDto,
-  BatchReply,
-  BatchWriteDto,
-  CreateLineItemDto,
-  DEAL_SOURCES,
-  DEAL_STATUSES,
-  LineItemView,
-  RecordQueryDto,
-  RequestContext,
-  UpdateLineItemDto,
-} from '@crm/contracts';
+import { CursorCodec, keysetPage, Page, PageQuery } from '@crm/common';
+import { AggregateDto, BatchReply, BatchWriteDto, CreateLineItemDto, LineItemView, RecordQueryDto, RequestContext, UpdateLineItemDto } from '@crm/contracts';
 import { BatchRunner, CatalogQueries, catalogOf, QueryCatalog } from '@crm/records';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Deal } from '../deals/deal.entity';
+import { DEAL_TABLE } from '../deals/deals-catalogs';
+import { findDeal } from '../deals/find-deal';
 import { Product } from '../products/product.entity';
 import { presentLineItem } from './line-amount';
 import { LineItem } from './line-item.entity';
@@ -53,8 +43,7 @@ export class LineItemsService {
   }
 
   async list(dealId: string, query: PageQuery): Promise<Page<LineItemView>> {
-    const deal = isId(dealId, IdPrefix.Deal) ? await findById(this.dataSource.manager, Deal, dealId) : null;
-    if (!deal) throw DomainError.notFound('deal', dealId);
+    await findDeal(this.dataSource.manager, dealId);
     const { qb, read } = keysetPage(this.cursors, this.dataSource.getRepository(LineItem), 'l', `deals/${dealId}/line_items`, query);
     qb.andWhere('l.deal_id = :dealId', { dealId });
     return read(presentLineItem);
@@ -78,7 +67,7 @@ export class LineItemsService {
       relations: [
         {
           name: 'deal',
-          table: { entity: Deal, alias: 'd', enums: { status: DEAL_STATUSES, source: DEAL_SOURCES }, exclude: ['stale_notified_at'] },
+          table: DEAL_TABLE,
           column: 'deal_id',
         },
         { name: 'product', table: { entity: Product, alias: 'pr' }, column: 'product_id' },
