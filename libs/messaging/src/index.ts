@@ -5,6 +5,7 @@ export * from './dead-events/dead-events.service';
 export * from './event-consumer';
 export * from './event-stream-reader';
 export * from './stream-recovery';
+export * from './stream-catch-up';
 export * from './restore-reconcile';
 export * from './event-subscriptions';
 export * from './jetstream';

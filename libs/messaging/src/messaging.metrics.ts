@@ -51,6 +51,13 @@ export class MessagingMetrics {
     registers: [this.registry],
   });
 
+  readonly streamCatchUps = new Gauge({
+    name: 'crm_erasure_stream_waits',
+    help: 'Erasures waiting for a reader of the event stream to copy what the stream held when they asked (docs/privacy.md)',
+    labelNames: ['consumer'],
+    registers: [this.registry],
+  });
+
   constructor(dataSource: DataSource) {
     // prom-client samples event-loop delay with a timer at this period; its default, 10 ms, woke each process
     // 100 times a second and cost about 3 ms of CPU a second doing nothing. Once a second still catches

@@ -15,4 +15,5 @@ export * from './privacy/erasure-ledger';
 export * from './privacy/erasure-runs';
 export * from './privacy/redaction';
 export * from './privacy/erasure-step.controller';
+export * from './privacy/stream-copy';
 export * from './retention.job';

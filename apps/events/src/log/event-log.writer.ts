@@ -27,7 +27,7 @@ import { DataSource, EntityManager } from 'typeorm';
  * writes, and events another replica already wrote (at or below the checkpoint, or with a known id)
  * are skipped.
  */
-const CONSUMER = 'event-log';
+export const EVENT_LOG_CONSUMER = 'event-log';
 const WRITER_LOCK_KEY = 'crm:event-log';
 const WRITER_LOCK = `SELECT pg_advisory_xact_lock(hashtext('${WRITER_LOCK_KEY}'))`;
 
@@ -44,7 +44,7 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
     private readonly metrics: MessagingMetrics,
     private readonly outbox: OutboxService,
   ) {
-    deadEvents.register(CONSUMER, (event) => this.appendParked(event));
+    deadEvents.register(EVENT_LOG_CONSUMER, (event) => this.appendParked(event));
     this.appended = new Counter({
       name: 'crm_event_log_appended_total',
       help: 'Events appended to the ordered log (its rate is the log append rate)',
@@ -60,7 +60,7 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
     this.reader = new EventStreamReader({
       nc: this.nc,
       namespace: this.messaging.namespace,
-      name: CONSUMER,
+      name: EVENT_LOG_CONSUMER,
       checkpoint: () => this.checkpoint(this.dataSource.manager),
       handle: (batch) => this.append(batch),
       park: (item, error, attempts) => this.park(item, error, attempts),
@@ -77,7 +77,7 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
     });
     this.reader.start();
     const reader = this.reader;
-    this.metrics.trackLag(CONSUMER, () => reader.lag());
+    this.metrics.trackLag(EVENT_LOG_CONSUMER, () => reader.lag());
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -107,7 +107,7 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
       nc: this.nc,
       namespace: this.messaging.namespace,
       logger: this.logger,
-      name: CONSUMER,
+      name: EVENT_LOG_CONSUMER,
       metrics: this.metrics,
       apply: (events) => this.appendRecovered(events),
       move: (_, anchor, gap) =>
@@ -120,7 +120,7 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
           if (reset.reason === 'restored') {
             markers.push(event(EventType.SystemRestored, { stream: reset.state.created, skipped_from_seq: reset.previous.seq + 1, skipped_to_seq: anchor }));
           }
-          if (markers.length) await this.insert(m, await withOrigin(systemOrigin(CONSUMER), () => this.outbox.appendMany(m, markers)));
+          if (markers.length) await this.insert(m, await withOrigin(systemOrigin(EVENT_LOG_CONSUMER), () => this.outbox.appendMany(m, markers)));
           await m.query(`UPDATE log_checkpoint SET stream_seq = $1, stream = $2`, [anchor, reset.state.created]);
           return true;
         }),
@@ -151,7 +151,7 @@ export class EventLogWriter implements OnApplicationBootstrap, OnApplicationShut
   private async park(item: SequencedEvent, error: unknown, attempts: number): Promise<void> {
     await this.dataSource.transaction(async (m) => {
       await m.query(WRITER_LOCK);
-      await this.deadEvents.park({ consumer: CONSUMER, event: item.event, seq: item.seq, error, attempts }, m);
+      await this.deadEvents.park({ consumer: EVENT_LOG_CONSUMER, event: item.event, seq: item.seq, error, attempts }, m);
       await m.query(`UPDATE log_checkpoint SET stream_seq = GREATEST(stream_seq, $1)`, [item.seq]);
     });
   }

@@ -1,6 +1,7 @@
 import { ErasureStepReply, ErasureTarget, Ops } from '@crm/contracts';
-import { MESSAGING_OPTIONS, MessagingOptions, NATS_CONNECTION } from '@crm/messaging';
+import { MESSAGING_OPTIONS, MessagingMetrics, MessagingOptions, NATS_CONNECTION } from '@crm/messaging';
 import {
+  catchUpStreamCopy,
   COMMON_ERASURE_STORES,
   ErasureDeclaration,
   ErasureRuns,
@@ -15,6 +16,7 @@ import { Controller, Inject, Module } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
+import { EVENT_LOG_CONSUMER } from '../log/event-log.writer';
 import { eraseFromStream } from './stream-erasure';
 
 /**
@@ -50,6 +52,7 @@ export const eventsErasureDeclaration: ErasureDeclaration = {
     ...COMMON_ERASURE_STORES,
   ],
   noPersonalData: { log_checkpoint: 'a stream sequence' },
+  streamCopy: { consumer: EVENT_LOG_CONSUMER, checkpointTable: 'log_checkpoint' },
 };
 
 @Controller()
@@ -60,15 +63,21 @@ export class EventsErasureController {
     private readonly dataSource: DataSource,
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(MESSAGING_OPTIONS) private readonly messaging: MessagingOptions,
+    private readonly metrics: MessagingMetrics,
   ) {}
 
-  /** The log and this service's stores, then the stream's messages of the events the log redacted. */
+  /**
+   * Once the log holds what the stream held when asked: the log and this service's stores, then the stream's
+   * messages of the events the log redacted.
+   */
   @Handles(Ops.privacyInternal.events)
   step(@Payload('body') target: ErasureTarget): Promise<ErasureStepReply> {
     return this.runs.run(target, () => this.erase(target));
   }
 
   private async erase(target: ErasureTarget): Promise<ErasureStepReply> {
+    const deps = { dataSource: this.dataSource, nc: this.nc, messaging: this.messaging, metrics: this.metrics };
+    await catchUpStreamCopy(eventsErasureDeclaration.streamCopy!, deps);
     const { stores, positions } = await runErasureStores(this.dataSource, eventsErasureDeclaration, target);
     const touched = positions.log ?? [];
     const events: Array<{ id: string; occurred_at: Date }> = touched.length

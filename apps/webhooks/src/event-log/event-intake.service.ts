@@ -23,7 +23,7 @@ import { webhookBody } from '../deliveries/webhook-body';
 
 const CONSUMER_LOCK = 'crm:webhooks:event-intake';
 const INSERT_LOCK = 'crm:webhooks:event-insert';
-const CONSUMER = 'webhook-intake';
+export const INTAKE_CONSUMER = 'webhook-intake';
 /** After the lock's connection failed (the database unreachable), the next attempt. */
 const RETRY_MS = 1_000;
 
@@ -55,9 +55,9 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
     private readonly deadEvents: DeadEvents,
     private readonly metrics: MessagingMetrics,
   ) {
-    deadEvents.register(CONSUMER, (event) => this.storeParked(event));
+    deadEvents.register(INTAKE_CONSUMER, (event) => this.storeParked(event));
     // Whichever replica holds the intake, the checkpoint is shared: every replica reports the same lag.
-    metrics.trackLag(CONSUMER, async () => streamLag(this.nc, this.messaging.namespace, await this.checkpoint()));
+    metrics.trackLag(INTAKE_CONSUMER, async () => streamLag(this.nc, this.messaging.namespace, await this.checkpoint()));
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -108,7 +108,7 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
       this.consumer = new EventStreamReader({
         nc: this.nc,
         namespace: this.messaging.namespace,
-        name: CONSUMER,
+        name: INTAKE_CONSUMER,
         logger: this.logger,
         checkpoint: () => this.checkpoint(),
         handle: (batch) => this.store(batch),
@@ -158,7 +158,7 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
       nc: this.nc,
       namespace: this.messaging.namespace,
       logger: this.logger,
-      name: CONSUMER,
+      name: INTAKE_CONSUMER,
       metrics: this.metrics,
       apply: (events) => this.storeRecovered(events),
       move: (_, anchor) =>
@@ -210,7 +210,7 @@ export class EventIntakeService implements OnApplicationBootstrap, OnApplication
   private async park(item: SequencedEvent, error: unknown, attempts: number): Promise<void> {
     await this.dataSource.transaction(async (m) => {
       await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [INSERT_LOCK]);
-      await this.deadEvents.park({ consumer: CONSUMER, event: item.event, seq: item.seq, error, attempts }, m);
+      await this.deadEvents.park({ consumer: INTAKE_CONSUMER, event: item.event, seq: item.seq, error, attempts }, m);
       await m.query(`UPDATE intake_checkpoint SET stream_seq = GREATEST(stream_seq, $1)`, [item.seq]);
     });
   }

@@ -1,5 +1,6 @@
 import { Ops } from '@crm/contracts';
 import { COMMON_ERASURE_STORES, ErasureDeclaration, erasureStepModule, redactingStore } from '@crm/runtime';
+import { INTAKE_CONSUMER } from '../event-log/event-intake.service';
 
 /**
  * The webhooks service's copies: each kept event (what a replay sends) is blanked when it is about the
@@ -19,6 +20,7 @@ export const webhooksErasureDeclaration: ErasureDeclaration = {
     ...COMMON_ERASURE_STORES,
   ],
   noPersonalData: { subscriptions: 'receivers, not people a CRM holds', intake_checkpoint: 'a stream sequence' },
+  streamCopy: { consumer: INTAKE_CONSUMER, checkpointTable: 'intake_checkpoint' },
 };
 
 export const WebhooksErasureModule = erasureStepModule(Ops.privacyInternal.webhooks, webhooksErasureDeclaration);

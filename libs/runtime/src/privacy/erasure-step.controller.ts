@@ -1,31 +1,39 @@
 import type { ErasureStepReply, ErasureTarget, Operation } from '@crm/contracts';
+import { MESSAGING_OPTIONS, MessagingMetrics, MessagingOptions, NATS_CONNECTION } from '@crm/messaging';
 import { Controller, Inject, Module, Type } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
+import { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 import { Handles } from '../handles';
 import { ErasureRuns } from './erasure-runs';
-import { ErasureDeclaration, runErasureStores, toRanges } from './erasure-stores';
+import { ErasureDeclaration, runErasureStores } from './erasure-stores';
+import { catchUpStreamCopy } from './stream-copy';
 
 /**
- * A service's part of an erasure (docs/privacy.md): the module answering `op` by running the stores
- * the service declares. `logStore` names the store whose keys are event-log positions (the receipt's ranges).
+ * A service's part of an erasure (docs/privacy.md): the module answering `op` by running the stores the
+ * service declares, after its copy of the event stream (if it keeps one) has caught up.
  */
 export function erasureStepModule(
   op: Operation<Record<never, string>, Record<string, never>, ErasureTarget, ErasureStepReply>,
   declaration: ErasureDeclaration,
-  logStore?: string,
 ): Type<unknown> {
   @Controller()
   class ErasureStepController {
     private readonly runs = new ErasureRuns();
 
-    constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+    constructor(
+      @Inject(DataSource) private readonly dataSource: DataSource,
+      @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+      @Inject(MESSAGING_OPTIONS) private readonly messaging: MessagingOptions,
+      @Inject(MessagingMetrics) private readonly metrics: MessagingMetrics,
+    ) {}
 
     @Handles(op)
     step(@Payload('body') target: ErasureTarget): Promise<ErasureStepReply> {
       return this.runs.run(target, async () => {
-        const { stores, positions } = await runErasureStores(this.dataSource, declaration, target);
-        return { stores, ...(logStore ? { event_log_ranges: toRanges(positions[logStore] ?? []) } : {}) };
+        if (declaration.streamCopy)
+          await catchUpStreamCopy(declaration.streamCopy, { dataSource: this.dataSource, nc: this.nc, messaging: this.messaging, metrics: this.metrics });
+        return { stores: (await runErasureStores(this.dataSource, declaration, target)).stores };
       });
     }
   }

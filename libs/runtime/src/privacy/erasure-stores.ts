@@ -2,6 +2,7 @@ import type { ErasureStepReply, ErasureStoreCount, ErasureTarget, SequenceRange 
 import type { DataSource, EntityManager } from 'typeorm';
 import { ERASURE_LEDGER_DECLARED, ledgered } from './erasure-ledger';
 import { blankJson, likePatterns, needlePattern, scrubJson, scrubText } from './redaction';
+import type { StreamCopy } from './stream-copy';
 
 /** What one store did. `positions`: the keys it touched, where they are an order (the event log's). */
 export interface ErasureStoreResult {
@@ -27,6 +28,8 @@ export interface ErasureDeclaration {
   stores: readonly ErasureStore[];
   /** Tables that hold no personal data, each with why. */
   noPersonalData: Readonly<Record<string, string>>;
+  /** The service's copy of the event stream, which an erasure lets catch up before redacting it. */
+  streamCopy?: StreamCopy;
 }
 
 /** Every table a declaration accounts for, and the erasure ledger every service keeps (ERASURE_LEDGER_DECLARED). */
