@@ -1,11 +1,13 @@
 #!/usr/bin/env node
-// `npm test`'s test step: two Jest runs side by side. The first runs the main suite with two workers on the
-// shared PostgreSQL, NATS and Redis. The second, one worker, runs the fault suite (each fault test starts its
-// own private PostgreSQL, NATS and Redis, and mostly waits for a killed process to come back, which leaves a
-// core idle), then the quickest files of the main suite, as many as even out the two runs' ends by the table
-// of durations (test/support/test-durations.json). Three stacks at most then share the PostgreSQL server, and
-// only while the second run is on those small files. Each line is prefixed with its run; the step fails if
-// either does, and both always run to their end, so one run shows every failure.
+// `npm test`'s step after the build: three runs side by side. The first runs the main suite with two workers
+// on the shared PostgreSQL, NATS and Redis. The second, one worker, runs the fault suite (each fault test
+// starts its own private PostgreSQL, NATS and Redis, and mostly waits for a killed process to come back,
+// which leaves a core idle), then the quickest files of the main suite, as many as even out the two runs'
+// ends by the table of durations (test/support/test-durations.json). Three stacks at most then share the
+// PostgreSQL server, and only while the second run is on those small files. The third type-checks and lints
+// every project, one at a time, in the time the fault suite leaves free (it needs only the build). Each line
+// is prefixed with its run; the step fails if any does, and all always run to their end, so one run shows
+// every failure.
 const { spawn } = require('child_process');
 const { existsSync } = require('fs');
 const { join } = require('path');
@@ -35,9 +37,12 @@ function quickFilesToMove() {
 
 const exact = (file) => `^${join(ROOT, file).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
 const moved = quickFilesToMove().map(exact);
+const jest = require.resolve('jest/bin/jest');
+const nx = require.resolve('nx/bin/nx');
 const suites = [
-  { name: 'main', args: [...extra, '--testPathIgnorePatterns', '/test/faults/', ...moved] },
-  { name: 'faults+quick', args: [...extra, '--maxWorkers=1', '/test/faults/', ...moved] },
+  { name: 'main', args: [jest, ...extra, '--testPathIgnorePatterns', '/test/faults/', ...moved] },
+  { name: 'faults+quick', args: [jest, ...extra, '--maxWorkers=1', '/test/faults/', ...moved] },
+  { name: 'checks', args: [nx, 'run-many', '-t', 'typecheck', 'lint', '--parallel=1', '--outputStyle=stream'] },
 ];
 
 function prefixed(stream, out, prefix) {
@@ -53,7 +58,7 @@ function prefixed(stream, out, prefix) {
 function run({ name, args }) {
   return new Promise((resolve) => {
     const started = Date.now();
-    const child = spawn(process.execPath, [require.resolve('jest/bin/jest'), ...args], { cwd: ROOT, env: process.env });
+    const child = spawn(process.execPath, args, { cwd: ROOT, env: { NX_DAEMON: 'false', ...process.env } });
     prefixed(child.stdout, process.stdout, `[${name}] `);
     prefixed(child.stderr, process.stderr, `[${name}] `);
     child.on('close', (code, signal) => {
