@@ -5,65 +5,14 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { gunzipSync } from 'zlib';
-import { ApiClient, eventually } from '../support/api-client';
+import { eventually } from '../support/api-client';
+import { downloadRows, ExportHandoff, finishedExport, queryAll, Row, withoutVersions } from '../support/export-handoff';
 import { runBuilt } from '../support/processes';
 import { startStack, TestStack } from '../support/stack';
-
-type Row = Record<string, unknown> & { id: string; version?: number };
-type Copy = Record<'contacts' | 'deals', Map<string, Row>>;
-interface LoggedEvent {
-  type: string;
-  data: Record<string, any>;
-}
 
 const CONTACTS = 3000;
 const DEALS = 600;
 const tag = randomBytes(4).toString('hex');
-
-/** The client rule of docs/exports.md, as a client would write it: apply an event unless the copy is newer; a delete removes. */
-function apply(copy: Copy, e: LoggedEvent): void {
-  const [noun, action] = e.type.split('.');
-  const rows = (copy as Record<string, Map<string, Row> | undefined>)[`${noun}s`];
-  const id = e.data[`${noun}_id`];
-  if (!rows) return;
-  if (action === 'deleted') return void rows.delete(id);
-  if (action !== 'created' && action !== 'updated') return;
-  if ((rows.get(id)?.version ?? -1) > e.data.version) return;
-  rows.set(id, { ...(e.data.record ?? { ...rows.get(id), ...e.data.current }), version: e.data.version });
-}
-
-/** Every item of a query, by id, page after page. */
-async function queryAll(api: ApiClient, path: string): Promise<Map<string, Row>> {
-  const rows = new Map<string, Row>();
-  let cursor: string | undefined;
-  do {
-    const res = await api.post(path, { limit: 200, ...(cursor ? { cursor } : {}) });
-    if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${res.text}`);
-    for (const item of res.body.data as Row[]) rows.set(item.id, item);
-    cursor = res.body.has_more ? res.body.next_cursor : undefined;
-  } while (cursor);
-  return rows;
-}
-
-/** A file of an export, whole, checked against its manifest entry. */
-async function download(stack: TestStack, id: string, file: { name: string; bytes: number; sha256: string; rows: number }): Promise<Row[]> {
-  const res = await fetch(`${stack.gateway.url}/exports/${id}/files/${file.name}`, { headers: { 'X-Api-Key': stack.apiKey } });
-  expect(res.status).toBe(200);
-  expect(res.headers.get('content-type')).toContain('application/x-ndjson');
-  const bytes = Buffer.from(await res.arrayBuffer());
-  expect(bytes.length).toBe(file.bytes);
-  expect(createHash('sha256').update(bytes).digest('hex')).toBe(file.sha256);
-  // A range across the boundary of two stored pieces (256 KiB each) is the same bytes as the whole file's.
-  if (bytes.length > 262_144 + 100) {
-    const across = await fetch(`${stack.gateway.url}/exports/${id}/files/${file.name}`, {
-      headers: { 'X-Api-Key': stack.apiKey, Range: 'bytes=262100-262199' },
-    });
-    expect(Buffer.from(await across.arrayBuffer()).equals(bytes.subarray(262_100, 262_200))).toBe(true);
-  }
-  const lines = bytes.toString('utf8').split('\n').filter(Boolean);
-  expect(lines).toHaveLength(file.rows);
-  return lines.map((line) => JSON.parse(line) as Row);
-}
 
 /**
  * Exports (docs/exports.md): an export taken while another client writes, plus the events after its as_of
@@ -71,142 +20,30 @@ async function download(stack: TestStack, id: string, file: { name: string; byte
  */
 describe('Exports', () => {
   let stack: TestStack;
-  let stages: Array<{ id: string }>;
-  let pipelineId: string;
+  let handoff: ExportHandoff;
 
   beforeAll(async () => {
     stack = await startStack({
       services: ['contacts', 'deals', 'events'],
       env: { RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_BURST: '1000000', RPC_TIMEOUT_MS: '60000', EXPORTS_POLL_MS: '100' },
     });
-    const pipeline = await stack.api.post('/pipelines', {
-      name: `Exports ${tag}`,
-      stages: [
-        { name: 'New', type: 'open' },
-        { name: 'Won', type: 'won' },
-        { name: 'Lost', type: 'lost' },
-      ],
-    });
-    pipelineId = pipeline.body.data.id;
-    stages = pipeline.body.data.stages;
+    handoff = new ExportHandoff(stack.api, tag);
   });
   afterAll(() => stack?.stop());
 
-  async function batch(path: string, operation: string, items: unknown[]): Promise<string[]> {
-    const res = await stack.api.post(path, { operation, items });
-    if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${res.text}`);
-    return res.body.data.map((r: { status: number; data?: { id: string }; error?: unknown }) => {
-      if (!r.data) throw new Error(`${path} item failed: ${JSON.stringify(r.error)}`);
-      return r.data.id;
-    });
-  }
-
-  async function finished(id: string) {
-    return eventually(async () => {
-      const res = await stack.api.get(`/exports/${id}`);
-      expect(res.status).toBe(200);
-      return res.body.data.status === 'queued' || res.body.data.status === 'running' ? undefined : res.body.data;
-    }, 240_000);
-  }
-
-  /** The log from `cursor` until both markers are in it (each service logs its events in commit order). */
-  async function eventsUntil(cursor: string, markers: Array<(e: LoggedEvent) => boolean>): Promise<LoggedEvent[]> {
-    const events: LoggedEvent[] = [];
-    let at = cursor;
-    return eventually(async () => {
-      for (;;) {
-        const res = await stack.api.get(`/events?limit=200&cursor=${encodeURIComponent(at)}`);
-        if (res.status !== 200) throw new Error(`GET /events answered ${res.status}: ${res.text}`);
-        events.push(...res.body.data);
-        at = res.body.next_cursor;
-        if (markers.every((m) => events.some(m))) return events;
-        if (!res.body.has_more) return undefined;
-      }
-    }, 120_000);
-  }
+  const finished = (id: string) => finishedExport(stack.api, id);
 
   it('hands off to the log: the files plus the events after as_of rebuild exactly what the queries answer', async () => {
-    const contactIds: string[] = [];
-    for (let i = 0; i < CONTACTS; i += 200) {
-      const items = Array.from({ length: Math.min(200, CONTACTS - i) }, (_, j) => ({ email: `c${i + j}-${tag}@export.example`, first_name: `C${i + j}` }));
-      contactIds.push(...(await batch('/contacts/batch', 'create', items)));
-    }
-    const dealIds: string[] = [];
-    for (let i = 0; i < DEALS; i += 200) {
-      const items = Array.from({ length: Math.min(200, DEALS - i) }, (_, j) => ({
-        name: `D${i + j}`,
-        pipeline_id: pipelineId,
-        stage_id: stages[0].id,
-        value: i + j,
-        contact_id: contactIds[i + j],
-      }));
-      dealIds.push(...(await batch('/deals/batch', 'create', items)));
-    }
-
-    // Another client writes at a steady pace (one change at a time) until the export is done and a while after.
-    let writing = true;
-    let writes = 0;
-    let n = 0;
-    const pick = (ids: string[]) => ids.splice(Math.floor(Math.random() * ids.length), 1)[0];
-    const writer = (async () => {
-      while (writing) {
-        const step = n++ % 6;
-        let res;
-        if (step === 0) {
-          res = await stack.api.post('/contacts', { email: `w${n}-${tag}@export.example`, first_name: `W${n}` });
-          if (res.status === 201) contactIds.push(res.body.data.id);
-        } else if (step === 1) {
-          const id = contactIds[Math.floor(Math.random() * contactIds.length)];
-          res = await stack.api.patch(`/contacts/${id}`, { first_name: `U${n}`, stage: n % 2 ? 'lead' : 'customer' });
-        } else if (step === 2) {
-          res = await stack.api.delete(`/contacts/${pick(contactIds)}`);
-        } else if (step === 3) {
-          res = await stack.api.post('/deals', { name: `W${n}`, pipeline_id: pipelineId, stage_id: stages[0].id, value: n });
-          if (res.status === 201) dealIds.push(res.body.data.id);
-        } else if (step === 4) {
-          const id = dealIds[Math.floor(Math.random() * dealIds.length)];
-          res = await stack.api.patch(`/deals/${id}`, { name: `U${n}`, value: n, stage_id: stages[n % 2].id });
-        } else {
-          res = await stack.api.delete(`/deals/${pick(dealIds)}`);
-        }
-        // A record deleted by an earlier step may be updated (404): that is a client's race, not a failure.
-        if (res.status >= 500) throw new Error(`write answered ${res.status}: ${res.text}`);
-        writes++;
-      }
-    })();
-
-    await eventually(async () => (writes >= 30 ? true : undefined));
-    const started = await stack.api.post('/exports', { objects: ['contacts', 'deals'] });
-    expect(started.status).toBe(202);
-    expect(started.body.data).toMatchObject({ status: 'queued', objects: ['contacts', 'deals'], format: 'ndjson', as_of: null, files: [] });
-    const atStart = writes;
-    const done = await finished(started.body.data.id);
-    const during = writes - atStart;
-    await eventually(async () => (writes >= atStart + during + 60 ? true : undefined), 120_000);
-    writing = false;
-    await writer;
-
+    await handoff.seed(CONTACTS, DEALS);
+    const { done, copy, contacts, deals, writesDuring } = await handoff.run();
     expect(done.status).toBe('completed');
     expect(done.as_of).toEqual(expect.any(String));
-    expect(during).toBeGreaterThan(10);
-    const copy: Copy = { contacts: new Map(), deals: new Map() };
-    for (const file of done.files) {
-      for (const row of await download(stack, done.id, file)) copy[file.object as 'contacts' | 'deals'].set(row.id, row);
-    }
-    expect(done.progress).toEqual({ contacts: { rows: copy.contacts.size }, deals: { rows: copy.deals.size } });
-
-    // Markers through each service: once both are in the log, every earlier change of either is too.
-    const contactMarker = (await stack.api.post('/contacts', { email: `marker-${tag}@export.example` })).body.data.id;
-    const dealMarker = (await stack.api.post('/deals', { name: `Marker ${tag}`, pipeline_id: pipelineId, stage_id: stages[0].id })).body.data.id;
-    const events = await eventsUntil(done.as_of, [(e) => e.data.contact_id === contactMarker, (e) => e.data.deal_id === dealMarker]);
-    for (const e of events) apply(copy, e);
-
-    const strip = (rows: Map<string, Row>) => new Map([...rows].map(([id, { version: _version, ...row }]) => [id, row]));
-    const [contacts, deals] = [await queryAll(stack.api, '/contacts/query'), await queryAll(stack.api, '/deals/query')];
+    expect(writesDuring).toBeGreaterThan(10);
     expect(contacts.size).toBeGreaterThan(CONTACTS / 2);
-    expect(strip(copy.contacts)).toEqual(contacts);
-    expect(strip(copy.deals)).toEqual(deals);
+    expect(withoutVersions(copy.contacts)).toEqual(contacts);
+    expect(withoutVersions(copy.deals)).toEqual(deals);
   }, 900_000);
+
   it("hands off the same way through the SDK: exportRecords, then followLog's pages with applyEvent", async () => {
     const client = createCrmClient({ baseUrl: stack.gateway.url, apiKey: stack.apiKey });
     const dealIds = [...(await queryAll(stack.api, '/deals/query')).keys()];
@@ -216,7 +53,7 @@ describe('Exports', () => {
       for (let n = 0; writing; n++) {
         const res =
           n % 3 === 0
-            ? await stack.api.post('/deals', { name: `S${n}`, pipeline_id: pipelineId, stage_id: stages[0].id, value: n })
+            ? await stack.api.post('/deals', handoff.dealBody(`S${n}`, n))
             : n % 3 === 1
               ? await stack.api.patch(`/deals/${dealIds[n % dealIds.length]}`, { name: `SU${n}`, value: n })
               : await stack.api.delete(`/deals/${dealIds.splice(n % dealIds.length, 1)[0]}`);
@@ -234,7 +71,7 @@ describe('Exports', () => {
     writing = false;
     await writer;
 
-    const marker = (await stack.api.post('/deals', { name: `SDK marker ${tag}`, pipeline_id: pipelineId, stage_id: stages[0].id })).body.data.id;
+    const marker = (await stack.api.post('/deals', handoff.dealBody(`SDK marker ${tag}`))).body.data.id;
     const gaveUp = new AbortController();
     const deadline = setTimeout(() => gaveUp.abort(new Error('the marker did not reach the log in 120 s')), 120_000);
     try {
@@ -245,8 +82,7 @@ describe('Exports', () => {
     } finally {
       clearTimeout(deadline);
     }
-    const strip = (rows: Map<string, Row>) => new Map([...rows].map(([id, { version: _version, ...row }]) => [id, row]));
-    expect(strip(copy.deals)).toEqual(await queryAll(stack.api, '/deals/query'));
+    expect(withoutVersions(copy.deals as Map<string, Row>)).toEqual(await queryAll(stack.api, '/deals/query'));
   }, 600_000);
 
   it('answers every bad request in the error shape, naming the input at fault', async () => {
@@ -284,7 +120,7 @@ describe('Exports', () => {
     expect(done.status).toBe('completed');
     const [file] = done.files;
     expect(file).toMatchObject({ name: 'contacts.ndjson', object: 'contacts' });
-    const rows = await download(stack, done.id, file);
+    const rows = await downloadRows(stack.api, done.id, file);
     expect(rows.length).toBeGreaterThan(0);
     for (const row of rows) expect(Object.keys(row).sort()).toEqual(['email', 'id', 'version']);
     expect(rows.every((r) => String(r.email).startsWith('c1'))).toBe(true);
