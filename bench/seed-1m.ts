@@ -1,6 +1,6 @@
 import { instantIndexName } from '@crm/records';
 import { Client } from 'pg';
-import { BenchStack, KEPT_DATABASE, SEEDED_DEALS_ENV, withBenchStack } from './bench-stack';
+import { BenchApp, BenchStack, KEPT_DATABASE, SEEDED_DEALS_ENV, withBenchStack } from './bench-stack';
 
 /**
  * The data set of `npm run bench:lists` and `npm run bench:query`: 1,000,000 contacts, 20,000 companies,
@@ -191,11 +191,15 @@ export async function waitForInstantIndexes(pg: Client, timeoutMs = 15 * 60_000)
 }
 
 /**
- * Starts the contacts and deals services and the gateway from `root/dist` on a database of their own,
+ * Starts `apps` (the contacts and deals services and the gateway unless told) from `root/dist` on a database of their own,
  * creates the two pipelines and the custom field definitions through the API, seeds the data set, runs
  * `work`, and stops the stack and drops its database however `work` ends.
  */
-export async function withSeededStack<T>(root: string, work: (seeded: SeededStack) => Promise<T>): Promise<T> {
+export async function withSeededStack<T>(
+  root: string,
+  work: (seeded: SeededStack) => Promise<T>,
+  apps: readonly BenchApp[] = ['contacts', 'deals', 'gateway'],
+): Promise<T> {
   return withBenchStack(
     root,
     async (stack) => {
@@ -226,6 +230,6 @@ export async function withSeededStack<T>(root: string, work: (seeded: SeededStac
       }
     },
     // A deep list or a slow query answers within the RPC deadline rather than as a 503.
-    { apps: ['contacts', 'deals', 'gateway'], env: { RPC_TIMEOUT_MS: '30000', ...SEEDED_DEALS_ENV } },
+    { apps, env: { RPC_TIMEOUT_MS: '30000', ...SEEDED_DEALS_ENV } },
   );
 }

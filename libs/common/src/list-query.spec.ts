@@ -1,7 +1,7 @@
 import { Column, DataSource, Entity, MigrationInterface, PrimaryColumn, QueryRunner, SelectQueryBuilder } from 'typeorm';
 import { openDatabase } from './database';
 import { throwawayDatabase } from './throwaway-database.spec-support';
-import { KEYSET_MATCH_CAP, KEYSET_NEAR_ROWS, KeysetOptions, keysetPage } from './list-query';
+import { KEYSET_MATCH_CAP, KEYSET_NEAR_ROWS, KeysetOptions, keysetAfter, keysetPage } from './list-query';
 import { CursorCodec } from './cursors';
 import { Page } from './pagination';
 
@@ -151,5 +151,44 @@ describe('keysetPage on a filtered list', () => {
     const first = await page(() => undefined, 50);
     expect(first.statements).toEqual(['plain']);
     expect(first.page.data[0]).toBe(itemId(1));
+  });
+
+  /** The rows after `after` (a cursor's last row) in the order `keys…, id`, as keysetAfter says, with the plan of that read. */
+  async function after(keys: Array<{ sql: string; desc: boolean }>, values: string[], lastId: string, size: number) {
+    const params: string[] = [];
+    const bind = (value: string, key: number | 'id') => {
+      params.push(value);
+      return `$${params.length}::${key === 'id' || keys[key].sql === 'i.id' ? 'text' : 'integer'}`;
+    };
+    const where = keysetAfter(keys, values, 'i.id', bind, lastId);
+    const order = [...keys.map((k) => `${k.sql} ${k.desc ? 'DESC' : 'ASC'}`), 'i.id ASC'].join(', ');
+    const sql = `SELECT i.id FROM items.items i WHERE ${where} ORDER BY ${order} LIMIT ${size}`;
+    const rows = (await dataSource.query(sql, params)) as Array<{ id: string }>;
+    const plan = ((await dataSource.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params)) as Array<{ 'QUERY PLAN': any }>)[0]['QUERY PLAN'][0];
+    return { ids: rows.map((r) => r.id), plan };
+  }
+
+  it('pages a sort on the id itself by a range of the primary key, not a scan from the start', async () => {
+    const deep = itemId(ROWS - 100);
+    const asc = await after([{ sql: 'i.id', desc: false }], [deep], deep, 5);
+    expect(asc.ids).toEqual([1, 2, 3, 4, 5].map((n) => itemId(ROWS - 100 + n)));
+    // Rows read to answer: the five and the limit's look at the next, not the 29,900 before the cursor.
+    expect(asc.plan.Plan['Actual Rows']).toBe(5);
+    expect(JSON.stringify(asc.plan)).toContain('Index Cond');
+    expect(JSON.stringify(asc.plan)).not.toContain('Rows Removed by Filter');
+
+    const desc = await after([{ sql: 'i.id', desc: true }], [itemId(100)], itemId(100), 3);
+    expect(desc.ids).toEqual([99, 98, 97].map(itemId));
+    // After another key the id still decides ties, and rows with a larger score come later.
+    const mixed = await after(
+      [
+        { sql: 'i.score', desc: false },
+        { sql: 'i.id', desc: false },
+      ],
+      ['100', itemId(100)],
+      itemId(100),
+      2,
+    );
+    expect(mixed.ids).toEqual([101, 102].map(itemId));
   });
 });

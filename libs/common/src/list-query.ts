@@ -60,14 +60,20 @@ export function keysetAfter(
 ): string {
   const terms: string[] = [];
   const equal: string[] = [];
-  keys.forEach((key, i) => {
+  for (const [i, key] of keys.entries()) {
     const value = values[i];
     const p = value === null ? '' : bind(value, i);
+    // The id itself (sort by id): never null and unique, so the row after it is decided here, by a range
+    // the primary key answers; `OR id IS NULL` would make every page a scan from the start.
+    if (key.sql === idSql && value !== null) {
+      terms.push([...equal, `${key.sql} ${key.desc ? '<' : '>'} ${p}`].join(' AND '));
+      return `(${terms.map((t) => `(${t})`).join(' OR ')})`;
+    }
     const later =
       value === null ? (key.desc ? `${key.sql} IS NOT NULL` : 'FALSE') : key.desc ? `${key.sql} < ${p}` : `(${key.sql} > ${p} OR ${key.sql} IS NULL)`;
     terms.push([...equal, later].join(' AND '));
     equal.push(value === null ? `${key.sql} IS NULL` : `${key.sql} = ${p}`);
-  });
+  }
   terms.push([...equal, `${idSql} > ${bind(lastId, 'id')}`].join(' AND '));
   return `(${terms.map((t) => `(${t})`).join(' OR ')})`;
 }
