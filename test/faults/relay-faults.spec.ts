@@ -138,8 +138,9 @@ describe('fault: the outbox relay interrupted mid-window under a sync', () => {
 
   /** The log's contact.updated events since the case began, once every acknowledged round of every contact is there. */
   /**
-   * Every contact.updated event of the case's contacts in the log, once nothing more can arrive: the
-   * contacts outbox is empty (every event acknowledged, none left to publish again), and a marker contact
+   * Every contact.updated event of the case's contacts in the log, once nothing more can arrive: every row
+   * of the contacts outbox is published (acknowledged by JetStream; rows stay, marked, until every reader and
+   * durable consumer has passed them, and only a stream reset sends them again), and a marker contact
    * created after that is in the log, so every message the stream held before it has been read too. A
    * late republish of an event already logged would be in what this reads, not after it.
    */
@@ -157,7 +158,7 @@ describe('fault: the outbox relay interrupted mid-window under a sync', () => {
     };
     await eventually(async () => (isLast(await read()) ? true : undefined), RETRY_DEADLINE_MS * 2, 200);
     await eventually(
-      async () => ((await db.query('SELECT count(*)::int AS n FROM contacts.outbox')).rows[0].n === 0 ? true : undefined),
+      async () => ((await db.query('SELECT count(*)::int AS n FROM contacts.outbox WHERE published_seq IS NULL')).rows[0].n === 0 ? true : undefined),
       RETRY_DEADLINE_MS,
       100,
     );

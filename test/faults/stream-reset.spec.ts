@@ -1,4 +1,4 @@
-import { eventStreamName } from '@crm/contracts';
+import { eventStreamName, streamCheckpointSubject } from '@crm/contracts';
 import { randomUUID } from 'crypto';
 import { connect, NatsConnection } from 'nats';
 import { Client } from 'pg';
@@ -114,7 +114,7 @@ describe('fault: the event stream deleted and made again under load', () => {
     const text = await (await fetch(stack.processes[process].healthUrl.replace(/\/health$/, '/metrics'))).text();
     return text
       .split('\n')
-      .filter((line) => line.startsWith(`${name}{`) && line.includes(labels))
+      .filter((line) => (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) && line.includes(labels))
       .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
   }
 
@@ -305,6 +305,53 @@ describe('fault: the event stream deleted and made again under load', () => {
           : undefined,
       OP_DEADLINE_MS,
     );
+  }, 600_000);
+
+  it('keeps an event in the outbox for a durable consumer that is down after the log and the webhook intake read it, and the consumer handles it after a reset', async () => {
+    const pipeline = (await stack.api.post('/pipelines', { name: `reset-${randomUUID().slice(0, 8)}`, stages: [{ name: 'Open', type: 'open' }] })).body.data;
+    const deal = (await stack.api.post('/deals', { name: 'kept', pipeline_id: pipeline.id, stage_id: pipeline.stages[0].id })).body.data.id as string;
+    const first = new Date(Date.now() - 6 * 86_400_000).toISOString();
+    const activity = (await stack.api.post('/activities', { type: 'note', deal_id: deal, occurred_at: first })).body.data.id as string;
+    await eventually(async () => ((await stack.api.get(`/deals/${deal}`)).body.data.last_activity_at === first ? true : undefined), OP_DEADLINE_MS);
+    const db = new Client({ connectionString: stack.env.DATABASE_URL });
+    await db.connect();
+    // Every checkpoint the log and the webhook intake announce to the producing services.
+    const announced = new Map<string, number>();
+    const checkpoints = nc.subscribe(streamCheckpointSubject(stack.env.CRM_NAMESPACE!), {
+      callback: (err, msg) => {
+        if (err) return;
+        const { consumer, seq } = JSON.parse(new TextDecoder().decode(msg.data)) as { consumer: string; seq: number };
+        announced.set(consumer, Math.max(announced.get(consumer) ?? 0, seq));
+      },
+    });
+    // deals-activity, the deals service's durable consumer of activity events, is down; the log and the intake are not.
+    await stack.processes.deals.stop();
+    let dealsStarted = false;
+    try {
+      const when = new Date(Date.now() - 4 * 86_400_000).toISOString();
+      expect((await stack.api.patch(`/activities/${activity}`, { occurred_at: when })).status).toBe(200);
+      const row = `SELECT published_seq::int AS seq FROM contacts.outbox
+                   WHERE payload->>'type' = 'activity.updated' AND payload->'data'->>'activity_id' = $1 AND published_seq IS NOT NULL`;
+      const seq = await eventually(async () => (await db.query<{ seq: number }>(row, [activity])).rows[0]?.seq, OP_DEADLINE_MS);
+      // Both readers said they passed it; then two prunes of the contacts outbox ran, the second begun after that.
+      await eventually(async () => (['event-log', 'webhook-intake'].every((c) => (announced.get(c) ?? 0) >= seq) ? true : undefined), OP_DEADLINE_MS);
+      const prunes = await metric('contacts', 'crm_outbox_prunes_total', '');
+      await eventually(async () => ((await metric('contacts', 'crm_outbox_prunes_total', '')) >= prunes + 2 ? true : undefined), OP_DEADLINE_MS);
+      expect((await db.query(row, [activity])).rowCount).toBe(1);
+
+      const old = await deleteStream();
+      await stack.api.post('/contacts', { email: `reset-kept-${randomUUID().slice(0, 8)}@example.com` });
+      await madeAgain(old);
+      await stack.start('deals');
+      dealsStarted = true;
+      await eventually(async () => ((await stack.api.get(`/deals/${deal}`)).body.data.last_activity_at === when ? true : undefined), OP_DEADLINE_MS);
+    } finally {
+      checkpoints.unsubscribe();
+      await db.end();
+      if (!dealsStarted) await stack.start('deals');
+    }
+    // The readers' recovery from this reset is over before the next test.
+    await eventually(async () => ((await metric('events', 'crm_stream_recovering', 'consumer="event-log"')) === 0 ? true : undefined), OP_DEADLINE_MS);
   }, 600_000);
 
   it('records a stream.gap, seen by pollers and webhooks, for events gone from the stream and from every outbox', async () => {

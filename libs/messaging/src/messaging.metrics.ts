@@ -51,6 +51,12 @@ export class MessagingMetrics {
     registers: [this.registry],
   });
 
+  readonly outboxPrunes = new Counter({
+    name: 'crm_outbox_prunes_total',
+    help: 'Times this process deleted the outbox rows the event log, the webhook intake and every durable consumer had passed',
+    registers: [this.registry],
+  });
+
   readonly streamCatchUps = new Gauge({
     name: 'crm_erasure_stream_waits',
     help: 'Erasures waiting for a reader of the event stream to copy what the stream held when they asked (docs/privacy.md)',

@@ -1,8 +1,9 @@
 import { Logger } from '@crm/common';
-import { DomainEvent, outboxRowsSubject, streamCheckpointSubject } from '@crm/contracts';
+import { DomainEvent, eventStreamName, outboxRowsSubject, streamCheckpointSubject } from '@crm/contracts';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Msg, NatsConnection, Subscription } from 'nats';
 import { DataSource } from 'typeorm';
+import { MessagingMetrics } from '../messaging.metrics';
 import { MESSAGING_OPTIONS, MessagingOptions } from '../messaging.options';
 import { decodeJson, encodeJson, NATS_CONNECTION } from '../nats';
 import { OutboxRelay } from './outbox.relay';
@@ -62,6 +63,7 @@ export class OutboxLedger implements OnApplicationBootstrap, OnApplicationShutdo
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(MESSAGING_OPTIONS) private readonly options: MessagingOptions,
     private readonly relay: OutboxRelay,
+    private readonly metrics: MessagingMetrics,
   ) {}
 
   private get logger(): Logger {
@@ -114,14 +116,18 @@ export class OutboxLedger implements OnApplicationBootstrap, OnApplicationShutdo
     }, wait);
   }
 
-  /** Deletes the rows both readers passed on the stream both read; sends again, once, what went to an older stream. */
+  /**
+   * Deletes the rows both readers and every durable consumer passed on the stream the readers read; sends
+   * again, once, what went to an older stream.
+   */
   async prune(): Promise<void> {
     const all = STREAM_READERS.map((c) => this.passed.get(c));
     if (all.some((c) => !c)) return;
     const [first, ...rest] = all as ReaderCheckpoint[];
     if (rest.some((c) => c.stream !== first.stream)) return;
-    const through = Math.min(...all.map((c) => c!.seq));
+    const through = Math.min(...all.map((c) => c!.seq), await this.durableConsumersThrough(first.stream));
     await this.dataSource.query(`DELETE FROM outbox WHERE published_stream = $1 AND published_seq <= $2`, [first.stream, through]);
+    this.metrics.outboxPrunes.inc();
     if (this.republishedFor === first.stream) return;
     // Both readers have recovered onto this stream, so they hold what went to the one before: sending those
     // rows again is what lets them go. Only once the relay publishes to the same stream, or the rows would
@@ -137,6 +143,26 @@ export class OutboxLedger implements OnApplicationBootstrap, OnApplicationShutdo
       this.logger.warn({ rows: moved.length }, 'publishing again the outbox rows that went to a stream the readers no longer read');
       this.relay.kick();
     }
+  }
+
+  /**
+   * The last sequence of stream `identity` that every durable consumer on it has handled: the services' own
+   * consumers (deal activity, deal links) keep their place in JetStream, and a row they have not handled
+   * must stay for them to recover from if the stream goes (docs/operations.md, "Stream reset"). A consumer
+   * with nothing pending has handled all the stream held when it was asked; one behind, up to its ack floor.
+   * Another stream than `identity` (a reset under way) lets nothing go.
+   */
+  private async durableConsumersThrough(identity: string): Promise<number> {
+    const jsm = await this.nc.jetstreamManager();
+    const stream = eventStreamName(this.options.namespace);
+    const info = await jsm.streams.info(stream);
+    if (info.created !== identity) return 0;
+    let through = info.state.last_seq;
+    for await (const consumer of jsm.consumers.list(stream)) {
+      if (!consumer.config.durable_name) continue;
+      if (consumer.num_pending > 0 || consumer.num_ack_pending > 0) through = Math.min(through, consumer.ack_floor.stream_seq);
+    }
+    return through;
   }
 
   /**

@@ -119,7 +119,7 @@ describe('outbox relay', () => {
     expect(marked.map((r) => [r.published_stream, Number(r.published_seq)])).toEqual(expected.map((_, i) => [created, state.first_seq + i]));
 
     // They go once both the log and the webhook intake have read past them, on that stream, and no sooner.
-    const ledger = new OutboxLedger(dataSource, connections[0], options, relays[0]);
+    const ledger = new OutboxLedger(dataSource, connections[0], options, relays[0], new MessagingMetrics(dataSource));
     const left = async () => (await dataSource.query(`SELECT count(*)::int AS n FROM outbox`))[0].n as number;
     const half = state.first_seq + Math.floor(expected.length / 2) - 1;
     ledger.heard({ consumer: 'event-log', stream: created, seq: state.last_seq });
