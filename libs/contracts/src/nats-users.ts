@@ -48,6 +48,9 @@ const STREAM_READS: Record<ServiceName, { durable: string; sources: readonly Ser
   [ServiceName.Webhooks]: 'ordered',
 };
 
+/** The durable consumers the services keep on the event stream; every outbox keeps its rows until they pass them. */
+export const DURABLE_CONSUMERS: readonly string[] = Object.values(STREAM_READS).flatMap((reads) => (reads && reads !== 'ordered' ? [reads.durable] : []));
+
 /** `<namespace>-<process>`: one user per process, distinct per deployment sharing a server. */
 export function natsUserName(namespace: string, process: ServiceName): string {
   return `${namespace}-${process}`;
@@ -71,6 +74,8 @@ export function natsUserPermissions(namespace: string, process: ServiceName): Na
     ...RPC_CALLEES[process].map((callee) => rpcServiceWildcard(namespace, callee)),
     // Pages of its outbox, answered to a reader recovering from a stream reset.
     outboxReplySubject(namespace, '>'),
+    // Its outbox ledger keeps rows until every durable consumer has passed them (their state, read only).
+    ...DURABLE_CONSUMERS.map((durable) => `${api}.CONSUMER.INFO.${stream}.${durable}`),
   ];
   // Replies to its requests and JetStream's answers come to its inbox. Its outbox ledger hears the readers'
   // checkpoints and answers for its own outbox.
@@ -106,7 +111,7 @@ export function natsUserPermissions(namespace: string, process: ServiceName): Na
       `$JS.ACK.${stream}.${durable}.>`,
     );
   }
-  return { user: natsUserName(namespace, process), publish, subscribe };
+  return { user: natsUserName(namespace, process), publish: [...new Set(publish)], subscribe };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Logger } from '@crm/common';
-import { DomainEvent, eventStreamName, outboxRowsSubject, streamCheckpointSubject } from '@crm/contracts';
+import { DomainEvent, DURABLE_CONSUMERS, eventStreamName, outboxRowsSubject, streamCheckpointSubject } from '@crm/contracts';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Msg, NatsConnection, Subscription } from 'nats';
+import { Msg, NatsConnection, NatsError, Subscription } from 'nats';
 import { DataSource } from 'typeorm';
 import { MessagingMetrics } from '../messaging.metrics';
 import { MESSAGING_OPTIONS, MessagingOptions } from '../messaging.options';
@@ -37,6 +37,9 @@ export interface OutboxPage {
   rows: OutboxPageRow[];
   more: boolean;
 }
+
+/** JetStream's error code for a consumer that does not exist. */
+const CONSUMER_NOT_FOUND = 10014;
 
 /** How often one process deletes what the readers passed, at most. */
 const PRUNE_EVERY_MS = 1000;
@@ -158,9 +161,13 @@ export class OutboxLedger implements OnApplicationBootstrap, OnApplicationShutdo
     const info = await jsm.streams.info(stream);
     if (info.created !== identity) return 0;
     let through = info.state.last_seq;
-    for await (const consumer of jsm.consumers.list(stream)) {
-      if (!consumer.config.durable_name) continue;
-      if (consumer.num_pending > 0 || consumer.num_ack_pending > 0) through = Math.min(through, consumer.ack_floor.stream_seq);
+    // Asked by name, which is all a process's NATS user may ask (libs/contracts/src/nats-users.ts).
+    for (const durable of DURABLE_CONSUMERS) {
+      const consumer = await jsm.consumers.info(stream, durable).catch((err: NatsError) => {
+        if (err.api_error?.err_code === CONSUMER_NOT_FOUND) return undefined; // its service has not started on this stream
+        throw err;
+      });
+      if (consumer && (consumer.num_pending > 0 || consumer.num_ack_pending > 0)) through = Math.min(through, consumer.ack_floor.stream_seq);
     }
     return through;
   }
