@@ -54,7 +54,12 @@ async function startDevStack(taken: number[] = [], node = process.execPath): Pro
     HEALTH_PORT: _hp,
     HEALTH_HOST: _hh,
     ...env
-  } = testEnv(undefined, { CRM_BOOTSTRAP_API_KEY: randomKey(), LOG_LEVEL: 'info' });
+  } = testEnv(undefined, {
+    CRM_BOOTSTRAP_API_KEY: randomKey(),
+    LOG_LEVEL: 'info',
+    // Two stacks of five processes beside the other test runs' stacks: small pools keep the shared server under its 100 connections.
+    DATABASE_POOL_SIZE: '2',
+  });
   const child = spawn(node, [SCRIPT], { env: { PATH: process.env.PATH, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
